@@ -1,0 +1,1 @@
+"""Placeholder: replaced by its issue's work."""

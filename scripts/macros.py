@@ -1,0 +1,5 @@
+"""mkdocs-macros module (placeholder)."""
+
+
+def define_env(env):
+    pass
