@@ -1,0 +1,101 @@
+"""Read the course author's lesson export into per-slide key facts.
+
+The deck tests compare the site against these facts, so they come from the
+author's text (../shared/lesson-81-source.txt), never from our own pages.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE_CANDIDATES = [
+    ROOT.parent / "shared" / "lesson-81-source.txt",
+    ROOT / "shared" / "lesson-81-source.txt",
+]
+
+SLIDE_HEADING = re.compile(r"^(\d{1,2})\. (.+)$")
+OPTION = re.compile(r"^\s*•\s*([A-D])\. (.+?)(?: \(correct\))?$")
+TEMPTS = re.compile(r"^Why ([A-D]) tempts people$")
+
+
+@dataclass
+class SourceSlide:
+    number: int
+    title: str
+    kind: str
+    lines: list[str] = field(default_factory=list)
+
+    def after(self, prefix: str) -> list[str]:
+        """Texts of the lines starting with ``prefix`` (prefix removed)."""
+        return [
+            line[len(prefix) :].strip()
+            for line in self.lines
+            if line.startswith(prefix) and line[len(prefix) :].strip()
+        ]
+
+    @property
+    def options(self) -> dict[str, str]:
+        found = {}
+        for line in self.lines:
+            m = OPTION.match(line)
+            if m:
+                found[m.group(1)] = m.group(2)
+        return found
+
+    @property
+    def tempts(self) -> dict[str, str]:
+        """'Why X tempts people' texts: the line after each such heading."""
+        found = {}
+        for i, line in enumerate(self.lines):
+            m = TEMPTS.match(line.strip())
+            if m:
+                rest = [x for x in self.lines[i + 1 :] if x.strip()]
+                found[m.group(1)] = rest[0].strip()
+        return found
+
+
+def source_path() -> Path:
+    for path in SOURCE_CANDIDATES:
+        if path.is_file():
+            return path
+    raise FileNotFoundError(
+        "lesson-81-source.txt not found in "
+        + ", ".join(str(p) for p in SOURCE_CANDIDATES)
+    )
+
+
+def read_lesson() -> dict[int, SourceSlide]:
+    """Slides 1..55 of the export, each with its title, kind and lines."""
+    text = source_path().read_text(encoding="utf-8")
+    body = text.split("The lesson, slide by slide", 1)[1]
+    body = body.split("\nSources\n", 1)[0]
+    slides: dict[int, SourceSlide] = {}
+    current: SourceSlide | None = None
+    expect_kind = False
+    for line in body.splitlines():
+        m = SLIDE_HEADING.match(line)
+        if m and int(m.group(1)) == len(slides) + 1:
+            current = SourceSlide(int(m.group(1)), m.group(2), "")
+            slides[current.number] = current
+            expect_kind = True
+            continue
+        if current is None:
+            continue
+        if expect_kind and line.strip():
+            current.kind = line.strip()
+            expect_kind = False
+            continue
+        current.lines.append(line)
+    return slides
+
+
+def normalise(text: str) -> str:
+    """Compare texts the way a reader does: ignore markup and spacing."""
+    text = unicodedata.normalize("NFKC", text)
+    text = text.replace("`", "").replace("*", "")
+    text = re.sub(r"\s+", " ", text)
+    return text.strip().lower()

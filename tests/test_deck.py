@@ -1,0 +1,230 @@
+"""The deck carries the whole lesson: 55 slides, faithful key facts.
+
+Expected facts are read from the author's export (tests/lesson_source.py) or
+written here from the lesson's tables; never from our own pages or code.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scripts.slides import KINDS, PARTS, SLIDE_COUNT, load_deck
+from tests.lesson_source import normalise, read_lesson
+
+ROOT = Path(__file__).resolve().parents[1]
+SLIDES = ROOT / "docs" / "slides"
+LESSON = read_lesson()
+
+# Statements of the source that are wrong (DESIGN.md "Known errors"); the
+# site must NOT repeat them, so they are not expected facts.
+ERRATA_TEXTS = {
+    17: ["the wall-clock time is the same as single-head"],
+    30: ["head 0 gets tokens [0, h, 2h, ...] instead of all tokens"],
+    31: ["head 0 gets tokens [0, h, 2h, ...] instead of all tokens"],
+}
+# The "Why C tempts people" text of slide 41 is errata 4: rewritten.
+REWRITTEN_TEMPTS = {(41, "C")}
+
+# Discussion slides whose source "Answer:" only repeats the slide (errata 8).
+DISCUSSION_KINDS = {
+    "Warm-up",
+    "Counterexample",
+    "Analogy",
+    "Explain it",
+    "Break the constraint",
+    "Edge cases",
+    "Connect it up",
+}
+
+# Values of the lesson's tables (slide-map.md restores their columns).
+TABLE_FACTS = {
+    7: ["(d_model, d_k)", "per-head projection matrices", "head dimension"],
+    15: ["(1, 4, 8)", "(1, 2, 4, 4)", "after W_O"],
+    23: ["1,048,576", "512", "256", "128", "64", "32"],
+    43: [
+        "Define module skeleton, verify params = 4·d_model²",
+        "output.shape == (B, T, d_model)",
+        "torch.allclose(out_mha, out_single)",
+    ],
+    45: ["256", "4,096", "1,048,576"],
+    47: ["(2, 5, 8)", "(2, 2, 5, 5)", "256"],
+    49: ["(1, 4, 8)", "True", "h=1 MHA ≡ single-head attention"],
+    51: ["(2, 6, 8)", "(2, 2, 6, 6)", "(2, 6, 512)", "(2, 8, 6, 6)"],
+    55: [
+        "h parallel subspaces learn diverse relationship types",
+        "4·d_model² — always, regardless of h",
+        "degenerates to single-head attention",
+    ],
+}
+
+
+def deck():
+    slides, problems = load_deck(SLIDES)
+    assert problems == [], "\n".join(problems)
+    return {s.number: s for s in slides}
+
+
+def page_text(site: Path, slide) -> str:
+    """The visible text of a built slide page, tags stripped."""
+    page = site / "slides" / slide.path.with_suffix(".html").name
+    raw = page.read_text(encoding="utf-8")
+    raw = raw.split('<article class="md-content__inner', 1)[-1]
+    raw = raw.split("</article>", 1)[0]
+    raw = re.sub(r"<(script|style)\b.*?</\1>", " ", raw, flags=re.S)
+    return normalise(html.unescape(re.sub(r"<[^>]+>", " ", raw)))
+
+
+def exercises(body: str) -> list[dict]:
+    """The YAML bodies of the ```exercise fences in a slide."""
+    found = re.findall(r"^```exercise[^\n]*\n(.*?)^```\s*$", body, re.M | re.S)
+    return [yaml.safe_load(text) for text in found]
+
+
+def test_deck_is_numbered_one_to_fifty_five_without_gaps():
+    """Every number 1..55 has exactly one slide file, in the lesson's order."""
+    slides = deck()
+    assert sorted(slides) == list(range(1, SLIDE_COUNT + 1))
+    for number, slide in slides.items():
+        assert slide.path.name.startswith(f"{number:02d}-")
+
+
+@pytest.mark.parametrize("number", range(1, SLIDE_COUNT + 1))
+def test_slide_front_matter_matches_the_lesson(number):
+    """Title and kind are the lesson's; the part contains the slide."""
+    slide = deck()[number]
+    source = LESSON[number]
+    assert slide.title == source.title
+    assert slide.kind == source.kind
+    assert slide.kind in KINDS
+    assert number in PARTS[slide.part]
+    assert re.search(r"^# .+", slide.body, re.M), "page has no # heading"
+
+
+def test_lesson_source_parses_into_fifty_five_slides():
+    """The fact source itself is whole (a broken parse would pass vacuously)."""
+    assert sorted(LESSON) == list(range(1, SLIDE_COUNT + 1))
+    assert LESSON[37].options["A"] == "262,144 (4 · 256²)"
+    assert LESSON[41].tempts["B"].startswith("view(B, T*h, d_k) merges")
+
+
+def key_facts(number: int) -> list[str]:
+    """What of source slide ``number`` must appear on its page."""
+    source = LESSON[number]
+    facts = [source.title]
+    facts += source.options.values()
+    facts += [
+        text
+        for letter, text in source.tempts.items()
+        if (number, letter) not in REWRITTEN_TEMPTS
+    ]
+    facts += source.after("Hint: ")
+    facts += source.after("Correct: ")
+    facts += source.after("Why: ")
+    facts += TABLE_FACTS.get(number, [])
+    wrong = [normalise(t) for t in ERRATA_TEXTS.get(number, [])]
+    return [f for f in facts if not any(w in normalise(f) for w in wrong)]
+
+
+@pytest.mark.parametrize("number", range(1, SLIDE_COUNT + 1))
+def test_slide_shows_the_lessons_key_facts(built_site, number):
+    """Title, options, hints, answers, explanations, table values appear."""
+    text = page_text(built_site, deck()[number])
+    missing = [f for f in key_facts(number) if normalise(f) not in text]
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    "number,wrong", [(n, t) for n, ts in ERRATA_TEXTS.items() for t in ts]
+)
+def test_slide_does_not_repeat_a_known_error(built_site, number, wrong):
+    """The source's wrong statements (DESIGN.md errata) are not on the site."""
+    assert normalise(wrong) not in page_text(built_site, deck()[number])
+
+
+def test_site_does_not_repeat_the_flops_formula_or_the_advert(built_site):
+    """Errata 1 and 9: no d_model²/h attention cost, no tutoring advert."""
+    everything = " ".join(
+        page_text(built_site, s) for s in deck().values()
+    ) + normalise((built_site / "index.html").read_text(encoding="utf-8"))
+    assert normalise(r"\frac{d_{\text{model}}^2}{h}") not in everything
+    assert "wyzant" not in everything
+    assert "465-8108" not in everything
+    assert "28 slides" not in everything
+
+
+def sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[.!?])\s+|\n", text)
+    return [normalise(p) for p in parts if len(p.split()) >= 6]
+
+
+@pytest.mark.parametrize(
+    "number",
+    [n for n, s in LESSON.items() if s.kind in DISCUSSION_KINDS],
+)
+def test_discussion_has_a_real_model_answer(number):
+    """The model answer exists, is substantial and repeats no slide sentence."""
+    slide = deck()[number]
+    prompts = [
+        e for e in exercises(slide.body) if e.get("kind") == "discussion"
+    ]
+    assert prompts, f"slide {number} has no discussion exercise"
+    # Sentences the slide (outside the answer) and the source slide state.
+    stated = set(sentences("\n".join(LESSON[number].lines)))
+    for prompt in prompts:
+        answer = str(prompt.get("answer", ""))
+        assert len(answer.split()) >= 40, "model answer is too thin"
+        for other in ("prompt", "hint"):
+            stated |= set(sentences(str(prompt.get(other, ""))))
+        repeated = [s for s in sentences(answer) if s in stated]
+        assert repeated == []
+
+
+def test_no_slide_has_inline_python():
+    """Every Python block on a page is an include of a file, never typed."""
+    offenders = []
+    for path in sorted((ROOT / "docs").rglob("*.md")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            if re.match(r"^\s*```+\s*(python|py)\b", line):
+                nxt = lines[i + 1] if i + 1 < len(lines) else ""
+                if "--8<--" not in nxt:
+                    offenders.append(f"{path.relative_to(ROOT)}:{i + 1}")
+    assert offenders == []
+
+
+INSTRUCTOR_KINDS = {"Concept", "Trap", "Check", "Worked example", "Section"}
+
+
+@pytest.mark.parametrize(
+    "number",
+    [n for n, s in LESSON.items() if s.kind in INSTRUCTOR_KINDS],
+)
+def test_teaching_slides_carry_instructor_notes(built_site, number):
+    """Concept/Trap/Check/Worked example/Section slides have notes."""
+    slide = deck()[number]
+    page = site_page(built_site, slide)
+    assert re.search(r'<details class="instructor"', page)
+
+
+def site_page(site: Path, slide) -> str:
+    name = slide.path.with_suffix(".html").name
+    return (site / "slides" / name).read_text(encoding="utf-8")
+
+
+def test_math_is_served_by_the_site_itself(built_site):
+    """No page asks another host for scripts, styles or fonts (no CDN)."""
+    pages = [built_site / "index.html", *(built_site / "slides").glob("*")]
+    remote = re.compile(r'(?:src|href)="(?:https?:)?//[^"]+"')
+    for page in pages:
+        found = [
+            m
+            for m in remote.findall(page.read_text(encoding="utf-8"))
+            if re.search(r"\.(js|css|woff2?)\b", m)
+        ]
+        assert found == [], page.name
+    assert (built_site / "assets/vendor/katex/katex.min.js").is_file()
