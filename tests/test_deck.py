@@ -106,7 +106,7 @@ def test_slide_front_matter_matches_the_lesson(number):
 
 
 def test_lesson_source_parses_into_fifty_five_slides():
-    """The fact source itself is whole (a broken parse would pass vacuously)."""
+    """The fact source is whole (a broken parse would pass vacuously)."""
     assert sorted(LESSON) == list(range(1, SLIDE_COUNT + 1))
     assert LESSON[37].options["A"] == "262,144 (4 · 256²)"
     assert LESSON[41].tempts["B"].startswith("view(B, T*h, d_k) merges")
@@ -167,7 +167,7 @@ def sentences(text: str) -> list[str]:
     [n for n, s in LESSON.items() if s.kind in DISCUSSION_KINDS],
 )
 def test_discussion_has_a_real_model_answer(number):
-    """The model answer exists, is substantial and repeats no slide sentence."""
+    """The model answer is substantial and repeats no slide sentence."""
     slide = deck()[number]
     prompts = [
         e for e in exercises(slide.body) if e.get("kind") == "discussion"
