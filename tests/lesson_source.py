@@ -19,6 +19,7 @@ SOURCE_CANDIDATES = [
 
 SLIDE_HEADING = re.compile(r"^(\d{1,2})\. (.+)$")
 OPTION = re.compile(r"^\s*•\s*([A-D])\. (.+?)(?: \(correct\))?$")
+EXPLANATION_LABEL = re.compile(r"^(g\d+|s\d+|sound|flawed)$")
 TEMPTS = re.compile(r"^Why ([A-D]) tempts people$")
 
 
@@ -45,6 +46,35 @@ class SourceSlide:
             if m:
                 found[m.group(1)] = m.group(2)
         return found
+
+    @property
+    def numbered_items(self) -> list[str]:
+        """Items of the slide's numbered lists ("  1. Project: ...").
+
+        A discussion's "Answer:" block is left out: it only repeats the
+        slide, and the site replaces it with a real model answer.
+        """
+        items = []
+        for line in self.lines:
+            if line.strip() == "Answer:":
+                break
+            if m := re.match(r"^\s+\d+\. (.+)$", line):
+                items.append(m.group(1))
+        return items
+
+    @property
+    def bucket_items(self) -> dict[str, list[str]]:
+        """Sort-into-buckets slides: bucket name -> items, in the source."""
+        if "Sort into buckets" not in [x.strip() for x in self.lines]:
+            return {}
+        text = [x.strip() for x in self.lines if x.strip()]
+        start = text.index("Sort into buckets") + 2  # skip the instructions
+        buckets = {}
+        rest = text[start:]
+        while len(rest) >= 2 and not EXPLANATION_LABEL.match(rest[0]):
+            buckets[rest[0]] = rest[1].split("; ")
+            rest = rest[2:]
+        return buckets
 
     @property
     def tempts(self) -> dict[str, str]:

@@ -126,6 +126,9 @@ def key_facts(number: int) -> list[str]:
     facts += source.after("Correct: ")
     facts += source.after("Why: ")
     facts += TABLE_FACTS.get(number, [])
+    facts += source.numbered_items
+    for name, items in source.bucket_items.items():
+        facts += [name, *items]
     wrong = [normalise(t) for t in ERRATA_TEXTS.get(number, [])]
     return [f for f in facts if not any(w in normalise(f) for w in wrong)]
 
