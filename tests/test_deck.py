@@ -231,3 +231,17 @@ def test_math_is_served_by_the_site_itself(built_site):
         ]
         assert found == [], page.name
     assert (built_site / "assets/vendor/katex/katex.min.js").is_file()
+
+
+def test_landing_page_has_objectives_parts_and_how_to_use(built_site):
+    """Index: the five objectives, a link to every part, prerequisites."""
+    raw = (built_site / "index.html").read_text(encoding="utf-8")
+    text = normalise(html.unescape(re.sub(r"<[^>]+>", " ", raw)))
+    for objective in LESSON[2].numbered_items:
+        assert normalise(objective) in text
+    first_slides = {min(numbers): part for part, numbers in PARTS.items()}
+    for number in first_slides:
+        name = deck()[number].path.with_suffix(".html").name
+        assert f'href="slides/{name}"' in raw
+    assert "lesson 80" in text
+    assert "55 slides" in text
