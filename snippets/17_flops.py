@@ -1,0 +1,43 @@
+"""Slide 17: count MHA's FLOPs for several h at a fixed d_model and T.
+
+forward_flops measures one forward pass with FlopCounterMode (2 FLOPs per
+multiply-add); the table shows the projection and attention FLOPs do not
+depend on h.
+"""
+
+import torch
+
+from mha_ref import forward_flops, publish_table
+
+torch.manual_seed(0)
+
+# --8<-- [start:show]
+d_model, T = 512, 128
+for h in [1, 2, 4, 8, 16]:
+    f = forward_flops(d_model, h, seq_len=T)
+    print(
+        f"h={h:2d} d_k={d_model // h:3d}  proj={f.projections:,}"
+        f"  attn={f.attention:,}  total={f.total:,}"
+    )
+# 2 FLOPs per multiply-add:
+print("projections 2*4*T*d^2 =", f"{2 * 4 * T * d_model**2:,}")
+print("attention   2*2*T^2*d =", f"{2 * 2 * T**2 * d_model:,}")
+# --8<-- [end:show]
+
+rows = []
+for h in [1, 2, 4, 8, 16]:
+    f = forward_flops(d_model, h, seq_len=T)
+    rows.append(
+        [
+            h,
+            d_model // h,
+            f"{f.projections:,}",
+            f"{f.attention:,}",
+            f"{f.total:,}",
+        ]
+    )
+publish_table(
+    "by_heads",
+    ["h", "d_k", "projection FLOPs", "attention FLOPs", "total"],
+    rows,
+)
