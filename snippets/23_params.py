@@ -1,0 +1,25 @@
+"""Slide 23: the parameter count of MultiHeadAttention(512, h) for five h.
+
+Prints h, d_k and the count for h = 1, 2, 4, 8, 16 and publishes the
+h / d_k / params table.
+"""
+
+import torch
+
+from mha_ref import MultiHeadAttention, count_parameters, publish_table
+
+torch.manual_seed(0)
+
+# --8<-- [start:show]
+d = 512
+for h in [1, 2, 4, 8, 16]:
+    m = MultiHeadAttention(d, h)
+    p = sum(x.numel() for x in m.parameters())
+    print(f"h={h:2d}  d_k={m.d_k:3d}  params={p:,}")
+# --8<-- [end:show]
+
+rows = []
+for h in [1, 2, 4, 8, 16]:
+    m = MultiHeadAttention(d, h)
+    rows.append([h, m.d_k, f"{count_parameters(m):,}"])
+publish_table("by_heads", ["h", "d_k", "params (d=512)"], rows)
