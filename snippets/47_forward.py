@@ -1,0 +1,29 @@
+"""Slide 47: milestone 2 — the forward pass and its shapes."""
+
+import torch
+
+from mha_ref import (
+    MultiHeadAttention,
+    count_parameters,
+    publish_table,
+    shape_str,
+)
+
+# --8<-- [start:show]
+torch.manual_seed(99)
+B, T, d_model, h = 2, 5, 8, 2
+model = MultiHeadAttention(d_model, h)
+q, k, v = (torch.randn(B, T, d_model) for _ in range(3))  # (2, 5, 8) each
+out, attn_w = model(q, k, v)
+print("output:", shape_str(out.shape), "  attn_w:", shape_str(attn_w.shape))
+row_sums = attn_w.sum(dim=-1)  # (2, 2, 5)
+print("rows sum to 1:", torch.allclose(row_sums, torch.ones_like(row_sums)))
+# --8<-- [end:show]
+
+params = count_parameters(model)
+rows = [
+    ["output", shape_str((B, T, d_model)), shape_str(out.shape)],
+    ["attn_w", shape_str((B, h, T, T)), shape_str(attn_w.shape)],
+    ["params", f"4·{d_model}²={4 * d_model**2:,}", f"{params:,}"],
+]
+publish_table("shapes", ["tensor", "expected shape", "actual shape"], rows)
