@@ -43,9 +43,7 @@ def split_heads_flat(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     B, T, d_model = x.shape
     d_k = d_model // num_heads
     return x.view(B, T * num_heads, d_k)  # (B, T*h, d_k)
-
-
-# --8<-- [end:flat]
+    # --8<-- [end:flat]
 
 
 def flat_row_origins(seq_len: int, num_heads: int) -> list[tuple[int, int]]:
@@ -70,9 +68,7 @@ def split_heads_direct_view(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     B, T, d_model = x.shape
     d_k = d_model // num_heads
     return x.view(B, num_heads, T, d_k)  # (B, h, T, d_k), scrambled
-
-
-# --8<-- [end:direct]
+    # --8<-- [end:direct]
 
 
 def direct_view_origins(
@@ -117,9 +113,7 @@ def split_heads_transpose_first(
     d_k = d_model // num_heads
     x = x.transpose(1, 2)  # (B, d_model, T), not contiguous
     return x.reshape(B, num_heads, T, d_k)  # (B, h, T, d_k), scrambled
-
-
-# --8<-- [end:transpose_first]
+    # --8<-- [end:transpose_first]
 
 
 def attend_with_split(

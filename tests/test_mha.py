@@ -1,6 +1,7 @@
 """Tests for mha_ref.mha: the module equals torch.nn.MultiheadAttention."""
 
 import marshal
+import re
 from pathlib import Path
 
 import pytest
@@ -430,3 +431,37 @@ def test_bytecode_check_catches_assert():
     plain = compile(text, "f.py", "exec", optimize=0)
     optimized = compile(text, "f.py", "exec", optimize=1)
     assert marshal.dumps(plain) != marshal.dumps(optimized)
+
+
+def _sections(path):
+    """{name: [lines]} for the --8<-- sections of a source file."""
+    marker = re.compile(r"# --8<-- \[(start|end):(\w+)\]")
+    open_sections, sections = {}, {}
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        found = marker.search(line)
+        if found is None:
+            for name in open_sections:
+                sections[name].append(line)
+            continue
+        kind, name = found.groups()
+        if kind == "start":
+            assert name not in sections, f"{name} opened twice"
+            open_sections[name] = number
+            sections[name] = []
+        else:
+            assert open_sections.pop(name, None), f"{name} closed unopened"
+    assert not open_sections, f"unclosed sections: {open_sections}"
+    return sections
+
+
+def test_slide_sections_are_balanced_and_loop_free():
+    """The sections slides include exist, nest properly, loop over no heads."""
+    sections = _sections(Path(mha_ref.__file__).parent / "mha.py")
+    assert {"class", "init", "forward", "split", "merge"} <= set(sections)
+    assert sections["class"][0].startswith("class MultiHeadAttention(")
+    assert sections["init"][0].strip().startswith("def __init__(")
+    assert sections["forward"][0].strip().startswith("def forward(")
+    for name in ("forward", "split", "merge"):
+        code = "\n".join(sections[name])
+        assert not re.search(r"\bfor\b|\bwhile\b", code), name
+    assert len(sections["class"]) <= 35  # fits on a projected slide
