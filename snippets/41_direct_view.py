@@ -36,7 +36,9 @@ for name, split in [
     bad, _ = attend_with_split(mha, q, split)  # (1, 4, 4)
     diff = (out - bad).abs().max().item()
     same = torch.allclose(out, bad)
-    print(f"{name}: {shape_str(bad.shape)} max|diff| {diff:.4f} {same}")
+    print(
+        f"{name}: {shape_str(bad.shape)} max|diff|={diff:.4f} allclose={same}"
+    )
 # --8<-- [end:show]
 
 d_k = d_model // h
