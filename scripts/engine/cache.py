@@ -1,0 +1,111 @@
+"""The run cache: a snippet's result, keyed by everything it depends on.
+
+The key hashes the snippet file and its path, every file of the
+``mha_ref`` package the snippet imports, the torch and Python versions and
+the runner's own source. Checking the cache reads files only: it never
+imports torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+#: Bump when the meaning of a cached record changes.
+FORMAT = 1
+_RUNNER_FILES = ("server.py", "runner.py")
+
+
+def find_package(name: str, snippets_dir: Path) -> Path | None:
+    """The folder of package ``name`` as a snippet would import it.
+
+    Looked up as ``python snippets/X.py`` would: the snippet's folder
+    first, then this interpreter's path (the editable install). Finding
+    a package does not import it.
+    """
+    saved = sys.path[:]
+    sys.path[:] = [str(snippets_dir), *saved[1:]]
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    finally:
+        sys.path[:] = saved
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _digest_files(h, base: Path, files) -> None:
+    for path in sorted(files):
+        h.update(path.relative_to(base).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+
+
+def base_key(snippets_dir: Path) -> str:
+    """Hash of what every snippet depends on besides its own file."""
+    h = hashlib.sha256()
+    head = {"format": FORMAT, "python": sys.version}
+    h.update(json.dumps(head, sort_keys=True).encode())
+    here = Path(__file__).parent
+    _digest_files(h, here, [here / name for name in _RUNNER_FILES])
+    # torch's version.py names its version and git commit: hashing it is
+    # as good as importing torch to ask, at a thousandth of the cost.
+    torch = find_package("torch", snippets_dir)
+    if torch is not None and (torch / "version.py").is_file():
+        _digest_files(h, torch, [torch / "version.py"])
+    mha_ref = find_package("mha_ref", snippets_dir)
+    if mha_ref is not None:
+        files = [
+            p
+            for p in mha_ref.rglob("*")
+            if p.is_file()
+            and "__pycache__" not in p.parts
+            and p.suffix not in (".pyc", ".pyo")
+        ]
+        h.update(b"mha_ref\0")
+        _digest_files(h, mha_ref, files)
+    return h.hexdigest()
+
+
+def snippet_key(base: str, rel: str, data: bytes) -> str:
+    h = hashlib.sha256(base.encode())
+    h.update(rel.encode() + b"\0")
+    h.update(hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+class Cache:
+    """JSON records under ``directory``, one file per key."""
+
+    def __init__(self, directory: Path | None):
+        self.directory = directory
+
+    def get(self, key: str) -> dict | None:
+        if self.directory is None:
+            return None
+        try:
+            with open(self.directory / f"{key}.json", encoding="utf-8") as f:
+                record = json.load(f)
+        except (OSError, ValueError):
+            return None
+        return record if record.get("key") == key else None
+
+    def put(self, key: str, record: dict) -> None:
+        if self.directory is None:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        record = {**record, "key": key}
+        fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(record, f)
+            os.replace(tmp, self.directory / f"{key}.json")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

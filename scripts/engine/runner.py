@@ -1,0 +1,232 @@
+"""Run snippets in processes forked from preloaded servers (server.py).
+
+A server pays for the interpreter and ``import torch`` once; every snippet
+still gets its own process. ``run_batches`` starts one server per batch,
+all at once, so with two batches (a snippet's first and second run) the
+two imports overlap on two cores and the two runs of a snippet come from
+different interpreters (different hash seeds and addresses), which makes
+the nondeterminism check sharper at no extra wall-clock cost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SERVER = Path(__file__).with_name("server.py")
+TABLES_ENV = "MHA_REF_TABLES_FILE"
+#: Seconds a server may take to import torch and mha_ref.
+STARTUP_LIMIT = 300.0
+#: Slack on top of the snippet timeout before a silent server is killed.
+SILENCE_SLACK = 60.0
+
+
+@dataclass
+class Run:
+    """What one run of one snippet did."""
+
+    stdout: str = ""
+    stderr: str = ""
+    tables: str = ""  # the JSON lines publish_table wrote
+    exit: int | None = None  # negative: killed by that signal
+    timed_out: bool = False
+    seconds: float = 0.0
+    failure: str = ""  # the runner itself failed (no snippet result)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failure and not self.timed_out and self.exit == 0
+
+
+@dataclass
+class _Server:
+    index: int
+    jobs: list[Path]
+    proc: subprocess.Popen
+    log: Path
+    files: Path
+    buffer: bytes = b""
+    ready: dict | None = None
+    done: bool = False
+    deadline: float = 0.0
+    results: dict[int, Run] = field(default_factory=dict)
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def run_batches(
+    root: Path,
+    batches: list[list[Path]],
+    *,
+    timeout: float,
+    concurrency: int,
+    preload: list[str] | tuple[str, ...] = (),
+) -> list[list[Run]]:
+    """Run each batch of snippet paths on its own fork server.
+
+    Returns, per batch, one ``Run`` per path in the same order. Never
+    raises for a snippet's or a server's failure: those are in the Runs.
+    """
+    tmp = Path(tempfile.mkdtemp(prefix="snippet-engine-"))
+    servers: list[_Server] = []
+    try:
+        for i, jobs in enumerate(batches):
+            if jobs:
+                servers.append(_start(root, i, jobs, tmp, preload))
+        for server in servers:
+            _submit(server, timeout, concurrency)
+        _collect(servers, timeout)
+        out = [[Run() for _ in jobs] for jobs in batches]
+        for server in servers:
+            for j in range(len(server.jobs)):
+                out[server.index][j] = server.results.get(j) or Run(
+                    failure="the snippet runner stopped before this "
+                    "snippet finished\n" + server.log_tail()
+                )
+        return out
+    finally:
+        for server in servers:
+            _stop(server)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _start(root, index, jobs, tmp, preload) -> _Server:
+    files = tmp / f"server{index}"
+    files.mkdir()
+    log = files / "server.log"
+    env = dict(os.environ)
+    env.pop(TABLES_ENV, None)
+    with open(log, "wb") as log_file:
+        proc = subprocess.Popen(
+            [sys.executable, str(SERVER), str(root), json.dumps(preload)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log_file,
+            cwd=root,
+            env=env,
+        )
+    os.set_blocking(proc.stdout.fileno(), False)
+    server = _Server(index, jobs, proc, log, files)
+    server.deadline = time.monotonic() + STARTUP_LIMIT
+    return server
+
+
+def _submit(server: _Server, timeout: float, concurrency: int) -> None:
+    jobs = []
+    for j, path in enumerate(server.jobs):
+        stem = server.files / str(j)
+        jobs.append(
+            {
+                "id": j,
+                "path": str(path),
+                "stdout": f"{stem}.out",
+                "stderr": f"{stem}.err",
+                "tables": f"{stem}.tables",
+            }
+        )
+    batch = {"jobs": jobs, "concurrency": concurrency, "timeout": timeout}
+    try:
+        server.proc.stdin.write((json.dumps(batch) + "\n").encode())
+        server.proc.stdin.flush()
+    except OSError:
+        pass  # the server died; _collect reports it with its log
+
+
+def _collect(servers: list[_Server], timeout: float) -> None:
+    selector = selectors.DefaultSelector()
+    for server in servers:
+        selector.register(server.proc.stdout, selectors.EVENT_READ, server)
+    pending = set(range(len(servers)))
+    while pending:
+        now = time.monotonic()
+        wait = min(servers[i].deadline for i in pending) - now
+        for key, _ in selector.select(max(0.0, wait)):
+            server = key.data
+            chunk = _read(server)
+            if chunk is None:  # EOF: the server is gone
+                selector.unregister(server.proc.stdout)
+                pending.discard(servers.index(server))
+                continue
+            server.buffer += chunk
+            *lines, server.buffer = server.buffer.split(b"\n")
+            for line in lines:
+                _handle(server, json.loads(line), timeout)
+            if server.done:
+                selector.unregister(server.proc.stdout)
+                pending.discard(servers.index(server))
+        now = time.monotonic()
+        for i in list(pending):
+            if now > servers[i].deadline:
+                selector.unregister(servers[i].proc.stdout)
+                servers[i].proc.kill()
+                pending.discard(i)
+    selector.close()
+
+
+def _read(server: _Server) -> bytes | None:
+    try:
+        chunk = os.read(server.proc.stdout.fileno(), 1 << 16)
+    except BlockingIOError:
+        return b""
+    return chunk or None
+
+
+def _handle(server: _Server, message: dict, timeout: float) -> None:
+    server.deadline = time.monotonic() + timeout + SILENCE_SLACK
+    if "ready" in message:
+        server.ready = message
+        if not message["ready"]:
+            failure = "the snippet runner could not import torch:\n"
+            failure += message.get("error", "")
+            for j in range(len(server.jobs)):
+                server.results[j] = Run(failure=failure)
+            server.done = True
+    elif message.get("done"):
+        server.done = True
+    else:
+        j = message["id"]
+        stem = server.files / str(j)
+        server.results[j] = Run(
+            stdout=_text(f"{stem}.out"),
+            stderr=_text(f"{stem}.err"),
+            tables=_text(f"{stem}.tables"),
+            exit=message["exit"],
+            timed_out=message["timed_out"],
+            seconds=message["seconds"],
+        )
+
+
+def _text(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", errors="backslashreplace")
+    except FileNotFoundError:
+        return ""
+
+
+def _stop(server: _Server) -> None:
+    proc = server.proc
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    proc.stdout.close()
