@@ -7,6 +7,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # Debian's Chromium, driven by Playwright; never a browser download.
 CHROMIUM := /usr/bin/chromium
+# Material prints a banner about MkDocs 2 on every build; our adapters
+# are thin on purpose (DESIGN.md), so keep build logs to what matters.
+export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: help venv browser serve build test lint format pytest \
         check-outputs update-outputs bench clean
