@@ -59,6 +59,4 @@ rows = [
         "output projection merges all heads",
     ],
 ]
-publish_table(
-    "roles", ["symbol", "shape", "at d_model=512, h=8", "role"], rows
-)
+publish_table("roles", ["symbol", "shape", "at d=512, h=8", "role"], rows)
