@@ -24,12 +24,19 @@ from . import cache as cache_mod
 from .slides import PYTHON_LANGS, Fence, Slide, read_slide, section_exists
 
 DEFAULT_TIMEOUT = 60.0
+_SERVER_FILE = str(Path(__file__).with_name("server.py"))
 #: Environment settings (the CLI flags win over them).
 TIMEOUT_ENV = "SNIPPET_TIMEOUT"
 JOBS_ENV = "SNIPPET_JOBS"
 CACHE_ENV = "SNIPPET_CACHE_DIR"
 #: mkdocs.yml ``extra:`` key for the timeout (the env setting wins).
 TIMEOUT_EXTRA = "snippet_timeout"
+#: Preloaded (besides torch and mha_ref) for snippets never run before.
+#: torch imports sympy lazily, ~0.5 s, from torch.broadcast_shapes (used
+#: by mha_ref's mask checks), nn.MultiheadAttention and FlopCounterMode;
+#: most lesson snippets reach one of them. Once a snippet has run, the
+#: modules it imported are remembered and preloaded instead.
+GUESS_PRELOAD = ["torch.fx.experimental.symbolic_shapes"]
 #: Lines of a traceback or a hang dump shown in a problem.
 TAIL_LINES = 10
 
@@ -177,15 +184,17 @@ def _mkdocs_extra(path: Path) -> dict:
 
 
 def _accept_command(root: Path) -> str:
-    makefile = root / "Makefile"
-    try:
-        if "update-outputs:" in makefile.read_text(encoding="utf-8"):
-            if root.resolve() == Path.cwd().resolve():
-                return "make update-outputs"
-            return f"make -C {root} update-outputs"
-    except OSError:
-        pass
-    return f"python -m scripts.engine update --root {root}"
+    cwd = Path.cwd().resolve()
+    if root == cwd:
+        try:
+            makefile = (root / "Makefile").read_text(encoding="utf-8")
+        except OSError:
+            makefile = ""
+        if "update-outputs:" in makefile:
+            return "make update-outputs"
+        return "python -m scripts.engine update"
+    shown = os.path.relpath(root, cwd) if root.is_relative_to(cwd) else root
+    return f"python -m scripts.engine update --root {shown}"
 
 
 # --- the check ---------------------------------------------------------------
@@ -219,30 +228,8 @@ def check(
 
     result = Result(root=root, accept=_accept_command(root))
     problems = result.problems
-    slides = _read_slides(root, docs, problems)
+    slides, used, pairs = _plan(root, docs, problems)
     result.slides = len(slides)
-    # snippet rel path -> include locations [(slide, line)], code blocks
-    used: dict[str, list[tuple[str, int]]] = {}
-    pairs: list[tuple[Slide, Fence, str]] = []
-    for slide in slides:
-        _check_slide(root, snippets_dir, slide, used, pairs, problems)
-
-    all_snippets = sorted(
-        p.relative_to(root).as_posix()
-        for p in snippets_dir.rglob("*.py")
-        if "__pycache__" not in p.parts
-    )
-    for rel in all_snippets:
-        if rel not in used:
-            problems.append(
-                Problem(
-                    rel,
-                    1,
-                    f"snippet is not included by any page under "
-                    f"{_rel(docs, root)}/ (include it or delete it)",
-                    kind="unused",
-                )
-            )
 
     runs = _run_snippets(
         root, snippets_dir, sorted(used), store, timeout, jobs
@@ -286,6 +273,45 @@ def check(
     result.seconds = time.monotonic() - start
     _last[root] = result
     return result
+
+
+def _plan(root: Path, docs: Path, problems: list[Problem]):
+    """Read the slides: what runs, which Output blocks it fills.
+
+    Returns the slides, the include locations of each snippet used
+    (``{rel: [(slide, line), ...]}``) and the (slide, Output block,
+    snippet) pairs; slide-level problems go to ``problems``.
+    """
+    snippets_dir = root / "snippets"
+    slides = _read_slides(root, docs, problems)
+    used: dict[str, list[tuple[str, int]]] = {}
+    pairs: list[tuple[Slide, Fence, str]] = []
+    for slide in slides:
+        _check_slide(root, snippets_dir, slide, used, pairs, problems)
+    all_snippets = sorted(
+        p.relative_to(root).as_posix()
+        for p in snippets_dir.rglob("*.py")
+        if "__pycache__" not in p.parts
+    )
+    for rel in all_snippets:
+        if rel not in used:
+            problems.append(
+                Problem(
+                    rel,
+                    1,
+                    f"snippet is not included by any page under "
+                    f"{_rel(docs, root)}/ (include it or delete it)",
+                    kind="unused",
+                )
+            )
+    return slides, used, pairs
+
+
+def used_snippets(root: Path | str = ".", docs_dir=None) -> list[str]:
+    """The snippets the slides include (paths relative to the root)."""
+    root = Path(root).resolve()
+    docs = Path(docs_dir).resolve() if docs_dir else root / "docs"
+    return sorted(_plan(root, docs, [])[1])
 
 
 def update(root: Path | str = ".", **options) -> Result:
@@ -519,7 +545,7 @@ def _run_snippets(root, snippets_dir, rels, store, timeout, jobs):
     out: dict[str, dict] = {}
     if not rels:
         return out
-    base = cache_mod.base_key(snippets_dir)
+    env, base = cache_mod.base_keys(snippets_dir)
     keys, todo = {}, []
     for rel in rels:
         data = (root / rel).read_bytes()
@@ -534,14 +560,24 @@ def _run_snippets(root, snippets_dir, rels, store, timeout, jobs):
 
     from .runner import run_batches  # only when something must run
 
+    imports = store.imports(env)
+    guess = [] if all(rel in imports for rel in todo) else GUESS_PRELOAD
+    hints = [m for rel in todo for m in imports.get(rel, ())]
+    preload = list(dict.fromkeys([*guess, *hints]))
     paths = [root / rel for rel in todo]
     first, second = run_batches(
         root,
         [paths, paths],
         timeout=timeout,
         concurrency=math.ceil(jobs / 2),
+        preload=preload,
     )
     for rel, a, b in zip(todo, first, second, strict=True):
+        if a.exit == 0:
+            # Merged: modules preloaded for this run do not show up as
+            # imported by it, yet it may still need them.
+            old = imports.get(rel, [])
+            imports[rel] = list(dict.fromkeys([*old, *a.modules]))
         out[rel] = _judge(root, rel, a, b, timeout)
         if out[rel]["ok"]:
             store.put(
@@ -553,6 +589,7 @@ def _run_snippets(root, snippets_dir, rels, store, timeout, jobs):
                     "seconds": round(a.seconds, 4),
                 },
             )
+    store.put_imports(env, {r: m for r, m in imports.items() if r in rels})
     return out
 
 
@@ -565,7 +602,7 @@ def _judge(root: Path, rel: str, a, b, timeout: float) -> dict:
             return fail(f"could not run {rel}", _clean(root, run.failure))
     for run in (a, b):
         if run.timed_out:
-            detail = _tail(_clean(root, run.stderr))
+            detail = _tail(_clean(root, _hang_dump(run.stderr)))
             return fail(
                 f"{rel} did not finish within {timeout:g} s and was "
                 f"killed (a hang? the timeout is set with --timeout, "
@@ -606,6 +643,18 @@ def _judge(root: Path, rel: str, a, b, timeout: float) -> dict:
             diff,
         )
     return {"ok": True, "stdout": a.stdout, "tables": a.tables}
+
+
+def _hang_dump(stderr: str) -> str:
+    """The faulthandler dump, without the frames of the runner itself."""
+    keep = []
+    for line in stderr.splitlines():
+        if "<frozen runpy>" in line or line.strip().startswith(
+            f'File "{_SERVER_FILE}"'
+        ):
+            continue
+        keep.append(line)
+    return "\n".join(keep)
 
 
 def _tables(raw: str) -> list:

@@ -14,10 +14,10 @@ import json
 import os
 import selectors
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +41,7 @@ class Run:
     timed_out: bool = False
     seconds: float = 0.0
     failure: str = ""  # the runner itself failed (no snippet result)
+    modules: list[str] = field(default_factory=list)  # it imported
 
     @property
     def ok(self) -> bool:
@@ -112,13 +113,18 @@ def _start(root, index, jobs, tmp, preload) -> _Server:
     env.pop(TABLES_ENV, None)
     with open(log, "wb") as log_file:
         proc = subprocess.Popen(
-            [sys.executable, str(SERVER), str(root), json.dumps(preload)],
+            [sys.executable, str(SERVER), str(root)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log_file,
             cwd=root,
             env=env,
         )
+    try:
+        proc.stdin.write((json.dumps(list(preload)) + "\n").encode())
+        proc.stdin.flush()
+    except OSError:
+        pass  # it died at once; _collect reports it with its log
     os.set_blocking(proc.stdout.fileno(), False)
     server = _Server(index, jobs, proc, log, files)
     server.deadline = time.monotonic() + STARTUP_LIMIT
@@ -136,6 +142,7 @@ def _submit(server: _Server, timeout: float, concurrency: int) -> None:
                 "stdout": f"{stem}.out",
                 "stderr": f"{stem}.err",
                 "tables": f"{stem}.tables",
+                "modules": f"{stem}.modules",
             }
         )
     batch = {"jobs": jobs, "concurrency": concurrency, "timeout": timeout}
@@ -207,6 +214,7 @@ def _handle(server: _Server, message: dict, timeout: float) -> None:
             exit=message["exit"],
             timed_out=message["timed_out"],
             seconds=message["seconds"],
+            modules=_modules(f"{stem}.modules"),
         )
 
 
@@ -218,15 +226,28 @@ def _text(path: str) -> str:
         return ""
 
 
+def _modules(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            names = json.load(f)
+    except (OSError, ValueError):
+        return []
+    return [n for n in names if isinstance(n, str)]
+
+
 def _stop(server: _Server) -> None:
+    """Tell the server to exit (EOF) without waiting for it to.
+
+    Tearing down a process that holds torch takes a few tenths of a
+    second; nobody needs to wait for that, so a daemon thread reaps it
+    (or init does, if this process exits first).
+    """
     proc = server.proc
     try:
         proc.stdin.close()
     except OSError:
         pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
     proc.stdout.close()
+    if proc.poll() is None and not server.done:
+        proc.kill()  # stopped responding, or we are unwinding
+    threading.Thread(target=proc.wait, daemon=True).start()

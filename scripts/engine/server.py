@@ -1,10 +1,11 @@
 """Fork server: import torch and mha_ref once, then fork a child per snippet.
 
-Started by ``runner.py`` as ``python server.py ROOT PRELOAD_JSON`` (a plain
-script, stdlib only until it preloads, so it never depends on how
-``scripts`` is importable). The protocol is JSON lines: the server writes
-``{"ready": ...}`` once, then reads job batches from stdin and answers one
-line per finished job and ``{"done": true}`` per batch. It exits on EOF.
+Started by ``runner.py`` as ``python server.py ROOT`` (a plain script,
+stdlib only until it preloads, so it never depends on how ``scripts`` is
+importable). The protocol is JSON lines: the server reads the list of
+modules to preload, writes ``{"ready": ...}``, then reads job batches from
+stdin and answers one line per finished job and ``{"done": true}`` per
+batch. It exits on EOF.
 
 Each child is what ``python snippets/X.py`` run from the repo root would
 be: its own process, ``__main__``, ``sys.argv``, ``sys.path[0]`` the
@@ -18,6 +19,7 @@ different numbers on its two runs and is reported as nondeterministic.
 
 import atexit
 import faulthandler
+import gc
 import importlib
 import io
 import json
@@ -28,6 +30,7 @@ import signal
 import sys
 import time
 import traceback
+import weakref
 
 TABLES_ENV = "MHA_REF_TABLES_FILE"
 # Seconds between the traceback dump (SIGUSR1) and SIGKILL on a timeout.
@@ -35,7 +38,8 @@ DUMP_GRACE = 0.3
 
 
 def main():
-    root, preload = sys.argv[1], json.loads(sys.argv[2])
+    root = sys.argv[1]
+    preload = json.loads(sys.stdin.readline() or "[]")
     # The protocol gets a private copy of stdout; fd 1 itself goes to
     # stderr, so a stray print during preload cannot corrupt the protocol.
     proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
@@ -63,6 +67,12 @@ def main():
         except BaseException:
             # The child imports it again and fails like a standalone run.
             errors[name] = traceback.format_exc(limit=-3)
+    # Move everything imported so far out of the collector's sight: a
+    # child's collection would otherwise touch every object of torch and
+    # copy every page (copy-on-write); gc.freeze exists for pre-fork
+    # servers like this one.
+    gc.collect()
+    gc.freeze()
     mha_ref = sys.modules.get("mha_ref")
     _send(
         proto,
@@ -161,7 +171,9 @@ def _fork_child(root, job, threads, proto):
         except BaseException:
             os.write(2, traceback.format_exc().encode())
             os._exit(71)
+        before = set(sys.modules)
         code = _run_snippet(job["path"])
+        _record_imports(job, before)
     finally:
         os._exit(code)
 
@@ -199,12 +211,35 @@ def _setup_child(root, job, threads, proto):
     os.chdir(root)
     sys.argv = [job["path"]]
     sys.path[0] = os.path.dirname(job["path"])
+    _own_exit_handlers()
     faulthandler.enable(file=sys.stderr)
     faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     import torch
 
     torch.set_num_threads(threads)
     torch.seed()
+
+
+def _own_exit_handlers():
+    """Keep the exit handlers a snippet's own resources need, not ours.
+
+    The inherited ones belong to the server's imports: running them in
+    every child is slow (torch's weakref finalizers take ~40 ms after a
+    fork) and could release what the server still holds. A snippet's own
+    handlers, temporary folders (weakref.finalize), logging and
+    multiprocessing still run at its exit, as in a standalone run.
+    """
+    atexit._clear()
+    registry = weakref.finalize._registry
+    for info in list(registry.values()):
+        info.atexit = False
+    atexit.register(weakref.finalize._exitfunc)
+    for module, name in (
+        ("multiprocessing.util", "_exit_function"),
+        ("logging", "shutdown"),
+    ):
+        if module in sys.modules:
+            atexit.register(getattr(sys.modules[module], name))
 
 
 def _run_snippet(path):
@@ -227,6 +262,29 @@ def _run_snippet(path):
         except BaseException:
             code = code or 120
     return code
+
+
+def _record_imports(job, before):
+    """Write the modules the snippet imported, in import order.
+
+    The engine preloads them in the next server that runs this snippet
+    (with others: torch imports some heavy modules lazily, such as
+    torch._dynamo for FlopCounterMode), so each is paid once per server
+    instead of once per child. The snippet's own folder is left out.
+    """
+    own = os.path.dirname(job["path"]) + os.sep
+    names = []
+    for name, module in list(sys.modules.items()):
+        if name in before or name == "__main__":
+            continue
+        file = getattr(module, "__file__", None) or ""
+        if not file.startswith(own):
+            names.append(name)
+    try:
+        with open(job["modules"], "w", encoding="utf-8") as f:
+            json.dump(names, f)
+    except OSError:
+        pass
 
 
 def _exit_code(exc):

@@ -1,0 +1,1 @@
+"""Fixture sites for the snippet-engine tests (see README.md)."""

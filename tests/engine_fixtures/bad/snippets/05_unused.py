@@ -1,0 +1,3 @@
+"""Fixture: no slide includes this snippet."""
+
+print("nobody sees this")
