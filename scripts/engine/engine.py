@@ -25,6 +25,8 @@ from .slides import PYTHON_LANGS, Fence, Slide, read_slide, section_exists
 
 DEFAULT_TIMEOUT = 60.0
 _SERVER_FILE = str(Path(__file__).with_name("server.py"))
+# `--8<-- "x"` after `ruff format`: `--8 < --"x"`.
+_MANGLED = re.compile(r"""^\s*-+\s*8\s*<\s*-+\s*["']""")
 #: Environment settings (the CLI flags win over them).
 TIMEOUT_ENV = "SNIPPET_TIMEOUT"
 JOBS_ENV = "SNIPPET_JOBS"
@@ -467,7 +469,19 @@ def _check_slide(root, snippets_dir, slide, used, pairs, problems):
             and i not in include_lines
             and not re.fullmatch(r"\s*;*-+8<-+\s*", slide.lines[i])
         ]
-        if typed:
+        mangled = [i for i in typed if _MANGLED.match(slide.lines[i])]
+        for i in mangled:
+            problems.append(
+                Problem(
+                    where,
+                    i + 1,
+                    "this include line was rewritten by a code formatter "
+                    "(ruff >= 0.16 formats Python fences in Markdown): "
+                    'write it as --8<-- "path" again',
+                    kind="inline",
+                )
+            )
+        if typed and not mangled:
             problems.append(
                 Problem(
                     where,

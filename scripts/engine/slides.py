@@ -125,14 +125,27 @@ def split_target(target: str) -> tuple[str, str | None]:
 
 def read_slide(root: Path, path: Path) -> Slide:
     rel = path.relative_to(root).as_posix()
-    text = path.read_text(encoding="utf-8")
+    # Bytes decoded as they are: CRLF files keep their line endings.
+    text = path.read_bytes().decode("utf-8")
     return parse_slide(rel, text)
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split at "\n" only (as editors count)."""
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    return out + [lines[-1]] if lines[-1] else out
+
+
+def _bare(line: str) -> str:
+    line = line[:-1] if line.endswith("\n") else line
+    return line[:-1] if line.endswith("\r") else line
+
+
 def parse_slide(rel: str, text: str) -> Slide:
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     slide = Slide(rel, lines)
-    bare = [line.rstrip("\r\n") for line in lines]
+    bare = [_bare(line) for line in lines]
     _scan_fences(slide, _prepare(bare), 0, "")
     slide.fences.sort(key=lambda f: f.start)
     _scan_includes(slide, bare)

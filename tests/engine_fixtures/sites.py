@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent
+#: One run cache for the whole test session: a fixture snippet that ran
+#: once is not run again by the next test that copies the same site.
+SHARED_CACHE = Path(tempfile.mkdtemp(prefix="engine-test-cache-"))
+atexit.register(shutil.rmtree, SHARED_CACHE, ignore_errors=True)
 
 MKDOCS_YML = """\
 site_name: Engine fixture
@@ -59,7 +65,7 @@ def _env(cache: Path | None) -> dict:
     return env
 
 
-def engine(root: Path, *args: str, cache: Path | None = None):
+def engine(root: Path, *args: str, cache: Path | None = SHARED_CACHE):
     """``python -m scripts.engine ARGS --root ROOT`` run from the root."""
     return subprocess.run(
         [sys.executable, "-m", "scripts.engine", *args, "--root", "."],
@@ -70,7 +76,7 @@ def engine(root: Path, *args: str, cache: Path | None = None):
     )
 
 
-def mkdocs_build(root: Path, cache: Path | None = None):
+def mkdocs_build(root: Path, cache: Path | None = SHARED_CACHE):
     """``mkdocs build --strict`` of the site at ``root``."""
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict"],

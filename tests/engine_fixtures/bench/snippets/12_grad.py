@@ -11,4 +11,5 @@ out, _ = mha(x, x, x)
 out.pow(2).mean().backward()
 for name in ("W_Q", "W_K", "W_V", "W_O"):
     g = getattr(mha, name).weight.grad
-    print(f"{name}: grad {tuple(g.shape)}, nonzero = {bool(g.abs().sum() > 0)}")
+    nonzero = bool(g.abs().sum() > 0)
+    print(f"{name}: grad {tuple(g.shape)}, nonzero = {nonzero}")
