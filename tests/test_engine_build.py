@@ -1,0 +1,215 @@
+"""scripts/hooks/engine_hook.py and scripts/macros.py in real builds.
+
+Fixture sites are built with ``mkdocs build --strict``; their mkdocs.yml
+names this repo's hook and macros module by absolute path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from scripts.hooks import engine_hook
+from tests.engine_fixtures.sites import make_site, mkdocs_build
+
+OLD_SITE = "<h1>an old, good build</h1>"
+
+
+def _with_old_site(root: Path) -> Path:
+    site = root / "site"
+    site.mkdir()
+    (site / "index.html").write_text(OLD_SITE)
+    return site
+
+
+@pytest.fixture(scope="module")
+def bad(tmp_path_factory):
+    """The bad fixture site, built (timeout 1 s from extra:)."""
+    root = make_site(tmp_path_factory.mktemp("build"), "bad", timeout=1)
+    site = _with_old_site(root)
+    proc = mkdocs_build(root)
+    return proc.returncode, proc.stdout + proc.stderr, site
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory):
+    """The good fixture site, built."""
+    root = make_site(tmp_path_factory.mktemp("build"), "good")
+    proc = mkdocs_build(root)
+    assert proc.returncode == 0, proc.stderr
+    return root / "site"
+
+
+@pytest.mark.parametrize(
+    ("location", "text"),
+    [
+        ("docs/slides/01-raises.md:4", "exited with status 1: RuntimeError"),
+        ("docs/slides/02-hangs.md:4", "did not finish within 1 s"),
+        ("docs/slides/03-unseeded.md:4", "is nondeterministic"),
+        ("docs/slides/04-missing.md:6", "include of a missing file"),
+        ("snippets/05_unused.py:1", "not included by any page"),
+        ("docs/slides/06-orphan-output.md:5", "no code block above it"),
+        ("docs/slides/07-tables.md:9", "known tables: 07_tables.shapes"),
+        ("docs/slides/07-tables.md:11", "no such column"),
+        ("docs/slides/08-inline.md:3", "inline Python code block"),
+        ("docs/slides/09-drift.md:7", "output of snippets/09_drift.py"),
+    ],
+)
+def test_build_reports_each_bad_input(bad, location, text):
+    """Each bad input is logged at its file and line in the one build."""
+    code, out, _ = bad
+    assert code != 0
+    assert re.search(
+        rf"ERROR\s+-\s+{re.escape(location)}: .*{re.escape(text)}", out
+    ), out
+
+
+def test_failed_build_leaves_no_site(bad):
+    """The build aborts before writing pages and removes the old site."""
+    code, out, site = bad
+    assert code != 0
+    assert "the snippet engine found 10 problem(s)" in out
+    assert "No site was written" in out
+    assert not site.exists()
+
+
+def test_good_build_renders_outputs_and_tables(good):
+    """Outputs, tables, a hidden column and an mha_ref include render."""
+    page = (good / "slides/01-shapes/index.html").read_text()
+    assert "round trip exact: True" in page
+    tables = re.findall(r"<table>.*?</table>", page, re.S)
+    assert len(tables) == 2
+    assert "<td>(2, 2, 5, 4)</td>" in tables[0]
+    assert "(2, 2, 5, 4)" not in tables[1]  # the hidden column
+    assert "<td>(B, h, T, d_k)</td>" in tables[1]
+    nested = (good / "slides/02-nested/index.html").read_text()
+    assert "row sums: [1.0, 1.0]" in nested
+    assert "publish_table" in nested  # the mha_ref/tables.py include
+    silent = (good / "slides/03-silent/index.html").read_text()
+    assert "<td>2</td>" in silent and "<td>256</td>" in silent
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.org",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.org",
+    )
+    return subprocess.run(
+        ["git", *args], cwd=root, env=env, capture_output=True, text=True
+    )
+
+
+def test_drift_fails_the_build_and_update_restores_it(tmp_path):
+    """Drift fails --strict with path:line; update leaves git diff empty."""
+    root = make_site(tmp_path, "good")
+    (root / ".gitignore").write_text(".cache/\nsite/\n")
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    assert _git(root, "commit", "-qm", "fixture").returncode == 0
+    slide = root / "docs/slides/01-shapes.md"
+    slide.write_text(slide.read_text().replace("(2, 5, 8)", "(2, 8, 5)", 1))
+    assert _git(root, "diff", "--quiet").returncode == 1
+
+    proc = mkdocs_build(root)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert (
+        "docs/slides/01-shapes.md:13: output of snippets/01_shapes.py "
+        "drifted" in out
+    )
+    assert "-x       : (2, 8, 5)" in out and "+x       : (2, 5, 8)" in out
+    assert "accept it: python -m scripts.engine update" in out
+    assert not (root / "site").exists()
+
+    update = subprocess.run(
+        [sys.executable, "-m", "scripts.engine", "update"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert update.returncode == 0, update.stderr
+    diff = _git(root, "diff", "--exit-code")
+    assert diff.returncode == 0, diff.stdout
+    assert mkdocs_build(root).returncode == 0
+
+
+def test_a_later_failure_also_removes_the_site(tmp_path):
+    """Strict warnings abort after pages are written: the site goes too."""
+    root = make_site(tmp_path, "good")
+    (root / "docs/broken.md").write_text("# Broken\n\n[gone](nowhere.md)\n")
+    site = _with_old_site(root)
+    proc = mkdocs_build(root)
+    assert proc.returncode != 0
+    assert "in strict mode" in proc.stdout + proc.stderr
+    assert not site.exists()
+
+
+def test_macro_with_an_unknown_computed_id(tmp_path):
+    """An id the engine cannot read statically fails at render, located."""
+    root = make_site(tmp_path, "good")
+    (root / "docs/slides/04-dynamic.md").write_text(
+        "# Dynamic\n\n{% set t = '01_shapes.' ~ 'nope' %}\n\n"
+        "{{ table('01_shapes.' ~ 'nope') }}\n"
+    )
+    proc = mkdocs_build(root)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "docs/slides/04-dynamic.md:" in out
+    assert "table('01_shapes.nope'): no snippet published this table" in out
+    assert "known tables: 01_shapes.shapes, 03_params.by_heads" in out
+
+
+def _config(tmp_path: Path) -> SimpleNamespace:
+    root = tmp_path / "project"
+    (root / "docs").mkdir(parents=True)
+    (root / "snippets").mkdir()
+    (root / "mkdocs.yml").write_text("site_name: x\n")
+    site = tmp_path / "served"
+    site.mkdir()
+    (site / "index.html").write_text(OLD_SITE)
+    return SimpleNamespace(
+        config_file_path=str(root / "mkdocs.yml"),
+        docs_dir=str(root / "docs"),
+        site_dir=str(site),
+    )
+
+
+def test_serve_failure_shows_the_problems(tmp_path, monkeypatch):
+    """Under mkdocs serve a failed build serves the report on every URL."""
+    config = _config(tmp_path)
+    monkeypatch.setitem(engine_hook._state, "command", "serve")
+    engine_hook._discard_site(config, "docs/slides/x.md:3: <drift>")
+    site = Path(config.site_dir)
+    for name in ("index.html", "404.html"):
+        page = (site / name).read_text()
+        assert "docs/slides/x.md:3: &lt;drift&gt;" in page
+        assert OLD_SITE not in page
+
+
+def test_site_dir_holding_the_project_is_never_removed(tmp_path, monkeypatch):
+    """A site_dir that contains the project is left alone."""
+    config = _config(tmp_path)
+    config.site_dir = str(tmp_path)
+    monkeypatch.setitem(engine_hook._state, "command", "build")
+    engine_hook._discard_site(config, "report")
+    assert Path(config.config_file_path).exists()
+
+
+def test_serve_watches_snippets_and_mha_ref(tmp_path):
+    """Edits under snippets/ and mha_ref/ trigger a rebuild."""
+    config = _config(tmp_path)
+    watched = []
+    server = SimpleNamespace(watch=watched.append)
+    assert engine_hook.on_serve(server, config, None) is server
+    root = Path(config.config_file_path).parent
+    assert str(root / "snippets") in watched
+    assert any(Path(w).name == "mha_ref" for w in watched)
