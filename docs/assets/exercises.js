@@ -1,0 +1,760 @@
+// Exercises: make the widgets that scripts/exercises renders respond.
+//
+// The HTML already holds everything (questions, options and, in collapsed
+// <details>, the answers), so without JavaScript nothing is lost. Here we
+// show the controls, read the answers back from those <details>, give
+// feedback (icon + words, never colour alone, announced through each
+// exercise's role="status" region), and keep each answer in localStorage
+// under the key in data-ex-key. Material's instant navigation swaps pages
+// without a reload, so we initialise on every document$ emission.
+(function () {
+  "use strict";
+
+  var ICONS = { right: "\u2713", wrong: "\u2717", warn: "\u26a0", info: "\u2139" };
+  var WORDS = { right: "Correct.", wrong: "Not quite.", warn: "Careful.", info: "" };
+
+  function all(root, selector) {
+    return Array.prototype.slice.call(root.querySelectorAll(selector));
+  }
+  function one(root, selector) {
+    return root.querySelector(selector);
+  }
+  function show(el) {
+    if (el) el.hidden = false;
+  }
+
+  // Storage may be unavailable (private mode, file://): then nothing
+  // persists, but everything else still works.
+  function load(key) {
+    try {
+      return JSON.parse(window.localStorage.getItem(key) || "null");
+    } catch (e) {
+      return null;
+    }
+  }
+  function store(key, value) {
+    try {
+      window.localStorage.setItem(key, JSON.stringify(value));
+    } catch (e) { /* not persisted */ }
+  }
+  function forget(key) {
+    try {
+      window.localStorage.removeItem(key);
+    } catch (e) { /* nothing stored */ }
+  }
+
+  // What a screen reader would say for an element: skip aria-hidden parts
+  // (KaTeX's visual layer) and TeX annotations.
+  function speech(el) {
+    if (!el) return "";
+    var out = [];
+    (function walk(node) {
+      if (node.nodeType === 3) {
+        out.push(node.nodeValue);
+      } else if (node.nodeType === 1) {
+        if (node.getAttribute("aria-hidden") === "true") return;
+        if (node.tagName.toLowerCase() === "annotation") return;
+        for (var c = node.firstChild; c; c = c.nextSibling) walk(c);
+        if (/^(P|LI|DD|DT|DIV|TD|TH)$/.test(node.tagName)) out.push(" ");
+      }
+    })(el);
+    return out.join("").replace(/\s+/g, " ").trim();
+  }
+
+  // Fill-in comparison: case-insensitive, ignoring spaces and thousands
+  // separators (1048576 = 1,048,576 = 1 048 576; (2,5,8) = (2, 5, 8)).
+  function dropThousands(s) {
+    return s.replace(/(\d)[,_](?=\d{3}(?!\d))/g, "$1");
+  }
+  function squash(s) {
+    return s.replace(/\s+/g, "");
+  }
+  function sameCell(given, expected) {
+    var a = String(given).toLowerCase().replace(/\u2212/g, "-");
+    var b = String(expected).toLowerCase().replace(/\u2212/g, "-");
+    if (!squash(a)) return false;
+    return (
+      squash(dropThousands(a)) === squash(dropThousands(b)) ||
+      dropThousands(squash(a)) === dropThousands(squash(b))
+    );
+  }
+
+  // --- shared pieces -------------------------------------------------------
+
+  function Widget(el) {
+    this.el = el;
+    this.key = el.getAttribute("data-ex-key");
+    this.live = one(el, ".ex-live");
+    this.panel = one(el, ".ex-feedback");
+    this.state = load(this.key) || {};
+  }
+  Widget.prototype.save = function () {
+    store(this.key, this.state);
+  };
+  Widget.prototype.announce = function (text) {
+    var live = this.live;
+    // Clear first so the same message twice is announced twice.
+    live.textContent = "";
+    window.setTimeout(function () {
+      live.textContent = text;
+    }, 60);
+  };
+  // Verdict line plus optional cloned content, in the visible panel.
+  Widget.prototype.feedback = function (status, message, extra) {
+    var panel = this.panel;
+    panel.innerHTML = "";
+    panel.className = "ex-feedback ex-feedback--" + status;
+    var p = document.createElement("p");
+    p.className = "ex-verdict";
+    var icon = document.createElement("span");
+    icon.className = "ex-icon";
+    icon.setAttribute("aria-hidden", "true");
+    icon.textContent = ICONS[status];
+    p.appendChild(icon);
+    if (WORDS[status]) {
+      var word = document.createElement("strong");
+      word.textContent = WORDS[status] + " ";
+      p.appendChild(word);
+    }
+    p.appendChild(document.createTextNode(message));
+    panel.appendChild(p);
+    (extra || []).forEach(function (node) {
+      if (node) panel.appendChild(node);
+    });
+    panel.hidden = false;
+    return WORDS[status] + " " + message;
+  };
+  Widget.prototype.clearFeedback = function () {
+    this.panel.innerHTML = "";
+    this.panel.hidden = true;
+  };
+  // A titled copy of part of the answer key, for the feedback panel.
+  function excerpt(title, source) {
+    if (!source) return null;
+    var box = document.createElement("div");
+    box.className = "ex-excerpt";
+    if (title) {
+      var h = document.createElement("p");
+      h.className = "ex-excerpt__title";
+      h.textContent = title;
+      box.appendChild(h);
+    }
+    // Copy the content, not the element: a <dd> needs its <dl>.
+    var body = document.createElement("div");
+    for (var c = source.firstChild; c; c = c.nextSibling) {
+      body.appendChild(c.cloneNode(true));
+    }
+    all(body, "[id]").forEach(function (n) {
+      n.removeAttribute("id");
+    });
+    box.appendChild(body);
+    return box;
+  }
+
+  // Mark an option, item, step or cell: icon and word, not colour alone.
+  function mark(host, status, word) {
+    var m = one(host, ".ex-mark");
+    host.classList.remove("is-right", "is-wrong", "is-warn");
+    if (!m) return;
+    if (!status) {
+      m.textContent = "";
+      m.className = "ex-mark";
+      return;
+    }
+    host.classList.add("is-" + status);
+    m.className = "ex-mark ex-mark--" + status;
+    m.innerHTML = "";
+    var icon = document.createElement("span");
+    icon.setAttribute("aria-hidden", "true");
+    icon.textContent = ICONS[status] + " ";
+    m.appendChild(icon);
+    m.appendChild(document.createTextNode(word));
+  }
+
+  // Pointer dragging (mouse, pen and touch) by an item's handle. onMove
+  // (reorder while dragging) and onDrop get the pointer's clientX/clientY.
+  // The listeners sit on the document: moving the item in the DOM would
+  // end a pointer capture on the handle.
+  function draggable(handle, item, onMove, onDrop) {
+    handle.addEventListener("pointerdown", function (event) {
+      if (event.button !== 0) return;
+      event.preventDefault();
+      var id = event.pointerId;
+      var startX = event.clientX;
+      var startY = event.clientY;
+      item.classList.add("is-dragging");
+      function move(e) {
+        if (e.pointerId !== id) return;
+        e.preventDefault();
+        if (onMove) {
+          onMove(e.clientX, e.clientY);
+        } else {
+          item.style.transform =
+            "translate(" + (e.clientX - startX) + "px," +
+            (e.clientY - startY) + "px)";
+        }
+      }
+      function up(e) {
+        if (e.pointerId !== id) return;
+        document.removeEventListener("pointermove", move);
+        document.removeEventListener("pointerup", up);
+        document.removeEventListener("pointercancel", up);
+        item.classList.remove("is-dragging");
+        item.style.transform = "";
+        if (e.type === "pointerup") onDrop(e.clientX, e.clientY);
+      }
+      document.addEventListener("pointermove", move);
+      document.addEventListener("pointerup", up);
+      document.addEventListener("pointercancel", up);
+    });
+  }
+
+  function withoutPointer(item, x, y) {
+    var before = item.style.visibility;
+    item.style.visibility = "hidden";
+    var hit = document.elementFromPoint(x, y);
+    item.style.visibility = before;
+    return hit;
+  }
+
+  // --- kinds -----------------------------------------------------------------
+
+  var KINDS = {};
+
+  KINDS.predict = function (w) {
+    var box = one(w.el, ".ex-predict");
+    var input = one(box, "textarea");
+    var button = one(w.el, '[data-ex-action="commit"]');
+    var reveals = all(w.el, "details.ex-key");
+    show(box);
+    function commit(quiet) {
+      if (!input.value.trim()) {
+        w.announce(w.feedback("warn", "Type a prediction first, then commit it."));
+        input.focus();
+        return;
+      }
+      w.state.text = input.value;
+      w.state.committed = true;
+      w.save();
+      input.readOnly = true;
+      button.disabled = true;
+      reveals.forEach(function (d) {
+        d.open = true;
+      });
+      var message = w.feedback(
+        "info",
+        "Prediction committed. Compare it with the correct answer and " +
+          "the why below."
+      );
+      if (!quiet) {
+        w.announce(
+          message + " Correct: " + speech(one(w.el, ".ex-key__answer")) +
+            " Why: " + speech(one(w.el, ".ex-key__why"))
+        );
+        var summary = one(reveals[0], "summary");
+        if (summary) summary.focus();
+      }
+    }
+    input.addEventListener("input", function () {
+      w.state.text = input.value;
+      w.save();
+    });
+    input.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        commit(false);
+      }
+    });
+    w.on("commit", function () {
+      commit(false);
+    });
+    if (w.state.text) input.value = w.state.text;
+    if (w.state.committed) commit(true);
+  };
+
+  KINDS.check = function (w) {
+    var key = one(w.el, ".ex-key");
+    var answer = one(key, "[data-ex-answer]").getAttribute("data-ex-answer");
+    var radios = all(w.el, "input.ex-radio");
+    radios.forEach(show);
+    function option(letter) {
+      return one(w.el, '.ex-option[data-ex-option="' + letter + '"]');
+    }
+    function check(quiet) {
+      var picked = radios.filter(function (r) {
+        return r.checked;
+      })[0];
+      if (!picked) {
+        w.announce(w.feedback("warn", "Pick an option first."));
+        (radios[0] || w.el).focus();
+        return;
+      }
+      var letter = picked.value;
+      w.state.choice = letter;
+      w.state.tried = (w.state.tried || []).filter(function (t) {
+        return t !== letter;
+      });
+      w.state.tried.push(letter);
+      w.save();
+      all(w.el, ".ex-option").forEach(function (li) {
+        mark(li, null);
+      });
+      w.state.tried.forEach(function (t) {
+        mark(option(t), t === answer ? "right" : "wrong",
+          t === answer ? "correct" : "wrong");
+      });
+      var explanation = excerpt("Explanation", one(key, ".ex-key__explanation"));
+      var message;
+      if (letter === answer) {
+        message = w.feedback("right", letter + " is the answer.", [explanation]);
+      } else {
+        var tempts = one(key, 'dd[data-ex-option="' + letter + '"]');
+        message = w.feedback(
+          "wrong",
+          letter + " is wrong. Pick another option and check again.",
+          [excerpt("Why " + letter + " tempts people", tempts), explanation]
+        );
+        message += " Why " + letter + " tempts people: " + speech(tempts);
+      }
+      if (!quiet) w.announce(message);
+    }
+    radios.forEach(function (r) {
+      r.addEventListener("change", function () {
+        w.state.choice = r.value;
+        w.save();
+      });
+    });
+    w.on("check", function () {
+      check(false);
+    });
+    if (w.state.choice) {
+      radios.forEach(function (r) {
+        r.checked = r.value === w.state.choice;
+      });
+    }
+    if (w.state.tried && w.state.tried.length) {
+      var last = w.state.tried[w.state.tried.length - 1];
+      radios.forEach(function (r) {
+        r.checked = r.value === last;
+      });
+      check(true);
+      if (w.state.choice) {
+        radios.forEach(function (r) {
+          r.checked = r.value === w.state.choice;
+        });
+      }
+    }
+  };
+
+  KINDS.eliminate = function (w) {
+    var key = one(w.el, ".ex-key");
+    var answer = one(key, "[data-ex-answer]").getAttribute("data-ex-answer");
+    var buttons = all(w.el, '[data-ex-action="strike"]');
+    var wrong = buttons
+      .map(function (b) {
+        return b.getAttribute("data-ex-option");
+      })
+      .filter(function (l) {
+        return l !== answer;
+      });
+    buttons.forEach(show);
+    function li(letter) {
+      return one(w.el, '.ex-option[data-ex-option="' + letter + '"]');
+    }
+    function button(letter) {
+      return one(w.el, '[data-ex-action="strike"][data-ex-option="' + letter + '"]');
+    }
+    function strikeOut(letter) {
+      var item = li(letter);
+      item.classList.add("is-struck");
+      mark(item, "wrong", "struck out");
+      button(letter).hidden = true;
+    }
+    function finish(quiet) {
+      mark(li(answer), "right", "survives");
+      buttons.forEach(function (b) {
+        b.hidden = true;
+      });
+      key.open = true;
+      var message = w.feedback(
+        "right",
+        "All " + wrong.length + " wrong options are struck out: " + answer +
+          " survives.",
+        [excerpt("Explanation", one(key, ".ex-key__explanation"))]
+      );
+      if (!quiet) {
+        w.announce(message + " " + speech(one(key, ".ex-key__explanation")));
+        one(key, "summary").focus();
+      }
+    }
+    function strike(letter) {
+      var struck = w.state.struck || [];
+      if (letter === answer) {
+        mark(li(letter), "warn", "keep this one");
+        w.announce(
+          w.feedback(
+            "warn",
+            letter + " survives: it is the answer, so it stays. Strike the " +
+              "others."
+          )
+        );
+        return;
+      }
+      if (struck.indexOf(letter) < 0) struck.push(letter);
+      w.state.struck = struck;
+      w.save();
+      mark(li(answer), null);
+      strikeOut(letter);
+      if (struck.length === wrong.length) {
+        finish(false);
+        return;
+      }
+      var why = one(key, 'dd[data-ex-option="' + letter + '"]');
+      w.announce(
+        w.feedback(
+          "right",
+          letter + " is wrong: struck out. " + (wrong.length - struck.length) +
+            " to go.",
+          [excerpt("What rules out " + letter, why)]
+        ) + " What rules it out: " + speech(why)
+      );
+      // Focus the next strike button still there, after this one.
+      var at = buttons.indexOf(button(letter));
+      var rest = buttons.slice(at + 1).concat(buttons.slice(0, at));
+      var next = rest.filter(function (b) {
+        return !b.hidden;
+      })[0];
+      if (next) next.focus();
+    }
+    buttons.forEach(function (b) {
+      b.addEventListener("click", function () {
+        strike(b.getAttribute("data-ex-option"));
+      });
+    });
+    (w.state.struck || []).forEach(strikeOut);
+    if ((w.state.struck || []).length === wrong.length) finish(true);
+  };
+
+  KINDS.buckets = function (w) {
+    var key = one(w.el, ".ex-key");
+    var items = all(w.el, ".ex-item");
+    var zones = all(w.el, ".ex-zone");
+    var truth = {};
+    all(key, ".ex-key__group").forEach(function (g) {
+      all(g, "[data-ex-item]").forEach(function (i) {
+        truth[i.getAttribute("data-ex-item")] = g.getAttribute("data-ex-bucket");
+      });
+    });
+    w.el.classList.add("is-live");
+    all(w.el, ".ex-handle, .ex-select").forEach(show);
+    function zone(b) {
+      return one(w.el, '.ex-zone[data-ex-zone="' + (b || "") + '"] .ex-items');
+    }
+    function place(item, b, focus) {
+      var id = item.getAttribute("data-ex-item");
+      var select = one(item, "select");
+      zone(b).appendChild(item);
+      select.value = b || "";
+      mark(item, null);
+      w.state.place = w.state.place || {};
+      if (b) w.state.place[id] = b;
+      else delete w.state.place[id];
+      w.save();
+      if (focus) select.focus();
+    }
+    function check(quiet) {
+      var placed = w.state.place || {};
+      var left = items.filter(function (i) {
+        return !placed[i.getAttribute("data-ex-item")];
+      }).length;
+      if (left) {
+        w.announce(
+          w.feedback(
+            "warn",
+            "Put every item in a bucket first: " + left + " still unsorted."
+          )
+        );
+        return;
+      }
+      w.state.checked = true;
+      w.save();
+      var right = 0;
+      items.forEach(function (i) {
+        var ok = placed[i.getAttribute("data-ex-item")] ===
+          truth[i.getAttribute("data-ex-item")];
+        if (ok) right++;
+        mark(i, ok ? "right" : "wrong", ok ? "right" : "wrong bucket");
+      });
+      all(key, ".ex-key__group").forEach(function (g) {
+        var target = one(
+          w.el,
+          '.ex-zone[data-ex-zone="' + g.getAttribute("data-ex-bucket") +
+            '"] .ex-zone__explanation'
+        );
+        target.innerHTML = "";
+        target.appendChild(excerpt("Why these belong here", one(g, ".ex-key__explanation")));
+        target.hidden = false;
+      });
+      var message = right === items.length
+        ? w.feedback("right", "All " + right + " items are in the right bucket. " +
+          "Each bucket's explanation is shown under it.")
+        : w.feedback("wrong", right + " of " + items.length + " items are in the " +
+          "right bucket. Move the ones marked wrong and check again; each " +
+          "bucket's explanation is shown under it.");
+      if (!quiet) w.announce(message);
+    }
+    items.forEach(function (item) {
+      var select = one(item, "select");
+      select.addEventListener("change", function () {
+        place(item, select.value, true);
+        w.announce(
+          select.value
+            ? "Moved to " + select.options[select.selectedIndex].text + "."
+            : "Moved back to the items to sort."
+        );
+      });
+      draggable(one(item, ".ex-handle"), item, null, function (x, y) {
+        var hit = withoutPointer(item, x, y);
+        var target = hit && hit.closest ? hit.closest(".ex-zone") : null;
+        if (!target || !w.el.contains(target)) return;
+        place(item, target.getAttribute("data-ex-zone"), false);
+        var name = one(target, ".ex-zone__name");
+        w.announce("Moved to " + speech(name) + ".");
+      });
+    });
+    w.on("check", function () {
+      check(false);
+    });
+    var saved = w.state.place || {};
+    items.forEach(function (item) {
+      var b = saved[item.getAttribute("data-ex-item")];
+      if (b && zone(b)) place(item, b, false);
+    });
+    if (w.state.checked) check(true);
+  };
+
+  KINDS.order = function (w) {
+    var key = one(w.el, ".ex-key");
+    var list = one(w.el, ".ex-steps");
+    var truth = all(key, ".ex-key__steps [data-ex-step]").map(function (li) {
+      return li.getAttribute("data-ex-step");
+    });
+    all(w.el, ".ex-handle, .ex-moves").forEach(show);
+    function steps() {
+      return all(list, ".ex-step");
+    }
+    function remember() {
+      w.state.order = steps().map(function (li) {
+        return li.getAttribute("data-ex-step");
+      });
+      w.save();
+      steps().forEach(function (li, i, arr) {
+        mark(li, null);
+        one(li, '[data-ex-action="up"]').setAttribute(
+          "aria-disabled", i === 0 ? "true" : "false");
+        one(li, '[data-ex-action="down"]').setAttribute(
+          "aria-disabled", i === arr.length - 1 ? "true" : "false");
+      });
+    }
+    function move(li, delta, button) {
+      var all_ = steps();
+      var i = all_.indexOf(li);
+      var j = i + delta;
+      if (j < 0 || j >= all_.length) {
+        w.announce("Already " + (delta < 0 ? "first." : "last."));
+        return;
+      }
+      if (delta < 0) list.insertBefore(li, all_[j]);
+      else list.insertBefore(li, all_[j].nextSibling);
+      remember();
+      if (button) button.focus();
+      w.announce(
+        "Moved to position " + (j + 1) + " of " + all_.length + ": " +
+          speech(one(li, ".ex-step__text"))
+      );
+    }
+    function check(quiet) {
+      w.state.checked = true;
+      w.save();
+      var right = 0;
+      steps().forEach(function (li, i) {
+        var ok = li.getAttribute("data-ex-step") === truth[i];
+        if (ok) right++;
+        mark(li, ok ? "right" : "wrong", ok ? "right place" : "wrong place");
+      });
+      key.open = true;
+      var n = truth.length;
+      var message = right === n
+        ? w.feedback("right", "All " + n + " steps are in order. The order " +
+          "and the why are shown below.")
+        : w.feedback("wrong", right + " of " + n + " steps are in the right " +
+          "place. The correct order and the why are shown below; reorder " +
+          "and check again if you like.");
+      if (!quiet) w.announce(message + " " + speech(one(key, ".ex-key__why")));
+    }
+    w.on("up", function (b) {
+      move(b.closest(".ex-step"), -1, b);
+    });
+    w.on("down", function (b) {
+      move(b.closest(".ex-step"), 1, b);
+    });
+    steps().forEach(function (li) {
+      draggable(one(li, ".ex-handle"), li, function (x, y) {
+        var others = steps().filter(function (o) {
+          return o !== li;
+        });
+        var before = null;
+        for (var k = 0; k < others.length; k++) {
+          var r = others[k].getBoundingClientRect();
+          if (y < r.top + r.height / 2) {
+            before = others[k];
+            break;
+          }
+        }
+        if (before !== li.nextElementSibling) list.insertBefore(li, before);
+      }, function () {
+        remember();
+        var pos = steps().indexOf(li) + 1;
+        w.announce("Moved to position " + pos + " of " + steps().length + ".");
+      });
+    });
+    w.on("check", function () {
+      check(false);
+    });
+    if (w.state.order) {
+      w.state.order.forEach(function (id) {
+        var li = one(list, '.ex-step[data-ex-step="' + id + '"]');
+        if (li) list.appendChild(li);
+      });
+    }
+    remember();
+    if (w.state.checked) check(true);
+  };
+
+  KINDS["fill-in"] = function (w) {
+    var key = one(w.el, ".ex-key");
+    var cells = all(w.el, ".ex-blank");
+    all(w.el, ".ex-blank__nojs").forEach(function (s) {
+      s.hidden = true;
+    });
+    w.state.values = w.state.values || {};
+    function check(quiet) {
+      w.state.checked = true;
+      w.save();
+      var right = 0;
+      cells.forEach(function (td) {
+        var row = td.getAttribute("data-ex-row");
+        var input = one(td, "input");
+        var expected = one(key, 'td[data-ex-row="' + row + '"]').getAttribute("data-ex-value");
+        var ok = sameCell(input.value, expected);
+        if (ok) right++;
+        input.setAttribute("aria-invalid", ok ? "false" : "true");
+        mark(td, ok ? "right" : "wrong", ok ? "right" : input.value.trim() ? "wrong" : "empty");
+      });
+      var message = right === cells.length
+        ? w.feedback("right", "All " + right + " cells are right.")
+        : w.feedback("wrong", right + " of " + cells.length + " cells are " +
+          "right. Fix the ones marked wrong and check again, or open the " +
+          "answer below.");
+      if (!quiet) w.announce(message);
+    }
+    cells.forEach(function (td) {
+      var input = one(td, "input");
+      var row = td.getAttribute("data-ex-row");
+      show(input);
+      if (w.state.values[row] != null) input.value = w.state.values[row];
+      input.addEventListener("input", function () {
+        w.state.values[row] = input.value;
+        w.save();
+        mark(td, null);
+        input.removeAttribute("aria-invalid");
+      });
+      input.addEventListener("keydown", function (e) {
+        if (e.key === "Enter") {
+          e.preventDefault();
+          check(false);
+        }
+      });
+    });
+    w.on("check", function () {
+      check(false);
+    });
+    if (w.state.checked) check(true);
+  };
+
+  KINDS.discussion = function (w) {
+    var box = one(w.el, ".ex-notes");
+    var notes = one(box, "textarea");
+    show(box);
+    if (w.state.notes) notes.value = w.state.notes;
+    notes.addEventListener("input", function () {
+      w.state.notes = notes.value;
+      w.save();
+    });
+    // Hint first, then the model answer: remember what was opened.
+    all(w.el, "details.ex-key").forEach(function (d, i) {
+      if ((w.state.open || [])[i]) d.open = true;
+      d.addEventListener("toggle", function () {
+        w.state.open = all(w.el, "details.ex-key").map(function (x) {
+          return x.open;
+        });
+        w.save();
+        if (d.open) {
+          w.announce((i === 0 ? "Hint: " : "Model answer: ") +
+            speech(one(d, ".ex-key__hint, .ex-key__answer")));
+        }
+      });
+    });
+  };
+
+  // --- wiring ----------------------------------------------------------------
+
+  Widget.prototype.on = function (action, handler) {
+    this.handlers = this.handlers || {};
+    this.handlers[action] = handler;
+  };
+
+  function init(el) {
+    var kind = el.getAttribute("data-ex-kind");
+    if (!KINDS[kind] || el.hasAttribute("data-ex-ready")) return;
+    var pristine = el.cloneNode(true);
+    el.setAttribute("data-ex-ready", "");
+    var w = new Widget(el);
+    show(one(el, ".ex-actions"));
+    el.addEventListener("click", function (e) {
+      var b = e.target.closest && e.target.closest("[data-ex-action]");
+      if (!b || !el.contains(b) || b.disabled) return;
+      var action = b.getAttribute("data-ex-action");
+      if (action === "reset") {
+        forget(w.key);
+        var fresh = pristine.cloneNode(true);
+        el.replaceWith(fresh);
+        init(fresh);
+        var label = one(fresh, ".ex-label");
+        label.setAttribute("tabindex", "-1");
+        label.focus();
+        var live = one(fresh, ".ex-live");
+        window.setTimeout(function () {
+          live.textContent = "Exercise reset: your answer is cleared.";
+        }, 60);
+      } else if (w.handlers && w.handlers[action]) {
+        w.handlers[action](b);
+      }
+    });
+    KINDS[kind](w);
+  }
+
+  function initAll() {
+    all(document, "section.exercise[data-ex-kind]").forEach(init);
+  }
+
+  if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
+    window.document$.subscribe(initAll);
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", initAll);
+  } else {
+    initAll();
+  }
+  // For tests and other scripts: the fill-in comparison.
+  window.lessonExercises = { sameCell: sameCell, init: initAll };
+})();

@@ -1,1 +1,130 @@
-"""Placeholder: replaced by its issue's work."""
+"""MkDocs adapter for scripts.exercises: ```exercise fences -> widgets.
+
+Thin on purpose: all parsing, validation and rendering is plain Python in
+scripts/exercises/. Here we only
+
+- turn each page's fences into placeholders (on_page_markdown) and put
+  the rendered widgets in their place (on_page_content);
+- hand fill-in exercises the snippet engine's tables, imported lazily
+  (the engine hook runs before this one);
+- collect every problem of every page and fail the build once, in
+  on_env: that is after all pages are read but before MkDocs writes a
+  single file, so a broken build leaves an empty site/ rather than a
+  half-built one that looks fine.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from mkdocs.exceptions import PluginError
+
+try:
+    import scripts.exercises as exercises
+except ImportError:  # not installed with `pip install -e .`
+    sys.path.insert(
+        0,
+        os.path.dirname(
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        ),
+    )
+    import scripts.exercises as exercises
+
+# localStorage keys are "<prefix>:<page url>:<n or id>".
+STORAGE_PREFIX = "lesson81"
+
+_state: dict = {}
+
+
+def _reset(config) -> None:
+    _state.clear()
+    _state["problems"] = []
+    _state["stash"] = {}
+    _state["fragments"] = exercises.Fragments(
+        config["markdown_extensions"], config["mdx_configs"]
+    )
+
+
+def on_config(config):
+    _reset(config)
+    return config
+
+
+def _tables():
+    """The generated tables, loaded on first use and kept for the build."""
+    if "tables" not in _state:
+        override = exercises.table_override()
+        if override is not None:
+            _state["tables"] = override
+        else:
+            try:
+                from scripts.engine import current_tables
+            except ImportError as exc:
+                _state["tables"] = exercises.TablesUnavailable(
+                    f"cannot import scripts.engine.current_tables: {exc}"
+                )
+            else:
+                value = current_tables
+                _state["tables"] = value() if callable(value) else value
+    tables = _state["tables"]
+    if isinstance(tables, Exception):
+        raise tables
+    return tables
+
+
+def _display_path(page, config) -> str:
+    root = os.path.dirname(os.path.abspath(config.config_file_path or "."))
+    src = page.file.abs_src_path
+    if not src:
+        return page.file.src_uri
+    return os.path.relpath(src, root)
+
+
+def on_page_markdown(markdown, page, config, files):
+    if "fragments" not in _state:
+        _reset(config)
+    if not page.file.src_uri.endswith(".md"):
+        return markdown
+    try:
+        source = page.file.content_string
+    except OSError:
+        source = None
+    result = exercises.transform_page(
+        markdown,
+        path=_display_path(page, config),
+        url=page.url or "index.html",
+        source=source,
+        tables=_tables,
+        fragments=_state["fragments"],
+        key_prefix=STORAGE_PREFIX,
+    )
+    _state["problems"].extend(result.problems)
+    _state["stash"][page.file.src_uri] = result.html
+    return result.markdown
+
+
+def on_page_content(html, page, config, files):
+    stash = _state.get("stash", {}).pop(page.file.src_uri, None)
+    if not stash:
+        return html
+    html, missing = exercises.fill_placeholders(html, stash)
+    for _token in missing:
+        _state["problems"].append(
+            f"{_display_path(page, config)}: an exercise lost its place "
+            "while the page rendered; expected each ```exercise fence on "
+            "lines of its own"
+        )
+    return html
+
+
+def on_env(env, config, files):
+    problems = _state.get("problems", [])
+    if problems:
+        count = len(problems)
+        noun = "problem" if count == 1 else "problems"
+        raise PluginError(
+            f"{count} exercise {noun} (nothing was written to the site):\n"
+            + "\n".join(f"  {p}" for p in problems)
+        )
+    return env

@@ -1,0 +1,37 @@
+"""Render the Markdown text values of an exercise to HTML fragments."""
+
+from __future__ import annotations
+
+import re
+
+import markdown
+
+__all__ = ["Fragments"]
+
+_ONE_PARAGRAPH = re.compile(r"^<p>(?P<inner>.*)</p>$", re.DOTALL)
+
+
+class Fragments:
+    """One Markdown converter with the page's extensions, reused.
+
+    `block` gives block HTML (paragraphs, lists, code); `inline` gives the
+    same without the wrapping <p> of a single paragraph, for option
+    texts, items, steps and table cells.
+    """
+
+    def __init__(self, extensions=(), extension_configs=None):
+        self._md = markdown.Markdown(
+            extensions=list(extensions),
+            extension_configs=dict(extension_configs or {}),
+        )
+
+    def block(self, text: str) -> str:
+        self._md.reset()
+        return self._md.convert(text)
+
+    def inline(self, text: str) -> str:
+        out = self.block(text)
+        m = _ONE_PARAGRAPH.match(out)
+        if m and "<p>" not in m["inner"] and "<p " not in m["inner"]:
+            return m["inner"]
+        return out

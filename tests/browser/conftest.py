@@ -1,0 +1,130 @@
+"""Browser fixtures: the exercise fixture site, served, and Chromium.
+
+The site (tests/exercise_fixtures: one page per exercise kind, built with
+the real hook and the real docs/assets) is built once per session into a
+temporary folder and served by http.server in a thread on a free port.
+Playwright drives Debian's Chromium (/usr/bin/chromium); no browser is
+ever downloaded.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "exercise_fixtures"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - stdlib name
+        pass
+
+
+@pytest.fixture(scope="session")
+def fixture_server(tmp_path_factory):
+    """Serve the built fixture site; yields its base URL."""
+    site = tmp_path_factory.mktemp("exercise-site")
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    # The sitemap must list this address for instant navigation to work.
+    env = dict(os.environ, EXERCISE_FIXTURE_SITE_URL=base)
+    env.setdefault("NO_MKDOCS_2_WARNING", "1")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-q",
+            "-f",
+            str(FIXTURE / "mkdocs.yml"),
+            "-d",
+            str(site),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        server.server_close()
+        pytest.fail("fixture site build failed:\n" + result.stderr[-4000:])
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield base
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(f"{CHROMIUM} is missing (make browser installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+class Pages:
+    """Opens pages of the fixture site in fresh contexts and checks that
+    none of them logged a JavaScript error."""
+
+    def __init__(self, browser, base: str):
+        self.browser = browser
+        self.base = base
+        self.contexts = []
+        self.errors: list[str] = []
+
+    def open(self, name: str, *, width: int = 1280, **options):
+        options.setdefault("viewport", {"width": width, "height": 900})
+        context = self.browser.new_context(**options)
+        self.contexts.append(context)
+        context.set_default_timeout(10_000)
+        page = context.new_page()
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on(
+            "console",
+            lambda m: m.type == "error" and self.errors.append(m.text),
+        )
+        page.goto(self.base + name)
+        scripted = options.get("java_script_enabled", True)
+        if scripted and page.locator("section.exercise").count():
+            page.wait_for_selector("section.exercise[data-ex-ready]")
+        return page
+
+    def close(self):
+        for context in self.contexts:
+            context.close()
+
+
+@pytest.fixture
+def pages(browser, fixture_server):
+    opened = Pages(browser, fixture_server)
+    yield opened
+    opened.close()
+    assert not opened.errors, f"JavaScript errors: {opened.errors}"

@@ -1,0 +1,720 @@
+"""Every exercise kind, driven in Chromium with the mouse and with the
+keyboard, plus the no-JavaScript view, persistence, reset, instant
+navigation, phone width and an axe scan (light and dark)."""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+import scripts.exercises as exercises
+
+pytestmark = pytest.mark.browser
+
+FIXTURE_DOCS = Path(__file__).resolve().parents[1] / "exercise_fixtures"
+KIND_PAGES = [
+    "predict.html",
+    "check.html",
+    "eliminate.html",
+    "buckets.html",
+    "order.html",
+    "fill-in.html",
+    "discussion.html",
+]
+
+
+# --- helpers -----------------------------------------------------------------
+
+
+def tab_to(page, selector: str, limit: int = 120) -> None:
+    """Move focus with Tab (or Shift+Tab) until `selector` has it."""
+    js = """s => {
+      const a = document.activeElement, t = document.querySelector(s);
+      if (!t) return "missing";
+      if (a && a.matches(s)) return "here";
+      if (!a || a === document.body) return "Tab";
+      return a.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_PRECEDING
+        ? "Shift+Tab" : "Tab";
+    }"""
+    for _ in range(limit):
+        step = page.evaluate(js, selector)
+        if step == "here":
+            return
+        assert step != "missing", f"no element matches {selector}"
+        page.keyboard.press(step)
+    raise AssertionError(f"Tab never reached {selector}")
+
+
+def focused(page, selector: str) -> bool:
+    return page.evaluate(
+        "s => !!document.activeElement && document.activeElement.matches(s)",
+        selector,
+    )
+
+
+def stored(page, section) -> object:
+    key = section.get_attribute("data-ex-key")
+    return page.evaluate("k => JSON.parse(localStorage.getItem(k))", key)
+
+
+def drag(page, handle, x: float, y: float) -> None:
+    """Press on `handle`, move to (x, y) in steps, release."""
+    box = handle.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(x, y, steps=8)
+    page.mouse.up()
+
+
+def centre(locator) -> tuple[float, float]:
+    box = locator.bounding_box()
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+# --- predict -----------------------------------------------------------------
+
+
+def test_predict_with_mouse(pages):
+    """Commit a prediction: Correct and Why open beside it, and stay."""
+    page = pages.open("predict.html")
+    ex = page.locator("section.ex-predict")
+    keys = ex.locator("details.ex-key")
+    ex.get_by_role("button", name="Commit prediction").click()
+    expect(ex.locator(".ex-feedback")).to_contain_text("Type a prediction")
+    expect(keys.first).not_to_have_attribute("open", "")
+    box = ex.get_by_label("Your prediction")
+    box.click()
+    page.keyboard.type("(1, 4, 8) and (1, 2, 4, 4)")
+    ex.get_by_role("button", name="Commit prediction").click()
+    expect(ex.locator(".ex-feedback")).to_contain_text("Prediction committed")
+    for i in range(2):
+        expect(keys.nth(i)).to_have_attribute("open", "")
+    expect(ex.locator(".ex-key__answer")).to_be_visible()
+    expect(ex.locator(".ex-key__why")).to_be_visible()
+    expect(ex.locator(".ex-live")).to_contain_text("Correct: output")
+    expect(box).not_to_be_editable()
+    page.reload()
+    ex = page.locator("section.ex-predict[data-ex-ready]")
+    expect(ex.get_by_label("Your prediction")).to_have_value(
+        "(1, 4, 8) and (1, 2, 4, 4)"
+    )
+    expect(ex.locator("details.ex-key").first).to_have_attribute("open", "")
+
+
+def test_predict_with_keyboard(pages):
+    page = pages.open("predict.html")
+    ex = page.locator("section.ex-predict")
+    tab_to(page, "section.ex-predict textarea")
+    page.keyboard.type("same shape as the input")
+    page.keyboard.press("Tab")
+    assert focused(page, '[data-ex-action="commit"]')
+    page.keyboard.press("Enter")
+    expect(ex.locator(".ex-live")).to_contain_text("Prediction committed")
+    expect(ex.locator("details.ex-key").nth(1)).to_have_attribute("open", "")
+    # Focus moved to the revealed answer, not lost to <body>.
+    assert focused(page, "details.ex-key--answer summary")
+
+
+# --- check -------------------------------------------------------------------
+
+
+def test_check_with_mouse(pages):
+    """Wrong pick: says so, shows why it tempts and the explanation;
+    retry with the right one."""
+    page = pages.open("check.html")
+    ex = page.locator("section.ex-check")
+    ex.get_by_role("button", name="Check", exact=True).click()
+    expect(ex.locator(".ex-feedback")).to_contain_text("Pick an option")
+    ex.locator('.ex-option[data-ex-option="C"] label').click()
+    ex.get_by_role("button", name="Check", exact=True).click()
+    feedback = ex.locator(".ex-feedback")
+    expect(feedback).to_contain_text("Not quite. C is wrong")
+    expect(feedback).to_contain_text("Why C tempts people")
+    expect(feedback).to_contain_text("treating each head as a full")
+    expect(feedback).to_contain_text("Splitting into h heads")
+    expect(ex.locator('.ex-option[data-ex-option="C"] .ex-mark')).to_have_text(
+        "✗ wrong"
+    )
+    expect(ex.locator(".ex-live")).to_contain_text("Why C tempts people")
+    ex.locator('.ex-option[data-ex-option="A"] label').click()
+    ex.get_by_role("button", name="Check", exact=True).click()
+    expect(feedback).to_contain_text("Correct. A is the answer")
+    expect(feedback).not_to_contain_text("tempts")
+    expect(ex.locator('.ex-option[data-ex-option="A"] .ex-mark')).to_have_text(
+        "✓ correct"
+    )
+    # The earlier wrong try stays marked.
+    expect(ex.locator('.ex-option[data-ex-option="C"]')).to_have_class(
+        re.compile("is-wrong")
+    )
+
+
+def test_check_with_keyboard(pages):
+    page = pages.open("check.html")
+    ex = page.locator("section.ex-check")
+    tab_to(page, "section.ex-check input.ex-radio")
+    page.keyboard.press("ArrowDown")  # B
+    page.keyboard.press("Tab")
+    assert focused(page, '[data-ex-action="check"]')
+    page.keyboard.press("Enter")
+    expect(ex.locator(".ex-live")).to_contain_text("B is wrong")
+    expect(ex.locator(".ex-feedback")).to_contain_text("Why B tempts people")
+    page.keyboard.press("Shift+Tab")  # back into the radio group, on B
+    page.keyboard.press("ArrowUp")  # A
+    page.keyboard.press("Tab")
+    page.keyboard.press("Space")
+    expect(ex.locator(".ex-live")).to_contain_text("Correct. A is the answer")
+
+
+def test_check_persists_and_resets(pages):
+    page = pages.open("check.html")
+    ex = page.locator("section.ex-check")
+    ex.locator('.ex-option[data-ex-option="D"] label').click()
+    ex.get_by_role("button", name="Check", exact=True).click()
+    assert stored(page, ex)["tried"] == ["D"]
+    page.reload()
+    ex = page.locator("section.ex-check[data-ex-ready]")
+    expect(ex.locator(".ex-feedback")).to_contain_text("D is wrong")
+    expect(ex.locator('input[value="D"]')).to_be_checked()
+    ex.get_by_role("button", name="Reset this exercise").click()
+    ex = page.locator("section.ex-check[data-ex-ready]")
+    expect(ex.locator(".ex-feedback")).to_be_hidden()
+    expect(ex.locator('input[value="D"]')).not_to_be_checked()
+    expect(ex.locator(".ex-live")).to_contain_text("Exercise reset")
+    assert stored(page, ex) is None
+
+
+# --- eliminate ---------------------------------------------------------------
+
+
+def test_eliminate_with_mouse(pages):
+    """Striking the survivor warns; striking the rest confirms each and
+    reveals the answer at the end."""
+    page = pages.open("eliminate.html")
+    ex = page.locator("section.ex-eliminate")
+    feedback = ex.locator(".ex-feedback")
+    ex.get_by_role("button", name="Strike option A").click()
+    expect(feedback).to_contain_text("Careful. A survives")
+    expect(ex.locator('.ex-option[data-ex-option="A"]')).not_to_have_class(
+        re.compile("is-struck")
+    )
+    ex.get_by_role("button", name="Strike option B").click()
+    expect(feedback).to_contain_text("B is wrong: struck out. 2 to go")
+    expect(feedback).to_contain_text("What rules out B")
+    expect(feedback).to_contain_text("no head axis at all")
+    expect(ex.locator('.ex-option[data-ex-option="B"]')).to_have_class(
+        re.compile("is-struck")
+    )
+    expect(ex.locator('.ex-option[data-ex-option="B"] .ex-mark')).to_have_text(
+        "✗ struck out"
+    )
+    ex.get_by_role("button", name="Strike option D").click()
+    ex.get_by_role("button", name="Strike option C").click()
+    expect(feedback).to_contain_text("A survives")
+    expect(feedback).to_contain_text("packs")
+    expect(ex.locator('.ex-option[data-ex-option="A"] .ex-mark')).to_have_text(
+        "✓ survives"
+    )
+    expect(ex.locator("details.ex-key")).to_have_attribute("open", "")
+    expect(ex.get_by_role("button", name=re.compile("^Strike"))).to_have_count(
+        0
+    )
+
+
+def test_eliminate_with_keyboard(pages):
+    page = pages.open("eliminate.html")
+    ex = page.locator("section.ex-eliminate")
+    tab_to(page, '[data-ex-action="strike"][data-ex-option="A"]')
+    page.keyboard.press("Enter")
+    expect(ex.locator(".ex-live")).to_contain_text("A survives")
+    page.keyboard.press("Tab")
+    assert focused(page, '[data-ex-action="strike"][data-ex-option="B"]')
+    page.keyboard.press("Enter")
+    expect(ex.locator(".ex-live")).to_contain_text("What rules it out")
+    # Focus moves on to the next option still standing.
+    assert focused(page, '[data-ex-action="strike"][data-ex-option="C"]')
+    page.keyboard.press("Enter")
+    assert focused(page, '[data-ex-action="strike"][data-ex-option="D"]')
+    page.keyboard.press("Space")
+    expect(ex.locator(".ex-live")).to_contain_text("A survives")
+    assert focused(page, "section.ex-eliminate details.ex-key summary")
+    page.reload()
+    ex = page.locator("section.ex-eliminate[data-ex-ready]")
+    expect(ex.locator(".is-struck")).to_have_count(3)
+
+
+# --- buckets -----------------------------------------------------------------
+
+
+def bucket_truth(ex) -> dict[str, str]:
+    """item id -> bucket id, read from the answer key."""
+    truth = {}
+    for group in ex.locator(".ex-key__group").all():
+        bucket = group.get_attribute("data-ex-bucket")
+        for li in group.locator("[data-ex-item]").all():
+            truth[li.get_attribute("data-ex-item")] = bucket
+    return truth
+
+
+def test_buckets_with_mouse(pages):
+    """Drag items by their handles (and pick one from its menu); a wrong
+    placement is marked, explanations appear, fixing it clears the mark."""
+    page = pages.open("buckets.html")
+    ex = page.locator("section.ex-buckets")
+    truth = bucket_truth(ex)
+    ids = list(truth)
+    wrong_id = ids[-1]  # "context" belongs in bucket 1: put it in 0
+    for item_id in ids:
+        item = ex.locator(f'.ex-item[data-ex-item="{item_id}"]')
+        bucket = "0" if item_id == wrong_id else truth[item_id]
+        if item_id == ids[0]:
+            item.locator("select").select_option(bucket)  # click a menu
+            continue
+        zone = ex.locator(f'.ex-zone[data-ex-zone="{bucket}"]')
+        drag(page, item.locator(".ex-handle"), *centre(zone))
+        expect(zone.locator(f'[data-ex-item="{item_id}"]')).to_have_count(1)
+    expect(ex.locator(".ex-zone--pool .ex-item")).to_have_count(0)
+    ex.get_by_role("button", name="Check", exact=True).click()
+    feedback = ex.locator(".ex-feedback")
+    expect(feedback).to_contain_text("6 of 7 items are in the right bucket")
+    wrong = ex.locator(f'.ex-item[data-ex-item="{wrong_id}"]')
+    expect(wrong.locator(".ex-mark")).to_have_text("✗ wrong bucket")
+    expect(ex.locator(".ex-item .ex-mark--right")).to_have_count(6)
+    explanations = ex.locator(".ex-zone__explanation")
+    expect(explanations.first).to_contain_text("no head axis")
+    expect(explanations.nth(1)).to_contain_text("inside the heads")
+    drag(
+        page,
+        wrong.locator(".ex-handle"),
+        *centre(ex.locator(f'.ex-zone[data-ex-zone="{truth[wrong_id]}"]')),
+    )
+    expect(wrong.locator(".ex-mark")).to_have_text("")
+    expect(wrong.locator("select")).to_have_value(truth[wrong_id])
+    ex.get_by_role("button", name="Check", exact=True).click()
+    expect(feedback).to_contain_text("Correct. All 7 items")
+
+
+def test_buckets_with_keyboard(pages):
+    """Tab to an unsorted item's bucket menu, arrow to the bucket; Tab
+    goes on to the next unsorted item."""
+    page = pages.open("buckets.html")
+    ex = page.locator("section.ex-buckets")
+    truth = bucket_truth(ex)
+    ex.get_by_role("button", name="Check", exact=True).focus()
+    page.keyboard.press("Enter")
+    expect(ex.locator(".ex-live")).to_contain_text("7 still unsorted")
+    for _ in range(len(truth)):
+        tab_to(page, "section.ex-buckets .ex-zone--pool .ex-select")
+        item_id = page.evaluate(
+            "() => document.activeElement.closest('.ex-item')"
+            ".getAttribute('data-ex-item')"
+        )
+        for _ in range(int(truth[item_id]) + 1):
+            page.keyboard.press("ArrowDown")
+        item = ex.locator(f'.ex-item[data-ex-item="{item_id}"]')
+        zone = ex.locator(f'.ex-zone[data-ex-zone="{truth[item_id]}"]')
+        expect(zone.locator(f'[data-ex-item="{item_id}"]')).to_have_count(1)
+        assert focused(page, f'.ex-item[data-ex-item="{item_id}"] select')
+        expect(ex.locator(".ex-live")).to_contain_text("Moved to")
+        expect(item.locator("select")).to_have_value(truth[item_id])
+    tab_to(page, 'section.ex-buckets [data-ex-action="check"]')
+    page.keyboard.press("Enter")
+    expect(ex.locator(".ex-live")).to_contain_text("All 7 items")
+    page.reload()
+    ex = page.locator("section.ex-buckets[data-ex-ready]")
+    expect(ex.locator(".ex-item .ex-mark--right")).to_have_count(7)
+
+
+# --- order -------------------------------------------------------------------
+
+
+def step_ids(ex) -> list[str]:
+    return [
+        li.get_attribute("data-ex-step")
+        for li in ex.locator(".ex-steps .ex-step").all()
+    ]
+
+
+def test_order_with_mouse(pages):
+    """Check the shuffled order (positions marked, order and why shown),
+    then drag the steps into order."""
+    page = pages.open("order.html")
+    ex = page.locator("section.ex-order")
+    truth = [
+        li.get_attribute("data-ex-step")
+        for li in ex.locator(".ex-key__steps [data-ex-step]").all()
+    ]
+    assert step_ids(ex) != truth
+    ex.get_by_role("button", name="Check order").click()
+    feedback = ex.locator(".ex-feedback")
+    expect(feedback).to_contain_text("steps are in the right place")
+    expect(ex.locator(".ex-step .ex-mark--wrong").first).to_have_text(
+        "✗ wrong place"
+    )
+    expect(ex.locator("details.ex-key")).to_have_attribute("open", "")
+    expect(ex.locator(".ex-key__why")).to_be_visible()
+    for i, step in enumerate(truth):
+        if step_ids(ex)[i] == step:
+            continue
+        target = ex.locator(".ex-steps .ex-step").nth(i).bounding_box()
+        handle = ex.locator(f'.ex-step[data-ex-step="{step}"] .ex-handle')
+        drag(page, handle, target["x"] + 20, target["y"] + 3)
+        assert step_ids(ex)[i] == step
+    assert step_ids(ex) == truth
+    ex.get_by_role("button", name="Check order").click()
+    expect(feedback).to_contain_text("Correct. All 5 steps are in order")
+    expect(ex.locator(".ex-step .ex-mark--right")).to_have_count(5)
+
+
+def test_order_with_keyboard(pages):
+    """Move steps with their up buttons; focus stays on the button."""
+    page = pages.open("order.html")
+    ex = page.locator("section.ex-order")
+    truth = [
+        li.get_attribute("data-ex-step")
+        for li in ex.locator(".ex-key__steps [data-ex-step]").all()
+    ]
+    for i, step in enumerate(truth):
+        j = step_ids(ex).index(step)
+        if j == i:
+            continue
+        up = f'.ex-step[data-ex-step="{step}"] [data-ex-action="up"]'
+        tab_to(page, up)
+        for _ in range(j - i):
+            page.keyboard.press("Enter")
+        assert focused(page, up)
+        expect(ex.locator(".ex-live")).to_contain_text(
+            f"Moved to position {i + 1} of 5"
+        )
+    assert step_ids(ex) == truth
+    tab_to(page, 'section.ex-order [data-ex-action="check"]')
+    page.keyboard.press("Enter")
+    expect(ex.locator(".ex-live")).to_contain_text("All 5 steps are in order")
+    page.reload()
+    ex = page.locator("section.ex-order[data-ex-ready]")
+    assert step_ids(ex) == truth
+
+
+# --- fill-in -----------------------------------------------------------------
+
+
+def test_fill_in_with_mouse(pages):
+    """Cells compare ignoring case, spaces and thousands separators."""
+    page = pages.open("fill-in.html")
+    ex = page.locator("section.ex-fill-in").first
+    typed = ["1048576", "1,048,576", "1 048 576", "1,048,567", "1_048_576"]
+    for row, text in enumerate(typed):
+        ex.locator(f'.ex-blank[data-ex-row="{row}"] input').click()
+        page.keyboard.type(text)
+    ex.get_by_role("button", name="Check", exact=True).click()
+    expect(ex.locator(".ex-feedback")).to_contain_text("4 of 5 cells")
+    bad = ex.locator('.ex-blank[data-ex-row="3"]')
+    expect(bad.locator(".ex-mark")).to_have_text("✗ wrong")
+    expect(bad.locator("input")).to_have_attribute("aria-invalid", "true")
+    expect(ex.locator(".ex-blank .ex-mark--right")).to_have_count(4)
+    bad.locator("input").fill("1048576")
+    expect(bad.locator(".ex-mark")).to_have_text("")
+    ex.get_by_role("button", name="Check", exact=True).click()
+    expect(ex.locator(".ex-feedback")).to_contain_text("All 5 cells")
+
+    shapes = page.locator("section#ex-shapes")
+    expect(shapes.locator(".ex-label")).to_have_text("Fill in the shapes")
+    shapes.locator('.ex-blank[data-ex-row="0"] input').fill("(2,5,8)")
+    shapes.locator('.ex-blank[data-ex-row="1"] input').fill("(2, 2, 5,5) ")
+    shapes.get_by_role("button", name="Check", exact=True).click()
+    expect(shapes.locator(".ex-feedback")).to_contain_text("All 2 cells")
+    key = shapes.get_attribute("data-ex-key")
+    assert key.endswith(":fill-in.html:shapes")
+
+
+def test_fill_in_with_keyboard(pages):
+    page = pages.open("fill-in.html")
+    ex = page.locator("section.ex-fill-in").first
+    tab_to(page, "section.ex-fill-in input.ex-cell")
+    for _ in range(5):
+        page.keyboard.type("1,048,576")
+        page.keyboard.press("Tab")
+    assert focused(page, 'section.ex-fill-in [data-ex-action="check"]')
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Enter")  # Enter in a cell checks
+    expect(ex.locator(".ex-live")).to_contain_text("All 5 cells are right")
+    page.reload()
+    ex = page.locator("section.ex-fill-in[data-ex-ready]").first
+    expect(ex.locator(".ex-blank input").first).to_have_value("1,048,576")
+    expect(ex.locator(".ex-blank .ex-mark--right")).to_have_count(5)
+
+
+def test_same_cell_rules(pages):
+    """The fill-in comparison, case by case."""
+    page = pages.open("fill-in.html")
+    cases = [
+        ("1048576", "1,048,576", True),
+        ("1 048 576", "1,048,576", True),
+        ("(2,5,8)", "(2, 5, 8)", True),
+        ("(2,500,8)", "(2, 500, 8)", True),
+        ("SCALAR", "scalar", True),
+        ("(D_MODEL, d_k)", "(d_model, d_k)", True),
+        ("(2,5,9)", "(2, 5, 8)", False),
+        ("104857", "1,048,576", False),
+        ("", "1,048,576", False),
+    ]
+    for given, expected, same in cases:
+        got = page.evaluate(
+            "([a, b]) => window.lessonExercises.sameCell(a, b)",
+            [given, expected],
+        )
+        assert got is same, (given, expected)
+
+
+# --- discussion --------------------------------------------------------------
+
+
+def test_discussion_with_mouse(pages):
+    """Notes persist; hint first, then the model answer; reset clears."""
+    page = pages.open("discussion.html")
+    ex = page.locator("section.ex-discussion")
+    ex.get_by_label("Your notes").fill("a soft lookup")
+    summaries = ex.locator("details.ex-key summary")
+    expect(summaries).to_have_text(["Hint", "Model answer"])
+    summaries.nth(0).click()
+    expect(ex.locator(".ex-key__hint")).to_be_visible()
+    expect(ex.locator(".ex-live")).to_contain_text("Hint: One sentence")
+    summaries.nth(1).click()
+    expect(ex.locator(".ex-key__answer")).to_contain_text("soft lookup")
+    page.reload()
+    ex = page.locator("section.ex-discussion[data-ex-ready]")
+    expect(ex.get_by_label("Your notes")).to_have_value("a soft lookup")
+    expect(ex.locator("details.ex-key").nth(1)).to_have_attribute("open", "")
+    ex.get_by_role("button", name="Reset this exercise").click()
+    ex = page.locator("section.ex-discussion[data-ex-ready]")
+    expect(ex.get_by_label("Your notes")).to_have_value("")
+    expect(ex.locator("details.ex-key").first).not_to_have_attribute(
+        "open", ""
+    )
+    assert stored(page, ex) is None
+
+
+def test_discussion_with_keyboard(pages):
+    page = pages.open("discussion.html")
+    ex = page.locator("section.ex-discussion")
+    tab_to(page, "section.ex-discussion textarea")
+    page.keyboard.type("notes by keyboard")
+    tab_to(page, "section.ex-discussion details.ex-key--hint summary")
+    page.keyboard.press("Enter")
+    expect(ex.locator("details.ex-key--hint")).to_have_attribute("open", "")
+    tab_to(page, "section.ex-discussion details.ex-key--answer summary")
+    page.keyboard.press("Enter")
+    expect(ex.locator(".ex-live")).to_contain_text("Model answer:")
+    assert stored(page, ex)["notes"] == "notes by keyboard"
+
+
+# --- without JavaScript ------------------------------------------------------
+
+
+def _fixture_exercises(name: str):
+    """The fixture page's exercises, parsed with the real package."""
+    from tests.exercise_fixtures.fixture_tables import TABLES
+
+    text = (FIXTURE_DOCS / "docs" / name.replace(".html", ".md")).read_text()
+    fragments = exercises.Fragments(
+        ["pymdownx.arithmatex", "pymdownx.superfences"],
+        {"pymdownx.arithmatex": {"generic": True}},
+    )
+    result = exercises.transform_page(
+        text, path=name, url=name, fragments=fragments, tables=TABLES
+    )
+    assert not result.problems
+    return result.exercises, fragments
+
+
+def _texts(ex, fragments) -> list[str]:
+    """Every text value of an exercise, as the no-JS page shows it."""
+    values = []
+    for name in ("prompt", "question", "answer", "why", "explanation"):
+        values.append(getattr(ex, name, None))
+    values.append(getattr(ex, "hint", None))
+    for option in getattr(ex, "options", []):
+        values += [option.text, option.note]
+    for bucket in getattr(ex, "buckets", []):
+        values += [bucket.name, bucket.explanation, *bucket.items]
+    values += getattr(ex, "steps", [])
+    out = []
+    for value in filter(None, values):
+        shown = html.unescape(re.sub(r"<[^>]+>", "", fragments.block(value)))
+        out += [line.strip() for line in shown.splitlines() if line.strip()]
+    if isinstance(ex, exercises.model.FillIn):
+        out += [cell for row in ex.data.rows for cell in row]
+        out += ex.data.columns
+    return out
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("name", KIND_PAGES)
+def test_everything_readable_without_javascript(pages, name):
+    """No JS: every question, option, item, hint and answer is on the page
+    (answers in closed <details> that open natively); no dead controls."""
+    page = pages.open(name, java_script_enabled=False)
+    expected, fragments = _fixture_exercises(name)
+    sections = page.locator("section.exercise")
+    expect(sections).to_have_count(len(expected))
+    for i, ex in enumerate(expected):
+        section = sections.nth(i)
+        expect(section.locator(".ex-prompt")).to_be_visible()
+        expect(section.locator(".ex-actions")).to_be_hidden()
+        for control in section.locator("input, select, textarea").all():
+            expect(control).to_be_hidden()
+        keys = section.locator("details.ex-key")
+        assert keys.count() >= 1
+        for d in keys.all():
+            expect(d).not_to_have_attribute("open", "")
+            d.locator("summary").click()  # native <details>, no JS
+            expect(d).to_have_attribute("open", "")
+        shown = _squash(section.inner_text())
+        for text in _texts(ex, fragments):
+            assert _squash(text) in shown, f"{name}: missing {text!r}"
+
+
+# --- navigation, phone width, accessibility ----------------------------------
+
+
+def test_instant_navigation_initialises_widgets(pages):
+    """Material swaps pages without a reload: widgets still come alive."""
+    page = pages.open("index.html")
+    page.evaluate("() => { window.__sameDocument = true; }")
+    page.get_by_role("link", name="Check", exact=True).last.click()
+    page.wait_for_url("**/check.html")
+    ex = page.locator("section.ex-check[data-ex-ready]")
+    expect(ex).to_have_count(1)
+    assert page.evaluate("() => window.__sameDocument === true")
+    ex.locator('.ex-option[data-ex-option="A"] label').click()
+    ex.get_by_role("button", name="Check", exact=True).click()
+    expect(ex.locator(".ex-feedback")).to_contain_text("Correct")
+    page.go_back()
+    page.wait_for_url("**/index.html")
+    page.go_forward()
+    ex = page.locator("section.ex-check[data-ex-ready]")
+    expect(ex.locator(".ex-feedback")).to_contain_text("Correct")
+    assert page.evaluate("() => window.__sameDocument === true")
+
+
+@pytest.mark.parametrize("name", KIND_PAGES)
+def test_phone_width(pages, name):
+    """At 390 px nothing overflows sideways and the controls show."""
+    page = pages.open(name, width=390, has_touch=True, is_mobile=True)
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 390
+    for section in page.locator("section.exercise").all():
+        expect(section.locator(".ex-actions")).to_be_visible()
+        box = section.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+
+
+def test_phone_tap(pages):
+    page = pages.open("check.html", width=390, has_touch=True, is_mobile=True)
+    ex = page.locator("section.ex-check")
+    ex.locator('.ex-option[data-ex-option="B"] label').tap()
+    ex.get_by_role("button", name="Check", exact=True).tap()
+    expect(ex.locator(".ex-feedback")).to_contain_text("B is wrong")
+
+
+def _interact(page, name: str) -> None:
+    """Put each kind into its feedback state, so axe sees the marks."""
+    ex = page.locator("section.exercise").first
+    if name == "predict.html":
+        ex.locator("textarea").fill("a guess")
+        ex.locator('[data-ex-action="commit"]').click()
+    elif name == "check.html":
+        ex.locator('.ex-option[data-ex-option="B"] label').click()
+        ex.locator('[data-ex-action="check"]').click()
+    elif name == "eliminate.html":
+        ex.locator('[data-ex-option="A"][data-ex-action="strike"]').click()
+        ex.locator('[data-ex-option="B"][data-ex-action="strike"]').click()
+    elif name == "buckets.html":
+        for n in range(7):
+            item = ex.locator(f'.ex-item[data-ex-item="{n}"] select')
+            item.select_option("1" if n < 3 else "0")
+            if n == 3:  # some still unsorted: a warning
+                ex.locator('[data-ex-action="check"]').click()
+        ex.locator('[data-ex-action="check"]').click()
+    elif name == "order.html":
+        ex.locator('[data-ex-action="check"]').click()
+    elif name == "fill-in.html":
+        ex.locator("input.ex-cell").first.fill("12")
+        ex.locator('[data-ex-action="check"]').click()
+    elif name == "discussion.html":
+        for summary in ex.locator("summary").all():
+            summary.click()
+    page.wait_for_timeout(100)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("name", KIND_PAGES)
+def test_axe_finds_nothing_serious(pages, name, scheme):
+    """axe-core on the widgets, before and after answering, in both
+    palettes: no serious or critical violations."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    page = pages.open(name, color_scheme=scheme)
+    want = "slate" if scheme == "dark" else "default"
+    assert (
+        page.evaluate(
+            "() => document.body.getAttribute('data-md-color-scheme')"
+        )
+        == want
+    )
+    axe = Axe()
+    for stage in ("fresh", "answered"):
+        if stage == "answered":
+            _interact(page, name)
+        result = axe.run(page, context="section.exercise")
+        serious = [
+            f"{v['id']} ({v['impact']}): {v['help']} at "
+            + ", ".join(str(n["target"]) for n in v["nodes"][:3])
+            for v in result.response["violations"]
+            if v["impact"] in ("serious", "critical")
+        ]
+        assert not serious, f"{name} {scheme} {stage}: {serious}"
+
+
+def _fulfill_with(route, request=None, **response):
+    route.fulfill(**response)
+
+
+def test_axe_without_javascript(pages):
+    """The no-JS view passes axe too. Playwright cannot evaluate axe in a
+    context with JavaScript off, so serve each page with its scripts
+    stripped: the same DOM a browser without JavaScript builds."""
+    from urllib.request import urlopen
+
+    from axe_playwright_python.sync_playwright import Axe
+
+    for name in KIND_PAGES:
+        url = pages.base + name
+        with urlopen(url) as response:
+            source = response.read().decode()
+        static = re.sub(r"<script\b.*?</script>", "", source, flags=re.S)
+        page = pages.open("index.html")
+        page.route(
+            url,
+            functools.partial(
+                _fulfill_with, body=static, content_type="text/html"
+            ),
+        )
+        page.goto(url)
+        assert page.locator("script").count() == 0
+        expect(page.locator(".ex-actions").first).to_be_hidden()
+        result = Axe().run(page, context="section.exercise")
+        serious = [
+            v["id"]
+            for v in result.response["violations"]
+            if v["impact"] in ("serious", "critical")
+        ]
+        assert not serious, f"{name}: {serious}"
