@@ -9,7 +9,6 @@ imports torch.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import sys
@@ -26,20 +25,23 @@ def find_package(name: str, snippets_dir: Path) -> Path | None:
     """The folder of package ``name`` as a snippet would import it.
 
     Looked up as ``python snippets/X.py`` would: the snippet's folder
-    first, then this interpreter's path (the editable install). Finding
-    a package does not import it.
+    first, then this interpreter's path and finders (the editable
+    install). Finding a package does not import it, and ``sys.path`` is
+    not touched (``mkdocs serve`` builds in a thread).
     """
-    saved = sys.path[:]
-    sys.path[:] = [str(snippets_dir), *saved[1:]]
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        spec = None
-    finally:
-        sys.path[:] = saved
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(list(spec.submodule_search_locations)[0])
+    search = [str(snippets_dir), *sys.path[1:]]
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        try:
+            spec = find(name, search)
+        except (ImportError, ValueError, TypeError):
+            continue
+        if spec is not None:
+            locations = spec.submodule_search_locations
+            return Path(list(locations)[0]) if locations else None
+    return None
 
 
 def _digest_files(h, base: Path, files) -> None:

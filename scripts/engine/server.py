@@ -39,6 +39,7 @@ DUMP_GRACE = 0.3
 
 def main():
     root = sys.argv[1]
+    _die_with_parent()
     preload = json.loads(sys.stdin.readline() or "[]")
     # The protocol gets a private copy of stdout; fd 1 itself goes to
     # stderr, so a stray print during preload cannot corrupt the protocol.
@@ -88,6 +89,22 @@ def main():
         batch = json.loads(line)
         _run_batch(proto, root, batch, threads)
         _send(proto, {"done": True})
+
+
+def _die_with_parent():
+    """Be killed when the parent dies (Linux), so nothing runs on
+    orphaned: the engine killed by Ctrl-C takes its servers along, and a
+    server takes its children (they have their own process groups, so
+    the terminal's SIGINT does not reach them)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before prctl
+        os._exit(1)
 
 
 def _send(proto, message):
@@ -181,6 +198,7 @@ def _fork_child(root, job, threads, proto):
 def _setup_child(root, job, threads, proto):
     # Its own process group, so a timeout also kills what it started.
     os.setpgid(0, 0)
+    _die_with_parent()
     proto.close()
     for fd, path, flags in (
         (0, os.devnull, os.O_RDONLY),
