@@ -438,7 +438,11 @@
   KINDS.buckets = function (w) {
     var key = one(w.el, ".ex-key");
     var items = all(w.el, ".ex-item");
-    var zones = all(w.el, ".ex-zone");
+    function markEmpty() {
+      all(w.el, ".ex-zone").forEach(function (z) {
+        z.classList.toggle("is-empty", !one(z, ".ex-item"));
+      });
+    }
     var truth = {};
     all(key, ".ex-key__group").forEach(function (g) {
       all(g, "[data-ex-item]").forEach(function (i) {
@@ -454,6 +458,7 @@
       var id = item.getAttribute("data-ex-item");
       var select = one(item, "select");
       zone(b).appendChild(item);
+      markEmpty();
       select.value = b || "";
       mark(item, null);
       w.state.place = w.state.place || {};
@@ -525,6 +530,7 @@
     w.on("check", function () {
       check(false);
     });
+    markEmpty();
     var saved = w.state.place || {};
     items.forEach(function (item) {
       var b = saved[item.getAttribute("data-ex-item")];

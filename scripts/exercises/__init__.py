@@ -180,6 +180,7 @@ def transform_page(
         done = fence.end + 1
     out.extend(lines[done:])
     result.markdown = "\n".join(out)
+    result.problems.sort(key=lambda p: p.line)
     return result
 
 

@@ -263,7 +263,7 @@ def _choices(c, data, common, tables, kind):
         return None
     if len(options) > 26:
         c.add(
-            options.line,
+            data.line_of("options"),
             f"{kind} has {len(options)} options; "
             "expected at most 26 (they are lettered A–Z)",
         )
@@ -330,7 +330,7 @@ def _choices(c, data, common, tables, kind):
         )
         noun = "correct option" if kind == "check" else "survivor"
         c.add(
-            options.line,
+            data.line_of("options"),
             f"{kind} has {got} marked 'correct: true'; expected exactly "
             f"one {noun}",
         )

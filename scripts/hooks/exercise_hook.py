@@ -51,34 +51,49 @@ def on_config(config):
     return config
 
 
-def _tables():
-    """The generated tables, loaded on first use and kept for the build."""
+def _tables(config):
+    """The generated tables, loaded on first use and kept for the build.
+
+    The snippet engine's hook has already run every snippet (it runs
+    first, in on_config), so this reads its result.
+    """
     if "tables" not in _state:
         override = exercises.table_override()
         if override is not None:
             _state["tables"] = override
         else:
-            try:
-                from scripts.engine import current_tables
-            except ImportError as exc:
-                _state["tables"] = exercises.TablesUnavailable(
-                    f"cannot import scripts.engine.current_tables: {exc}"
-                )
-            else:
-                value = current_tables
-                _state["tables"] = value() if callable(value) else value
+            _state["tables"] = _engine_tables(config)
     tables = _state["tables"]
     if isinstance(tables, Exception):
         raise tables
     return tables
 
 
+def _engine_tables(config):
+    try:
+        from scripts.engine import current_tables
+    except ImportError as exc:
+        return exercises.TablesUnavailable(
+            f"cannot import scripts.engine.current_tables: {exc}"
+        )
+    try:
+        return current_tables(_root(config))
+    except Exception as exc:  # the engine reports its own problems
+        first = str(exc).strip().splitlines()[:1] or [type(exc).__name__]
+        return exercises.TablesUnavailable(
+            f"the snippet engine failed: {first[0]}"
+        )
+
+
+def _root(config) -> str:
+    return os.path.dirname(os.path.abspath(config.config_file_path or "."))
+
+
 def _display_path(page, config) -> str:
-    root = os.path.dirname(os.path.abspath(config.config_file_path or "."))
     src = page.file.abs_src_path
     if not src:
         return page.file.src_uri
-    return os.path.relpath(src, root)
+    return os.path.relpath(src, _root(config))
 
 
 def on_page_markdown(markdown, page, config, files):
@@ -95,7 +110,7 @@ def on_page_markdown(markdown, page, config, files):
         path=_display_path(page, config),
         url=page.url or "index.html",
         source=source,
-        tables=_tables,
+        tables=lambda: _tables(config),
         fragments=_state["fragments"],
         key_prefix=STORAGE_PREFIX,
     )

@@ -128,3 +128,24 @@ def pages(browser, fixture_server):
     yield opened
     opened.close()
     assert not opened.errors, f"JavaScript errors: {opened.errors}"
+
+
+@pytest.fixture(scope="session")
+def lesson_server(built_site):
+    """Serve the real lesson site (tests/conftest.py builds it once)."""
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+@pytest.fixture
+def lesson_pages(browser, lesson_server):
+    opened = Pages(browser, lesson_server)
+    yield opened
+    opened.close()
+    assert not opened.errors, f"JavaScript errors: {opened.errors}"

@@ -1,0 +1,492 @@
+"""scripts.exercises: finding fences, validating, rendering (no MkDocs)."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+import scripts.exercises as ex
+from scripts.exercises.model import Buckets, Check, FillIn, Order
+
+TABLES = {
+    "23_params.by_heads": {
+        "columns": ["h", "d_k", "params (d=512)"],
+        "rows": [["1", "512", "1,048,576"], ["8", "64", "1,048,576"]],
+    }
+}
+
+
+@pytest.fixture(scope="module")
+def fragments():
+    return ex.Fragments(
+        ["pymdownx.arithmatex", "pymdownx.superfences", "md_in_html"],
+        {"pymdownx.arithmatex": {"generic": True}},
+    )
+
+
+def page(body: str) -> str:
+    return textwrap.dedent(body).lstrip("\n")
+
+
+def problems_of(markdown, fragments, tables=None, source=None):
+    result = ex.transform_page(
+        page(markdown),
+        path="docs/slides/37-x.md",
+        url="slides/37-x.html",
+        fragments=fragments,
+        tables=TABLES if tables is None else tables,
+        source=source,
+    )
+    return [str(p) for p in result.problems]
+
+
+# --- finding fences ----------------------------------------------------------
+
+
+def test_fences_inside_longer_fences_are_text():
+    """A ```exercise shown as an example inside ```` is not an exercise."""
+    text = page(
+        """
+        ````markdown
+        ```exercise
+        kind: predict
+        ```
+        ````
+
+        ```exercise
+        kind: order
+        ```
+        """
+    )
+    fences = ex.find_fences(text)
+    assert [(f.start, f.end) for f in fences] == [(6, 8)]
+    assert fences[0].body == "kind: order"
+
+
+def test_indented_and_tilde_fences():
+    text = "- item\n\n    ~~~~ exercise\n    kind: predict\n    ~~~~\n"
+    (fence,) = ex.find_fences(text)
+    assert fence.indent == "    "
+    assert fence.body == "kind: predict"
+
+
+def test_unclosed_fence_is_reported(fragments):
+    found = problems_of("# T\n\n```exercise\nkind: predict\n", fragments)
+    assert found == [
+        "docs/slides/37-x.md:3: this ```exercise fence is never closed; "
+        "expected a closing ``` line after its YAML"
+    ]
+
+
+# --- validation --------------------------------------------------------------
+
+
+def test_every_problem_of_a_page_is_reported_with_its_line(fragments):
+    found = problems_of(
+        """
+        # Slide
+
+        ```exercise
+        kind: check
+        question: What is it?
+        options:
+          - text: "A"
+            correct: true
+          - text: "B"
+            correct: true
+          - text: "C"
+        explain: typo
+        ```
+
+        ```exercise
+        kind: multiple-choice
+        ```
+        """,
+        fragments,
+    )
+    assert found == [
+        "docs/slides/37-x.md:4: check is missing 'explanation'; expected "
+        "keys: kind, question, options, explanation (optional: title, id)",
+        "docs/slides/37-x.md:6: check has 2 options (A, B) marked "
+        "'correct: true'; expected exactly one correct option",
+        "docs/slides/37-x.md:11: option C is wrong but has no 'tempts'; "
+        "expected 'tempts: …' saying why it tempts people",
+        "docs/slides/37-x.md:12: check has unknown key 'explain' (did you "
+        "mean 'explanation'?); expected keys: kind, question, options, "
+        "explanation (optional: title, id)",
+        "docs/slides/37-x.md:16: unknown exercise kind 'multiple-choice'; "
+        "expected one of: predict, check, eliminate, buckets, order, "
+        "fill-in, discussion",
+    ]
+
+
+def test_line_numbers_count_the_front_matter(fragments):
+    """The hook passes the body after front matter; lines are the file's."""
+    source = page(
+        """
+        ---
+        title: x
+        ---
+
+        # X
+
+        ```exercise
+        kind: predict
+        prompt: p
+        answer: a
+        ```
+        """
+    )
+    body = source.split("---\n", 2)[2].lstrip("\n")
+    found = problems_of(body, fragments, source=source)
+    assert found == [
+        "docs/slides/37-x.md:8: predict is missing 'why'; expected keys: "
+        "kind, prompt, answer, why (optional: title, id)"
+    ]
+
+
+CASES = [
+    (
+        "kind: predict\nprompt: [a, b]\nanswer: x\nwhy: y\n",
+        ":2: 'prompt' is a list; expected Markdown text",
+    ),
+    (
+        "kind: predict\nprompt: yes\nanswer: x\nwhy: ''\n",
+        ":2: 'prompt' is the YAML boolean true; expected Markdown text "
+        '(quote it: "True")',
+    ),
+    (
+        "kind: predict\nprompt: p\nanswer: x\nwhy: ''\n",
+        ":4: 'why' is empty; expected Markdown text",
+    ),
+    (
+        "kind: predict\nprompt: p\nprompt: q\nanswer: x\nwhy: y\n",
+        ":3: key 'prompt' appears twice; expected each key once",
+    ),
+    (
+        "kind: predict\nprompt: p: q: r\n",
+        ":2: invalid YAML: mapping values are not allowed here; expected a "
+        "YAML mapping",
+    ),
+    (
+        "- kind: predict\n",
+        ":1: the exercise body is not a YAML mapping",
+    ),
+    (
+        "prompt: p\n",
+        ":1: exercise has no 'kind'; expected one of: predict, check",
+    ),
+    (
+        "kind: predict\nid: Not A Slug\nprompt: p\nanswer: a\nwhy: w\n",
+        ":2: id 'Not A Slug' is not a slug; expected lower-case letters",
+    ),
+    (
+        "kind: check\nquestion: q\nexplanation: e\noptions:\n"
+        "  - text: a\n    correct: true\n    tempts: t\n"
+        "  - text: b\n    tempts: t\n",
+        ":7: option A is the correct one but has 'tempts'; expected "
+        "'tempts' only on wrong options",
+    ),
+    (
+        "kind: check\nquestion: q\nexplanation: e\noptions:\n"
+        "  - text: a\n    correct: yes please\n  - text: b\n    tempts: t\n",
+        ":6: option A has 'correct: yes please'; expected 'correct: true'",
+    ),
+    (
+        "kind: eliminate\nquestion: q\nexplanation: e\noptions:\n"
+        "  - text: a\n    correct: true\n  - text: b\n",
+        ":7: option B is wrong but has no 'rules_out'; expected "
+        "'rules_out: …' saying what rules it out",
+    ),
+    (
+        "kind: eliminate\nquestion: q\nexplanation: e\noptions:\n"
+        "  - text: a\n    rules_out: r\n  - text: b\n    rules_out: r\n",
+        ":4: eliminate has no option marked 'correct: true'; expected "
+        "exactly one survivor",
+    ),
+    (
+        "kind: check\nquestion: q\nexplanation: e\noptions:\n"
+        "  - text: a\n    correct: true\n  - text: a\n    tempts: t\n",
+        ":7: option B repeats option A; expected different options",
+    ),
+    (
+        "kind: check\nquestion: q\nexplanation: e\noptions: one\n",
+        ":4: 'options' of check is not a list; expected a YAML list",
+    ),
+    (
+        "kind: buckets\nprompt: p\nbuckets:\n"
+        "  - name: A\n    items: []\n    explanation: e\n"
+        "  - name: B\n    items: [x]\n    explanation: e\n",
+        ":5: bucket 'A' has no items; expected a list of at least one item",
+    ),
+    (
+        "kind: buckets\nprompt: p\nbuckets:\n"
+        "  - name: A\n    items: [x, y]\n    explanation: e\n"
+        "  - name: B\n    items: [x]\n    explanation: e\n",
+        ":8: item 'x' appears twice (in bucket 'A' and bucket 'B'); expected "
+        "each item once",
+    ),
+    (
+        "kind: buckets\nprompt: p\nbuckets:\n"
+        "  - name: A\n    items: [x]\n"
+        "  - name: A\n    items: [y]\n    explanation: e\n",
+        ":4: bucket 1 is missing 'explanation'",
+    ),
+    (
+        "kind: buckets\nprompt: p\nbuckets:\n"
+        "  - name: A\n    items: [x]\n    explanation: e\n",
+        ":3: 'buckets' of buckets has 1 item(s); expected at least 2",
+    ),
+    (
+        "kind: order\nprompt: p\nwhy: w\nsteps: [a, b, a]\n",
+        ":4: step 3 repeats step 1; expected distinct steps",
+    ),
+    (
+        "kind: fill-in\nprompt: p\ntable: 23_params.by_head\ncolumn: h\n",
+        ":3: fill-in names unknown table '23_params.by_head' (did you mean "
+        "'23_params.by_heads'?); expected a table a snippet publishes "
+        "(<snippet stem>.<name>): 23_params.by_heads",
+    ),
+    (
+        "kind: fill-in\nprompt: p\ntable: 23_params.by_heads\ncolumn: "
+        "params\n",
+        ":4: fill-in names unknown column 'params' of table "
+        "'23_params.by_heads' (did you mean 'params (d=512)'?); expected "
+        "one of: 'h', 'd_k', "
+        "'params (d=512)'",
+    ),
+    (
+        "kind: discussion\nprompt: p\nanswer: a\n",
+        ":1: discussion is missing 'hint'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "message"), CASES)
+def test_problem_messages(body, message):
+    exercise, found = ex.validate(
+        body, path="s.md", first_line=0, tables=TABLES
+    )
+    assert exercise is None
+    text = "\n".join(str(p) for p in found)
+    assert "s.md" + message in text, text
+
+
+def test_unavailable_tables_are_a_clear_problem():
+    def broken():
+        raise ex.TablesUnavailable("cannot import scripts.engine")
+
+    body = "kind: fill-in\nprompt: p\ntable: t.x\ncolumn: c\n"
+    _, found = ex.validate(body, path="s.md", first_line=4, tables=broken)
+    assert [str(p) for p in found] == [
+        "s.md:7: fill-in needs table 't.x', but the generated tables are "
+        "unavailable (cannot import scripts.engine); expected the snippet "
+        "engine's scripts.engine.current_tables"
+    ]
+
+
+def test_numbers_keep_their_source_text():
+    """YAML would read 1_000 or 0.10 as numbers; exercises keep the text."""
+    body = "kind: order\nprompt: p\nwhy: w\nsteps: [1_000, 0.10, 2024-01-01]\n"
+    exercise, found = ex.validate(body, path="s.md", first_line=0)
+    assert not found
+    assert isinstance(exercise, Order)
+    assert exercise.steps == ["1_000", "0.10", "2024-01-01"]
+
+
+def test_valid_exercises_become_data():
+    body = (
+        "kind: check\nquestion: q\nexplanation: e\ntitle: T\nid: my-q\n"
+        "options:\n  - text: a\n    correct: true\n"
+        "  - text: b\n    tempts: t\n"
+    )
+    exercise, found = ex.validate(body, path="s.md", first_line=3)
+    assert not found
+    assert isinstance(exercise, Check)
+    assert (exercise.line, exercise.title, exercise.id) == (3, "T", "my-q")
+    assert [(o.letter, o.correct, o.note) for o in exercise.options] == [
+        ("A", True, None),
+        ("B", False, "t"),
+    ]
+    body = "kind: fill-in\nprompt: p\ntable: 23_params.by_heads\ncolumn: h\n"
+    exercise, found = ex.validate(
+        body, path="s.md", first_line=0, tables=lambda: TABLES
+    )
+    assert isinstance(exercise, FillIn) and exercise.hidden == 0
+
+
+# --- rendering ---------------------------------------------------------------
+
+
+def render_one(markdown, fragments):
+    result = ex.transform_page(
+        page(markdown),
+        path="p.md",
+        url="slides/37-x.html",
+        fragments=fragments,
+        tables=TABLES,
+    )
+    assert not result.problems, result.problems
+    (token,) = result.html
+    assert token in result.markdown
+    return result.html[token], result
+
+
+def test_markdown_in_every_text_value(fragments):
+    """Inline code, emphasis and \\( math \\) render in options, notes,
+    items and explanations."""
+    html, _ = render_one(
+        r"""
+        ```exercise
+        kind: check
+        question: "Is *this* \\(d_k\\)?"
+        options:
+          - text: "`view` and \\(h\\)"
+            correct: true
+          - text: "**bold**"
+            tempts: "an *emphasis* and `code`"
+        explanation: "Because \\(h \\cdot d_k = d\\)."
+        ```
+        """,
+        fragments,
+    )
+    assert "Is <em>this</em> " in html
+    assert '<span class="arithmatex">\\(d_k\\)</span>' in html
+    assert (
+        '<span class="ex-option__text"><code>view</code> and '
+        '<span class="arithmatex">\\(h\\)</span></span>' in html
+    )
+    assert "<strong>bold</strong>" in html
+    assert "an <em>emphasis</em> and <code>code</code>" in html
+
+
+def test_answers_sit_in_collapsed_details(fragments):
+    html, _ = render_one(
+        """
+        ```exercise
+        kind: eliminate
+        question: q
+        options:
+          - text: right one
+            correct: true
+          - text: wrong one
+            rules_out: the reason
+        explanation: the why
+        ```
+        """,
+        fragments,
+    )
+    details = re.search(r"<details.*</details>", html, re.S).group(0)
+    assert "<details" in details and " open" not in details
+    assert 'data-ex-answer="A"' in details
+    assert "Survives elimination: A" in details
+    assert "What rules out B" in details and "the reason" in details
+    assert "the why" in details
+    # The question and the options are outside, always visible.
+    before = html[: html.index("<details")]
+    assert "right one" in before and "wrong one" in before
+    assert '<div class="ex-actions" hidden>' in before
+
+
+def test_storage_key_and_ids(fragments):
+    html, _ = render_one(
+        "```exercise\nkind: predict\nid: shapes\nprompt: p\nanswer: a\n"
+        "why: w\n```\n",
+        fragments,
+    )
+    assert 'data-ex-key="lesson81:slides/37-x.html:shapes"' in html
+    assert 'id="ex-shapes"' in html
+    html, _ = render_one(
+        "```exercise\nkind: predict\nprompt: p\nanswer: a\nwhy: w\n```\n",
+        fragments,
+    )
+    assert 'data-ex-key="lesson81:slides/37-x.html:1"' in html
+
+
+def test_order_and_buckets_are_shuffled_stably(fragments):
+    source = """
+        ```exercise
+        kind: order
+        prompt: p
+        steps: [one, two, three, four]
+        why: w
+        ```
+        """
+    first, _ = render_one(source, fragments)
+    again, _ = render_one(source, fragments)
+    assert first == again
+    shown = re.findall(r'class="ex-step" data-ex-step="(\d)"', first)
+    key = re.findall(r'<li data-ex-step="(\d)"', first)
+    assert sorted(shown) == key == ["0", "1", "2", "3"]
+    assert shown != key
+    html, result = render_one(
+        """
+        ```exercise
+        kind: buckets
+        prompt: p
+        buckets:
+          - name: A
+            items: [a1, a2]
+            explanation: ea
+          - name: "`B`"
+            items: [b1]
+            explanation: eb
+        ```
+        """,
+        fragments,
+    )
+    assert isinstance(result.exercises[0], Buckets)
+    assert '<option value="1">B</option>' in html  # plain text in <option>
+    assert re.findall(r'data-ex-bucket="(\d)"', html) == ["0", "1"]
+
+
+def test_fill_in_hides_the_column_and_keeps_the_values(fragments):
+    html, _ = render_one(
+        """
+        ```exercise
+        kind: fill-in
+        prompt: p
+        table: 23_params.by_heads
+        column: params (d=512)
+        ```
+        """,
+        fragments,
+    )
+    body, key = html.split("<details", 1)
+    assert "1,048,576" not in body
+    assert body.count('class="ex-blank"') == 2
+    assert 'aria-labelledby="ex1-col2 ex1-row0"' in body
+    assert key.count('data-ex-value="1,048,576"') == 2
+
+
+def test_placeholders_survive_markdown_and_are_filled(fragments):
+    """The placeholder paragraph comes through Markdown, even indented
+    inside a list, and is swapped for the widget."""
+    import markdown as md
+
+    text = page(
+        """
+        1. First
+
+            ```exercise
+            kind: predict
+            prompt: p
+            answer: a
+            why: w
+            ```
+
+        2. Second
+        """
+    )
+    result = ex.transform_page(
+        text, path="p.md", url="p.html", fragments=fragments
+    )
+    assert not result.problems
+    out = md.markdown(result.markdown, extensions=["pymdownx.superfences"])
+    filled, missing = ex.fill_placeholders(out, result.html)
+    assert not missing
+    assert "xexercisex" not in filled
+    assert filled.count('<section class="exercise ex-predict"') == 1
+    assert "<p><section" not in filled

@@ -1,0 +1,139 @@
+"""The exercise hook inside real `mkdocs build` runs."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import scripts.exercises as exercises
+
+ROOT = Path(__file__).resolve().parents[1]
+HOOK = ROOT / "scripts" / "hooks" / "exercise_hook.py"
+FIXTURE = ROOT / "tests" / "exercise_fixtures"
+
+
+def build(config: Path, site: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q"]
+        + ["-f", str(config), "-d", str(site)],
+        cwd=config.parent,
+        env=dict(os.environ, NO_MKDOCS_2_WARNING="1"),
+        capture_output=True,
+        text=True,
+    )
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def test_all_problems_of_all_pages_fail_the_build_together(tmp_path):
+    """Three pages, four problems: one error lists them all with file and
+    line, and no page of the site is left behind (not even an old one)."""
+    write(
+        tmp_path / "mkdocs.yml",
+        f"""
+        site_name: broken
+        hooks: ["{HOOK}"]
+        markdown_extensions: [md_in_html, pymdownx.superfences]
+        """,
+    )
+    write(
+        tmp_path / "docs" / "index.md",
+        """
+        ---
+        title: Index
+        ---
+
+        # Fine page
+
+        ```exercise
+        kind: predict
+        prompt: p
+        answer: a
+        why: w
+        ```
+        """,
+    )
+    write(
+        tmp_path / "docs" / "slides" / "37-check.md",
+        """
+        ---
+        title: Check
+        ---
+
+        # Check
+
+        ```exercise
+        kind: check
+        question: q
+        options:
+          - text: a
+            correct: true
+          - text: b
+            correct: true
+        explanation: e
+        ```
+
+        ```exercise
+        kind: order
+        prompt: p
+        steps: [x]
+        why: w
+        ```
+        """,
+    )
+    write(
+        tmp_path / "docs" / "slides" / "24-fill.md",
+        """
+        # Fill
+
+        ```exercise
+        kind: fill-in
+        prompt: p
+        table: no_such.table
+        column: c
+        ```
+        """,
+    )
+    stale = tmp_path / "site" / "index.html"
+    write(stale, "<p>an old build</p>")
+    result = build(tmp_path / "mkdocs.yml", tmp_path / "site")
+    assert result.returncode != 0
+    err = result.stderr
+    assert "exercise problems (nothing was written to the site)" in err
+    check = "docs/slides/37-check.md"
+    assert f"{check}:10: check has 2 options (A, B) marked" in err
+    assert f"{check}:11: option B is the correct one" not in err
+    assert f"{check}:21: 'steps' of order has 1 item(s)" in err
+    assert "docs/slides/24-fill.md:6: fill-in " in err
+    assert "no_such.table" in err
+    assert "docs/index.md" not in err
+    assert not list((tmp_path / "site").rglob("*.html"))
+
+
+def test_fixture_site_builds_every_kind(tmp_path):
+    """The fixture site: each page's widgets are in, no placeholder left."""
+    result = build(FIXTURE / "mkdocs.yml", tmp_path / "site")
+    assert result.returncode == 0, result.stderr
+    kinds = set()
+    for page in (tmp_path / "site").glob("*.html"):
+        html = page.read_text()
+        assert "xexercisex" not in html
+        kinds |= set(re.findall(r'data-ex-kind="([a-z-]+)"', html))
+    assert kinds == set(exercises.KINDS)
+
+
+def test_lesson_site_renders_every_exercise(built_site):
+    """Every ```exercise fence of the lesson's slides is a widget."""
+    for md in sorted((ROOT / "docs" / "slides").glob("*.md")):
+        fences = exercises.find_fences(md.read_text())
+        html = (built_site / "slides" / (md.stem + ".html")).read_text()
+        sections = re.findall(r'<section class="exercise ex-([a-z-]+)"', html)
+        assert len(sections) == len(fences), md.name
+        assert "xexercisex" not in html
