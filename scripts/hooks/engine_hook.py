@@ -5,9 +5,9 @@
   site folder and abort, so no page is written and no old site stays
   behind looking like the result of this build.
 - ``on_build_error``: whatever failed later (another hook, strict-mode
-  warnings), the half-written site folder goes too. Under ``mkdocs
-  serve`` the folder is a temporary one the server keeps serving, so it
-  is emptied and holds one page listing the problems instead.
+  warnings), the half-written site folder goes too. Not under ``mkdocs
+  serve``: its temporary folder is never served after a failed build
+  (MkDocs holds page requests until a build succeeds).
 - ``on_serve``: rebuild when ``snippets/`` or ``mha_ref/`` change; the
   engine's cache re-runs only the snippets whose inputs changed.
 
@@ -16,7 +16,6 @@ The timeout comes from ``SNIPPET_TIMEOUT`` or ``extra.snippet_timeout``.
 
 from __future__ import annotations
 
-import html
 import logging
 import shutil
 from pathlib import Path
@@ -28,8 +27,8 @@ from scripts import engine
 from scripts.engine.cache import find_package
 
 log = logging.getLogger("mkdocs.hooks.engine")
-# What this build needs to clean up after itself.
-_state: dict = {"command": "build", "config": None, "handled": False}
+# The command (build, serve, gh-deploy) and this build's config.
+_state: dict = {"command": "build", "config": None}
 
 
 def on_startup(command, dirty):
@@ -38,7 +37,7 @@ def on_startup(command, dirty):
 
 @event_priority(100)
 def on_config(config):
-    _state.update(config=config, handled=False)
+    _state["config"] = config
     root = Path(config.config_file_path).resolve().parent
     try:
         timeout = engine.resolve_timeout(None, root, config.extra)
@@ -52,8 +51,7 @@ def on_config(config):
         log.error(str(problem))
     if any(p.kind == "drift" for p in result.problems):
         log.error(f"If the new output is right, accept it: {result.accept}")
-    _discard_site(config, result.report())
-    _state["handled"] = True
+    _discard_site(config)
     raise Abort(
         f"Aborted: the snippet engine found {len(result.problems)} "
         f"problem(s), listed above. No site was written."
@@ -61,9 +59,8 @@ def on_config(config):
 
 
 def on_build_error(error):
-    config = _state["config"]
-    if config is not None and not _state["handled"]:
-        _discard_site(config, f"The build failed:\n\n{error}")
+    if _state["config"] is not None:
+        _discard_site(_state["config"])
 
 
 def on_serve(server, config, builder):
@@ -75,8 +72,12 @@ def on_serve(server, config, builder):
     return server
 
 
-def _discard_site(config, report: str) -> None:
+def _discard_site(config) -> None:
     """Leave no site that looks like the result of a failed build."""
+    if _state["command"] == "serve":
+        # `mkdocs serve` holds every page request after a failed build
+        # until a build succeeds: it never shows this folder meanwhile.
+        return
     site = Path(config.site_dir).resolve()
     root = Path(config.config_file_path).resolve().parent
     docs = Path(config.docs_dir).resolve()
@@ -87,15 +88,3 @@ def _discard_site(config, report: str) -> None:
     if docs.is_relative_to(site) or not site.is_dir():
         return
     shutil.rmtree(site, ignore_errors=True)
-    if _state["command"] == "serve":
-        # `mkdocs serve` keeps serving this temporary folder: show the
-        # problems on every URL until a build succeeds.
-        site.mkdir(parents=True, exist_ok=True)
-        page = (
-            "<!doctype html><meta charset='utf-8'><title>Build failed"
-            "</title><h1>The build failed</h1><pre>"
-            + html.escape(report)
-            + "</pre>"
-        )
-        for name in ("index.html", "404.html"):
-            (site / name).write_text(page, encoding="utf-8")
