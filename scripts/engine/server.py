@@ -10,11 +10,14 @@ batch. It exits on EOF.
 Each child is what ``python snippets/X.py`` run from the repo root would
 be: its own process, ``__main__``, ``sys.argv``, ``sys.path[0]`` the
 snippet's folder, cwd the root, the same environment (plus
-``MHA_REF_TABLES_FILE``), stdout and stderr to files. Two deliberate
-differences: the interpreter and the imports are inherited instead of
-paid for, and torch's generator starts from a random seed instead of
-torch's fixed start-up seed, so a snippet that forgets to seed prints
-different numbers on its two runs and is reported as nondeterministic.
+``MHA_REF_TABLES_FILE``), stdout and stderr to files, torch's default
+number of threads. Deliberate differences: the interpreter and the
+imports are inherited instead of paid for (``sys.argv[0]`` is the
+absolute path, as ``__file__`` is); torch's generator starts from a
+random seed instead of torch's fixed start-up seed, so a snippet that
+forgets to seed prints different numbers on its two runs and is reported
+as nondeterministic; exit handlers registered by the server's imports do
+not run in the child.
 """
 
 import atexit
@@ -236,6 +239,11 @@ def _setup_child(root, job, threads, proto):
 
     torch.set_num_threads(threads)
     torch.seed()
+    # Python reseeds `random` after a fork; numpy's global state is not
+    # reseeded, so every child would share the server's numbers.
+    np_random = sys.modules.get("numpy.random")
+    if np_random is not None:
+        np_random.seed()
 
 
 def _own_exit_handlers():
