@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# A copy of the author's export lives in the repo, so any clone can test.
 SOURCE_CANDIDATES = [
-    ROOT.parent / "shared" / "lesson-81-source.txt",
-    ROOT / "shared" / "lesson-81-source.txt",
+    ROOT / "tests" / "data" / "lesson-81-source.txt",
 ]
 
 SLIDE_HEADING = re.compile(r"^(\d{1,2})\. (.+)$")
