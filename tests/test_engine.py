@@ -135,6 +135,55 @@ def test_mangled_include_is_explained(tmp_path):
     assert "rewritten by a code formatter" in problem.message
 
 
+@pytest.mark.parametrize(
+    ("page", "old", "new", "line", "message"),
+    [
+        (
+            "02-nested.md",
+            '--8<-- "mha_ref/tables.py"',
+            '--8<-- "mha_ref/tables.py:nope"',
+            23,
+            "mha_ref/tables.py has no section 'nope'",
+        ),
+        (
+            "02-nested.md",
+            '"mha_ref/tables.py"\n```\n',
+            '"mha_ref/tables.py"\n```\n\n```text title="Output"\n```\n',
+            26,
+            "Output block after a code block that is not run",
+        ),
+        (
+            "01-shapes.md",
+            '```text title="Output"',
+            "```text",
+            10,
+            "prints output but no Output block follows its code block",
+        ),
+        (
+            "03-silent.md",
+            '"snippets/03_params.py:show"\n```',
+            '"snippets/03_params.py:show"\n```\n\n'
+            '--8<-- "snippets/03_params.py"',
+            15,
+            "snippets/03_params.py is included outside a code block",
+        ),
+    ],
+)
+def test_more_slide_problems(tmp_path, page, old, new, line, message):
+    """Sections, Output blocks and includes in the wrong place."""
+    root = make_site(tmp_path, "good")
+    slide = root / "docs/slides" / page
+    text = slide.read_text()
+    assert old in text
+    slide.write_text(text.replace(old, new, 1))
+    result = engine.check(root, cache_dir=SHARED_CACHE)
+    found = [(p.path, p.line, p.message) for p in result.problems]
+    assert any(
+        (path, at) == (f"docs/slides/{page}", line) and message in text
+        for path, at, text in found
+    ), found
+
+
 # --- a good site: check, update, drift -------------------------------------
 
 
