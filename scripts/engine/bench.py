@@ -72,6 +72,8 @@ def bench(
         f"Snippet engine benchmark: {root} ({cores} cores, Python "
         f"{sys.version.split()[0]}, torch {version})"
     )
+    # Other work on the machine skews every figure: say how busy it was.
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
 
     imports = [
         _timed([python, "-c", "import torch"], root)[0] for _ in range(3)
@@ -124,6 +126,10 @@ def bench(
         "warm check (nothing changed)", t_warm, f"(target <= {TARGET_WARM} s)"
     )
     line(f"baseline: python snippets/X.py x {n}, in turn", t_base)
+    print(
+        f"  load average (1/5/15 min) before: {load}, after: "
+        + "/".join(f"{x:.1f}" for x in os.getloadavg())
+    )
     print(
         f"  cold is {t_base / t_cold:.1f} x faster than the baseline "
         f"(target >= {TARGET_SPEEDUP:g} x); warm is "
