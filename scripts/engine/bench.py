@@ -85,13 +85,6 @@ def bench(
         check = [python, "-c", _CHECK, "check", "--root", str(root)]
         check += ["--cache-dir", str(cache), *options]
         t_cold, cold = _timed(check, root, env)
-        # The same again, except that the results are gone while the
-        # record of what each snippet imports (a preload hint) stays:
-        # what a contributor sees after editing mha_ref.
-        for entry in cache.glob("*.json"):
-            if entry.name != "imports.json":
-                entry.unlink()
-        t_hint, hinted = _timed(check, root, env)
         t_warm, warm = _timed(check, root, env)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
@@ -118,11 +111,6 @@ def bench(
         f"(target <= {TARGET_COLD:g} x)",
     )
     line(
-        "  again, import hints kept (mha_ref edited)",
-        t_hint,
-        f"= {t_hint / t_import:.2f} x import torch",
-    )
-    line(
         "warm check (nothing changed)", t_warm, f"(target <= {TARGET_WARM} s)"
     )
     line(f"baseline: python snippets/X.py x {n}, in turn", t_base)
@@ -135,7 +123,7 @@ def bench(
         f"(target >= {TARGET_SPEEDUP:g} x); warm is "
         f"{t_base / t_warm:.0f} x faster"
     )
-    for label, proc in (("cold", cold), ("again", hinted), ("warm", warm)):
+    for label, proc in (("cold", cold), ("warm", warm)):
         out = (proc.stdout + proc.stderr).splitlines()
         summary = [s for s in out if s.startswith("snippet engine:")]
         torch = [s for s in out if s.startswith("torch imported:")]

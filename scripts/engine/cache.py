@@ -18,7 +18,6 @@ from pathlib import Path
 #: Bump when the meaning of a cached record changes.
 FORMAT = 1
 _RUNNER_FILES = ("server.py", "runner.py")
-_IMPORTS = "imports"
 
 
 def find_package(name: str, snippets_dir: Path) -> Path | None:
@@ -50,12 +49,9 @@ def _digest_files(h, base: Path, files) -> None:
         h.update(hashlib.sha256(path.read_bytes()).digest())
 
 
-def base_keys(snippets_dir: Path) -> tuple[str, str]:
-    """``(env, base)``: hashes of what every snippet depends on.
-
-    ``env`` covers Python, torch and the runner; ``base`` adds every file
-    of ``mha_ref``.
-    """
+def base_key(snippets_dir: Path) -> str:
+    """Hash of what every snippet depends on besides its own file:
+    Python, torch, the runner and every file of ``mha_ref``."""
     h = hashlib.sha256()
     head = {"format": FORMAT, "python": sys.version}
     h.update(json.dumps(head, sort_keys=True).encode())
@@ -66,7 +62,6 @@ def base_keys(snippets_dir: Path) -> tuple[str, str]:
     torch = find_package("torch", snippets_dir)
     if torch is not None and (torch / "version.py").is_file():
         _digest_files(h, torch, [torch / "version.py"])
-    env = h.hexdigest()
     mha_ref = find_package("mha_ref", snippets_dir)
     if mha_ref is not None:
         files = [
@@ -78,7 +73,7 @@ def base_keys(snippets_dir: Path) -> tuple[str, str]:
         ]
         h.update(b"mha_ref\0")
         _digest_files(h, mha_ref, files)
-    return env, h.hexdigest()
+    return h.hexdigest()
 
 
 def snippet_key(base: str, rel: str, data: bytes) -> str:
@@ -106,24 +101,6 @@ class Cache:
 
     def put(self, key: str, record: dict) -> None:
         self._write(f"{key}.json", {**record, "key": key})
-
-    def imports(self, env: str) -> dict[str, list[str]]:
-        """The modules each snippet imported on its last run.
-
-        Kept across changes to snippets and mha_ref (it is a hint for
-        what a server should preload, never a result), so keyed by
-        ``env`` of ``base_keys`` only.
-        """
-        record = self.get(_IMPORTS)
-        if not record or record.get("env") != env:
-            return {}
-        return dict(record.get("snippets", {}))
-
-    def put_imports(self, env: str, snippets: dict) -> None:
-        self._write(
-            f"{_IMPORTS}.json",
-            {"key": _IMPORTS, "env": env, "snippets": snippets},
-        )
 
     def _write(self, name: str, record: dict) -> None:
         if self.directory is None:

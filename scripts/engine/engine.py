@@ -33,12 +33,15 @@ JOBS_ENV = "SNIPPET_JOBS"
 CACHE_ENV = "SNIPPET_CACHE_DIR"
 #: mkdocs.yml ``extra:`` key for the timeout (the env setting wins).
 TIMEOUT_EXTRA = "snippet_timeout"
-#: Preloaded (besides torch and mha_ref) for snippets never run before.
-#: torch imports sympy lazily, ~0.5 s, from torch.broadcast_shapes (used
-#: by mha_ref's mask checks), nn.MultiheadAttention and FlopCounterMode;
-#: most lesson snippets reach one of them. Once a snippet has run, the
-#: modules it imported are remembered and preloaded instead.
-GUESS_PRELOAD = ["torch.fx.experimental.symbolic_shapes"]
+#: Preloaded by the fork servers besides torch and mha_ref. torch imports
+#: sympy lazily (~0.5 s) from torch.broadcast_shapes (mha_ref's mask
+#: checks), nn.MultiheadAttention and FlopCounterMode, so most lesson
+#: snippets would each pay for it; measured: a cold check of the 16
+#: lesson snippets takes ~0.4 s less with it. (Remembering and preloading
+#: everything each snippet imported was measured too: no gain, as the
+#: other heavy lazy imports, torch._dynamo and torch.distributed.tensor,
+#: are each used by one or two snippets.)
+PRELOAD = ["torch.fx.experimental.symbolic_shapes"]
 #: Lines of a traceback or a hang dump shown in a problem.
 TAIL_LINES = 10
 
@@ -559,7 +562,7 @@ def _run_snippets(root, snippets_dir, rels, store, timeout, jobs):
     out: dict[str, dict] = {}
     if not rels:
         return out
-    env, base = cache_mod.base_keys(snippets_dir)
+    base = cache_mod.base_key(snippets_dir)
     keys, todo = {}, []
     for rel in rels:
         data = (root / rel).read_bytes()
@@ -574,24 +577,15 @@ def _run_snippets(root, snippets_dir, rels, store, timeout, jobs):
 
     from .runner import run_batches  # only when something must run
 
-    imports = store.imports(env)
-    guess = [] if all(rel in imports for rel in todo) else GUESS_PRELOAD
-    hints = [m for rel in todo for m in imports.get(rel, ())]
-    preload = list(dict.fromkeys([*guess, *hints]))
     paths = [root / rel for rel in todo]
     first, second = run_batches(
         root,
         [paths, paths],
         timeout=timeout,
         concurrency=math.ceil(jobs / 2),
-        preload=preload,
+        preload=PRELOAD,
     )
     for rel, a, b in zip(todo, first, second, strict=True):
-        if a.exit == 0:
-            # Merged: modules preloaded for this run do not show up as
-            # imported by it, yet it may still need them.
-            old = imports.get(rel, [])
-            imports[rel] = list(dict.fromkeys([*old, *a.modules]))
         out[rel] = _judge(root, rel, a, b, timeout)
         if out[rel]["ok"]:
             store.put(
@@ -603,7 +597,6 @@ def _run_snippets(root, snippets_dir, rels, store, timeout, jobs):
                     "seconds": round(a.seconds, 4),
                 },
             )
-    store.put_imports(env, {r: m for r, m in imports.items() if r in rels})
     return out
 
 

@@ -41,7 +41,6 @@ class Run:
     timed_out: bool = False
     seconds: float = 0.0
     failure: str = ""  # the runner itself failed (no snippet result)
-    modules: list[str] = field(default_factory=list)  # it imported
 
     @property
     def ok(self) -> bool:
@@ -142,7 +141,6 @@ def _submit(server: _Server, timeout: float, concurrency: int) -> None:
                 "stdout": f"{stem}.out",
                 "stderr": f"{stem}.err",
                 "tables": f"{stem}.tables",
-                "modules": f"{stem}.modules",
             }
         )
     batch = {"jobs": jobs, "concurrency": concurrency, "timeout": timeout}
@@ -214,7 +212,6 @@ def _handle(server: _Server, message: dict, timeout: float) -> None:
             exit=message["exit"],
             timed_out=message["timed_out"],
             seconds=message["seconds"],
-            modules=_modules(f"{stem}.modules"),
         )
 
 
@@ -224,15 +221,6 @@ def _text(path: str) -> str:
             return f.read().decode("utf-8", errors="backslashreplace")
     except FileNotFoundError:
         return ""
-
-
-def _modules(path: str) -> list[str]:
-    try:
-        with open(path, encoding="utf-8") as f:
-            names = json.load(f)
-    except (OSError, ValueError):
-        return []
-    return [n for n in names if isinstance(n, str)]
 
 
 def _stop(server: _Server) -> None:

@@ -191,9 +191,7 @@ def _fork_child(root, job, threads, proto):
         except BaseException:
             os.write(2, traceback.format_exc().encode())
             os._exit(71)
-        before = set(sys.modules)
         code = _run_snippet(job["path"])
-        _record_imports(job, before)
     finally:
         os._exit(code)
 
@@ -288,29 +286,6 @@ def _run_snippet(path):
         except BaseException:
             code = code or 120
     return code
-
-
-def _record_imports(job, before):
-    """Write the modules the snippet imported, in import order.
-
-    The engine preloads them in the next server that runs this snippet
-    (with others: torch imports some heavy modules lazily, such as
-    torch._dynamo for FlopCounterMode), so each is paid once per server
-    instead of once per child. The snippet's own folder is left out.
-    """
-    own = os.path.dirname(job["path"]) + os.sep
-    names = []
-    for name, module in list(sys.modules.items()):
-        if name in before or name == "__main__":
-            continue
-        file = getattr(module, "__file__", None) or ""
-        if not file.startswith(own):
-            names.append(name)
-    try:
-        with open(job["modules"], "w", encoding="utf-8") as f:
-            json.dump(names, f)
-    except OSError:
-        pass
 
 
 def _exit_code(exc):
