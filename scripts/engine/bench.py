@@ -2,11 +2,11 @@
 
 Measures, on the same machine in one go: ``python -c "import torch"``
 (the reference), a cold check (empty cache), a warm check (nothing
-changed), and the baseline of running every snippet as ``python
-snippets/X.py`` in a fresh interpreter, one after another. Checks run as
-separate processes, the way a contributor runs them, each with its own
-temporary cache so the project's cache is left alone. Uses the root's
-snippets, or the fixture set when the root has none.
+changed), each the median of three, and the baseline of running every
+snippet as ``python snippets/X.py`` in a fresh interpreter, one after
+another. Checks run as separate processes, the way a contributor runs
+them, with a temporary cache so the project's cache is left alone. Uses
+the root's snippets, or the fixture set when the root has none.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ _CHECK = (
     "print('torch imported:', 'torch' in sys.modules, file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
+RUNS = 3  # cold and warm checks each; the median is reported
 TARGET_COLD = 2.0  # x one `python -c "import torch"`
 TARGET_WARM = 0.3  # seconds
 TARGET_SPEEDUP = 10.0  # x faster than the baseline
@@ -43,6 +44,11 @@ def _timed(cmd, cwd, env=None) -> tuple[float, subprocess.CompletedProcess]:
         cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False
     )
     return time.perf_counter() - start, proc
+
+
+def _median(runs):
+    """The median (seconds, process) of an odd number of timed runs."""
+    return sorted(runs, key=lambda run: run[0])[len(runs) // 2]
 
 
 def bench(
@@ -76,18 +82,22 @@ def bench(
     load = "/".join(f"{x:.1f}" for x in os.getloadavg())
 
     imports = [
-        _timed([python, "-c", "import torch"], root)[0] for _ in range(3)
+        _timed([python, "-c", "import torch"], root)[0] for _ in range(RUNS)
     ]
     t_import = statistics.median(imports)
 
-    cache = Path(tempfile.mkdtemp(prefix="engine-bench-"))
-    try:
-        check = [python, "-c", _CHECK, "check", "--root", str(root)]
-        check += ["--cache-dir", str(cache), *options]
-        t_cold, cold = _timed(check, root, env)
-        t_warm, warm = _timed(check, root, env)
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
+    colds, warms = [], []
+    for _ in range(RUNS):
+        cache = Path(tempfile.mkdtemp(prefix="engine-bench-"))
+        try:
+            check = [python, "-c", _CHECK, "check", "--root", str(root)]
+            check += ["--cache-dir", str(cache), *options]
+            colds.append(_timed(check, root, env))
+            warms.append(_timed(check, root, env))
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+    t_cold, cold = _median(colds)
+    t_warm, warm = _median(warms)
 
     snippets = engine.used_snippets(root)
     t_base = 0.0
@@ -103,15 +113,17 @@ def bench(
 
     n = len(snippets)
     print(f"{n} snippets, each run twice by a check (nondeterminism test)")
-    line('python -c "import torch" (median of 3)', t_import)
+    line(f'python -c "import torch" (median of {RUNS})', t_import)
     line(
-        "cold check (cache cleared)",
+        f"cold check, cache cleared (median of {RUNS})",
         t_cold,
         f"= {t_cold / t_import:.2f} x import torch "
         f"(target <= {TARGET_COLD:g} x)",
     )
     line(
-        "warm check (nothing changed)", t_warm, f"(target <= {TARGET_WARM} s)"
+        f"warm check, nothing changed (median of {RUNS})",
+        t_warm,
+        f"(target <= {TARGET_WARM} s)",
     )
     line(f"baseline: python snippets/X.py x {n}, in turn", t_base)
     print(
