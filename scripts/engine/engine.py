@@ -33,15 +33,20 @@ JOBS_ENV = "SNIPPET_JOBS"
 CACHE_ENV = "SNIPPET_CACHE_DIR"
 #: mkdocs.yml ``extra:`` key for the timeout (the env setting wins).
 TIMEOUT_EXTRA = "snippet_timeout"
-#: Preloaded by the fork servers besides torch and mha_ref. torch imports
-#: sympy lazily (~0.5 s) from torch.broadcast_shapes (mha_ref's mask
-#: checks), nn.MultiheadAttention and FlopCounterMode, so most lesson
-#: snippets would each pay for it; measured: a cold check of the 16
-#: lesson snippets takes ~0.4 s less with it. (Remembering and preloading
-#: everything each snippet imported was measured too: no gain, as the
-#: other heavy lazy imports, torch._dynamo and torch.distributed.tensor,
-#: are each used by one or two snippets.)
-PRELOAD = ["torch.fx.experimental.symbolic_shapes"]
+#: Preloaded by the fork servers besides torch and mha_ref: modules torch
+#: imports lazily that lesson snippets reach. sympy (via symbolic_shapes,
+#: ~0.5 s) comes from torch.broadcast_shapes, nn.MultiheadAttention and
+#: FlopCounterMode; torch.distributed.tensor from nn.MultiheadAttention;
+#: torch._dynamo (~1.2 s) from F.linear under FlopCounterMode
+#: (torch/_compile.py). Paid once per server instead of once per child
+#: (each snippet runs twice): measured with gc off during preload, a cold
+#: check of the 16 lesson snippets took 2.9-3.5 s with them, 3.2-4.6 s
+#: without.
+PRELOAD = [
+    "torch.fx.experimental.symbolic_shapes",
+    "torch._dynamo",
+    "torch.distributed.tensor",
+]
 #: Lines of a traceback or a hang dump shown in a problem.
 TAIL_LINES = 10
 
