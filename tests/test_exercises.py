@@ -490,3 +490,68 @@ def test_placeholders_survive_markdown_and_are_filled(fragments):
     assert "xexercisex" not in filled
     assert filled.count('<section class="exercise ex-predict"') == 1
     assert "<p><section" not in filled
+
+
+SHAPES = {
+    "15_trace.shapes": {
+        "columns": ["tensor", "shape", "note"],
+        "rows": [
+            ["X (input)", "(1, 4, 8)", "in"],
+            ["attn_weights", "(1, 2, 4, 4)", "per head"],
+            ["output", "(1, 4, 8)", "out"],
+        ],
+    }
+}
+BUCKETS_FROM_TABLE = """\
+kind: buckets
+table: 15_trace.shapes
+group_by: shape
+item_column: tensor
+prompt: p
+buckets:
+  - name: "`(1, 4, 8)`"
+    items: [X (input), output]
+    explanation: e
+  - name: "`(1, 2, 4, 4)`"
+    items: [{item}]
+    explanation: e
+"""
+
+
+def test_buckets_that_match_their_table_pass():
+    """Buckets naming a table pass while they equal its grouping."""
+    body = BUCKETS_FROM_TABLE.format(item="attn_weights")
+    exercise, found = ex.validate(
+        body, path="s.md", first_line=0, tables=SHAPES
+    )
+    assert found == []
+    assert [b.name for b in exercise.buckets] == [
+        "`(1, 4, 8)`",
+        "`(1, 2, 4, 4)`",
+    ]
+
+
+def test_buckets_that_drift_from_their_table_fail_with_the_grouping():
+    """A bucket that no longer matches the table fails, saying the truth."""
+    body = BUCKETS_FROM_TABLE.format(item="context")
+    exercise, found = ex.validate(
+        body, path="s.md", first_line=0, tables=SHAPES
+    )
+    assert exercise is None
+    assert [str(p) for p in found] == [
+        "s.md:2: the buckets no longer match table '15_trace.shapes' "
+        "grouped by 'shape'; expected (name: items) (1, 4, 8): X (input), "
+        "output; (1, 2, 4, 4): attn_weights"
+    ]
+
+
+def test_buckets_from_a_table_need_all_three_keys():
+    """'table' without 'group_by'/'item_column' is reported, not ignored."""
+    body = BUCKETS_FROM_TABLE.replace("group_by: shape\n", "").format(
+        item="attn_weights"
+    )
+    _, found = ex.validate(body, path="s.md", first_line=0, tables=SHAPES)
+    assert [str(p) for p in found] == [
+        "s.md:2: buckets from a table need all of 'table', 'group_by' and "
+        "'item_column'; missing 'group_by'"
+    ]

@@ -47,6 +47,10 @@ KINDS: dict[str, tuple[str, ...]] = {
 }
 # Optional on every kind: the widget's label, and a stable storage id.
 OPTIONAL = ("title", "id")
+# Optional per kind: buckets may name the generated table they come from.
+KIND_OPTIONAL: dict[str, tuple[str, ...]] = {
+    "buckets": ("table", "group_by", "item_column"),
+}
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _NOTE = {"check": "tempts", "eliminate": "rules_out"}
 
@@ -212,7 +216,8 @@ def validate(
         )
         return None, c.problems
     required = KINDS[kind]
-    c.keys(data, ("kind",) + required, OPTIONAL, kind)
+    optional = OPTIONAL + KIND_OPTIONAL.get(kind, ())
+    c.keys(data, ("kind",) + required, optional, kind)
     common: dict[str, Any] = {"line": first_line}
     if "title" in data:
         common["title"] = c.text(data["title"], data.line_of("title"), "title")
@@ -414,9 +419,98 @@ def _buckets(c, data, common, tables):
                 items_seen[text] = what
                 items.append(text)
         result.append(Bucket(name or "", items, explanation or ""))
+    if not c.problems:
+        _check_buckets_against_table(c, data, tables, result)
     if c.problems or not t.get("prompt"):
         return None
     return Buckets(**common, prompt=t["prompt"], buckets=result)
+
+
+def _table(c, data, tables, table_id, kind):
+    """The generated table ``table_id``, or None with a problem added."""
+    try:
+        raw = tables() if callable(tables) else tables
+    except TablesUnavailable as exc:
+        c.add(
+            data.line_of("table"),
+            f"{kind} needs table '{table_id}', but the generated tables "
+            f"are unavailable ({exc}); expected the snippet engine's "
+            "scripts.engine.current_tables",
+        )
+        return None
+    known = normalize_tables(raw or {})
+    if table_id not in known:
+        hint = _did_you_mean(table_id, known)
+        listing = ", ".join(sorted(known)[:12]) or "(none were generated)"
+        if len(known) > 12:
+            listing += f", … ({len(known)} in all)"
+        c.add(
+            data.line_of("table"),
+            f"{kind} names unknown table '{table_id}'{hint}; expected a "
+            f"table a snippet publishes (<snippet stem>.<name>): {listing}",
+        )
+        return None
+    return known[table_id]
+
+
+def _check_buckets_against_table(c, data, tables, buckets):
+    """Buckets drawn from a generated table must still match it.
+
+    With ``table``, ``group_by`` and ``item_column`` the author says "these
+    buckets are that table's rows grouped by one column"; when a snippet's
+    output changes, the build fails here instead of the slide going stale.
+    """
+    given = [k for k in ("table", "group_by", "item_column") if k in data]
+    if not given:
+        return
+    if len(given) != 3:
+        c.add(
+            data.line_of(given[0]),
+            "buckets from a table need all of 'table', 'group_by' and "
+            "'item_column'; missing "
+            + ", ".join(
+                f"'{k}'"
+                for k in ("table", "group_by", "item_column")
+                if k not in given
+            ),
+        )
+        return
+    table_id = c.text(data["table"], data.line_of("table"), "'table'")
+    group_by = c.text(data["group_by"], data.line_of("group_by"), "group_by")
+    item_col = c.text(
+        data["item_column"], data.line_of("item_column"), "item_column"
+    )
+    if None in (table_id, group_by, item_col):
+        return
+    table = _table(c, data, tables, table_id, "buckets")
+    if table is None:
+        return
+    for key, column in (("group_by", group_by), ("item_column", item_col)):
+        if column not in table.columns:
+            c.add(
+                data.line_of(key),
+                f"{key} names unknown column '{column}' of table "
+                f"'{table_id}'{_did_you_mean(column, table.columns)}; "
+                "expected one of: "
+                + ", ".join(f"'{h}'" for h in table.columns),
+            )
+            return
+    g, i = table.columns.index(group_by), table.columns.index(item_col)
+    expected: dict[str, list[str]] = {}
+    for row in table.rows:
+        expected.setdefault(row[g], []).append(row[i])
+    actual = {b.name.strip().strip("`").strip(): b.items for b in buckets}
+    if {k: sorted(v) for k, v in actual.items()} != {
+        k: sorted(v) for k, v in expected.items()
+    }:
+        want = "; ".join(
+            f"{name}: {', '.join(items)}" for name, items in expected.items()
+        )
+        c.add(
+            data.line_of("table"),
+            f"the buckets no longer match table '{table_id}' grouped by "
+            f"'{group_by}'; expected (name: items) {want}",
+        )
 
 
 def _order(c, data, common, tables):
@@ -450,29 +544,9 @@ def _fill_in(c, data, common, tables):
         column = c.text(data["column"], data.line_of("column"), "'column'")
     if table_id is None or column is None:
         return None
-    try:
-        raw = tables() if callable(tables) else tables
-    except TablesUnavailable as exc:
-        c.add(
-            data.line_of("table"),
-            f"fill-in needs table '{table_id}', but the generated tables "
-            f"are unavailable ({exc}); expected the snippet engine's "
-            "scripts.engine.current_tables",
-        )
+    table = _table(c, data, tables, table_id, "fill-in")
+    if table is None:
         return None
-    known = normalize_tables(raw or {})
-    if table_id not in known:
-        hint = _did_you_mean(table_id, known)
-        listing = ", ".join(sorted(known)[:12]) or "(none were generated)"
-        if len(known) > 12:
-            listing += f", … ({len(known)} in all)"
-        c.add(
-            data.line_of("table"),
-            f"fill-in names unknown table '{table_id}'{hint}; expected a "
-            f"table a snippet publishes (<snippet stem>.<name>): {listing}",
-        )
-        return None
-    table = known[table_id]
     if column not in table.columns:
         hint = _did_you_mean(column, table.columns)
         c.add(
