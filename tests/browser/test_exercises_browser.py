@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 import scripts.exercises as exercises
+from tests.browser.axe import serious_violations
 
 pytestmark = pytest.mark.browser
 
@@ -660,8 +661,6 @@ def _interact(page, name: str) -> None:
 def test_axe_finds_nothing_serious(pages, name, scheme):
     """axe-core on the widgets, before and after answering, in both
     palettes: no serious or critical violations."""
-    from axe_playwright_python.sync_playwright import Axe
-
     page = pages.open(name, color_scheme=scheme)
     want = "slate" if scheme == "dark" else "default"
     assert (
@@ -670,17 +669,10 @@ def test_axe_finds_nothing_serious(pages, name, scheme):
         )
         == want
     )
-    axe = Axe()
     for stage in ("fresh", "answered"):
         if stage == "answered":
             _interact(page, name)
-        result = axe.run(page, context="section.exercise")
-        serious = [
-            f"{v['id']} ({v['impact']}): {v['help']} at "
-            + ", ".join(str(n["target"]) for n in v["nodes"][:3])
-            for v in result.response["violations"]
-            if v["impact"] in ("serious", "critical")
-        ]
+        serious = serious_violations(page, "section.exercise")
         assert not serious, f"{name} {scheme} {stage}: {serious}"
 
 
@@ -693,8 +685,6 @@ def test_axe_without_javascript(pages):
     context with JavaScript off, so serve each page with its scripts
     stripped: the same DOM a browser without JavaScript builds."""
     from urllib.request import urlopen
-
-    from axe_playwright_python.sync_playwright import Axe
 
     for name in KIND_PAGES:
         url = pages.base + name
@@ -711,10 +701,5 @@ def test_axe_without_javascript(pages):
         page.goto(url)
         assert page.locator("script").count() == 0
         expect(page.locator(".ex-actions").first).to_be_hidden()
-        result = Axe().run(page, context="section.exercise")
-        serious = [
-            v["id"]
-            for v in result.response["violations"]
-            if v["impact"] in ("serious", "critical")
-        ]
+        serious = serious_violations(page, "section.exercise")
         assert not serious, f"{name}: {serious}"

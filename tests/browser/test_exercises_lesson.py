@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 import scripts.exercises as exercises
+from tests.browser.axe import serious_violations
 
 pytestmark = pytest.mark.browser
 
@@ -64,16 +65,9 @@ def test_lesson_check_and_fill_in(lesson_pages):
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_lesson_exercises_pass_axe(lesson_pages, scheme):
-    from axe_playwright_python.sync_playwright import Axe
-
     for name in slides_with_exercises():
         if not re.search(r"/(16|24|29|33|36|41)-", name):
             continue
         page = lesson_pages.open(name, color_scheme=scheme)
-        result = Axe().run(page, context="section.exercise")
-        serious = [
-            v["id"]
-            for v in result.response["violations"]
-            if v["impact"] in ("serious", "critical")
-        ]
+        serious = serious_violations(page, "section.exercise")
         assert not serious, f"{name} {scheme}: {serious}"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from scripts.slides import load_deck
+from tests.browser.axe import serious_violations
 
 ROOT = Path(__file__).resolve().parents[2]
 SLIDES, _ = load_deck(ROOT / "docs" / "slides")
@@ -22,18 +23,6 @@ ONE_PER_KIND = ["index.html"] + [
     f"slides/{s.path.with_suffix('.html').name}"
     for s in {s.kind: s for s in reversed(SLIDES)}.values()
 ]
-
-
-def serious_violations(page) -> list[str]:
-    from axe_playwright_python.sync_playwright import Axe
-
-    result = Axe().run(page)
-    return [
-        f"{v['id']} at {node['target']}: {node['html'][:80]}"
-        for v in result.response["violations"]
-        if v["impact"] in ("serious", "critical")
-        for node in v["nodes"]
-    ]
 
 
 @pytest.mark.browser

@@ -1,0 +1,19 @@
+"""One definition of "passes axe" for every browser test."""
+
+from __future__ import annotations
+
+BLOCKING = ("serious", "critical")
+
+
+def serious_violations(page, context: str | None = None) -> list[str]:
+    """axe-core's serious and critical findings on ``page``, readable."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    result = Axe().run(page, context=context)
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {node['target']}: "
+        + node["html"][:80]
+        for v in result.response["violations"]
+        if v["impact"] in BLOCKING
+        for node in v["nodes"]
+    ]
