@@ -57,13 +57,13 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 check-outputs: $(STAMP)
-	$(BIN)/python -m scripts.engine check
+	$(BIN)/python -m lessonbuild.engine check
 
 update-outputs: $(STAMP)
-	$(BIN)/python -m scripts.engine update
+	$(BIN)/python -m lessonbuild.engine update
 
 bench: $(STAMP)
-	$(BIN)/python -m scripts.engine bench
+	$(BIN)/python -m lessonbuild.engine bench
 
 # The tests reuse the strict build in site/ instead of building again.
 pytest: build browser

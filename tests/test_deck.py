@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scripts.slides import KINDS, PARTS, SLIDE_COUNT, load_deck
+from lessonbuild.slides import KINDS, PARTS, SLIDE_COUNT, load_deck
 from tests.lesson_source import normalise, read_lesson
 
 ROOT = Path(__file__).resolve().parents[1]

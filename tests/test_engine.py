@@ -1,4 +1,4 @@
-"""scripts/engine: the CLI, the runner, the cache and updates, on fixtures.
+"""scripts/lessonbuild/engine: the CLI, the runner, the cache and updates, on fixtures.
 
 Every bad input of issue #3 is a page of the ``bad`` fixture site; one
 CLI check of that site must report them all together, each at its file
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from scripts import engine as api
-from scripts.engine import engine
-from scripts.engine.runner import run_batches
+from lessonbuild import engine as api
+from lessonbuild.engine import engine
+from lessonbuild.engine.runner import run_batches
 from tests.engine_fixtures.sites import FIXTURES, SHARED_CACHE, make_site
 from tests.engine_fixtures.sites import engine as cli
 
@@ -118,7 +118,7 @@ def test_drift_message(bad):
     assert "--- expected (docs/slides/09-drift.md:7)" in msg
     assert "+++ actual (snippets/09_drift.py)" in msg
     assert "-heads : 2" in msg and "+heads : 4" in msg
-    assert "accept with: python -m scripts.engine update" in msg
+    assert "accept with: python -m lessonbuild.engine update" in msg
 
 
 def test_mangled_include_is_explained(tmp_path):
@@ -318,7 +318,7 @@ def test_warm_check_does_not_import_torch(tmp_path):
     assert cli(root, "check").returncode == 0
     code = (
         "import sys\n"
-        "from scripts.engine.__main__ import main\n"
+        "from lessonbuild.engine.__main__ import main\n"
         "assert main(['check', '--root', '.']) == 0\n"
         "print('torch' in sys.modules)\n"
     )
@@ -347,7 +347,7 @@ def test_editing_one_snippet_reruns_only_it(tmp_path):
 
 def test_cache_key_covers_mha_ref_and_versions(tmp_path):
     """The base key changes with any file of mha_ref."""
-    from scripts.engine import cache
+    from lessonbuild.engine import cache
 
     fake = tmp_path / "snippets"
     (fake / "mha_ref").mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""scripts/hooks/engine_hook.py and scripts/macros.py in real builds.
+"""scripts/lessonbuild/hooks/engine_hook.py and scripts/lessonbuild/macros.py in real builds.
 
 Fixture sites are built with ``mkdocs build --strict``; their mkdocs.yml
 names this repo's hook and macros module by absolute path.
@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from scripts.hooks import engine_hook
+from lessonbuild.hooks import engine_hook
 from tests.engine_fixtures.sites import make_site, mkdocs_build
 
 OLD_SITE = "<h1>an old, good build</h1>"
@@ -127,11 +127,11 @@ def test_drift_fails_the_build_and_update_restores_it(tmp_path):
         "drifted" in out
     )
     assert "-x       : (2, 8, 5)" in out and "+x       : (2, 5, 8)" in out
-    assert "accept it: python -m scripts.engine update" in out
+    assert "accept it: python -m lessonbuild.engine update" in out
     assert not (root / "site").exists()
 
     update = subprocess.run(
-        [sys.executable, "-m", "scripts.engine", "update"],
+        [sys.executable, "-m", "lessonbuild.engine", "update"],
         cwd=root,
         capture_output=True,
         text=True,

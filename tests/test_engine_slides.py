@@ -1,4 +1,4 @@
-"""scripts/engine/slides.py: fences, includes and macro calls in slides."""
+"""scripts/lessonbuild/engine/slides.py: fences, includes and macro calls in slides."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from scripts.engine.engine import _plan
-from scripts.engine.slides import parse_slide, split_target
+from lessonbuild.engine.engine import _plan
+from lessonbuild.engine.slides import parse_slide, split_target
 
 ROOT = Path(__file__).resolve().parents[1]
 

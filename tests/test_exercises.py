@@ -1,4 +1,4 @@
-"""scripts.exercises: finding fences, validating, rendering (no MkDocs)."""
+"""lessonbuild.exercises: finding fences, validating, rendering (no MkDocs)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-import scripts.exercises as ex
-from scripts.exercises.model import Buckets, Check, FillIn, Order
+import lessonbuild.exercises as ex
+from lessonbuild.exercises.model import Buckets, Check, FillIn, Order
 
 TABLES = {
     "23_params.by_heads": {
@@ -276,14 +276,14 @@ def test_problem_messages(body, message):
 
 def test_unavailable_tables_are_a_clear_problem():
     def broken():
-        raise ex.TablesUnavailable("cannot import scripts.engine")
+        raise ex.TablesUnavailable("cannot import lessonbuild.engine")
 
     body = "kind: fill-in\nprompt: p\ntable: t.x\ncolumn: c\n"
     _, found = ex.validate(body, path="s.md", first_line=4, tables=broken)
     assert [str(p) for p in found] == [
         "s.md:7: fill-in needs table 't.x', but the generated tables are "
-        "unavailable (cannot import scripts.engine); expected the snippet "
-        "engine's scripts.engine.current_tables"
+        "unavailable (cannot import lessonbuild.engine); expected the snippet "
+        "engine's lessonbuild.engine.current_tables"
     ]
 
 

@@ -9,10 +9,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-import scripts.exercises as exercises
+import lessonbuild.exercises as exercises
 
 ROOT = Path(__file__).resolve().parents[1]
-HOOK = ROOT / "scripts" / "hooks" / "exercise_hook.py"
+HOOK = ROOT / "scripts" / "lessonbuild" / "hooks" / "exercise_hook.py"
 FIXTURE = ROOT / "tests" / "exercise_fixtures"
 
 

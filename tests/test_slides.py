@@ -1,4 +1,4 @@
-"""scripts/slides.py: a malformed deck is reported with file and line."""
+"""scripts/lessonbuild/slides.py: a malformed deck is reported with file and line."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scripts.slides import load_deck
+from lessonbuild.slides import load_deck
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,7 +87,7 @@ def test_mkdocs_build_stops_on_a_bad_slide(tmp_path):
     (docs / "slides").mkdir(parents=True)
     (docs / "index.md").write_text("# Home\n")
     write_slide(docs / "slides", "01-a.md", kind="Lecture")
-    hook = ROOT / "scripts" / "hooks" / "slide_hook.py"
+    hook = ROOT / "scripts" / "lessonbuild" / "hooks" / "slide_hook.py"
     (tmp_path / "mkdocs.yml").write_text(
         f"site_name: t\nhooks:\n  - {hook}\n", encoding="utf-8"
     )

@@ -1,4 +1,4 @@
-// Exercises: make the widgets that scripts/exercises renders respond.
+// Exercises: make the widgets that scripts/lessonbuild/exercises renders respond.
 //
 // The HTML already holds everything (questions, options and, in collapsed
 // <details>, the answers), so without JavaScript nothing is lost. Here we

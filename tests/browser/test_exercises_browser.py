@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-import scripts.exercises as exercises
+import lessonbuild.exercises as exercises
 from tests.browser.axe import serious_violations
 
 pytestmark = pytest.mark.browser

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.slides import load_deck
+from lessonbuild.slides import load_deck
 from tests.browser.axe import serious_violations
 
 ROOT = Path(__file__).resolve().parents[2]

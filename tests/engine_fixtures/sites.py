@@ -24,10 +24,10 @@ strict: true
 theme:
   name: mkdocs
 hooks:
-  - {repo}/scripts/hooks/engine_hook.py
+  - {repo}/scripts/lessonbuild/hooks/engine_hook.py
 plugins:
   - macros:
-      module_name: {repo}/scripts/macros
+      module_name: {repo}/scripts/lessonbuild/macros
       on_undefined: strict
       on_error_fail: true
 markdown_extensions:
@@ -66,9 +66,9 @@ def _env(cache: Path | None) -> dict:
 
 
 def engine(root: Path, *args: str, cache: Path | None = SHARED_CACHE):
-    """``python -m scripts.engine ARGS --root ROOT`` run from the root."""
+    """``python -m lessonbuild.engine ARGS --root ROOT`` run from the root."""
     return subprocess.run(
-        [sys.executable, "-m", "scripts.engine", *args, "--root", "."],
+        [sys.executable, "-m", "lessonbuild.engine", *args, "--root", "."],
         cwd=root,
         env=_env(cache),
         capture_output=True,

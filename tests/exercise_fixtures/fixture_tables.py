@@ -4,7 +4,7 @@ Values are the lesson's (slides 23 and 47), typed here only because this
 is a test fixture; the lesson's own tables come from snippet runs.
 """
 
-import scripts.exercises as exercises
+import lessonbuild.exercises as exercises
 
 TABLES = {
     "23_params.by_heads": {

@@ -1,4 +1,4 @@
-"""``python -m scripts.engine check|update|bench [options]``."""
+"""``python -m lessonbuild.engine check|update|bench [options]``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from . import engine
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m scripts.engine",
+        prog="python -m lessonbuild.engine",
         description="Run every snippet the slides include and compare "
         "its output with the slide's Output block.",
     )

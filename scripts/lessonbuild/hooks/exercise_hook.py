@@ -1,7 +1,7 @@
-"""MkDocs adapter for scripts.exercises: ```exercise fences -> widgets.
+"""MkDocs adapter for lessonbuild.exercises: ```exercise fences -> widgets.
 
 Thin on purpose: all parsing, validation and rendering is plain Python in
-scripts/exercises/. Here we only
+scripts/lessonbuild/exercises/. Here we only
 
 - turn each page's fences into placeholders (on_page_markdown) and put
   the rendered widgets in their place (on_page_content);
@@ -21,7 +21,7 @@ import sys
 from mkdocs.exceptions import PluginError
 
 try:
-    import scripts.exercises as exercises
+    import lessonbuild.exercises as exercises
 except ImportError:  # not installed with `pip install -e .`
     sys.path.insert(
         0,
@@ -29,7 +29,7 @@ except ImportError:  # not installed with `pip install -e .`
             os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         ),
     )
-    import scripts.exercises as exercises
+    import lessonbuild.exercises as exercises
 
 # localStorage keys are "<prefix>:<page url>:<n or id>".
 STORAGE_PREFIX = "lesson81"
@@ -71,10 +71,10 @@ def _tables(config):
 
 def _engine_tables(config):
     try:
-        from scripts.engine import current_tables
+        from lessonbuild.engine import current_tables
     except ImportError as exc:
         return exercises.TablesUnavailable(
-            f"cannot import scripts.engine.current_tables: {exc}"
+            f"cannot import lessonbuild.engine.current_tables: {exc}"
         )
     try:
         return current_tables(_root(config))

@@ -1,4 +1,4 @@
-"""MkDocs adapter for scripts.slides: stop the build on a malformed deck.
+"""MkDocs adapter for lessonbuild.slides: stop the build on a malformed deck.
 
 Runs before any page is rendered, so a wrong kind, part, number, gap or
 duplicate is reported with its file, all problems together, and no page of
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-from scripts.slides import load_deck
+from lessonbuild.slides import load_deck
 
 
 def on_files(files, config):

@@ -1,4 +1,4 @@
-"""``python -m scripts.engine bench``: how fast is the engine, in one run.
+"""``python -m lessonbuild.engine bench``: how fast is the engine, in one run.
 
 Measures, on the same machine in one go: ``python -c "import torch"``
 (the reference), a cold check (empty cache), a warm check (nothing
@@ -27,7 +27,7 @@ FIXTURE = Path(__file__).resolve().parents[2] / "tests/engine_fixtures/bench"
 # Run a check in a fresh interpreter and report whether it imported torch.
 _CHECK = (
     "import sys\n"
-    "from scripts.engine.__main__ import main\n"
+    "from lessonbuild.engine.__main__ import main\n"
     "code = main(sys.argv[1:])\n"
     "print('torch imported:', 'torch' in sys.modules, file=sys.stderr)\n"
     "sys.exit(code)\n"

@@ -1,4 +1,4 @@
-"""MkDocs adapter for the snippet engine (scripts/engine): thin on purpose.
+"""MkDocs adapter for the snippet engine (scripts/lessonbuild/engine): thin on purpose.
 
 - ``on_config`` (first, priority 100): check every snippet and Output
   block before any page is read; on problems, log them all, remove the
@@ -23,8 +23,8 @@ from pathlib import Path
 from mkdocs.exceptions import Abort
 from mkdocs.plugins import event_priority
 
-from scripts import engine
-from scripts.engine.cache import find_package
+from lessonbuild import engine
+from lessonbuild.engine.cache import find_package
 
 log = logging.getLogger("mkdocs.hooks.engine")
 # The command (build, serve, gh-deploy) and this build's config.

@@ -435,7 +435,7 @@ def _table(c, data, tables, table_id, kind):
             data.line_of("table"),
             f"{kind} needs table '{table_id}', but the generated tables "
             f"are unavailable ({exc}); expected the snippet engine's "
-            "scripts.engine.current_tables",
+            "lessonbuild.engine.current_tables",
         )
         return None
     known = normalize_tables(raw or {})

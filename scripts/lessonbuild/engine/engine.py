@@ -202,9 +202,9 @@ def _accept_command(root: Path) -> str:
             makefile = ""
         if "update-outputs:" in makefile:
             return "make update-outputs"
-        return "python -m scripts.engine update"
+        return "python -m lessonbuild.engine update"
     shown = os.path.relpath(root, cwd) if root.is_relative_to(cwd) else root
-    return f"python -m scripts.engine update --root {shown}"
+    return f"python -m lessonbuild.engine update --root {shown}"
 
 
 # --- the check ---------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The executable snippet engine: run snippets, check outputs, tables.
 
-Plain Python, usable without MkDocs (``python -m scripts.engine``); the
-MkDocs adapter is ``scripts/hooks/engine_hook.py``. Importing this
+Plain Python, usable without MkDocs (``python -m lessonbuild.engine``); the
+MkDocs adapter is ``scripts/lessonbuild/hooks/engine_hook.py``. Importing this
 package never imports torch: only a run of a snippet whose result is not
 cached starts the fork servers that do.
 """

@@ -5,7 +5,7 @@ with ``mha_ref.publish_table("shapes", ...)`` as a Markdown table;
 ``{{ table("23_params.by_heads", hide="params") }}`` blanks one column
 for a "fill in" slide. ``table_data(id)`` gives the raw
 ``{"columns": [...], "rows": [[...]]}`` to templates. The data is the
-snippet engine's (``scripts.engine.current_tables``); the engine hook
+snippet engine's (``lessonbuild.engine.current_tables``); the engine hook
 already refused unknown ids with literal arguments before any page was
 rendered, and these macros refuse the rest, naming the slide and line.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scripts.engine import current_tables, render_table
-from scripts.engine.engine import (
+from lessonbuild.engine import current_tables, render_table
+from lessonbuild.engine.engine import (
     unknown_column_message,
     unknown_table_message,
 )
