@@ -1,4 +1,4 @@
-"""scripts/lessonbuild/engine: the CLI, the runner, the cache and updates, on fixtures.
+"""lessonbuild.engine: the CLI, the runner, the cache and updates, on fixtures.
 
 Every bad input of issue #3 is a page of the ``bad`` fixture site; one
 CLI check of that site must report them all together, each at its file

@@ -1,4 +1,4 @@
-"""scripts/lessonbuild/hooks/engine_hook.py and scripts/lessonbuild/macros.py in real builds.
+"""The engine hook and the macros module in real builds.
 
 Fixture sites are built with ``mkdocs build --strict``; their mkdocs.yml
 names this repo's hook and macros module by absolute path.

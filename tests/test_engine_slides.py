@@ -1,4 +1,4 @@
-"""scripts/lessonbuild/engine/slides.py: fences, includes and macro calls in slides."""
+"""lessonbuild.engine.slides: fences, includes and macro calls in slides."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""scripts/lessonbuild/slides.py: a malformed deck is reported with file and line."""
+"""lessonbuild.slides: a malformed deck is reported with file and line."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Exercises: ```exercise fences (YAML) -> interactive HTML widgets.
 
 Plain Python with no MkDocs import, so a later move to another site
-generator touches only the thin adapter in scripts/lessonbuild/hooks/exercise_hook.py.
+generator touches only the thin adapter in lessonbuild/hooks/.
 
     result = transform_page(markdown, path=..., url=..., source=...,
                             tables=..., fragments=Fragments(...))

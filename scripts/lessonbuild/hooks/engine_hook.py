@@ -1,4 +1,4 @@
-"""MkDocs adapter for the snippet engine (scripts/lessonbuild/engine): thin on purpose.
+"""MkDocs adapter for the snippet engine (lessonbuild.engine): thin.
 
 - ``on_config`` (first, priority 100): check every snippet and Output
   block before any page is read; on problems, log them all, remove the
