@@ -3,70 +3,63 @@
 ``{{ table("15_trace.shapes") }}`` renders the table a snippet published
 with ``mha_ref.publish_table("shapes", ...)`` as a Markdown table;
 ``{{ table("23_params.by_heads", hide="params") }}`` blanks one column
-for a "fill in" slide. ``table_data(id)`` gives the raw
-``{"columns": [...], "rows": [[...]]}`` to templates. The data is the
-snippet engine's (``lessonbuild.engine.current_tables``); the engine hook
-already refused unknown ids with literal arguments before any page was
-rendered, and these macros refuse the rest, naming the slide and line.
+for a "fill in" slide. The data is the lesson plugin's (its snippet
+engine ran in ``on_config``, before any page), which already refused
+unknown ids given as literals; this macro refuses the rest, naming the
+page and line of the call.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from lessonbuild.engine import current_tables, render_table
-from lessonbuild.engine.engine import (
+from lessonbuild.engine import render_table
+from lessonbuild.engine.tables import (
     unknown_column_message,
     unknown_table_message,
 )
+from lessonbuild.settings import PLUGIN_NAME
 
 
 def define_env(env):
-    root = Path(env.project_dir).resolve()
-
-    def lookup(table_id):
-        tables = current_tables(root)
-        if table_id not in tables:
+    def plugin():
+        found = env.conf.plugins.get(PLUGIN_NAME)
+        if found is None or found.result is None:
             raise ValueError(
-                _where(env, root, table_id)
-                + unknown_table_message(table_id, sorted(tables))
+                "table(): the lesson plugin is not configured; expected "
+                f"'- {PLUGIN_NAME}' under plugins in mkdocs.yml"
             )
-        return tables[table_id]
+        return found
 
     @env.macro
     def table(table_id, hide=None):
         """The published table ``table_id`` as Markdown."""
-        data = lookup(table_id)
+        lesson = plugin()
+        tables = lesson.result.tables
+        if table_id not in tables:
+            raise ValueError(
+                _where(env, lesson, table_id)
+                + unknown_table_message(table_id, sorted(tables))
+            )
+        data = tables[table_id]
         if hide is not None and hide not in data["columns"]:
             raise ValueError(
-                _where(env, root, table_id)
+                _where(env, lesson, table_id)
                 + unknown_column_message(table_id, hide, data["columns"])
             )
         return render_table(data, hide)
 
-    @env.macro
-    def table_data(table_id):
-        """The published table ``table_id``: columns and rows."""
-        return lookup(table_id)
 
-
-def _where(env, root: Path, table_id: str) -> str:
-    """``docs/slides/x.md:12: `` for the macro call naming ``table_id``."""
+def _where(env, lesson, table_id: str) -> str:
+    """``docs/slides/x.md:12: `` for the call naming ``table_id``."""
+    deck = lesson.deck
     try:
-        path = Path(env.page.file.abs_src_path).resolve()
+        src_uri = env.page.file.src_uri
     except AttributeError:
         return ""
-    try:
-        rel = path.relative_to(root).as_posix()
-    except ValueError:
-        rel = str(path)
-    line = 1
-    try:
-        text = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        text = []
-    for i, content in enumerate(text, 1):
-        if table_id in content and "{{" in content:
-            line = i
-            break
-    return f"{rel}:{line}: "
+    for page in deck.pages if deck else []:
+        if deck.docs_rel(page) != src_uri:
+            continue
+        for i, line in enumerate(page.lines, 1):
+            if table_id in line and "{{" in line:
+                return f"{page.path}:{i}: "
+        return f"{page.path}:1: "
+    return ""

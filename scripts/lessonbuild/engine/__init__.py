@@ -1,35 +1,22 @@
-"""The executable snippet engine: run snippets, check outputs, tables.
+"""The snippet engine: run snippets, check Output blocks, collect tables.
 
-Plain Python, usable without MkDocs (``python -m lessonbuild.engine``); the
-MkDocs adapter is ``scripts/lessonbuild/hooks/engine_hook.py``. Importing this
-package never imports torch: only a run of a snippet whose result is not
-cached starts the fork servers that do.
+It consumes the ``Deck`` that ``lessonbuild.deck`` read and parses
+nothing itself. Importing this package never imports torch: only a run of
+a snippet whose result is not cached starts the fork servers that do.
+
+- ``check`` (check.py): plan, run (runner.py + server.py, through
+  cache.py), judge (judge.py), compare (outputs.py), tables (tables.py).
+- ``update``: the same, then rewrite the drifted Output blocks.
 """
 
-from .engine import (
-    DEFAULT_TIMEOUT,
-    EngineError,
-    Problem,
-    Result,
-    check,
-    current_tables,
-    forget,
-    last_result,
-    resolve_timeout,
-    update,
-)
+from .check import ACCEPT, Result, check, update, used_snippets
 from .tables import render_table
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
-    "EngineError",
-    "Problem",
+    "ACCEPT",
     "Result",
     "check",
-    "current_tables",
-    "forget",
-    "last_result",
     "render_table",
-    "resolve_timeout",
     "update",
+    "used_snippets",
 ]

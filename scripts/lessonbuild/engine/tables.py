@@ -1,10 +1,17 @@
-"""Render a published table as a Markdown table."""
+"""Published tables: collected from runs, checked against calls, rendered.
+
+A snippet publishes a table with ``mha_ref.publish_table(name, ...)``;
+its id is ``<snippet stem>.<name>``. Slides place it with
+``{{ table("15_trace.shapes") }}``; a call naming an unknown table or
+column is a problem at the call's line.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", "<br>")
+from ..problems import Problem
+from .judge import table_records
 
 
 def render_table(table: dict, hide: str | None = None) -> str:
@@ -15,7 +22,7 @@ def render_table(table: dict, hide: str | None = None) -> str:
     """
     columns = list(table["columns"])
     if hide is not None and hide not in columns:
-        raise ValueError(f"no column {hide!r}; columns: {', '.join(columns)}")
+        raise ValueError(unknown_column_message("?", hide, columns))
     hidden = columns.index(hide) if hide is not None else -1
     lines = [
         "| " + " | ".join(_cell(c) for c in columns) + " |",
@@ -25,3 +32,90 @@ def render_table(table: dict, hide: str | None = None) -> str:
         cells = ["" if i == hidden else _cell(c) for i, c in enumerate(row)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "<br>")
+
+
+def collect_tables(rel: str, raw: str, where, result) -> None:
+    """Add the tables one run published to ``result.tables``."""
+    stem = Path(rel).stem
+    for record in table_records(raw):
+        ok = (
+            isinstance(record, dict)
+            and isinstance(record.get("name"), str)
+            and isinstance(record.get("columns"), list)
+            and isinstance(record.get("rows"), list)
+        )
+        if not ok:
+            result.problems.append(
+                Problem(
+                    where[0],
+                    where[1],
+                    f"{rel} wrote a table record the engine cannot read: "
+                    f"{str(record)[:80]!r}",
+                )
+            )
+            continue
+        table_id = f"{stem}.{record['name']}"
+        if table_id in result.tables:
+            result.problems.append(
+                Problem(
+                    where[0],
+                    where[1],
+                    f"{rel} published table {record['name']!r} twice; "
+                    f"table names must be unique per snippet",
+                )
+            )
+            continue
+        result.tables[table_id] = {
+            "columns": [str(c) for c in record["columns"]],
+            "rows": [[str(c) for c in row] for row in record["rows"]],
+        }
+
+
+def check_table_calls(slides, result) -> None:
+    """Every literal ``table(id, hide=col)`` call names a real table."""
+    failed_stems = {Path(rel).stem for rel in result.failed}
+    known = sorted(result.tables)
+    for slide in slides:
+        for call in slide.tables:
+            table = result.tables.get(call.table_id)
+            if table is None:
+                if call.table_id.split(".")[0] in failed_stems:
+                    continue  # its snippet failed; that is reported
+                result.problems.append(
+                    Problem(
+                        slide.path,
+                        call.line,
+                        unknown_table_message(call.table_id, known),
+                        kind="table",
+                    )
+                )
+            elif call.hide is not None and call.hide not in table["columns"]:
+                result.problems.append(
+                    Problem(
+                        slide.path,
+                        call.line,
+                        unknown_column_message(
+                            call.table_id, call.hide, table["columns"]
+                        ),
+                        kind="table",
+                    )
+                )
+
+
+def unknown_table_message(table_id: str, known) -> str:
+    listing = ", ".join(known) if known else "none"
+    return (
+        f"table({table_id!r}): no snippet published this table; "
+        f"known tables: {listing}"
+    )
+
+
+def unknown_column_message(table_id: str, hide: str, columns) -> str:
+    return (
+        f"table({table_id!r}, hide={hide!r}): no such column; columns: "
+        + ", ".join(columns)
+    )

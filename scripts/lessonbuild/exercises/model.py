@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..problems import Problem
+
 __all__ = [
     "Bucket",
     "Buckets",
@@ -18,18 +20,6 @@ __all__ = [
     "Problem",
     "Table",
 ]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with an exercise, at a 1-based line of a file."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
 
 
 @dataclass(frozen=True)

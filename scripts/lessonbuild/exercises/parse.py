@@ -1,82 +1,16 @@
-"""Find ```exercise fences in Markdown and load their YAML with lines.
+"""Load an exercise fence's YAML body, keeping the line of every value.
 
-The scan is line based and respects fence nesting: a ```exercise line
-inside a longer fence (say a ````markdown example) is text, not an
-exercise. Fences may be indented (inside a list item or an admonition);
-the body is dedented by the opening line's indent.
+The deck (lessonbuild.deck) finds the fences; this module only reads the
+YAML inside one, so problems can point at the line of the bad value.
+Anchors and aliases are refused: an alias bomb would otherwise expand
+to gigabytes before any check ran.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 import yaml
 
-__all__ = [
-    "Fence",
-    "Mapping",
-    "Sequence",
-    "YamlProblem",
-    "find_fences",
-    "load_yaml",
-]
-
-_OPEN = re.compile(
-    r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*?)[ \t]*$"
-)
-
-
-@dataclass(frozen=True)
-class Fence:
-    """One ```exercise fence: where it is and what it holds."""
-
-    start: int  # 0-based index of the opening line
-    end: int | None  # 0-based index of the closing line; None: unclosed
-    indent: str  # the opening line's indent, removed from the body
-    body: str  # the YAML text between the fence lines
-
-    @property
-    def body_start(self) -> int:
-        """0-based index of the body's first line."""
-        return self.start + 1
-
-
-def _is_exercise_info(info: str) -> bool:
-    words = info.split()
-    return bool(words) and words[0] in ("exercise", "{.exercise}")
-
-
-def find_fences(markdown: str) -> list[Fence]:
-    """Every ```exercise fence of `markdown` not inside another fence."""
-    lines = markdown.split("\n")
-    fences: list[Fence] = []
-    i = 0
-    while i < len(lines):
-        m = _OPEN.match(lines[i])
-        if not m or (m["fence"][0] == "`" and "`" in m["info"]):
-            i += 1
-            continue
-        char, size, indent = m["fence"][0], len(m["fence"]), m["indent"]
-        close = re.compile(
-            rf"^[ \t]*{re.escape(char)}{{{size},}}[ \t]*$",
-        )
-        j = i + 1
-        while j < len(lines) and not close.match(lines[j]):
-            j += 1
-        end = j if j < len(lines) else None
-        if _is_exercise_info(m["info"]):
-            body_lines = lines[i + 1 : j]
-            body = "\n".join(_dedent(line, indent) for line in body_lines)
-            fences.append(Fence(i, end, indent, body))
-        i = j + 1
-    return fences
-
-
-def _dedent(line: str, indent: str) -> str:
-    if line.startswith(indent):
-        return line[len(indent) :]
-    return line.lstrip(" \t")
+__all__ = ["Mapping", "Sequence", "YamlProblem", "load_yaml"]
 
 
 class Mapping(dict):
@@ -118,6 +52,15 @@ class _Loader(yaml.SafeLoader):
     def __init__(self, stream):
         super().__init__(stream)
         self.duplicates: list[tuple[int, str]] = []
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise YamlProblem(
+                self.peek_event().start_mark.line,
+                "aliases (*name) are not allowed in an exercise; write "
+                "the value out",
+            )
+        return super().compose_node(parent, index)
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Mapping:

@@ -21,13 +21,15 @@ import time
 from pathlib import Path
 
 from . import engine
-from .cache import find_package
+from .deck import read_deck
+from .engine.cache import find_package
+from .settings import CACHE_ENV
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests/engine_fixtures/bench"
 # Run a check in a fresh interpreter and report whether it imported torch.
 _CHECK = (
     "import sys\n"
-    "from lessonbuild.engine.__main__ import main\n"
+    "from lessonbuild.cli import main\n"
     "code = main(sys.argv[1:])\n"
     "print('torch imported:', 'torch' in sys.modules, file=sys.stderr)\n"
     "sys.exit(code)\n"
@@ -65,7 +67,7 @@ def bench(
     if timeout:
         options += ["--timeout", str(timeout)]
     env = dict(os.environ)
-    env.pop(engine.CACHE_ENV, None)
+    env.pop(CACHE_ENV, None)
 
     torch_dir = find_package("torch", root / "snippets")
     version = "?"
@@ -99,7 +101,7 @@ def bench(
     t_cold, cold = _median(colds)
     t_warm, warm = _median(warms)
 
-    snippets = engine.used_snippets(root)
+    snippets = engine.used_snippets(read_deck(root))
     t_base = 0.0
     failed = []
     for rel in snippets:

@@ -1,0 +1,102 @@
+"""The command line: check, update and bench, without MkDocs.
+
+``python -m lessonbuild check`` reads the deck, runs every snippet
+(through the cache) and compares every Output block, exactly as the
+build does; ``update`` also rewrites the drifted Output blocks;
+``bench`` times the engine. Bad settings exit 2 with a message, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import engine
+from .deck import read_deck
+from .problems import report
+from .settings import SettingsError, cache_dir, read_settings
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m lessonbuild",
+        description="Run every snippet the slides include and compare "
+        "its output with the slide's Output block.",
+    )
+    parser.add_argument(
+        "command",
+        choices=["check", "update", "bench"],
+        help="check: report problems (exit 1 if any); update: also "
+        "rewrite drifted Output blocks; bench: time the engine and build",
+    )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path("."),
+        help="the site's root: mkdocs.yml, docs/, snippets/ (default: .)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=str,
+        default=None,
+        help="seconds a snippet may run (default: $SNIPPET_TIMEOUT, else "
+        "snippet_timeout of the lesson plugin in mkdocs.yml, else 60)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="snippets run at once (default: the number of cores)",
+    )
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="cache folder (default: $SNIPPET_CACHE_DIR, else "
+        "ROOT/.cache/engine)",
+    )
+    cache.add_argument(
+        "--no-cache", action="store_true", help="run every snippet"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    root = args.root.resolve()
+    if not (root / "docs").is_dir():
+        print(f"error: {args.root}/docs is not a folder", file=sys.stderr)
+        return 2
+    try:
+        settings = read_settings(root)
+        timeout = settings.timeout(args.timeout)
+        jobs = settings.job_count(args.jobs)
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "bench":
+        from .bench import bench
+
+        return bench(root, jobs=args.jobs, timeout=args.timeout)
+    deck = read_deck(root, parts=settings.parts)
+    options = {
+        "timeout": timeout,
+        "jobs": jobs,
+        "cache_dir": None
+        if args.no_cache
+        else cache_dir(root, args.cache_dir),
+    }
+    run = engine.update if args.command == "update" else engine.check
+    result = run(deck, **options)
+    for line in result.updated:
+        print(line)
+    problems = deck.problems + result.problems
+    if problems:
+        print(report(problems, result.advice()), file=sys.stderr)
+        print(result.summary(), file=sys.stderr)
+        return 1
+    print(result.summary())
+    return 0

@@ -1,0 +1,790 @@
+"""The deck model: every page read once, into one ``Slide`` each.
+
+This is the only module that reads slide files. Everything else (the
+snippet engine, the exercises, the MkDocs plugin, the CLI, the tests)
+consumes the ``Slide``s it returns, and MkDocs itself renders the very
+text held here (the plugin serves it through ``on_page_read_source``), so
+what is published is what was checked.
+
+A ``Slide`` holds its front matter, its fenced code blocks with their
+lines (code, Output blocks, ```exercise fences), its ``--8<--`` includes,
+its ``{{ table(...) }}`` calls and its ``??? instructor`` notes. Pages
+outside ``docs/slides/`` (the landing page) are read the same way and
+have no number.
+
+Fences are found with markdown-it-py (CommonMark), which gives each fence
+its info string and line span. Two pymdownx constructs CommonMark does
+not know are handled before parsing, keeping every line number: YAML
+front matter is blanked, and so are the opening lines of admonitions,
+details and tabs (``!!!``, ``???``, ``===``), so that their indented
+bodies parse as indented code, which is parsed again, dedented, to find
+the fences inside. Include lines are pymdownx.snippets syntax, which it
+expands on every line of the page, so they are found on raw lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from markdown_it import MarkdownIt
+
+from .problems import Problem
+
+#: The slide kinds a slide's front matter may declare.
+KINDS = (
+    "Title",
+    "Objectives",
+    "Warm-up",
+    "Section",
+    "Concept",
+    "Counterexample",
+    "Comparison",
+    "Intuition",
+    "Analogy",
+    "Explain it",
+    "Estimation",
+    "Worked example",
+    "Discrimination",
+    "Trade off",
+    "Anomaly",
+    "Trap",
+    "Break the constraint",
+    "Sorting",
+    "Two truths and a lie",
+    "Ranking",
+    "Pattern",
+    "Edge cases",
+    "Elimination",
+    "Check",
+    "Prediction",
+    "Connect it up",
+    "Recap",
+)
+#: Front matter every slide has.
+REQUIRED = ("title", "slide", "kind", "part")
+#: Fence languages that hold Python, which must come from snippets/.
+PYTHON_LANGS = {"python", "py", "python3", "py3", "pycon", "ipython"}
+#: The folder under docs/ whose pages are numbered slides.
+SLIDES_DIR = "slides"
+FILE_NAME = re.compile(r"^(\d{2,3})-[a-z0-9]+(?:-[a-z0-9]+)*\.md$")
+#: A slide file larger than this is refused unread (a runaway write).
+MAX_SLIDE_BYTES = 1_000_000
+
+# Only block structure matters (fences): skip inline parsing, half the time.
+_MD = MarkdownIt("commonmark").disable(["inline", "text_join"])
+_BLOCK_OPENER = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?|===\+?)(?:[ \t]|$)")
+_NOTE_OPENER = re.compile(r"^(?P<indent>[ \t]*)\?\?\?\+?[ \t]+instructor\b")
+_MINUTES = re.compile(r"\*\*Time:\*\*\s*(\d+(?:\.\d+)?)\s*min")
+# pymdownx.snippets' single-line include, `--8<-- "path"`, and its block
+# form, a line `--8<--` alone, opening and closing a list of paths.
+_INCLUDE = re.compile(
+    r"""^(?P<indent>[ \t]*)(?P<escape>;*)-+8<-+[ \t]+
+        (?P<q>["'])(?P<target>.+?)(?P=q)[ \t]*\r?$""",
+    re.VERBOSE,
+)
+_INCLUDE_BLOCK = re.compile(r"^[ \t]*(?P<escape>;*)-+8<-+[ \t]*\r?$")
+_SECTION_NAME = re.compile(r"(?i)[a-z][-_0-9a-z]*")
+_LINE_SPEC = re.compile(r"(?::-?[0-9]*){1,2}(?:,-?[0-9]*(?::-?[0-9]*)?)*")
+# An Output block is a fence titled "Output"; a title that only looks
+# like it (other case, invisible characters) is flagged, never skipped.
+_TITLE = re.compile(r"""(?:^|\s)title=(["'])(?P<title>.*?)\1""")
+_INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u00ad]")
+_JINJA_EXPR = re.compile(r"\{\{-?(.*?)-?\}\}")
+
+
+@dataclass
+class Fence:
+    """A fenced block: where it is (0-based lines) and what it holds."""
+
+    start: int  # the opening line
+    end: int | None  # the closing line; None: never closed
+    indent: str  # leading whitespace of the body lines
+    marker: str  # the opening run of backticks or tildes
+    info: str
+    content: list[str]  # lines between the fences, without indent
+
+    @property
+    def line(self) -> int:
+        """1-based line of the opening fence, as editors count."""
+        return self.start + 1
+
+    @property
+    def lang(self) -> str:
+        return self.info.split(maxsplit=1)[0].lower() if self.info else ""
+
+    @property
+    def title(self) -> str | None:
+        m = _TITLE.search(self.info)
+        return m.group("title") if m else None
+
+    @property
+    def is_output(self) -> bool:
+        return self.title == "Output"
+
+    @property
+    def looks_like_output(self) -> bool:
+        """Titled like an Output block but not exactly "Output"."""
+        title = self.title
+        if title is None or title == "Output":
+            return False
+        return _INVISIBLE.sub("", title).strip().lower() == "output"
+
+    @property
+    def is_exercise(self) -> bool:
+        return self.info.split()[:1] in (["exercise"], ["{.exercise}"])
+
+    @property
+    def body(self) -> str:
+        return "\n".join(self.content)
+
+
+@dataclass
+class Include:
+    """One ``--8<--`` include line."""
+
+    line: int  # 1-based
+    target: str  # as written: path plus optional :section or :lines
+    path: str  # the file part
+    section: str | None
+    fence: Fence | None = None
+
+
+@dataclass
+class TableCall:
+    """A ``{{ table("id", hide="col") }}`` macro call with literal args."""
+
+    line: int
+    table_id: str
+    hide: str | None
+
+
+@dataclass
+class Note:
+    """A ``??? instructor`` block: for the speaker, not the student."""
+
+    line: int  # 1-based line of the ``???`` opener
+    end: int  # 1-based last line of its body
+    text: str  # the body, dedented (Markdown)
+    minutes: float | None  # from "**Time:** N min"
+
+
+@dataclass
+class Slide:
+    """One page of the deck, read once. ``number`` is None off-deck."""
+
+    path: str  # relative to the root, POSIX style
+    text: str  # the file's exact text: what MkDocs renders
+    lines: list[str] = field(default_factory=list)  # with line endings
+    meta: dict = field(default_factory=dict)
+    meta_lines: dict = field(default_factory=dict)  # key -> 1-based line
+    body_line: int = 1  # 1-based line of the first line after front matter
+    fences: list[Fence] = field(default_factory=list)
+    includes: list[Include] = field(default_factory=list)
+    tables: list[TableCall] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    number: int | None = None
+
+    @property
+    def title(self) -> str:
+        return str(self.meta.get("title", ""))
+
+    @property
+    def kind(self) -> str:
+        return str(self.meta.get("kind", ""))
+
+    @property
+    def part(self) -> str:
+        return str(self.meta.get("part", ""))
+
+    @property
+    def exercises(self) -> list[Fence]:
+        return [f for f in self.fences if f.is_exercise]
+
+    def line_of(self, key: str) -> int:
+        """1-based line of a front-matter key (1 when absent)."""
+        return self.meta_lines.get(key, 1)
+
+    def includes_in(self, fence: Fence) -> list[Include]:
+        return [i for i in self.includes if i.fence is fence]
+
+    def block_above(self, fence: Fence) -> Fence | None:
+        """The fence that ends right above ``fence`` (blank lines apart)."""
+        i = fence.start - 1
+        while i >= 0 and not self.lines[i].strip():
+            i -= 1
+        for other in self.fences:
+            if other.end == i and other is not fence:
+                return other
+        return None
+
+
+@dataclass
+class Part:
+    """A part of the lesson: a name and its slides, in order."""
+
+    name: str
+    slides: list[Slide]
+
+
+@dataclass
+class Deck:
+    """Every Markdown page under docs/, and the numbered slides in order."""
+
+    root: Path
+    docs: Path
+    pages: list[Slide]
+    problems: list[Problem]
+    part_names: list[str]
+
+    @property
+    def slides(self) -> list[Slide]:
+        numbered = [p for p in self.pages if p.number is not None]
+        return sorted(numbered, key=lambda s: s.number)
+
+    @property
+    def parts(self) -> list[Part]:
+        """The parts in the order configured, each with its slides."""
+        by_name = {name: Part(name, []) for name in self.part_names}
+        for slide in self.slides:
+            if slide.part in by_name:
+                by_name[slide.part].slides.append(slide)
+        return [p for p in by_name.values() if p.slides]
+
+    def page(self, rel: str) -> Slide | None:
+        """The page at ``rel`` (relative to the root), if read."""
+        for page in self.pages:
+            if page.path == rel:
+                return page
+        return None
+
+    def docs_rel(self, page: Slide) -> str:
+        """The page's path relative to docs/ (MkDocs' src_uri)."""
+        return (self.root / page.path).relative_to(self.docs).as_posix()
+
+
+# --- reading -----------------------------------------------------------------
+
+
+def read_deck(
+    root: Path | str,
+    docs_dir: Path | str | None = None,
+    parts: list[str] | None = None,
+) -> Deck:
+    """Read every page under ``docs_dir`` once; check the deck's structure.
+
+    ``parts`` are the lesson's part names in order (the plugin's ``parts``
+    setting); when given, every slide must name one, and each part's
+    slides must be contiguous and in that order.
+    """
+    root = Path(root).resolve()
+    docs = Path(docs_dir).resolve() if docs_dir else root / "docs"
+    problems: list[Problem] = []
+    pages = []
+    for path in sorted(docs.rglob("*.md")):
+        rel = _rel(path, root)
+        text = _read_text(path, rel, problems)
+        if text is None:
+            continue
+        numbered = path.parent == docs / SLIDES_DIR
+        page = parse_slide(rel, text, problems, numbered, parts)
+        pages.append(page)
+    deck = Deck(root, docs, pages, problems, list(parts or []))
+    _check_numbering(deck)
+    if parts:
+        _check_parts(deck)
+    return deck
+
+
+def _read_text(path: Path, rel: str, problems: list[Problem]) -> str | None:
+    try:
+        if path.stat().st_size > MAX_SLIDE_BYTES:
+            problems.append(
+                Problem(
+                    rel,
+                    1,
+                    f"file is larger than {MAX_SLIDE_BYTES:,} bytes; "
+                    "expected a slide of a few kilobytes",
+                )
+            )
+            return None
+        data = path.read_bytes()
+    except OSError as exc:
+        problems.append(Problem(rel, 1, f"cannot read the file: {exc}"))
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        problems.append(
+            Problem(
+                rel,
+                line,
+                f"not valid UTF-8 at column {column} (byte "
+                f"{data[exc.start : exc.start + 1]!r}); save the file as "
+                "UTF-8",
+            )
+        )
+        return None
+    if text.startswith("\ufeff"):
+        problems.append(
+            Problem(
+                rel,
+                1,
+                "the file starts with a byte-order mark (BOM); save it as "
+                "UTF-8 without BOM",
+            )
+        )
+        return None
+    return text
+
+
+def parse_slide(
+    rel: str,
+    text: str,
+    problems: list[Problem] | None = None,
+    numbered: bool = False,
+    parts: list[str] | None = None,
+) -> Slide:
+    """Parse one page's text. Structure problems go to ``problems``."""
+    problems = [] if problems is None else problems
+    slide = Slide(rel, text, split_lines(text))
+    bare = [_bare(line) for line in slide.lines]
+    front_end = _front_matter_end(bare)
+    if front_end is not None:
+        slide.body_line = front_end + 2
+        _read_front_matter(slide, bare[1:front_end], problems)
+    elif numbered:
+        problems.append(
+            Problem(
+                rel,
+                1,
+                "expected front matter: a first line '---', then title, "
+                "slide, kind and part, then '---'",
+            )
+        )
+    if numbered:
+        _check_meta(slide, problems, parts)
+    _scan_fences(slide.fences, _prepare(bare, front_end), 0, "")
+    slide.fences.sort(key=lambda f: f.start)
+    _scan_includes(slide, bare)
+    _scan_tables(slide, bare)
+    _scan_notes(slide, bare)
+    return slide
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split at "\n" only (as editors count)."""
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    return out + [lines[-1]] if lines[-1] else out
+
+
+def _bare(line: str) -> str:
+    line = line[:-1] if line.endswith("\n") else line
+    return line[:-1] if line.endswith("\r") else line
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+# --- front matter ------------------------------------------------------------
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """SafeLoader that refuses anchors and aliases (no alias bombs)."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.MarkedYAMLError(
+                problem="aliases (*name) are not allowed here; write the "
+                "value out",
+                problem_mark=event.start_mark,
+            )
+        return super().compose_node(parent, index)
+
+
+def load_yaml_mapping(text: str) -> tuple[object, dict[str, int]]:
+    """YAML with no aliases: (value, {top-level key: 0-based line})."""
+    loader = _NoAliasLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, {}
+        value = loader.construct_document(node)
+    finally:
+        loader.dispose()
+    lines = {}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                lines[key_node.value] = key_node.start_mark.line
+    return value, lines
+
+
+def _front_matter_end(bare: list[str]) -> int | None:
+    """0-based index of the closing '---' of front matter, if any."""
+    if not bare or bare[0].rstrip() != "---":
+        return None
+    for i in range(1, len(bare)):
+        if bare[i].rstrip() in ("---", "..."):
+            return i
+    return None
+
+
+def _read_front_matter(slide: Slide, lines: list[str], problems) -> None:
+    try:
+        meta, key_lines = load_yaml_mapping("\n".join(lines))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else 1
+        what = getattr(exc, "problem", None) or str(exc)
+        problems.append(
+            Problem(
+                slide.path, line, f"front matter is not valid YAML: {what}"
+            )
+        )
+        return
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        problems.append(
+            Problem(
+                slide.path,
+                2,
+                "front matter is not a mapping; expected 'key: value' "
+                "lines (title, slide, kind, part)",
+            )
+        )
+        return
+    slide.meta = meta
+    slide.meta_lines = {k: v + 2 for k, v in key_lines.items()}
+
+
+def _check_meta(slide: Slide, problems, parts: list[str] | None) -> None:
+    rel, meta = slide.path, slide.meta
+    name = rel.rsplit("/", 1)[-1]
+    match = FILE_NAME.match(name)
+    if not match:
+        problems.append(
+            Problem(
+                rel,
+                1,
+                "file name should be NN-slug.md (a two-digit number, a "
+                "lowercase slug)",
+            )
+        )
+    if not meta:
+        return
+    for key in REQUIRED:
+        if key not in meta:
+            problems.append(Problem(rel, 1, f"front matter lacks '{key}:'"))
+    number = meta.get("slide")
+    if "slide" in meta:
+        if (
+            not isinstance(number, int)
+            or isinstance(number, bool)
+            or (number < 1)
+        ):
+            problems.append(
+                Problem(
+                    rel,
+                    slide.line_of("slide"),
+                    f"slide: {number!r} is not a positive whole number",
+                )
+            )
+        elif match and number != int(match.group(1)):
+            problems.append(
+                Problem(
+                    rel,
+                    slide.line_of("slide"),
+                    f"slide: {number} does not match the file name's "
+                    f"number {match.group(1)}; rename the file or fix "
+                    "the number",
+                )
+            )
+        else:
+            slide.number = number
+    for key in ("title", "kind", "part"):
+        if key in meta and not isinstance(meta[key], str):
+            problems.append(
+                Problem(
+                    rel,
+                    slide.line_of(key),
+                    f"{key}: expected a single text value, got "
+                    f"{type(meta[key]).__name__} {meta[key]!r}",
+                )
+            )
+    kind = meta.get("kind")
+    if isinstance(kind, str) and kind not in KINDS:
+        problems.append(
+            Problem(
+                rel,
+                slide.line_of("kind"),
+                f"kind: {kind!r} is not a slide kind; expected one of "
+                + ", ".join(KINDS),
+            )
+        )
+    part = meta.get("part")
+    if parts and isinstance(part, str) and part not in parts:
+        problems.append(
+            Problem(
+                rel,
+                slide.line_of("part"),
+                f"part: {part!r} is not a part of the lesson; expected "
+                "one of " + ", ".join(repr(p) for p in parts) + " (the "
+                "parts are listed under the lesson plugin in mkdocs.yml)",
+            )
+        )
+
+
+def _check_numbering(deck: Deck) -> None:
+    """The slides are numbered 1..N with no gap or duplicate."""
+    seen: dict[int, str] = {}
+    for slide in deck.slides:
+        if slide.number in seen:
+            deck.problems.append(
+                Problem(
+                    slide.path,
+                    slide.line_of("slide"),
+                    f"slide {slide.number} is also {seen[slide.number]}; "
+                    "each number appears once",
+                )
+            )
+        seen.setdefault(slide.number, slide.path)
+    if not seen:
+        return
+    missing = sorted(set(range(1, max(seen) + 1)) - set(seen))
+    if missing:
+        where = _rel(deck.docs / SLIDES_DIR, deck.root)
+        deck.problems.append(
+            Problem(
+                where,
+                1,
+                "no slide numbered "
+                + ", ".join(str(n) for n in missing)
+                + "; expected slides numbered 1 to "
+                f"{max(seen)} with no gap",
+            )
+        )
+
+
+def _check_parts(deck: Deck) -> None:
+    """Each part's slides are contiguous, and the parts in order."""
+    order = {name: i for i, name in enumerate(deck.part_names)}
+    previous = None
+    for slide in deck.slides:
+        if slide.part not in order:
+            continue
+        if previous is not None and order[slide.part] < order[previous.part]:
+            deck.problems.append(
+                Problem(
+                    slide.path,
+                    slide.line_of("part"),
+                    f"part: slide {slide.number} is in {slide.part!r} but "
+                    f"comes after slide {previous.number} of "
+                    f"{previous.part!r}; expected the parts in the order "
+                    "mkdocs.yml lists them, each part's slides together",
+                )
+            )
+        previous = slide
+
+
+# --- fences ------------------------------------------------------------------
+
+
+def _prepare(bare: list[str], front_end: int | None) -> list[str]:
+    out = list(bare)
+    if front_end is not None:
+        for j in range(front_end + 1):
+            out[j] = ""
+    return ["" if _BLOCK_OPENER.match(line) else line for line in out]
+
+
+def _scan_fences(fences: list[Fence], lines, offset: int, indent: str):
+    tokens = _MD.parse("\n".join(lines) + "\n")
+    for tok in tokens:
+        if tok.map is None:
+            continue
+        first, last = tok.map
+        if tok.type == "fence":
+            opening = lines[first]
+            closing = last - 1
+            closed = closing > first and _closes(lines[closing], tok.markup)
+            # Body lines are indented to the column of the fence marker
+            # (deeper than the line's own indent in a list item).
+            column = opening.find(tok.markup)
+            lead = re.sub(r"\S", " ", opening[:column])
+            body = lines[first + 1 : closing if closed else last]
+            fences.append(
+                Fence(
+                    start=offset + first,
+                    end=offset + closing if closed else None,
+                    indent=indent + lead,
+                    marker=tok.markup,
+                    info=tok.info.strip(),
+                    content=[_dedent(b, len(lead)) for b in body],
+                )
+            )
+        elif tok.type == "code_block":
+            # An indented block: the body of an admonition or tab, so
+            # look inside it (or a real indented code block: harmless).
+            inner = [_dedent(line, 4) for line in lines[first:last]]
+            _scan_fences(fences, inner, offset + first, indent + "    ")
+
+
+def _closes(line: str, marker: str) -> bool:
+    """Whether ``line`` is a closing fence for ``marker``."""
+    pattern = rf"\s*{re.escape(marker[0])}{{{len(marker)},}}\s*"
+    return re.fullmatch(pattern, line) is not None
+
+
+def _dedent(line: str, width: int) -> str:
+    i = 0
+    while i < width and i < len(line) and line[i] == " ":
+        i += 1
+    if i < width and i < len(line) and line[i] == "\t":
+        i += 1
+    return line[i:]
+
+
+# --- includes, table calls, notes --------------------------------------------
+
+
+def split_target(target: str) -> tuple[str, str | None]:
+    """``"snippets/x.py:show"`` -> ``("snippets/x.py", "show")``.
+
+    Mirrors pymdownx.snippets: a trailing ``:name`` is a section, a
+    trailing ``:1:5`` a line range (kept as no section).
+    """
+    head, sep, tail = target.rpartition(":")
+    if sep and _SECTION_NAME.fullmatch(tail):
+        return head, tail
+    m = re.search(r":[-0-9:,]*$", target)
+    if m and _LINE_SPEC.fullmatch(m.group(0)):
+        return target[: m.start()], None
+    return target, None
+
+
+def _scan_includes(slide: Slide, bare: list[str]) -> None:
+    in_block = False
+    for i, line in enumerate(bare):
+        m = _INCLUDE.match(line)
+        target = None
+        if m and not m.group("escape"):
+            target = m.group("target").strip()
+        elif block := _INCLUDE_BLOCK.match(line):
+            if not block.group("escape"):
+                in_block = not in_block
+            continue
+        elif in_block and line.strip() and not line.strip().startswith(";"):
+            target = line.strip()
+        if target is None:
+            continue
+        path, section = split_target(target)
+        fence = next(
+            (
+                f
+                for f in slide.fences
+                if f.start < i and (f.end is None or i < f.end)
+            ),
+            None,
+        )
+        slide.includes.append(Include(i + 1, target, path, section, fence))
+
+
+def _scan_tables(slide: Slide, bare: list[str]) -> None:
+    for i, line in enumerate(bare):
+        for m in _JINJA_EXPR.finditer(line):
+            call = _table_call(m.group(1))
+            if call is not None:
+                slide.tables.append(TableCall(i + 1, *call))
+
+
+def _table_call(expr: str) -> tuple[str, str | None] | None:
+    """Literal arguments of a ``table(...)`` expression, else None."""
+    try:
+        node = ast.parse(expr.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "table"
+    ):
+        return None
+    args = list(node.args)
+    kwargs = {k.arg: k.value for k in node.keywords}
+    if args:
+        kwargs.setdefault("table_id", args.pop(0))
+    if args:
+        kwargs.setdefault("hide", args.pop(0))
+    values = {}
+    for name in ("table_id", "hide"):
+        value = kwargs.get(name)
+        if value is None:
+            values[name] = None
+        elif isinstance(value, ast.Constant) and (
+            value.value is None or isinstance(value.value, str)
+        ):
+            values[name] = value.value
+        else:
+            return None  # not literal: the macro checks it when rendering
+    if not isinstance(values["table_id"], str):
+        return None
+    return values["table_id"], values["hide"]
+
+
+def _scan_notes(slide: Slide, bare: list[str]) -> None:
+    """``??? instructor`` blocks: the opener and its indented body."""
+    i = 0
+    while i < len(bare):
+        m = _NOTE_OPENER.match(bare[i])
+        if not m:
+            i += 1
+            continue
+        width = len(m.group("indent")) + 4
+        j = i + 1
+        body: list[str] = []
+        while j < len(bare) and (
+            not bare[j].strip() or _indent_of(bare[j]) >= width
+        ):
+            body.append(bare[j][width:] if bare[j].strip() else "")
+            j += 1
+        while body and not body[-1]:
+            body.pop()
+        text = "\n".join(body)
+        minutes = _MINUTES.search(text)
+        slide.notes.append(
+            Note(
+                line=i + 1,
+                end=i + 1 + len(body),
+                text=text,
+                minutes=float(minutes.group(1)) if minutes else None,
+            )
+        )
+        i = j
+
+
+def _indent_of(line: str) -> int:
+    return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
+
+
+def section_exists(text: str, name: str) -> bool:
+    """Whether ``text`` has a ``--8<-- [start:name]`` section marker."""
+    pattern = re.compile(
+        r"(?<!;)-+8<-+[ \t]+\[[ \t]*start[ \t]*:[ \t]*"
+        + re.escape(name)
+        + r"[ \t]*\]",
+        re.IGNORECASE,
+    )
+    return any(pattern.search(line) for line in text.splitlines())

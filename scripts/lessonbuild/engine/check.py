@@ -1,0 +1,420 @@
+"""Check a deck against its snippets: run them, compare, collect tables.
+
+``check`` takes the ``Deck`` (read once by ``lessonbuild.deck``), runs
+every snippet a page includes (through the cache), compares each Output
+block with the snippet's stdout, collects the published tables and
+checks the ``table()`` calls. Every problem is collected, none stops the
+others. ``update`` does the same, then rewrites the drifted blocks.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..deck import PYTHON_LANGS, Deck, Fence, Slide, section_exists
+from ..problems import Problem
+from . import cache as cache_mod
+from .judge import judge
+from .outputs import Drift, compare, rewrite
+from .tables import check_table_calls, collect_tables
+
+#: Preloaded by the fork servers besides torch and mha_ref: modules torch
+#: imports lazily that lesson snippets reach. sympy (via symbolic_shapes,
+#: ~0.5 s) comes from torch.broadcast_shapes, nn.MultiheadAttention and
+#: FlopCounterMode; torch.distributed.tensor from nn.MultiheadAttention;
+#: torch._dynamo (~1.2 s) from F.linear under FlopCounterMode
+#: (torch/_compile.py). Paid once per server instead of once per child
+#: (each snippet runs twice).
+PRELOAD = [
+    "torch.fx.experimental.symbolic_shapes",
+    "torch._dynamo",
+    "torch.distributed.tensor",
+]
+ACCEPT = "make update-outputs"
+# `--8<-- "x"` after `ruff format`: `--8 < --"x"`.
+_MANGLED = re.compile(r"""^\s*-+\s*8\s*<\s*-+\s*["']""")
+
+
+@dataclass
+class Result:
+    """What a check found: problems, tables, outputs and counts."""
+
+    problems: list[Problem] = field(default_factory=list)
+    tables: dict[str, dict] = field(default_factory=dict)
+    outputs: dict[str, str] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)  # snippets, no result
+    pages: int = 0
+    ran: int = 0
+    cached: int = 0
+    seconds: float = 0.0
+    updated: list[str] = field(default_factory=list)
+    drifts: list[Drift] = field(default_factory=list, repr=False)
+
+    def summary(self) -> str:
+        n = len(self.outputs) + len(self.failed)
+        state = (
+            "OK"
+            if not self.problems
+            else _plural(len(self.problems), "problem")
+        )
+        return (
+            f"snippet engine: {_plural(self.pages, 'page')}, "
+            f"{_plural(n, 'snippet')} ({self.ran} run, {self.cached} "
+            f"cached), {_plural(len(self.tables), 'table')}: {state} "
+            f"in {self.seconds:.2f} s"
+        )
+
+    def advice(self) -> str:
+        if any(p.kind == "drift" for p in self.problems):
+            return f"If the new output is right, accept it with: {ACCEPT}"
+        return ""
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def check(
+    deck: Deck,
+    *,
+    timeout: float,
+    jobs: int,
+    cache_dir: Path | None,
+) -> Result:
+    """Run every snippet the deck uses and compare every Output block.
+
+    ``cache_dir``: the run cache's folder, or None for no cache.
+    """
+    start = time.monotonic()
+    root = deck.root
+    store = cache_mod.Cache(cache_dir)
+    result = Result(pages=len(deck.pages))
+    problems = result.problems
+    used, pairs = plan(deck, problems)
+
+    runs = _run_snippets(root, sorted(used), store, timeout, jobs)
+    result.ran = sum(1 for r in runs.values() if not r.get("cached"))
+    result.cached = sum(1 for r in runs.values() if r.get("cached"))
+    for rel in sorted(used):
+        run = runs[rel]
+        where = used[rel][0]
+        if run["ok"]:
+            result.outputs[rel] = run["stdout"]
+            collect_tables(rel, run["tables"], where, result)
+        else:
+            result.failed.append(rel)
+            problems.append(
+                Problem(where[0], where[1], run["message"], run["detail"])
+            )
+
+    shown = set()
+    for slide, fence, rel in pairs:
+        shown.add(rel)
+        if rel in result.outputs:
+            drift = compare(slide, fence, rel, result.outputs[rel], ACCEPT)
+            if drift is not None:
+                problems.append(drift.problem)
+                result.drifts.append(drift)
+    for rel in sorted(set(result.outputs) - shown):
+        if result.outputs[rel].strip():
+            where = used[rel][0]
+            problems.append(
+                Problem(
+                    where[0],
+                    where[1],
+                    f"{rel} prints output but no Output block follows "
+                    f"its code block: add an empty "
+                    f'```text title="Output"``` block after it and run '
+                    f"{ACCEPT}",
+                    kind="no-output",
+                )
+            )
+
+    check_table_calls(deck.pages, result)
+    problems.sort(key=lambda p: (p.path, p.line))
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def update(deck: Deck, **options) -> Result:
+    """Check, then rewrite each drifted Output block with the new output.
+
+    Problems other than drift are reported as by ``check``.
+    """
+    result = check(deck, **options)
+    by_slide: dict[str, list[Drift]] = {}
+    for drift in result.drifts:
+        by_slide.setdefault(drift.slide.path, []).append(drift)
+    for rel, drifts in sorted(by_slide.items()):
+        moved = rewrite(deck.root, drifts)
+        if moved:
+            result.problems.extend(moved)
+            continue
+        for drift in drifts:
+            result.problems.remove(drift.problem)
+            result.updated.append(
+                f"{rel}:{drift.fence.line}: updated the output of "
+                f"{drift.snippet}"
+            )
+    result.drifts = []
+    return result
+
+
+# --- the plan: what runs, which Output blocks it fills ----------------------
+
+
+def plan(deck: Deck, problems: list[Problem]):
+    """The include locations of each snippet used and the Output pairs.
+
+    Returns ``{rel: [(page, line), ...]}`` and the (page, Output block,
+    snippet) pairs; page-level problems go to ``problems``.
+    """
+    root = deck.root
+    snippets_dir = root / "snippets"
+    used: dict[str, list[tuple[str, int]]] = {}
+    pairs: list[tuple[Slide, Fence, str]] = []
+    for page in deck.pages:
+        _check_page(root, snippets_dir, page, used, pairs, problems)
+    all_snippets = sorted(
+        p.relative_to(root).as_posix()
+        for p in snippets_dir.rglob("*.py")
+        if "__pycache__" not in p.parts
+    )
+    docs = deck.docs.relative_to(root).as_posix()
+    for rel in all_snippets:
+        if rel not in used:
+            problems.append(
+                Problem(
+                    rel,
+                    1,
+                    f"snippet is not included by any page under {docs}/ "
+                    f"(include it or delete it)",
+                    kind="unused",
+                )
+            )
+    return used, pairs
+
+
+def used_snippets(deck: Deck) -> list[str]:
+    """The snippets the deck includes (paths relative to the root)."""
+    return sorted(plan(deck, [])[0])
+
+
+def _is_snippet(root: Path, snippets_dir: Path, path: str) -> bool:
+    full = (root / path).resolve()
+    return full.suffix == ".py" and full.is_relative_to(snippets_dir)
+
+
+def _check_page(root, snippets_dir, page, used, pairs, problems):
+    where = page.path
+    for inc in page.includes:
+        file = root / inc.path
+        if not file.resolve().is_relative_to(root):
+            problems.append(
+                Problem(
+                    where,
+                    inc.line,
+                    f'--8<-- "{inc.target}" leaves the repository '
+                    f"({inc.path} resolves to {file.resolve()}); include "
+                    "only files inside it",
+                )
+            )
+            continue
+        if not file.is_file():
+            problems.append(
+                Problem(
+                    where,
+                    inc.line,
+                    f'include of a missing file: --8<-- "{inc.target}" '
+                    f"({inc.path} does not exist)",
+                    kind="missing",
+                )
+            )
+            continue
+        if inc.section and not section_exists(
+            file.read_text(encoding="utf-8", errors="replace"), inc.section
+        ):
+            problems.append(
+                Problem(
+                    where,
+                    inc.line,
+                    f"{inc.path} has no section '{inc.section}' (mark it "
+                    f"with `# --8<-- [start:{inc.section}]` ... "
+                    f"`# --8<-- [end:{inc.section}]`)",
+                    kind="missing",
+                )
+            )
+        if _is_snippet(root, snippets_dir, inc.path):
+            rel = (root / inc.path).resolve().relative_to(root).as_posix()
+            used.setdefault(rel, []).append((where, inc.line))
+            if inc.fence is None:
+                problems.append(
+                    Problem(
+                        where,
+                        inc.line,
+                        f"{inc.path} is included outside a code block; "
+                        f"put the include inside a ```python fence",
+                    )
+                )
+    problems.extend(inline_code_problems(page))
+    for fence in page.fences:
+        if fence.looks_like_output:
+            problems.append(
+                Problem(
+                    where,
+                    fence.line,
+                    f"code block titled {fence.title!r} looks like an "
+                    'Output block but is not one; title it exactly "Output" '
+                    "(so it is checked) or give it another title",
+                )
+            )
+        if fence.is_output:
+            _pair_output(root, snippets_dir, page, fence, pairs, problems)
+
+
+def inline_code_problems(page: Slide) -> list[Problem]:
+    """Python typed into a page instead of included from snippets/."""
+    problems = []
+    include_lines = {inc.line - 1 for inc in page.includes}
+    for fence in page.fences:
+        if fence.is_output or fence.lang not in PYTHON_LANGS:
+            continue
+        end = fence.end if fence.end is not None else len(page.lines)
+        typed = [
+            i
+            for i in range(fence.start + 1, end)
+            if page.lines[i].strip()
+            and i not in include_lines
+            and not re.fullmatch(r"\s*;*-+8<-+\s*", page.lines[i])
+        ]
+        mangled = [i for i in typed if _MANGLED.match(page.lines[i])]
+        for i in mangled:
+            problems.append(
+                Problem(
+                    page.path,
+                    i + 1,
+                    "this include line was rewritten by a code formatter "
+                    "(ruff >= 0.16 formats Python fences in Markdown): "
+                    'write it as --8<-- "path" again',
+                    kind="inline",
+                )
+            )
+        if typed and not mangled:
+            problems.append(
+                Problem(
+                    page.path,
+                    fence.line,
+                    "inline Python code block: put the code in a file in "
+                    'snippets/ and include it (--8<-- "snippets/NN_x.py")',
+                    kind="inline",
+                )
+            )
+    return problems
+
+
+def _pair_output(root, snippets_dir, page, fence, pairs, problems):
+    where = page.path
+    if fence.end is None:
+        problems.append(
+            Problem(where, fence.line, "Output block is never closed")
+        )
+        return
+    above = page.block_above(fence)
+    includes = page.includes_in(above) if above is not None else []
+    if above is None or above.is_output or not includes:
+        problems.append(
+            Problem(
+                where,
+                fence.line,
+                "Output block with no code block above it (an Output "
+                "block must follow the code block that includes its "
+                "snippet)",
+                kind="orphan",
+            )
+        )
+        return
+    snippets = sorted(
+        {
+            (root / i.path).resolve().relative_to(root).as_posix()
+            for i in includes
+            if (root / i.path).is_file()
+            and _is_snippet(root, snippets_dir, i.path)
+        }
+    )
+    if not snippets:
+        if all((root / i.path).is_file() for i in includes):
+            names = ", ".join(sorted({i.path for i in includes}))
+            problems.append(
+                Problem(
+                    where,
+                    fence.line,
+                    f"Output block after a code block that is not run: "
+                    f"{names} is not in snippets/ (remove the Output "
+                    f"block)",
+                    kind="orphan",
+                )
+            )
+        return
+    if len(snippets) > 1:
+        problems.append(
+            Problem(
+                where,
+                fence.line,
+                f"Output block after a code block that includes several "
+                f"snippets ({', '.join(snippets)}); give each its own "
+                f"code block",
+                kind="orphan",
+            )
+        )
+        return
+    pairs.append((page, fence, snippets[0]))
+
+
+# --- runs --------------------------------------------------------------------
+
+
+def _run_snippets(root, rels, store, timeout, jobs):
+    """Result per snippet: cached, or run twice in forked processes."""
+    out: dict[str, dict] = {}
+    if not rels:
+        return out
+    base = cache_mod.base_key(root / "snippets")
+    keys, todo = {}, []
+    for rel in rels:
+        data = (root / rel).read_bytes()
+        keys[rel] = cache_mod.snippet_key(base, rel, data)
+        record = store.get(keys[rel])
+        if record is not None:
+            out[rel] = {**record, "ok": True, "cached": True}
+        else:
+            todo.append(rel)
+    if not todo:
+        return out
+
+    from .runner import run_batches  # only when something must run
+
+    paths = [root / rel for rel in todo]
+    first, second = run_batches(
+        root,
+        [paths, paths],
+        timeout=timeout,
+        concurrency=math.ceil(jobs / 2),
+        preload=PRELOAD,
+    )
+    for rel, a, b in zip(todo, first, second, strict=True):
+        out[rel] = judge(root, rel, a, b, timeout)
+        if out[rel]["ok"]:
+            store.put(
+                keys[rel],
+                {
+                    "snippet": rel,
+                    "stdout": a.stdout,
+                    "tables": a.tables,
+                    "seconds": round(a.seconds, 4),
+                },
+            )
+    return out

@@ -1,0 +1,117 @@
+"""Judge the two runs of a snippet: failure, hang, nondeterminism, or ok.
+
+Each snippet runs twice, in forked children of two servers with different
+hash seeds and RNG state; a snippet whose two runs print different output
+is nondeterministic and is reported, never cached.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from pathlib import Path
+
+#: Lines of a traceback or a hang dump shown in a problem.
+TAIL_LINES = 10
+_SERVER_FILE = str(Path(__file__).with_name("server.py"))
+
+
+def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
+    """``{"ok": True, "stdout", "tables"}`` or ``{"ok": False, ...}``."""
+
+    def fail(message, detail=""):
+        return {"ok": False, "message": message, "detail": detail}
+
+    for run in (a, b):
+        if run.failure:
+            return fail(f"could not run {rel}", clean(root, run.failure))
+    for run in (a, b):
+        if run.timed_out:
+            detail = tail(clean(root, _hang_dump(run.stderr)))
+            return fail(
+                f"{rel} did not finish within {timeout:g} s and was "
+                f"killed (a hang? the timeout is set with --timeout, "
+                f"SNIPPET_TIMEOUT or snippet_timeout under the lesson "
+                f"plugin in mkdocs.yml)",
+                "where it was:\n" + detail if detail else "",
+            )
+    for run, other in ((a, b), (b, a)):
+        if run.exit != 0:
+            err = clean(root, run.stderr)
+            last = err.strip().splitlines()[-1] if err.strip() else ""
+            how = (
+                f"was killed by signal {-run.exit}"
+                if run.exit < 0
+                else f"exited with status {run.exit}"
+            )
+            flaky = (
+                " (the other run succeeded: it is nondeterministic)"
+                if other.exit == 0
+                else ""
+            )
+            message = f"{rel} {how}{flaky}"
+            if last:
+                message += f": {last}"
+            return fail(message, tail(err))
+    if a.stdout != b.stdout or table_records(a.tables) != table_records(
+        b.tables
+    ):
+        diff = unified_diff(
+            a.stdout.splitlines(),
+            b.stdout.splitlines(),
+            "stdout of run 1",
+            "stdout of run 2",
+        )
+        if a.stdout == b.stdout:
+            diff = "the published tables differ between the two runs"
+        return fail(
+            f"{rel} is nondeterministic: two runs printed different "
+            f"output (seed torch with torch.manual_seed; do not print "
+            f"times, ids, or set order)",
+            diff,
+        )
+    return {"ok": True, "stdout": a.stdout, "tables": a.tables}
+
+
+def _hang_dump(stderr: str) -> str:
+    """The faulthandler dump, without the frames of the runner itself."""
+    keep = []
+    for line in stderr.splitlines():
+        if "<frozen runpy>" in line or line.strip().startswith(
+            f'File "{_SERVER_FILE}"'
+        ):
+            continue
+        keep.append(line)
+    return "\n".join(keep)
+
+
+def table_records(raw: str) -> list:
+    """The JSON records a run published, one per line."""
+    out = []
+    for line in raw.splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            out.append(line)
+    return out
+
+
+def clean(root: Path, text: str) -> str:
+    """Paths under the root as the contributor types them."""
+    return text.replace(str(root) + os.sep, "")
+
+
+def tail(text: str, n: int = TAIL_LINES) -> str:
+    lines = text.rstrip().splitlines()
+    if len(lines) <= n:
+        return "\n".join(lines)
+    return "\n".join(["...", *lines[-n:]])
+
+
+def unified_diff(expected, actual, from_name, to_name) -> str:
+    return "\n".join(
+        difflib.unified_diff(
+            expected, actual, from_name, to_name, lineterm="", n=2
+        )
+    )

@@ -1,0 +1,116 @@
+"""Output blocks: compare each with its snippet's stdout; rewrite drift.
+
+Only the lines between an Output block's fences ever change; each file is
+written to a temporary file beside it and moved into place, so an
+interrupted update leaves the old file or the new one, never half.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..deck import Fence, Slide
+from ..problems import Problem
+from .judge import unified_diff
+
+
+@dataclass
+class Drift:
+    """An Output block whose snippet now prints something else."""
+
+    slide: Slide
+    fence: Fence
+    snippet: str
+    actual: list[str]
+    problem: Problem
+
+
+def normalize(lines: list[str]) -> list[str]:
+    """Drop trailing whitespace of every line and trailing blank lines."""
+    out = [line.rstrip() for line in lines]
+    while out and not out[-1]:
+        out.pop()
+    return out
+
+
+def compare(slide: Slide, fence: Fence, rel: str, stdout: str, accept: str):
+    """The drift of one Output block, or None when it matches."""
+    expected = normalize(fence.content)
+    actual = normalize(stdout.replace("\r\n", "\n").split("\n"))
+    if expected == actual:
+        return None
+    where = f"{slide.path}:{fence.line}"
+    if expected:
+        message = f"output of {rel} drifted"
+    else:
+        message = f"Output block of {rel} is empty (fill it in)"
+    detail = unified_diff(
+        expected, actual, f"expected ({where})", f"actual ({rel})"
+    )
+    problem = Problem(
+        slide.path,
+        fence.line,
+        message,
+        detail + "\naccept with: " + accept,
+        kind="drift",
+    )
+    return Drift(slide, fence, rel, actual, problem)
+
+
+def rewrite(root: Path, drifts: list[Drift]) -> list[Problem]:
+    """Write each drifted Output block of one slide; problems if it moved."""
+    slide = drifts[0].slide
+    path = root / slide.path
+    current = path.read_bytes().decode("utf-8")
+    if current != slide.text:
+        return [
+            Problem(
+                slide.path,
+                1,
+                "file changed while the snippets ran; run the update again",
+            )
+        ]
+    lines = list(slide.lines)
+    for drift in sorted(drifts, key=lambda d: -d.fence.start):
+        _replace_body(lines, drift.fence, drift.actual)
+    write_atomic(path, "".join(lines))
+    return []
+
+
+def _replace_body(lines: list[str], fence: Fence, actual: list[str]) -> None:
+    """Replace the body of ``fence`` in ``lines`` (raw, with endings)."""
+    opening = lines[fence.start]
+    newline = opening[len(opening.rstrip("\r\n")) :] or "\n"
+    body = [(fence.indent + text if text else "") + newline for text in actual]
+    # A body line that looks like a closing fence would end the block
+    # early: lengthen the fences past the longest such run.
+    char = fence.marker[0]
+    longest = max(
+        (len(t) - len(t.lstrip(char)) for t in actual if t.startswith(char)),
+        default=0,
+    )
+    if longest >= len(fence.marker):
+        marker = char * (longest + 1)
+        lines[fence.start] = opening.replace(fence.marker, marker, 1)
+        closing = lines[fence.end]
+        lines[fence.end] = closing.replace(fence.marker, marker, 1)
+    lines[fence.start + 1 : fence.end] = body
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in one rename, keeping its mode."""
+    mode = path.stat().st_mode
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

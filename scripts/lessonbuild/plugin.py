@@ -1,0 +1,255 @@
+"""The lesson's one MkDocs plugin: deck -> checks -> pages -> site.
+
+The order of the build, in one place (each step is a method below):
+
+1. ``on_config``: read the deck once (``deck.read_deck``), run the
+   snippet engine on it, validate and render every exercise, and build
+   the nav from the slides' front matter. Every problem of all three is
+   reported together and the build stops before a page is read, leaving
+   no site folder behind.
+2. ``on_page_read_source``: MkDocs renders the text the deck read and
+   the engine checked (exercise fences swapped for placeholders), never
+   a second read of the file, so what is published is what was checked.
+3. ``on_page_content``: the placeholders become the exercise widgets.
+   Right after the snippets ran, every file under docs/, snippets/ and
+   mha_ref/ must be as it was before: a snippet that wrote, created or
+   deleted one fails the build, naming the file.
+4. ``on_build_error``: a failed build leaves no site folder that looks
+   finished.
+
+State lives on the plugin instance, never in module globals, so the
+macros module (``{{ table(...) }}``) reads the tables from here.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+from mkdocs.exceptions import Abort
+from mkdocs.plugins import BasePlugin, event_priority
+
+from . import engine, exercises
+from .deck import Deck, read_deck
+from .problems import Problem, report
+from .settings import SCHEMA, Settings, SettingsError, cache_dir
+
+log = logging.getLogger("mkdocs.plugins.lesson")
+#: Folders whose files snippets must not change while they run.
+GUARDED = ("docs", "snippets", "mha_ref")
+
+
+def _typed(kind, default):
+    if kind is list:
+        return c.ListOfItems(c.Type(str), default=list(default))
+    return c.Type(kind, default=default)
+
+
+#: Typed from ``settings.SCHEMA``: the plugin and the CLI share it.
+LessonConfig = type(
+    "LessonConfig",
+    (base.Config,),
+    {
+        name: _typed(kind, default)
+        for name, (kind, default, _) in SCHEMA.items()
+    },
+)
+
+
+class LessonPlugin(BasePlugin[LessonConfig]):
+    supports_multiple_instances = False
+
+    def __init__(self):
+        self.command = "build"
+        self.deck: Deck | None = None
+        self.result: engine.Result | None = None
+        self.settings = Settings()
+        self.sources: dict[str, str] = {}  # src_uri -> text to render
+        self.widgets: dict[str, dict[str, str]] = {}  # src_uri -> html
+        self.problems: list[Problem] = []
+        self.fingerprint: dict[str, str] = {}
+        self.mkdocs_config = None
+
+    # --- 1. read, check, render exercises, nav -----------------------------
+
+    def on_startup(self, *, command, dirty):
+        self.command = command
+
+    @event_priority(100)
+    def on_config(self, config):
+        self.mkdocs_config = config
+        root = Path(config.config_file_path).resolve().parent
+        try:
+            self.settings = Settings.from_mapping(dict(self.config))
+            timeout = self.settings.timeout()
+            jobs = self.settings.job_count()
+        except SettingsError as exc:
+            raise Abort(str(exc)) from None
+        self.fingerprint = fingerprint(root)
+        deck = read_deck(root, config.docs_dir, self.settings.parts)
+        self.deck = deck
+        problems = list(deck.problems)
+        self.result = engine.check(
+            deck, timeout=timeout, jobs=jobs, cache_dir=cache_dir(root)
+        )
+        problems += self.result.problems
+        problems += tampering(self.fingerprint, fingerprint(root))
+        problems += self._render_exercises(config, deck)
+        if problems:
+            self._fail(config, problems, self.result.advice())
+        log.info(self.result.summary())
+        config.nav = self._nav(config.nav, deck)
+        # "N / 55" in the slide header (overrides/main.html).
+        config.extra["slide_count"] = len(deck.slides)
+        return config
+
+    def _render_exercises(self, config, deck: Deck) -> list[Problem]:
+        fragments = exercises.Fragments(
+            config.markdown_extensions, config.mdx_configs
+        )
+        problems = []
+        self.sources, self.widgets = {}, {}
+        tables = self.result.tables if self.result else {}
+        for page in deck.pages:
+            src_uri = deck.docs_rel(page)
+            url = src_uri[: -len(".md")] + ".html"
+            out = exercises.render_page(
+                page,
+                url=url,
+                fragments=fragments,
+                tables=tables,
+                key_prefix=self.settings.storage_prefix,
+            )
+            problems += out.problems
+            self.sources[src_uri] = out.text
+            self.widgets[src_uri] = out.html
+        return problems
+
+    def _nav(self, nav, deck: Deck):
+        """The configured nav (Home, ...) followed by the lesson's parts."""
+        nav = list(nav or [])
+        if not nav and (deck.docs / "index.md").is_file():
+            nav = [{"Home": "index.md"}]
+        for part in deck.parts:
+            nav.append({part.name: [deck.docs_rel(s) for s in part.slides]})
+        return nav
+
+    # --- 2. MkDocs renders the checked text --------------------------------
+
+    def on_page_read_source(self, *, page, config):
+        return self.sources.get(page.file.src_uri)
+
+    # --- 3. widgets ----------------------------------------------------------
+
+    def on_page_content(self, html, *, page, config, files):
+        stash = self.widgets.get(page.file.src_uri)
+        if not stash:
+            return html
+        html, missing = exercises.fill_placeholders(html, stash)
+        if missing and self.deck is not None:
+            self.problems.append(
+                Problem(
+                    f"{Path(config.docs_dir).name}/{page.file.src_uri}",
+                    1,
+                    "an exercise lost its place while the page rendered; "
+                    "expected each ```exercise fence on lines of its own",
+                )
+            )
+        return html
+
+    def on_env(self, env, *, config, files):
+        if self.problems:
+            problems, self.problems = self.problems, []
+            self._fail(config, problems)
+        return env
+
+    # --- 4. failure ------------------------------------------------------
+
+    def on_build_error(self, *, error):
+        if self.mkdocs_config is not None:
+            self._discard_site(self.mkdocs_config)
+
+    def on_serve(self, server, *, config, builder):
+        root = Path(config.config_file_path).resolve().parent
+        for name in ("snippets", "mha_ref"):
+            if (root / name).exists():
+                server.watch(str(root / name))
+        return server
+
+    def _fail(self, config, problems: list[Problem], advice: str = ""):
+        for line in report(problems, advice).splitlines():
+            log.error(line)
+        self._discard_site(config)
+        raise Abort(
+            f"Aborted: {len(problems)} problem(s), listed above. No site "
+            "was written."
+        )
+
+    def _discard_site(self, config) -> None:
+        """Leave no site that looks like the result of a failed build."""
+        if self.command == "serve":
+            # `mkdocs serve` builds into a temporary folder it never
+            # shows after a failed build.
+            return
+        site = Path(config.site_dir).resolve()
+        root = Path(config.config_file_path).resolve().parent
+        docs = Path(config.docs_dir).resolve()
+        # Never delete the project, the docs or anything above them.
+        if site in (root, docs) or root.is_relative_to(site):
+            log.warning(f"not removing site_dir {site}: it holds the project")
+            return
+        if docs.is_relative_to(site) or not site.is_dir():
+            return
+        shutil.rmtree(site, ignore_errors=True)
+
+
+def fingerprint(root: Path) -> dict[str, tuple]:
+    """(size, mtime, inode) of every file under the guarded folders.
+
+    Taken from ``stat`` alone: reading the files would make the deck's
+    read of the slides no longer the only one, and cost time.
+    """
+    out = {}
+    for name in GUARDED:
+        folder = root / name
+        if not folder.is_dir():
+            continue
+        for path in folder.rglob("*"):
+            if "__pycache__" in path.parts:
+                continue
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            if path.is_dir() and not path.is_symlink():
+                continue
+            rel = path.relative_to(root).as_posix()
+            out[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    return out
+
+
+def tampering(before: dict, after: dict) -> list[Problem]:
+    """A problem for each guarded file created, changed or deleted."""
+    problems = []
+    for rel in sorted(set(before) | set(after)):
+        if rel not in after:
+            how = "deleted"
+        elif rel not in before:
+            how = "created"
+        elif before[rel] != after[rel]:
+            how = "changed"
+        else:
+            continue
+        problems.append(
+            Problem(
+                rel,
+                1,
+                f"{rel} was {how} while the snippets ran; snippets must "
+                "not write into the repository (write to a temporary "
+                "folder instead)",
+            )
+        )
+    return problems

@@ -1,0 +1,155 @@
+"""The lesson plugin's settings: one schema, for the plugin and the CLI.
+
+In mkdocs.yml::
+
+    plugins:
+      - lesson:
+          parts: ["Opening", "Part 1 — Why multiple heads?", ...]
+          snippet_timeout: 60
+
+The plugin turns ``SCHEMA`` into MkDocs' typed config; the CLI reads the
+same block from mkdocs.yml without importing MkDocs (a warm check must
+stay fast) and validates it with the same table. Environment variables
+win over mkdocs.yml, and command-line flags over both.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+PLUGIN_NAME = "lesson"
+TIMEOUT_ENV = "SNIPPET_TIMEOUT"
+JOBS_ENV = "SNIPPET_JOBS"
+CACHE_ENV = "SNIPPET_CACHE_DIR"
+
+#: name -> (type, default, what it is). The one definition of the schema.
+SCHEMA: dict[str, tuple[type, object, str]] = {
+    "parts": (list, [], "the lesson's part names, in order"),
+    "snippet_timeout": (float, 60.0, "seconds one snippet may run"),
+    "jobs": (int, 0, "snippets run at once (0: one per core)"),
+    "storage_prefix": (str, "lesson81", "prefix of localStorage keys"),
+}
+
+
+class SettingsError(ValueError):
+    """A setting has the wrong type or value; the message says which."""
+
+
+@dataclass
+class Settings:
+    parts: list[str] = field(default_factory=list)
+    snippet_timeout: float = 60.0
+    jobs: int = 0
+    storage_prefix: str = "lesson81"
+
+    @classmethod
+    def from_mapping(cls, data: dict, where: str = "mkdocs.yml") -> Settings:
+        """Validate ``data`` (the plugin's block) against ``SCHEMA``."""
+        unknown = sorted(set(data) - set(SCHEMA))
+        if unknown:
+            raise SettingsError(
+                f"{where}: unknown setting(s) of the lesson plugin: "
+                f"{', '.join(unknown)}; expected {', '.join(SCHEMA)}"
+            )
+        values = {}
+        for name, (kind, default, _help) in SCHEMA.items():
+            value = data.get(name, default)
+            if kind is float and isinstance(value, int):
+                value = float(value)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise SettingsError(
+                    f"{where}: lesson plugin setting {name}: expected "
+                    f"{kind.__name__}, got {value!r}"
+                )
+            values[name] = value
+        if any(not isinstance(p, str) for p in values["parts"]):
+            raise SettingsError(f"{where}: parts: expected a list of names")
+        settings = cls(**values)
+        settings.snippet_timeout = positive_seconds(
+            settings.snippet_timeout, f"{where}: snippet_timeout"
+        )
+        return settings
+
+    def timeout(self, flag: float | None = None) -> float:
+        """The snippet timeout: flag, else $SNIPPET_TIMEOUT, else setting."""
+        if flag is not None:
+            return positive_seconds(flag, "--timeout")
+        if os.environ.get(TIMEOUT_ENV):
+            return positive_seconds(os.environ[TIMEOUT_ENV], TIMEOUT_ENV)
+        return self.snippet_timeout
+
+    def job_count(self, flag: int | None = None) -> int:
+        value = flag or os.environ.get(JOBS_ENV) or self.jobs
+        if value:
+            try:
+                return max(1, int(value))
+            except ValueError:
+                raise SettingsError(
+                    f"{JOBS_ENV}: not a whole number: {value!r}"
+                ) from None
+        return max(1, len(os.sched_getaffinity(0)))
+
+
+def positive_seconds(value, name: str) -> float:
+    """A finite, positive number of seconds, or a ``SettingsError``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise SettingsError(
+            f"{name}: not a number of seconds: {value!r}"
+        ) from None
+    if not 0 < number < 24 * 3600:
+        raise SettingsError(
+            f"{name}: expected a number of seconds between 0 and 86400, "
+            f"got {value!r}"
+        )
+    return number
+
+
+def cache_dir(root: Path, flag: Path | None = None) -> Path:
+    """The run cache: flag, else $SNIPPET_CACHE_DIR, else .cache/engine."""
+    if flag is not None:
+        return flag
+    env = os.environ.get(CACHE_ENV)
+    return Path(env) if env else root / ".cache" / "engine"
+
+
+def read_settings(root: Path) -> Settings:
+    """The lesson plugin's block of ``root/mkdocs.yml`` (defaults if none).
+
+    Follows ``INHERIT:`` (fixture sites inherit the lesson's config).
+    """
+    block = _plugin_block(Path(root) / "mkdocs.yml", depth=0)
+    return Settings.from_mapping(block or {}, "mkdocs.yml")
+
+
+def _plugin_block(path: Path, depth: int) -> dict | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    # !ENV and other MkDocs tags: not needed here, read as None.
+    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+    try:
+        data = yaml.load(text, Loader=Loader)
+    except yaml.YAMLError as exc:
+        raise SettingsError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        return None
+    for item in data.get("plugins") or []:
+        if isinstance(item, dict) and PLUGIN_NAME in item:
+            return item[PLUGIN_NAME] or {}
+        if item == PLUGIN_NAME:
+            return {}
+    parent = data.get("INHERIT")
+    if isinstance(parent, str) and depth < 5:
+        return _plugin_block(path.parent / parent, depth + 1)
+    return None
