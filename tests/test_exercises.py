@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 import lessonbuild.exercises as ex
+from lessonbuild.deck import parse_slide
 from lessonbuild.exercises.model import Buckets, Check, FillIn, Order
 
 TABLES = {
@@ -30,16 +31,30 @@ def page(body: str) -> str:
     return textwrap.dedent(body).lstrip("\n")
 
 
-def problems_of(markdown, fragments, tables=None, source=None):
-    result = ex.transform_page(
-        page(markdown),
-        path="docs/slides/37-x.md",
-        url="slides/37-x.html",
+def render_text(text, fragments, *, path="p.md", url="p.html", tables=None):
+    """Read ``text`` with the deck's parser, then render its exercises."""
+    slide = parse_slide(path, text)
+    return ex.render_page(
+        slide,
+        url=url,
         fragments=fragments,
         tables=TABLES if tables is None else tables,
-        source=source,
+    )
+
+
+def problems_of(markdown, fragments, tables=None):
+    result = render_text(
+        page(markdown),
+        fragments,
+        path="docs/slides/37-x.md",
+        url="slides/37-x.html",
+        tables=tables,
     )
     return [str(p) for p in result.problems]
+
+
+def exercise_fences(text):
+    return parse_slide("p.md", text).exercises
 
 
 # --- finding fences ----------------------------------------------------------
@@ -60,14 +75,14 @@ def test_fences_inside_longer_fences_are_text():
         ```
         """
     )
-    fences = ex.find_fences(text)
+    fences = exercise_fences(text)
     assert [(f.start, f.end) for f in fences] == [(6, 8)]
     assert fences[0].body == "kind: order"
 
 
 def test_indented_and_tilde_fences():
     text = "- item\n\n    ~~~~ exercise\n    kind: predict\n    ~~~~\n"
-    (fence,) = ex.find_fences(text)
+    (fence,) = exercise_fences(text)
     assert fence.indent == "    "
     assert fence.body == "kind: predict"
 
@@ -123,7 +138,7 @@ def test_every_problem_of_a_page_is_reported_with_its_line(fragments):
 
 
 def test_line_numbers_count_the_front_matter(fragments):
-    """The hook passes the body after front matter; lines are the file's."""
+    """Problems point at the file's lines, front matter included."""
     source = page(
         """
         ---
@@ -139,8 +154,7 @@ def test_line_numbers_count_the_front_matter(fragments):
         ```
         """
     )
-    body = source.split("---\n", 2)[2].lstrip("\n")
-    found = problems_of(body, fragments, source=source)
+    found = problems_of(source, fragments)
     assert found == [
         "docs/slides/37-x.md:8: predict is missing 'why'; expected keys: "
         "kind, prompt, answer, why (optional: title, id)"
@@ -321,16 +335,10 @@ def test_valid_exercises_become_data():
 
 
 def render_one(markdown, fragments):
-    result = ex.transform_page(
-        page(markdown),
-        path="p.md",
-        url="slides/37-x.html",
-        fragments=fragments,
-        tables=TABLES,
-    )
+    result = render_text(page(markdown), fragments, url="slides/37-x.html")
     assert not result.problems, result.problems
     (token,) = result.html
-    assert token in result.markdown
+    assert token in result.text
     return result.html[token], result
 
 
@@ -480,11 +488,9 @@ def test_placeholders_survive_markdown_and_are_filled(fragments):
         2. Second
         """
     )
-    result = ex.transform_page(
-        text, path="p.md", url="p.html", fragments=fragments
-    )
+    result = render_text(text, fragments)
     assert not result.problems
-    out = md.markdown(result.markdown, extensions=["pymdownx.superfences"])
+    out = md.markdown(result.text, extensions=["pymdownx.superfences"])
     filled, missing = ex.fill_placeholders(out, result.html)
     assert not missing
     assert "xexercisex" not in filled

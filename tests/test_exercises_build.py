@@ -1,4 +1,4 @@
-"""The exercise hook inside real `mkdocs build` runs."""
+"""Exercises inside real `mkdocs build` runs of the lesson plugin."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 
 import lessonbuild.exercises as exercises
+from lessonbuild.deck import read_deck
 
 ROOT = Path(__file__).resolve().parents[1]
-HOOK = ROOT / "scripts" / "lessonbuild" / "hooks" / "exercise_hook.py"
 FIXTURE = ROOT / "tests" / "exercise_fixtures"
 
 
@@ -33,13 +33,13 @@ def write(path: Path, text: str) -> None:
 
 
 def test_all_problems_of_all_pages_fail_the_build_together(tmp_path):
-    """Three pages, four problems: one error lists them all with file and
+    """Three pages, three problems: one error lists them all with file and
     line, and no page of the site is left behind (not even an old one)."""
     write(
         tmp_path / "mkdocs.yml",
-        f"""
+        """
         site_name: broken
-        hooks: ["{HOOK}"]
+        plugins: [lesson]
         markdown_extensions: [md_in_html, pymdownx.superfences]
         """,
     )
@@ -61,7 +61,7 @@ def test_all_problems_of_all_pages_fail_the_build_together(tmp_path):
         """,
     )
     write(
-        tmp_path / "docs" / "slides" / "37-check.md",
+        tmp_path / "docs" / "pages" / "37-check.md",
         """
         ---
         title: Check
@@ -89,7 +89,7 @@ def test_all_problems_of_all_pages_fail_the_build_together(tmp_path):
         """,
     )
     write(
-        tmp_path / "docs" / "slides" / "24-fill.md",
+        tmp_path / "docs" / "pages" / "24-fill.md",
         """
         # Fill
 
@@ -106,12 +106,12 @@ def test_all_problems_of_all_pages_fail_the_build_together(tmp_path):
     result = build(tmp_path / "mkdocs.yml", tmp_path / "site")
     assert result.returncode != 0
     err = result.stderr
-    assert "exercise problems (nothing was written to the site)" in err
-    check = "docs/slides/37-check.md"
+    assert "3 problems found." in err
+    check = "docs/pages/37-check.md"
     assert f"{check}:10: check has 2 options (A, B) marked" in err
     assert f"{check}:11: option B is the correct one" not in err
     assert f"{check}:21: 'steps' of order has 1 item(s)" in err
-    assert "docs/slides/24-fill.md:6: fill-in " in err
+    assert "docs/pages/24-fill.md:6: fill-in " in err
     assert "no_such.table" in err
     assert "docs/index.md" not in err
     assert not list((tmp_path / "site").rglob("*.html"))
@@ -131,9 +131,11 @@ def test_fixture_site_builds_every_kind(tmp_path):
 
 def test_lesson_site_renders_every_exercise(built_site):
     """Every ```exercise fence of the lesson's slides is a widget."""
-    for md in sorted((ROOT / "docs" / "slides").glob("*.md")):
-        fences = exercises.find_fences(md.read_text())
-        html = (built_site / "slides" / (md.stem + ".html")).read_text()
+    deck = read_deck(ROOT)
+    assert deck.slides
+    for slide in deck.slides:
+        html_path = built_site / deck.docs_rel(slide).replace(".md", ".html")
+        html = html_path.read_text()
         sections = re.findall(r'<section class="exercise ex-([a-z-]+)"', html)
-        assert len(sections) == len(fences), md.name
+        assert len(sections) == len(slide.exercises), slide.path
         assert "xexercisex" not in html
