@@ -7,8 +7,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # Debian's Chromium, driven by Playwright; never a browser download.
 CHROMIUM := /usr/bin/chromium
-# Material prints a banner about MkDocs 2 on every build; our adapters
-# are thin on purpose (DESIGN.md), so keep build logs to what matters.
+# Material prints a banner about MkDocs 2 on every build; we stay on
+# MkDocs 1.6, so keep build logs to what matters.
 export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: help venv browser serve build test lint format pytest \
@@ -48,22 +48,30 @@ serve: $(STAMP)
 build: $(STAMP)
 	$(BIN)/mkdocs build --strict
 
-lint: $(STAMP)
+# Biome (pinned in package.json/package-lock.json) lints the site's own
+# JavaScript and CSS; vendored libraries are left alone (biome.json).
+BIOME := node_modules/.bin/biome
+$(BIOME): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+lint: $(STAMP) $(BIOME)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIOME) lint --error-on-warnings
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
 check-outputs: $(STAMP)
-	$(BIN)/python -m lessonbuild.engine check
+	$(BIN)/python -m lessonbuild check
 
 update-outputs: $(STAMP)
-	$(BIN)/python -m lessonbuild.engine update
+	$(BIN)/python -m lessonbuild update
 
 bench: $(STAMP)
-	$(BIN)/python -m lessonbuild.engine bench
+	$(BIN)/python -m lessonbuild bench
 
 # The tests reuse the strict build in site/ instead of building again.
 pytest: build browser

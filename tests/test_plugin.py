@@ -1,0 +1,95 @@
+"""The lesson plugin in real builds: nav from front matter, one reader."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from tests.lesson_site import build, copy_lesson
+
+NEW_SLIDE = """\
+---
+title: "One more thing"
+slide: 56
+kind: Recap
+part: "Closing"
+---
+
+# One more thing
+"""
+
+
+def test_a_new_slide_appears_in_its_part_without_editing_mkdocs_yml(
+    tmp_path,
+):
+    """docs/slides/56-x.md shows up in the nav, in Closing, numbered /56."""
+    root = copy_lesson(tmp_path)
+    (root / "docs" / "slides" / "56-one-more-thing.md").write_text(
+        NEW_SLIDE, encoding="utf-8"
+    )
+    result = build(root)
+    assert result.returncode == 0, result.stderr
+    page = (root / "site" / "slides" / "56-one-more-thing.html").read_text()
+    # Material's sidebar: the Closing section lists the new slide last.
+    closing = page[page.index(">Closing<") :]
+    links = re.findall(r'href="([^"]+\.html)"', closing.split("</nav>")[0])
+    assert links[-1].endswith("56-one-more-thing.html")
+    assert "Slide 56 of 56" in page
+
+
+def test_a_bad_slide_stops_the_build_at_its_line(tmp_path):
+    """A wrong kind aborts the build naming file and line; no site left."""
+    root = copy_lesson(tmp_path)
+    slide = root / "docs" / "slides" / "01-multi-head-attention.md"
+    slide.write_text(
+        slide.read_text().replace("kind: Title", "kind: Lecture", 1)
+    )
+    result = build(root)
+    assert result.returncode != 0
+    assert re.search(
+        r"docs/slides/01-multi-head-attention\.md:\d+: kind: 'Lecture'",
+        result.stderr,
+    )
+    assert not (root / "site").exists()
+
+
+READ_COUNTER = """\
+import json, sys
+from collections import Counter
+from pathlib import Path
+
+slides = str(Path("docs/slides").resolve())
+readers = Counter()
+
+def hook(event, args):
+    if event == "open" and isinstance(args[0], str) and (
+        args[0].startswith(slides) or args[0].startswith("docs/slides")
+    ) and args[0].endswith(".md"):
+        frame, stack = sys._getframe(1), []
+        while frame is not None:
+            stack.append(frame.f_code.co_filename)
+            frame = frame.f_back
+        ours = [f for f in stack if "lessonbuild" in f]
+        who = ours[0] if ours else stack[0]
+        readers[(Path(args[0]).name, who)] += 1
+
+sys.addaudithook(hook)
+from mkdocs.__main__ import cli
+try:
+    cli(["build", "--strict", "-q"])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(json.dumps([[n, w, c] for (n, w), c in readers.items()]))
+"""
+
+
+def test_slide_files_are_read_once_by_the_deck_module(tmp_path):
+    """An audit hook sees every open() of a slide during a real build."""
+    root = copy_lesson(tmp_path)
+    result = build(root, code=READ_COUNTER)
+    assert result.returncode == 0, result.stderr
+    reads = json.loads(result.stdout.strip().splitlines()[-1])
+    slides = sorted((root / "docs" / "slides").glob("*.md"))
+    assert len(reads) == len(slides)
+    assert {who.rsplit("/", 1)[-1] for _, who, _ in reads} == {"deck.py"}
+    assert {count for _, _, count in reads} == {1}
