@@ -1,7 +1,7 @@
 """Parameter and FLOP counts, measured rather than derived by hand.
 
 The lesson's slide 17 claims a per-head cost of ``d_model^2 / h``; that
-is not the attention cost (DESIGN.md, errata 1). Counting the real
+is not the attention cost (ARCHITECTURE.md, source error 1). Counting the real
 forward with ``FlopCounterMode`` shows both parts are independent of
 ``h``: the four projections cost ``2 * 4 * B * T * d_model^2`` FLOPs and
 the two attention matmuls ``2 * 2 * B * T^2 * d_model`` (the counter

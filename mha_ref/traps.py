@@ -2,7 +2,8 @@
 
 Each wrong split returns a tensor of a plausible shape, so nothing raises:
 the output is silently different. These functions let a snippet show what
-each split really hands the heads (DESIGN.md, errata 3 and 4) instead of
+each split really hands the heads (ARCHITECTURE.md, source errors 3, 4)
+instead of
 describing it from memory.
 
 The correct split, for comparison, is

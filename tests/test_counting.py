@@ -46,7 +46,7 @@ def test_attention_cost_grows_with_t_squared():
     """Doubling T quadruples the attention FLOPs and doubles projections.
 
     The lesson's per-head cost d_model^2 / h has no T in it, so it cannot
-    be the attention cost (DESIGN.md errata 1).
+    be the attention cost (ARCHITECTURE.md, lesson-source error 1).
     """
     short = forward_flops(64, 8, 10)
     long = forward_flops(64, 8, 20)

@@ -14,14 +14,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lessonbuild.slides import KINDS, PARTS, SLIDE_COUNT, load_deck
+from lessonbuild.deck import KINDS, read_deck
+from lessonbuild.settings import read_settings
 from tests.lesson_source import normalise, read_lesson
 
 ROOT = Path(__file__).resolve().parents[1]
 SLIDES = ROOT / "docs" / "slides"
 LESSON = read_lesson()
 
-# Statements of the source that are wrong (DESIGN.md "Known errors"); the
+# Statements of the source that are wrong (ARCHITECTURE.md, "Errors in
+# the lesson source that the deck fixes"); the
 # site must NOT repeat them, so they are not expected facts.
 ERRATA_TEXTS = {
     17: ["the wall-clock time is the same as single-head"],
@@ -65,15 +67,28 @@ TABLE_FACTS = {
 
 
 @functools.cache
+def lesson_deck():
+    """The deck as the build reads it (lessonbuild.deck), read once."""
+    deck = read_deck(ROOT, parts=read_settings(ROOT).parts)
+    assert deck.problems == [], "\n".join(map(str, deck.problems))
+    return deck
+
+
 def deck():
-    slides, problems = load_deck(SLIDES)
-    assert problems == [], "\n".join(problems)
-    return {s.number: s for s in slides}
+    return {s.number: s for s in lesson_deck().slides}
+
+
+#: The parts and the slide numbers each one spans, from the deck.
+PARTS = {
+    part.name: [s.number for s in part.slides]
+    for part in lesson_deck().parts
+}
+SLIDE_COUNT = len(lesson_deck().slides)
 
 
 def page_text(site: Path, slide) -> str:
     """The visible text of a built slide page, tags stripped."""
-    page = site / "slides" / slide.path.with_suffix(".html").name
+    page = site / "slides" / Path(slide.path).with_suffix(".html").name
     raw = page.read_text(encoding="utf-8")
     raw = raw.split('<article class="md-content__inner', 1)[-1]
     raw = raw.split("</article>", 1)[0]
@@ -81,9 +96,9 @@ def page_text(site: Path, slide) -> str:
     return normalise(html.unescape(re.sub(r"<[^>]+>", " ", raw)))
 
 
-def exercises(body: str) -> list[dict]:
+def exercises(slide) -> list[dict]:
     """The YAML bodies of the ```exercise fences in a slide."""
-    found = re.findall(r"^```exercise[^\n]*\n(.*?)^```\s*$", body, re.M | re.S)
+    found = [f.body for f in slide.exercises]
     return [yaml.safe_load(text) for text in found]
 
 
@@ -92,7 +107,7 @@ def test_deck_is_numbered_one_to_fifty_five_without_gaps():
     slides = deck()
     assert sorted(slides) == list(range(1, SLIDE_COUNT + 1))
     for number, slide in slides.items():
-        assert slide.path.name.startswith(f"{number:02d}-")
+        assert Path(slide.path).name.startswith(f"{number:02d}-")
 
 
 @pytest.mark.parametrize("number", range(1, SLIDE_COUNT + 1))
@@ -104,7 +119,7 @@ def test_slide_front_matter_matches_the_lesson(number):
     assert slide.kind == source.kind
     assert slide.kind in KINDS
     assert number in PARTS[slide.part]
-    assert re.search(r"^# .+", slide.body, re.M), "page has no # heading"
+    assert re.search(r"^# .+", slide.text, re.M), "page has no # heading"
 
 
 def test_lesson_source_parses_into_fifty_five_slides():
@@ -147,7 +162,7 @@ def test_slide_shows_the_lessons_key_facts(built_site, number):
     "number,wrong", [(n, t) for n, ts in ERRATA_TEXTS.items() for t in ts]
 )
 def test_slide_does_not_repeat_a_known_error(built_site, number, wrong):
-    """The source's wrong statements (DESIGN.md errata) are not on the site."""
+    """The source's known errors (ARCHITECTURE.md) are not on the site."""
     assert normalise(wrong) not in page_text(built_site, deck()[number])
 
 
@@ -175,7 +190,7 @@ def test_discussion_has_a_real_model_answer(number):
     """The model answer is substantial and repeats no slide sentence."""
     slide = deck()[number]
     prompts = [
-        e for e in exercises(slide.body) if e.get("kind") == "discussion"
+        e for e in exercises(slide) if e.get("kind") == "discussion"
     ]
     assert prompts, f"slide {number} has no discussion exercise"
     # Sentences the slide (outside the answer) and the source slide state.
@@ -204,7 +219,7 @@ def test_teaching_slides_carry_instructor_notes(built_site, number):
 
 
 def site_page(site: Path, slide) -> str:
-    name = slide.path.with_suffix(".html").name
+    name = Path(slide.path).with_suffix(".html").name
     return (site / "slides" / name).read_text(encoding="utf-8")
 
 
@@ -230,7 +245,7 @@ def test_landing_page_has_objectives_parts_and_how_to_use(built_site):
         assert normalise(objective) in text
     first_slides = {min(numbers): part for part, numbers in PARTS.items()}
     for number in first_slides:
-        name = deck()[number].path.with_suffix(".html").name
+        name = Path(deck()[number].path).with_suffix(".html").name
         assert f'href="slides/{name}"' in raw
     assert "lesson 80" in text
     assert "55 slides" in text

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from lessonbuild.slides import load_deck
+from lessonbuild.deck import read_deck
 from tests.browser.axe import serious_violations
 
 ROOT = Path(__file__).resolve().parents[2]
-SLIDES, _ = load_deck(ROOT / "docs" / "slides")
+SLIDES = read_deck(ROOT).slides
 ALL_PAGES = ["index.html"] + [
-    f"slides/{s.path.with_suffix('.html').name}" for s in SLIDES
+    f"slides/{Path(s.path).with_suffix('.html').name}" for s in SLIDES
 ]
 # Dark palette: the landing page and the first slide of every kind.
 ONE_PER_KIND = ["index.html"] + [
-    f"slides/{s.path.with_suffix('.html').name}"
+    f"slides/{Path(s.path).with_suffix('.html').name}"
     for s in {s.kind: s for s in reversed(SLIDES)}.values()
 ]
 
