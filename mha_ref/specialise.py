@@ -164,7 +164,7 @@ def train(
 
     The history holds ``loss`` (one float per step), ``seconds`` (training
     time, 0.0 when loaded) and ``cached`` (whether it was loaded). Runs on
-    one CPU thread with deterministic algorithms and its own RNG state, so
+    one CPU thread with its own RNG state, so
     the same arguments give bit-identical weights and the caller's RNG and
     thread settings are left as they were. ``cache_dir=None`` always
     trains and writes nothing.
@@ -278,17 +278,21 @@ def _cache_key(seed: int, steps: int, num_heads: int) -> str:
 
 @contextlib.contextmanager
 def _deterministic(seed: int):
-    """One thread, deterministic kernels, private RNG; restore on exit."""
+    """One CPU thread and a private RNG; restore both on exit.
+
+    Single-threaded CPU kernels reduce in a fixed order, so this makes
+    training bit-reproducible (tests/test_specialise.py checks it).
+    ``torch.use_deterministic_algorithms`` is not set: it guards against
+    nondeterministic GPU kernels, which this CPU-only training never runs,
+    and turning it on imports ``torch._inductor`` (seconds per process).
+    """
     threads = torch.get_num_threads()
-    was_deterministic = torch.are_deterministic_algorithms_enabled()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         torch.set_num_threads(1)
-        torch.use_deterministic_algorithms(True)
         try:
             yield
         finally:
-            torch.use_deterministic_algorithms(was_deterministic)
             torch.set_num_threads(threads)
 
 
