@@ -1,7 +1,8 @@
 """Read the course author's lesson export into per-slide key facts.
 
 The deck tests compare the site against these facts, so they come from the
-author's text (../shared/lesson-81-source.txt), never from our own pages.
+author's text (a copy of their export: tests/data/lesson-81-source.txt),
+never from our own pages.
 """
 
 from __future__ import annotations

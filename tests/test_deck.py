@@ -44,7 +44,8 @@ DISCUSSION_KINDS = {
     "Connect it up",
 }
 
-# Values of the lesson's tables (slide-map.md restores their columns).
+# Values of the lesson's tables (the export lost their columns; the slides
+# restore them).
 TABLE_FACTS = {
     7: ["(d_model, d_k)", "per-head projection matrices", "head dimension"],
     15: ["(1, 4, 8)", "(1, 2, 4, 4)", "after W_O"],
@@ -80,8 +81,7 @@ def deck():
 
 #: The parts and the slide numbers each one spans, from the deck.
 PARTS = {
-    part.name: [s.number for s in part.slides]
-    for part in lesson_deck().parts
+    part.name: [s.number for s in part.slides] for part in lesson_deck().parts
 }
 SLIDE_COUNT = len(lesson_deck().slides)
 
@@ -189,9 +189,7 @@ def sentences(text: str) -> list[str]:
 def test_discussion_has_a_real_model_answer(number):
     """The model answer is substantial and repeats no slide sentence."""
     slide = deck()[number]
-    prompts = [
-        e for e in exercises(slide) if e.get("kind") == "discussion"
-    ]
+    prompts = [e for e in exercises(slide) if e.get("kind") == "discussion"]
     assert prompts, f"slide {number} has no discussion exercise"
     # Sentences the slide (outside the answer) and the source slide state.
     stated = set(sentences("\n".join(LESSON[number].lines)))

@@ -146,7 +146,9 @@ def test_list_item_fence_indent_follows_the_marker():
 def test_no_inline_python_in_the_slides():
     """Every Python code block on the site comes from a file."""
     deck = read_deck(ROOT, parts=read_settings(ROOT).parts)
-    inline = [str(p) for page in deck.pages for p in inline_code_problems(page)]
+    inline = [
+        str(p) for page in deck.pages for p in inline_code_problems(page)
+    ]
     assert inline == []
 
 
