@@ -25,7 +25,7 @@ relationship has its own head that puts at least this much attention on
 it". A head that shared both relationships could give each at most half
 its mass, so the figure only exceeds 0.5 when the heads really split the
 work; untrained heads attend roughly uniformly over ``t + 1`` keys and
-score about 0.2.
+score about 0.16.
 
 Training takes a few seconds on one CPU thread and is deterministic for a
 given seed. :func:`train` caches the weights under ``.cache/specialise/``
@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,7 +197,7 @@ def train(
     model.eval()
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # one per process
         torch.save({"state": model.state_dict(), "loss": losses}, tmp)
         tmp.replace(path)  # atomic: a concurrent reader never sees half
     return model, {"loss": losses, "seconds": seconds, "cached": False}
