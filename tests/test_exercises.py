@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 import textwrap
+from pathlib import Path
 
 import pytest
 
 import lessonbuild.exercises as ex
-from lessonbuild.deck import parse_slide
+from lessonbuild.deck import parse_slide, read_deck
+from lessonbuild.exercises import answers
 from lessonbuild.exercises.model import Buckets, Check, FillIn, Order
 
+ROOT = Path(__file__).resolve().parents[1]
 TABLES = {
     "23_params.by_heads": {
         "columns": ["h", "d_k", "params (d=512)"],
@@ -296,8 +299,8 @@ def test_unavailable_tables_are_a_clear_problem():
     _, found = ex.validate(body, path="s.md", first_line=4, tables=broken)
     assert [str(p) for p in found] == [
         "s.md:7: fill-in needs table 't.x', but the generated tables are "
-        "unavailable (cannot import lessonbuild.engine); expected the snippet "
-        "engine's lessonbuild.engine.current_tables"
+        "unavailable (cannot import lessonbuild.engine); expected the tables "
+        "the snippet engine published (lessonbuild.engine.check)"
     ]
 
 
@@ -561,3 +564,173 @@ def test_buckets_from_a_table_need_all_three_keys():
         "s.md:2: buckets from a table need all of 'table', 'group_by' and "
         "'item_column'; missing 'group_by'"
     ]
+
+
+# --- equivalent answers (the same cases run in the browser) ------------------
+
+#: (typed, expected, accepted forms, should match). exercises.js's
+#: sameCell must agree: tests/browser/test_exercises_browser.py runs these.
+ANSWER_CASES = [
+    ("1048576", "1,048,576", [], True),
+    ("1 048 576", "1,048,576", [], True),
+    ("1_048_576", "1,048,576", [], True),
+    ("1,048,567", "1,048,576", [], False),
+    ("104857", "1,048,576", [], False),
+    ("", "1,048,576", [], False),
+    ("(2,5,8)", "(2, 5, 8)", [], True),
+    ("2, 5, 8", "(2, 5, 8)", [], True),
+    ("(2,500,8)", "(2, 500, 8)", [], True),
+    ("(2,5,9)", "(2, 5, 8)", [], False),
+    ("(5, 2, 8)", "(2, 5, 8)", [], False),
+    ("SCALAR", "scalar", [], True),
+    ("(D_MODEL, d_k)", "(d_model, d_k)", [], True),
+    ("256", "4·8²=256", [], True),
+    ("4*8^2=256", "4·8²=256", [], True),
+    ("4·8²=256", "4·8²=256", [], True),
+    ("4 * 8**2", "4·8²=256", [], True),
+    ("255", "4·8²=256", [], False),
+    ("4*8^2=255", "4·8²=256", [], False),
+    ("8^3", "4·8²=256", [], False),
+    ("a scalar", "scalar", ["()", "a scalar"], True),
+    ("()", "scalar", ["()", "a scalar"], True),
+    ("vector", "scalar", ["()", "a scalar"], False),
+]
+
+
+@pytest.mark.parametrize(("given", "expected", "accept", "same"), ANSWER_CASES)
+def test_answers_match_by_meaning(given, expected, accept, same):
+    assert answers.matches(given, expected, accept) is same, (
+        f"{given!r} vs {expected!r} (accept {accept}): expected "
+        f"{'a match' if same else 'no match'}; the rules are in "
+        "scripts/lessonbuild/exercises/answers.py"
+    )
+
+
+SHAPES_WITH_ACTUAL = {
+    "47_forward.shapes": {
+        "columns": ["tensor", "expected shape", "actual shape"],
+        "rows": [
+            ["output", "(2, 5, 8)", "(2, 5, 8)"],
+            ["params", "4·8²=256", "256"],
+        ],
+    }
+}
+FILL_SHAPES = (
+    "kind: fill-in\nprompt: p\ntable: 47_forward.shapes\n"
+    "column: expected shape\n"
+)
+
+
+def test_fill_in_hides_the_answer_column_beside_the_blanks(fragments):
+    """hide: drops the 'actual' column from the exercise and its key."""
+    body = FILL_SHAPES + "hide: [actual shape]\naccept:\n  params: ['256']\n"
+    text = f"```exercise\n{body}```\n"
+    result = render_text(text, fragments, tables=SHAPES_WITH_ACTUAL)
+    assert not result.problems, result.problems
+    (html,) = result.html.values()
+    assert "actual shape" not in html
+    assert ">256<" not in html
+    assert "data-ex-accept='[\"256\"]'" in html
+    assert "data-ex-accept='[]'" in html  # the output row lists none
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            "hide: [expected shape]\n",
+            ":5: 'hide' names the blanks' own column 'expected shape'",
+        ),
+        ("hide: [actual]\n", ":5: 'hide' names unknown 'actual'"),
+        (
+            "accept:\n  parms: ['256']\n",
+            ":6: 'accept' names row 'parms' (did you mean 'params'?)",
+        ),
+    ],
+)
+def test_fill_in_hide_and_accept_problems(extra, message):
+    _, found = ex.validate(
+        FILL_SHAPES + extra,
+        path="s.md",
+        first_line=0,
+        tables=SHAPES_WITH_ACTUAL,
+    )
+    text = "\n".join(str(p) for p in found)
+    assert "s.md" + message in text, text
+
+
+def test_a_blank_expected_value_fails_its_own_matcher():
+    """No student could match an empty answer: the build says so."""
+    tables = {"t.x": {"columns": ["a", "b"], "rows": [["r", " "]]}}
+    body = "kind: fill-in\nprompt: p\ntable: t.x\ncolumn: b\n"
+    _, found = ex.validate(body, path="s.md", first_line=0, tables=tables)
+    assert any("fails its own matcher" in str(p) for p in found), found
+
+
+# --- answers spread over positions, no exercise answering another ------------
+
+
+def choice(letter_of_correct: str, texts=("a", "b", "c", "d"), kind="check"):
+    note = "tempts" if kind == "check" else "rules_out"
+    lines = [f"kind: {kind}", "question: q", "explanation: e", "options:"]
+    for i, text in enumerate(texts):
+        lines.append(f"  - text: '{text}'")
+        if chr(ord("A") + i) == letter_of_correct:
+            lines.append("    correct: true")
+        else:
+            lines.append(f"    {note}: why")
+    exercise, found = ex.validate(
+        "\n".join(lines) + "\n", path="s.md", first_line=0
+    )
+    assert not found, found
+    return exercise
+
+
+def test_spread_refuses_most_answers_in_one_position():
+    found = [
+        (f"s{i}.md", choice(letter, texts=(f"{i}a", f"{i}b", f"{i}c")))
+        for i, letter in enumerate("AABA")
+    ]
+    (problem,) = ex.check_spread(found)
+    assert "3 of the 4 check/eliminate exercises have their correct " in str(
+        problem
+    )
+    assert "at A (s0.md:0, s1.md:0, s3.md:0)" in str(problem)
+    spread = [
+        (f"s{i}.md", choice(letter, texts=(f"{i}a", f"{i}b", f"{i}c")))
+        for i, letter in enumerate("ABCA")
+    ]
+    assert ex.check_spread(spread) == []
+
+
+def test_spread_refuses_two_exercises_with_the_same_options():
+    """An elimination and the check after it must not share options,
+    whatever their order."""
+    first = choice("A", kind="eliminate")
+    second = choice("C", texts=("c", "d", "a", "b"))
+    (problem,) = ex.check_spread([("e.md", first), ("c.md", second)])
+    assert str(problem).startswith(
+        "c.md:0: this check offers the same options as the eliminate at e.md:0"
+    )
+
+
+def test_the_decks_answers_are_earned():
+    """Every check/eliminate of the deck, read with lessonbuild.deck: no
+    position holds more than half the correct options, and no two
+    exercises offer the same options."""
+    deck = read_deck(ROOT)
+    found = []
+    for slide in deck.slides:
+        for fence in slide.exercises:
+            if "kind: check" not in fence.body and (
+                "kind: eliminate" not in fence.body
+            ):
+                continue
+            exercise, problems = ex.validate(
+                fence.body, path=slide.path, first_line=fence.line
+            )
+            assert not problems, problems
+            found.append((slide.path, exercise))
+    assert len(found) >= ex.spread.MIN_FOR_SPREAD
+    problems = ex.check_spread(found)
+    assert not problems, "\n".join(str(p) for p in problems)

@@ -5,8 +5,8 @@
 // show the controls, read the answers back from those <details>, give
 // feedback (icon + words, never colour alone, announced through each
 // exercise's role="status" region), and keep each answer in localStorage
-// under the key in data-ex-key. Material's instant navigation swaps pages
-// without a reload, so we initialise on every document$ emission.
+// under the key in data-ex-key. Widgets initialise on every page shown
+// (lessonOnPage, onpage.js: on load, and after instant navigation).
 (function () {
   "use strict";
 
@@ -61,22 +61,128 @@
     return out.join("").replace(/\s+/g, " ").trim();
   }
 
-  // Fill-in comparison: case-insensitive, ignoring spaces and thousands
-  // separators (1048576 = 1,048,576 = 1 048 576; (2,5,8) = (2, 5, 8)).
-  function dropThousands(s) {
-    return s.replace(/(\d)[,_](?=\d{3}(?!\d))/g, "$1");
+  // Fill-in comparison: the same rules as lessonbuild/exercises/answers.py
+  // (keep the two in step; tests/test_exercises.py holds the shared
+  // cases). Same text with case, spaces, thousands separators and a
+  // tuple's brackets ignored ("·"/"×" read as "*", "8²" as "8^2"); or the
+  // same number (256 = 4*8^2 = 4*8^2=256 for "4·8²=256"); or a form the
+  // author listed (accept).
+  var SUPERSCRIPT = "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079";
+  var THOUSANDS = /(\d)[,_ ](?=\d{3}(?!\d))/g;
+  function common(text) {
+    var s = String(text).trim().toLowerCase().replace(/\u2212/g, "-");
+    s = s.replace(/[\u00b7\u00d7\u22c5\u2217]/g, "*").replace(/\*\*/g, "^");
+    return s.replace(/[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+/g, function (m) {
+      var digits = "";
+      for (var i = 0; i < m.length; i++) digits += SUPERSCRIPT.indexOf(m[i]);
+      return "^" + digits;
+    });
   }
   function squash(s) {
     return s.replace(/\s+/g, "");
   }
-  function sameCell(given, expected) {
-    var a = String(given).toLowerCase().replace(/\u2212/g, "-");
-    var b = String(expected).toLowerCase().replace(/\u2212/g, "-");
-    if (!squash(a)) return false;
-    return (
-      squash(dropThousands(a)) === squash(dropThousands(b)) ||
-      dropThousands(squash(a)) === dropThousands(squash(b))
-    );
+  function dropThousands(s) {
+    return s.replace(THOUSANDS, "$1");
+  }
+  function unbracket(s) {
+    if (s[0] === "(" && s[s.length - 1] === ")" && s.indexOf(",") >= 0) {
+      var inner = s.slice(1, -1);
+      if (inner.indexOf("(") < 0 && inner.indexOf(")") < 0) return inner;
+    }
+    return s;
+  }
+  function forms(text) {
+    var s = common(text);
+    return [squash(dropThousands(s)), dropThousands(squash(s))]
+      .filter(Boolean)
+      .map(unbracket);
+  }
+  // An arithmetic side (digits, + - * / ^ and brackets), or null.
+  function evaluate(expr) {
+    if (!expr || !/^[0-9.+\-*\/^()]+$/.test(expr)) return null;
+    var at = 0;
+    function peek() {
+      return expr[at];
+    }
+    function number() {
+      var m = /^\d*\.?\d+(?:\.\d*)?/.exec(expr.slice(at));
+      if (!m) throw new Error("number");
+      at += m[0].length;
+      return parseFloat(m[0]);
+    }
+    function atom() {
+      if (peek() === "-") {
+        at++;
+        return -atom();
+      }
+      if (peek() === "(") {
+        at++;
+        var v = sum();
+        if (peek() !== ")") throw new Error(")");
+        at++;
+        return v;
+      }
+      return number();
+    }
+    function power() {
+      var base = atom();
+      if (peek() === "^") {
+        at++;
+        var exp = power();
+        if (Math.abs(exp) > 64) throw new Error("exponent");
+        return Math.pow(base, exp);
+      }
+      return base;
+    }
+    function product() {
+      var v = power();
+      while (peek() === "*" || peek() === "/") {
+        var op = expr[at++];
+        var r = power();
+        if (op === "/" && r === 0) throw new Error("zero");
+        v = op === "*" ? v * r : v / r;
+      }
+      return v;
+    }
+    function sum() {
+      var v = product();
+      while (peek() === "+" || peek() === "-") {
+        var op = expr[at++];
+        var r = product();
+        v = op === "+" ? v + r : v - r;
+      }
+      return v;
+    }
+    try {
+      var v = sum();
+      return at === expr.length && isFinite(v) ? v : null;
+    } catch (e) {
+      return null;
+    }
+  }
+  function numberOf(text) {
+    var sides = squash(dropThousands(common(text))).split("=");
+    return evaluate(sides[sides.length - 1]);
+  }
+  function sameNumber(given, expected) {
+    var target = numberOf(expected);
+    if (target === null) return false;
+    var sides = squash(dropThousands(common(given))).split("=");
+    return sides.every(function (side) {
+      var v = evaluate(side);
+      return v !== null &&
+        Math.abs(v - target) <= 1e-9 * Math.max(1, Math.abs(target));
+    });
+  }
+  function sameCell(given, expected, accept) {
+    if (!String(given).trim()) return false;
+    var mine = forms(given);
+    return [expected].concat(accept || []).some(function (want) {
+      var theirs = forms(want);
+      return mine.some(function (f) {
+        return theirs.indexOf(f) >= 0;
+      }) || sameNumber(given, want);
+    });
   }
 
   // --- shared pieces -------------------------------------------------------
@@ -127,6 +233,28 @@
   Widget.prototype.clearFeedback = function () {
     this.panel.innerHTML = "";
     this.panel.hidden = true;
+  };
+  // A restored answer is shown, never graded: it says so.
+  Widget.prototype.notChecked = function () {
+    this.feedback("info", "Your answer from last time is back: not checked yet.");
+  };
+  // The answer key stays out of sight until the first try; then its
+  // <details> is the "show answer" the student may open.
+  Widget.prototype.keyAfterTry = function (tried) {
+    all(this.el, "details.ex-key").forEach(function (d) {
+      d.hidden = !tried;
+    });
+  };
+  // Any change to the answer: the old verdict no longer applies.
+  Widget.prototype.changed = function (hosts) {
+    (hosts || []).forEach(function (h) {
+      mark(h, null);
+    });
+    this.clearFeedback();
+    if (this.state.checked) {
+      this.state.checked = false;
+      this.save();
+    }
   };
   // A titled copy of part of the answer key, for the feedback panel.
   function excerpt(title, source) {
@@ -243,12 +371,11 @@
       });
       var message = w.feedback(
         "info",
-        "Prediction committed. Compare it with the correct answer and " +
-          "the why below."
+        "Prediction committed. Compare it with the answer and the why below."
       );
       if (!quiet) {
         w.announce(
-          message + " Correct: " + speech(one(w.el, ".ex-key__answer")) +
+          message + " Answer: " + speech(one(w.el, ".ex-key__answer")) +
             " Why: " + speech(one(w.el, ".ex-key__why"))
         );
         var summary = one(reveals[0], "summary");
@@ -290,6 +417,7 @@
         return;
       }
       var letter = picked.value;
+      w.keyAfterTry(true);
       w.state.choice = letter;
       w.state.tried = (w.state.tried || []).filter(function (t) {
         return t !== letter;
@@ -299,20 +427,21 @@
       all(w.el, ".ex-option").forEach(function (li) {
         mark(li, null);
       });
-      w.state.tried.forEach(function (t) {
-        mark(option(t), t === answer ? "right" : "wrong",
-          t === answer ? "correct" : "wrong");
-      });
-      var explanation = excerpt("Explanation", one(key, ".ex-key__explanation"));
+      mark(option(letter), letter === answer ? "right" : "wrong",
+        letter === answer ? "correct" : "wrong");
       var message;
       if (letter === answer) {
+        var explanation = excerpt("Explanation", one(key, ".ex-key__explanation"));
         message = w.feedback("right", letter + " is the answer.", [explanation]);
       } else {
+        // Only what tempts towards this option, and a nudge: never the
+        // right answer's explanation (that is behind "Answer" below).
         var tempts = one(key, 'dd[data-ex-option="' + letter + '"]');
         message = w.feedback(
           "wrong",
-          letter + " is wrong. Pick another option and check again.",
-          [excerpt("Why " + letter + " tempts people", tempts), explanation]
+          letter + " is not it. Think again and pick another option, or " +
+            "open the answer below.",
+          [excerpt("Why " + letter + " tempts people", tempts)]
         );
         message += " Why " + letter + " tempts people: " + speech(tempts);
       }
@@ -322,27 +451,19 @@
       r.addEventListener("change", function () {
         w.state.choice = r.value;
         w.save();
+        w.changed(all(w.el, ".ex-option"));
       });
     });
     w.on("check", function () {
       check(false);
     });
+    var tried = (w.state.tried || []).length > 0;
+    w.keyAfterTry(tried);
     if (w.state.choice) {
       radios.forEach(function (r) {
         r.checked = r.value === w.state.choice;
       });
-    }
-    if (w.state.tried && w.state.tried.length) {
-      var last = w.state.tried[w.state.tried.length - 1];
-      radios.forEach(function (r) {
-        r.checked = r.value === last;
-      });
-      check(true);
-      if (w.state.choice) {
-        radios.forEach(function (r) {
-          r.checked = r.value === w.state.choice;
-        });
-      }
+      if (tried) w.notChecked();
     }
   };
 
@@ -358,6 +479,7 @@
         return l !== answer;
       });
     buttons.forEach(show);
+    w.keyAfterTry((w.state.struck || []).length > 0);
     function li(letter) {
       return one(w.el, '.ex-option[data-ex-option="' + letter + '"]');
     }
@@ -389,13 +511,13 @@
     }
     function strike(letter) {
       var struck = w.state.struck || [];
+      w.keyAfterTry(true);
       if (letter === answer) {
-        mark(li(letter), "warn", "keep this one");
+        // Say no more than that it cannot go: not that it is the answer.
         w.announce(
           w.feedback(
             "warn",
-            letter + " survives: it is the answer, so it stays. Strike the " +
-              "others."
+            "Nothing rules out " + letter + ". Strike another option."
           )
         );
         return;
@@ -412,8 +534,8 @@
       var why = one(key, 'dd[data-ex-option="' + letter + '"]');
       w.announce(
         w.feedback(
-          "right",
-          letter + " is wrong: struck out. " + (wrong.length - struck.length) +
+          "info",
+          letter + " is struck out. " + (wrong.length - struck.length) +
             " to go.",
           [excerpt("What rules out " + letter, why)]
         ) + " What rules it out: " + speech(why)
@@ -451,6 +573,12 @@
     });
     w.el.classList.add("is-live");
     all(w.el, ".ex-handle, .ex-select").forEach(show);
+    w.keyAfterTry(!!w.state.tried);
+    function hideExplanations() {
+      all(w.el, ".ex-zone__explanation").forEach(function (t) {
+        t.hidden = true;
+      });
+    }
     function zone(b) {
       return one(w.el, '.ex-zone[data-ex-zone="' + (b || "") + '"] .ex-items');
     }
@@ -460,7 +588,8 @@
       zone(b).appendChild(item);
       markEmpty();
       select.value = b || "";
-      mark(item, null);
+      w.changed(items);
+      hideExplanations();
       w.state.place = w.state.place || {};
       if (b) w.state.place[id] = b;
       else delete w.state.place[id];
@@ -482,7 +611,9 @@
         return;
       }
       w.state.checked = true;
+      w.state.tried = true;
       w.save();
+      w.keyAfterTry(true);
       var right = 0;
       items.forEach(function (i) {
         var ok = placed[i.getAttribute("data-ex-item")] ===
@@ -490,7 +621,8 @@
         if (ok) right++;
         mark(i, ok ? "right" : "wrong", ok ? "right" : "wrong bucket");
       });
-      all(key, ".ex-key__group").forEach(function (g) {
+      // The explanations say which items belong where: only once all are.
+      if (right === items.length) all(key, ".ex-key__group").forEach(function (g) {
         var target = one(
           w.el,
           '.ex-zone[data-ex-zone="' + g.getAttribute("data-ex-bucket") +
@@ -504,8 +636,8 @@
         ? w.feedback("right", "All " + right + " items are in the right bucket. " +
           "Each bucket's explanation is shown under it.")
         : w.feedback("wrong", right + " of " + items.length + " items are in the " +
-          "right bucket. Move the ones marked wrong and check again; each " +
-          "bucket's explanation is shown under it.");
+          "right bucket. Move the ones marked wrong and check again, or " +
+          "open the answer below.");
       if (!quiet) w.announce(message);
     }
     items.forEach(function (item) {
@@ -531,12 +663,12 @@
       check(false);
     });
     markEmpty();
-    var saved = w.state.place || {};
+    var saved = JSON.parse(JSON.stringify(w.state.place || {}));
     items.forEach(function (item) {
       var b = saved[item.getAttribute("data-ex-item")];
       if (b && zone(b)) place(item, b, false);
     });
-    if (w.state.checked) check(true);
+    if (Object.keys(saved).length && w.state.tried) w.notChecked();
   };
 
   KINDS.order = function (w) {
@@ -546,6 +678,7 @@
       return li.getAttribute("data-ex-step");
     });
     all(w.el, ".ex-handle, .ex-moves").forEach(show);
+    w.keyAfterTry(!!w.state.tried);
     function steps() {
       return all(list, ".ex-step");
     }
@@ -554,8 +687,8 @@
         return li.getAttribute("data-ex-step");
       });
       w.save();
+      w.changed(steps());
       steps().forEach(function (li, i, arr) {
-        mark(li, null);
         one(li, '[data-ex-action="up"]').setAttribute(
           "aria-disabled", i === 0 ? "true" : "false");
         one(li, '[data-ex-action="down"]').setAttribute(
@@ -581,22 +714,27 @@
     }
     function check(quiet) {
       w.state.checked = true;
+      w.state.tried = true;
       w.save();
+      w.keyAfterTry(true);
       var right = 0;
       steps().forEach(function (li, i) {
         var ok = li.getAttribute("data-ex-step") === truth[i];
         if (ok) right++;
         mark(li, ok ? "right" : "wrong", ok ? "right place" : "wrong place");
       });
-      key.open = true;
       var n = truth.length;
+      if (right === n) key.open = true;
       var message = right === n
         ? w.feedback("right", "All " + n + " steps are in order. The order " +
           "and the why are shown below.")
         : w.feedback("wrong", right + " of " + n + " steps are in the right " +
-          "place. The correct order and the why are shown below; reorder " +
-          "and check again if you like.");
-      if (!quiet) w.announce(message + " " + speech(one(key, ".ex-key__why")));
+          "place. Move the ones marked wrong and check again, or open the " +
+          "answer below.");
+      if (!quiet) {
+        w.announce(right === n
+          ? message + " " + speech(one(key, ".ex-key__why")) : message);
+      }
     }
     w.on("up", function (b) {
       move(b.closest(".ex-step"), -1, b);
@@ -633,8 +771,9 @@
         if (li) list.appendChild(li);
       });
     }
+    var wasChecked = w.state.checked;
     remember();
-    if (w.state.checked) check(true);
+    if (w.state.order && wasChecked) w.notChecked();
   };
 
   KINDS["fill-in"] = function (w) {
@@ -644,15 +783,19 @@
       s.hidden = true;
     });
     w.state.values = w.state.values || {};
+    w.keyAfterTry(!!w.state.tried);
     function check(quiet) {
       w.state.checked = true;
+      w.state.tried = true;
       w.save();
+      w.keyAfterTry(true);
       var right = 0;
       cells.forEach(function (td) {
         var row = td.getAttribute("data-ex-row");
         var input = one(td, "input");
-        var expected = one(key, 'td[data-ex-row="' + row + '"]').getAttribute("data-ex-value");
-        var ok = sameCell(input.value, expected);
+        var cell = one(key, 'td[data-ex-row="' + row + '"]');
+        var accept = JSON.parse(cell.getAttribute("data-ex-accept") || "[]");
+        var ok = sameCell(input.value, cell.getAttribute("data-ex-value"), accept);
         if (ok) right++;
         input.setAttribute("aria-invalid", ok ? "false" : "true");
         mark(td, ok ? "right" : "wrong", ok ? "right" : input.value.trim() ? "wrong" : "empty");
@@ -672,8 +815,10 @@
       input.addEventListener("input", function () {
         w.state.values[row] = input.value;
         w.save();
-        mark(td, null);
-        input.removeAttribute("aria-invalid");
+        w.changed(cells);
+        cells.forEach(function (c) {
+          one(c, "input").removeAttribute("aria-invalid");
+        });
       });
       input.addEventListener("keydown", function (e) {
         if (e.key === "Enter") {
@@ -685,7 +830,11 @@
     w.on("check", function () {
       check(false);
     });
-    if (w.state.checked) check(true);
+    var restored = Object.keys(w.state.values).some(function (k) {
+      return String(w.state.values[k]).trim();
+    });
+    if (restored && w.state.tried) w.notChecked();
+    w.state.checked = false;
   };
 
   KINDS.discussion = function (w) {
@@ -754,13 +903,8 @@
     all(document, "section.exercise[data-ex-kind]").forEach(init);
   }
 
-  if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
-    window.document$.subscribe(initAll);
-  } else if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", initAll);
-  } else {
-    initAll();
-  }
+  // Every page shown, from disk too, and after instant navigation.
+  window.lessonOnPage(initAll);
   // For tests and other scripts: the fill-in comparison.
   window.lessonExercises = { sameCell: sameCell, init: initAll };
 })();

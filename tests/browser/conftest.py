@@ -1,8 +1,9 @@
 """Browser fixtures: the exercise fixture site, served, and Chromium.
 
-The site (tests/exercise_fixtures: one page per exercise kind, built with
-the real hook and the real docs/assets) is built once per session into a
-temporary folder and served by http.server in a thread on a free port.
+The site (tests/exercise_fixtures: one page per exercise kind; its
+mkdocs.yml inherits the lesson's, so the real lesson plugin, its snippet
+engine and the real docs/assets build it) is built once per session into
+a temporary folder and served by http.server in a thread on a free port.
 Playwright drives Debian's Chromium (/usr/bin/chromium); no browser is
 ever downloaded.
 """
@@ -18,6 +19,9 @@ import threading
 from pathlib import Path
 
 import pytest
+
+from lessonbuild import engine
+from lessonbuild.deck import read_deck
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "exercise_fixtures"
@@ -61,7 +65,8 @@ def fixture_server(tmp_path_factory):
             "-d",
             str(site),
         ],
-        cwd=ROOT,
+        # pymdownx.snippets resolves "snippets/..." from the working folder.
+        cwd=FIXTURE,
         env=env,
         capture_output=True,
         text=True,
@@ -75,6 +80,21 @@ def fixture_server(tmp_path_factory):
     server.shutdown()
     server.server_close()
     thread.join(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def fixture_tables(fixture_server) -> dict:
+    """The tables the fixture's snippet published, from the real engine.
+
+    Runs after the site build, so every snippet run comes from the cache
+    that build filled.
+    """
+    deck = read_deck(FIXTURE)
+    result = engine.check(
+        deck, timeout=120, jobs=1, cache_dir=FIXTURE / ".cache" / "engine"
+    )
+    assert not result.problems, [str(p) for p in result.problems]
+    return result.tables
 
 
 @pytest.fixture(scope="session")

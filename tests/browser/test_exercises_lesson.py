@@ -9,19 +9,20 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-import lessonbuild.exercises as exercises
+from lessonbuild.deck import read_deck
 from tests.browser.axe import serious_violations
 
 pytestmark = pytest.mark.browser
 
-SLIDES = Path(__file__).resolve().parents[2] / "docs" / "slides"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def slides_with_exercises() -> list[str]:
+    deck = read_deck(ROOT)
     return [
-        f"slides/{md.stem}.html"
-        for md in sorted(SLIDES.glob("*.md"))
-        if exercises.find_fences(md.read_text())
+        deck.docs_rel(slide)[: -len(".md")] + ".html"
+        for slide in deck.slides
+        if slide.exercises
     ]
 
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 
 from ..deck import Slide
 from .fragments import Fragments
+from .kinds import KINDS, OPTIONAL, Kind
 from .model import Exercise, Problem, Table
-from .render import LABELS, RenderContext, plain_text, render
+from .render import RenderContext, plain_text, render
+from .spread import check_spread
 from .validate import (
-    KINDS,
-    OPTIONAL,
     TableSource,
     TablesUnavailable,
     normalize_tables,
@@ -31,8 +31,9 @@ from .validate import (
 
 __all__ = [
     "KINDS",
-    "LABELS",
     "OPTIONAL",
+    "Kind",
+    "check_spread",
     "Exercise",
     "Fragments",
     "PageResult",

@@ -108,6 +108,10 @@ class FillIn(Exercise):
     table: str  # the table id, e.g. "23_params.by_heads"
     column: str  # the hidden column's header
     data: Table
+    # Columns left out of the exercise (e.g. an "actual" column that
+    # would give the answers away), and per row the other forms accepted.
+    hide: list[str] = field(default_factory=list)
+    accept: dict[int, list[str]] = field(default_factory=dict)
 
     kind = "fill-in"
 
@@ -115,6 +119,21 @@ class FillIn(Exercise):
     def hidden(self) -> int:
         """Index of the hidden column."""
         return self.data.columns.index(self.column)
+
+    @property
+    def shown(self) -> list[int]:
+        """Indexes of the columns the exercise shows."""
+        return [
+            i for i, c in enumerate(self.data.columns) if c not in self.hide
+        ]
+
+    @property
+    def label_column(self) -> int:
+        """The first shown column other than the blanks: names each row."""
+        return next(i for i in self.shown if i != self.hidden)
+
+    def accepted(self, row: int) -> list[str]:
+        return self.accept.get(row, [])
 
 
 @dataclass

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from . import answers
 from .model import (
     Bucket,
     Buckets,
@@ -28,29 +29,18 @@ from .model import (
 from .parse import Mapping, Sequence, YamlProblem, load_yaml
 
 __all__ = [
-    "KINDS",
-    "OPTIONAL",
     "TablesUnavailable",
+    "build_buckets",
+    "build_check",
+    "build_discussion",
+    "build_eliminate",
+    "build_fill_in",
+    "build_order",
+    "build_predict",
     "normalize_tables",
     "validate",
 ]
 
-# kind -> its required keys, in the order the docs list them.
-KINDS: dict[str, tuple[str, ...]] = {
-    "predict": ("prompt", "answer", "why"),
-    "check": ("question", "options", "explanation"),
-    "eliminate": ("question", "options", "explanation"),
-    "buckets": ("prompt", "buckets"),
-    "order": ("prompt", "steps", "why"),
-    "fill-in": ("prompt", "table", "column"),
-    "discussion": ("prompt", "hint", "answer"),
-}
-# Optional on every kind: the widget's label, and a stable storage id.
-OPTIONAL = ("title", "id")
-# Optional per kind: buckets may name the generated table they come from.
-KIND_OPTIONAL: dict[str, tuple[str, ...]] = {
-    "buckets": ("table", "group_by", "item_column"),
-}
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _NOTE = {"check": "tempts", "eliminate": "rules_out"}
 
@@ -203,6 +193,8 @@ def validate(
             "followed by that kind's keys",
         )
         return None, c.problems
+    from .kinds import KINDS  # the registry imports this module
+
     kinds = ", ".join(KINDS)
     kind = data.get("kind")
     if kind is None:
@@ -215,9 +207,8 @@ def validate(
             f"unknown exercise kind '{kind}'{hint}; expected one of: {kinds}",
         )
         return None, c.problems
-    required = KINDS[kind]
-    optional = OPTIONAL + KIND_OPTIONAL.get(kind, ())
-    c.keys(data, ("kind",) + required, optional, kind)
+    entry = KINDS[kind]
+    c.keys(data, ("kind",) + entry.required, entry.keys, kind)
     common: dict[str, Any] = {"line": first_line}
     if "title" in data:
         common["title"] = c.text(data["title"], data.line_of("title"), "title")
@@ -231,8 +222,7 @@ def validate(
                 f"id {value!r} is not a slug; expected lower-case letters, "
                 "digits and '-' (it names the answer saved in the browser)",
             )
-    builder = _BUILDERS[kind]
-    exercise = builder(c, data, common, tables)
+    exercise = entry.build(c, data, common, tables)
     if c.problems:
         return None, c.problems
     return exercise, []
@@ -246,14 +236,14 @@ def _texts(c: _Checker, data: Mapping, keys: tuple[str, ...], kind: str):
     return out
 
 
-def _predict(c, data, common, tables):
+def build_predict(c, data, common, tables):
     t = _texts(c, data, ("prompt", "answer", "why"), "predict")
     if len(t) == 3 and all(t.values()):
         return Predict(**common, **t)
     return None
 
 
-def _discussion(c, data, common, tables):
+def build_discussion(c, data, common, tables):
     t = _texts(c, data, ("prompt", "hint", "answer"), "discussion")
     if len(t) == 3 and all(t.values()):
         return Discussion(**common, **t)
@@ -350,15 +340,15 @@ def _choices(c, data, common, tables, kind):
     )
 
 
-def _check(c, data, common, tables):
+def build_check(c, data, common, tables):
     return _choices(c, data, common, tables, "check")
 
 
-def _eliminate(c, data, common, tables):
+def build_eliminate(c, data, common, tables):
     return _choices(c, data, common, tables, "eliminate")
 
 
-def _buckets(c, data, common, tables):
+def build_buckets(c, data, common, tables):
     t = _texts(c, data, ("prompt",), "buckets")
     buckets = c.sequence(data, "buckets", "buckets", 2)
     if buckets is None:
@@ -434,8 +424,8 @@ def _table(c, data, tables, table_id, kind):
         c.add(
             data.line_of("table"),
             f"{kind} needs table '{table_id}', but the generated tables "
-            f"are unavailable ({exc}); expected the snippet engine's "
-            "lessonbuild.engine.current_tables",
+            f"are unavailable ({exc}); expected the tables the snippet "
+            "engine published (lessonbuild.engine.check)",
         )
         return None
     known = normalize_tables(raw or {})
@@ -513,7 +503,7 @@ def _check_buckets_against_table(c, data, tables, buckets):
         )
 
 
-def _order(c, data, common, tables):
+def build_order(c, data, common, tables):
     t = _texts(c, data, ("prompt", "why"), "order")
     steps = c.sequence(data, "steps", "order", 2)
     if steps is None:
@@ -535,7 +525,7 @@ def _order(c, data, common, tables):
     return Order(**common, prompt=t["prompt"], steps=result, why=t["why"])
 
 
-def _fill_in(c, data, common, tables):
+def build_fill_in(c, data, common, tables):
     t = _texts(c, data, ("prompt",), "fill-in")
     table_id = column = None
     if "table" in data:
@@ -570,19 +560,100 @@ def _fill_in(c, data, common, tables):
             "column to label the rows",
         )
         return None
-    if c.problems or not t.get("prompt"):
+    hide = _fill_in_hide(c, data, table, column)
+    accept = _fill_in_accept(c, data, table, column, hide)
+    if c.problems or not t.get("prompt") or hide is None or accept is None:
         return None
     return FillIn(
-        **common, prompt=t["prompt"], table=table_id, column=column, data=table
+        **common,
+        prompt=t["prompt"],
+        table=table_id,
+        column=column,
+        data=table,
+        hide=hide,
+        accept=accept,
     )
 
 
-_BUILDERS = {
-    "predict": _predict,
-    "check": _check,
-    "eliminate": _eliminate,
-    "buckets": _buckets,
-    "order": _order,
-    "fill-in": _fill_in,
-    "discussion": _discussion,
-}
+def _fill_in_hide(c, data, table: Table, column: str) -> list[str] | None:
+    """``hide:``: columns left out, e.g. an "actual" column beside the
+    blanks that would give the answers away."""
+    if "hide" not in data:
+        return []
+    raw = data["hide"]
+    names = [raw] if isinstance(raw, str) else raw
+    if not isinstance(names, list) or not all(
+        isinstance(n, str) for n in names
+    ):
+        c.add(
+            data.line_of("hide"),
+            "'hide' is not a list of column names; expected e.g. "
+            "hide: [actual shape]",
+        )
+        return None
+    for name in names:
+        if name not in table.columns or name == column:
+            what = "the blanks' own column" if name == column else "unknown"
+            c.add(
+                data.line_of("hide"),
+                f"'hide' names {what} '{name}'; expected other columns "
+                "of the table: "
+                + ", ".join(f"'{h}'" for h in table.columns if h != column),
+            )
+            return None
+    if len(table.columns) - len(names) < 2:
+        c.add(
+            data.line_of("hide"),
+            "'hide' leaves only the blanks; expected a column to label "
+            "the rows",
+        )
+        return None
+    return list(names)
+
+
+def _fill_in_accept(c, data, table, column, hide) -> dict | None:
+    """``accept:`` maps a row's label to other forms of its answer; every
+    expected value and listed form must pass the matcher students meet."""
+    hidden = table.columns.index(column)
+    shown = [i for i, h in enumerate(table.columns) if h not in (hide or [])]
+    label = next((i for i in shown if i != hidden), None)
+    accept: dict[int, list[str]] = {}
+    raw = data.get("accept", {})
+    if not isinstance(raw, dict) or label is None:
+        if "accept" in data:
+            c.add(
+                data.line_of("accept"),
+                "'accept' is not a mapping; expected row label: [forms], "
+                "e.g. d_k: [scalar, '()']",
+            )
+        return None
+    labels = [row[label] for row in table.rows]
+    for key, forms in raw.items():
+        line0 = raw.line_of(key)
+        if str(key) not in labels:
+            c.add(
+                line0,
+                f"'accept' names row '{key}'"
+                f"{_did_you_mean(str(key), labels)}; expected a row label "
+                f"of column '{table.columns[label]}': " + ", ".join(labels),
+            )
+            continue
+        forms = [forms] if isinstance(forms, str) else forms
+        if not isinstance(forms, list) or not all(
+            isinstance(f, str) and f.strip() for f in forms
+        ):
+            c.add(line0, f"'accept' for row '{key}' is not a list of texts")
+            continue
+        accept[labels.index(str(key))] = [f.strip() for f in forms]
+    for r, row in enumerate(table.rows):
+        expected = row[hidden]
+        for form in [expected, *accept.get(r, [])]:
+            if not answers.matches(form, expected, accept.get(r, [])):
+                c.add(
+                    data.line_of("table"),
+                    f"row '{row[label]}': the answer {form!r} fails its own "
+                    "matcher (lessonbuild/exercises/answers.py), so no "
+                    "student could be marked right; expected a value "
+                    "with text in it",
+                )
+    return accept
