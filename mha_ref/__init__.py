@@ -3,6 +3,10 @@
 Every code block, printed output and table on the lesson's slides comes
 from running this package, and the tests check it against PyTorch's own
 ``nn.MultiheadAttention`` and ``F.scaled_dot_product_attention``.
+
+``python -m mha_ref.grade my_mha.py`` checks a student's own module,
+milestone by milestone (:mod:`mha_ref.grade`); it is not imported here,
+so importing the package stays as light as before.
 """
 
 from .attention import causal_mask, padding_mask, scaled_dot_product_attention

@@ -15,8 +15,12 @@ def check_int(name: str, value: object, minimum: int = 1) -> int:
     """Return ``value`` if it is an int of at least ``minimum``.
 
     ``bool`` is rejected although it subclasses ``int``: ``True`` heads is
-    a bug, not a size.
+    a bug, not a size. Under ``torch.jit.trace`` a tensor's size is a 0-dim
+    integer tensor; it is accepted there, and the check runs once, on its
+    value at trace time (a trace records no Python ``if``).
     """
+    if _is_traced_size(value):
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(
             f"{name} must be an int, got {type(value).__name__} ({value!r})"
@@ -57,3 +61,13 @@ def check_tensor(name: str, value: object, ndim: int | None = None) -> None:
             f"{name} must have {ndim} dims, got {value.dim()} "
             f"(shape {tuple(value.shape)})"
         )
+
+
+def _is_traced_size(value: object) -> bool:
+    return (
+        torch.jit.is_tracing()
+        and isinstance(value, torch.Tensor)
+        and value.dim() == 0
+        and not value.is_floating_point()
+        and value.dtype != torch.bool
+    )

@@ -14,6 +14,15 @@ Mask convention (the same as ``F.scaled_dot_product_attention``):
 (``True`` = blocked) for both ``attn_mask`` and ``key_padding_mask``:
 pass it ``~mask`` when converting.
 
+Both kinds, and ``is_causal``, act the same way: as a bias of ``0`` or
+``-inf`` **added** to the scores. So a boolean mask and the equivalent
+float mask give identical results, NaN included: a mask blocks a key's
+*weight*, it does not hide a NaN. A NaN in a blocked key makes its score
+``NaN + -inf = NaN``, and the query's whole row becomes NaN, exactly as in
+``F.scaled_dot_product_attention`` and ``nn.MultiheadAttention``. (A NaN
+in a blocked *value* spreads too, since ``0 * NaN = NaN`` in the matmul.)
+Padding must therefore hold finite numbers, e.g. zeros, never NaN.
+
 Fully masked rows: a query row that may attend to no key at all (every
 score ``-inf``) gets a row of zero weights and a zero output, never NaN;
 the gradient through such a row is zero. A plain softmax would compute
@@ -110,16 +119,25 @@ def scaled_dot_product_attention(
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
     if mask is not None:
         _check_mask(mask, scores)
-        if mask.dtype == torch.bool:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        else:
-            scores = scores + mask
+        scores = scores + _as_bias(mask, scores.dtype)
     if is_causal:
         t_q, t_k = scores.shape[-2:]
         allowed = causal_mask(t_q, t_k, device=scores.device)
-        scores = scores.masked_fill(~allowed, float("-inf"))
+        scores = scores + _as_bias(allowed, scores.dtype)
     weights = _softmax_rows(scores)  # (..., T_q, T_k)
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
+
+
+def _as_bias(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The additive form of ``mask``: ``0`` where allowed, ``-inf`` where not.
+
+    Adding (rather than ``masked_fill``) keeps a NaN score NaN, so a bool
+    mask acts exactly like its float twin and like PyTorch's masks.
+    """
+    if mask.dtype != torch.bool:
+        return mask  # already a bias
+    zeros = torch.zeros(mask.shape, dtype=dtype, device=mask.device)
+    return zeros.masked_fill(~mask, float("-inf"))  # mask's shape
 
 
 def _softmax_rows(scores: torch.Tensor) -> torch.Tensor:

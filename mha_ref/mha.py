@@ -76,7 +76,7 @@ class MultiHeadAttention(nn.Module):
 
     # --8<-- [start:forward]
     def forward(self, query, key, value, mask=None, is_causal=False):
-        _check_inputs(query, key, value, mask, self.d_model)
+        _check_inputs(self, query, key, value, mask)
         h = self.num_heads
         # Each tensor is split by its own length: T_q may differ from T_k.
         q = split_heads(self.W_Q(query), h)  # (B, h, T_q, d_k)
@@ -211,8 +211,16 @@ def _check_split_input(x: object, num_heads: object) -> None:
     check_head_split(x.size(-1), num_heads)
 
 
-def _check_inputs(query, key, value, mask, d_model: int) -> None:
-    """Name the mistake before it becomes a shape error inside a matmul."""
+def _check_inputs(module, query, key, value, mask) -> None:
+    """Name the mistake before it becomes a shape error inside a matmul.
+
+    The sizes are compared with ``==``, never collected in a ``set``:
+    under ``torch.jit.trace`` a size is a traced value hashed by identity,
+    and under ``torch.export`` a dynamic size is a symbol that cannot be
+    hashed at all.
+    """
+    d_model = module.d_model
+    dtype = module.W_Q.weight.dtype
     for name, t in (("query", query), ("key", key), ("value", value)):
         check_tensor(name, t)
         if t.dim() != 3:
@@ -225,11 +233,15 @@ def _check_inputs(query, key, value, mask, d_model: int) -> None:
                 f"{name} must have feature size d_model ({d_model}), "
                 f"got {t.size(-1)} (shape {tuple(t.shape)})"
             )
-    sizes = (query.size(0), key.size(0), value.size(0))
-    if len(set(sizes)) != 1:
+        if t.dtype != dtype:
+            raise TypeError(
+                f"{name} has dtype {t.dtype} but the module's weights are "
+                f"{dtype}: convert one, e.g. {name}.to({dtype})"
+            )
+    if not query.size(0) == key.size(0) == value.size(0):
         raise ValueError(
             "query, key and value must have the same batch size B, got "
-            f"{sizes[0]}, {sizes[1]} and {sizes[2]}"
+            f"{query.size(0)}, {key.size(0)} and {value.size(0)}"
         )
     if key.size(1) != value.size(1):
         raise ValueError(

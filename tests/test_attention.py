@@ -363,3 +363,59 @@ def test_padding_mask_rejects(lengths, error, message):
     """padding_mask names the bad length."""
     with pytest.raises(error, match=message):
         padding_mask(lengths, 4)
+
+
+# --- NaN behind a mask: bool, float and is_causal agree with PyTorch -----
+
+
+def _nan_in_blocked_key():
+    """q, k, v with a NaN in key 4, and a bool mask that blocks key 4."""
+    q, k, v = _qkv(2, t_q=3, t_k=5)
+    k[:, 4, 0] = float("nan")
+    allowed = torch.ones(5, dtype=torch.bool)
+    allowed[4] = False
+    return q, k, v, allowed
+
+
+def _same_nans(a, b):
+    torch.testing.assert_close(a, b, atol=1e-12, rtol=1e-12, equal_nan=True)
+
+
+def test_nan_behind_bool_mask_acts_as_float_mask():
+    """A mask blocks a key's weight, not its NaN: bool == float == torch.
+
+    masked_fill would have replaced the NaN score by -inf and hidden it;
+    PyTorch adds the mask, NaN + -inf = NaN, so the row turns NaN.
+    """
+    q, k, v, allowed = _nan_in_blocked_key()
+    bias = torch.zeros(5, dtype=torch.float64)
+    bias[~allowed] = float("-inf")
+    by_bool, w_bool = scaled_dot_product_attention(q, k, v, mask=allowed)
+    by_float, w_float = scaled_dot_product_attention(q, k, v, mask=bias)
+    torch_out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+    assert by_bool.isnan().all() and w_bool.isnan().all()
+    _same_nans(by_bool, by_float)
+    _same_nans(w_bool, w_float)
+    _same_nans(by_bool, torch_out)
+
+
+def test_nan_behind_causal_mask_matches_torch():
+    """is_causal adds its mask too: a NaN in a future key stays, as in F.sdpa.
+
+    Query 0 never sees key 4, yet its score for key 4 is NaN + -inf.
+    """
+    q, k, v = _qkv(2, t_q=5, t_k=5)
+    k[:, 4, 0] = float("nan")
+    out, _ = scaled_dot_product_attention(q, k, v, is_causal=True)
+    expected = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert out.isnan().all()
+    _same_nans(out, expected)
+
+
+def test_finite_blocked_keys_still_do_not_matter_with_float_mask():
+    """The additive form changes nothing for finite keys: huge ones vanish."""
+    q, k, v, allowed = _nan_in_blocked_key()
+    k[:, 4, 0] = 1e6
+    out, _ = scaled_dot_product_attention(q, k, v, mask=allowed)
+    short, _ = scaled_dot_product_attention(q, k[:, :4], v[:, :4])
+    _close(out, short)

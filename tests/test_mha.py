@@ -465,3 +465,66 @@ def test_slide_sections_are_balanced_and_loop_free():
         code = "\n".join(sections[name])
         assert not re.search(r"\bfor\b|\bwhile\b", code), name
     assert len(sections["class"]) <= 35  # fits on a projected slide
+
+
+# --- dtypes, tracing and export ------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["query", "key", "value"])
+def test_forward_rejects_other_dtype(name):
+    """An input of another dtype is a TypeError naming it and both dtypes.
+
+    Unchecked, F.linear fails with "expected m1 and m2 to have the same
+    dtype", which names neither the argument nor the module.
+    """
+    module = MultiHeadAttention(8, 2)  # float32 weights
+    inputs = {n: torch.randn(2, 3, 8) for n in ("query", "key", "value")}
+    inputs[name] = inputs[name].double()
+    message = (
+        rf"{name} has dtype torch\.float64 but the module's weights are "
+        r"torch\.float32"
+    )
+    with pytest.raises(TypeError, match=message):
+        module(**inputs)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace:DeprecationWarning")
+def test_jit_trace_runs_at_another_batch_size():
+    """A trace taken at B=2 gives the eager values at B=3.
+
+    The batch check once put the sizes in a set; traced sizes are tensors
+    hashed by identity, so three equal 2s made a set of three and the
+    trace raised "got 2, 2 and 2".
+    """
+    module = _module(8, 2, dtype=torch.float32)
+    f32 = torch.float32
+    x, kv = _randn(2, 3, 8, dtype=f32), _randn(2, 5, 8, dtype=f32, seed=1)
+    with pytest.warns(torch.jit.TracerWarning):
+        traced = torch.jit.trace(module, (x, kv, kv))
+    x3 = _randn(3, 3, 8, dtype=f32, seed=2)
+    kv3 = _randn(3, 5, 8, dtype=f32, seed=3)
+    traced_out, eager_out = traced(x3, kv3, kv3), module(x3, kv3, kv3)
+    for got, want in zip(traced_out, eager_out, strict=True):
+        torch.testing.assert_close(got, want, **TOL[torch.float32])
+
+
+def test_export_with_dynamic_batch_and_length():
+    """torch.export with symbolic B and T_k gives the eager values.
+
+    A symbolic size cannot be hashed, so the old set-based batch check
+    raised "unhashable type: non-nested SymInt".
+    """
+    module = _module(8, 2, dtype=torch.float32)
+    batch, t_k = torch.export.Dim("B"), torch.export.Dim("T_k")
+    x, kv = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
+    program = torch.export.export(
+        module,
+        (x, kv, kv),
+        dynamic_shapes=({0: batch}, {0: batch, 1: t_k}, {0: batch, 1: t_k}),
+    )
+    x4 = _randn(4, 3, 8, dtype=torch.float32)
+    kv4 = _randn(4, 7, 8, dtype=torch.float32, seed=1)
+    got = program.module()(x4, kv4, kv4)
+    for got_t, want in zip(got, module(x4, kv4, kv4), strict=True):
+        assert got_t.shape == want.shape
+        torch.testing.assert_close(got_t, want, **TOL[torch.float32])

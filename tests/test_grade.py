@@ -1,0 +1,450 @@
+"""Tests for mha_ref.grade, run as a student runs it.
+
+Each test writes a student's file into a temporary folder and runs
+``python -m mha_ref.grade my_mha.py`` there in a subprocess. The buggy
+modules are the correct one (:data:`CORRECT`) with one line changed, so
+each test shows exactly which mistake the grader must name.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mha_ref import grade
+
+ROOT = Path(__file__).resolve().parents[1]
+MILESTONES = [
+    "skeleton",
+    "shapes",
+    "h=1",
+    "h>1",
+    "masks",
+    "causal",
+    "T_q!=T_k",
+]
+
+# A correct module in the lesson's style: view + transpose, no loop.
+CORRECT = """\
+import math
+
+import torch
+from torch import nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        if d_model % num_heads:
+            raise ValueError(f"{num_heads} does not divide {d_model}")
+        self.h = num_heads
+        self.d_k = d_model // num_heads
+        self.W_Q = nn.Linear(d_model, d_model, bias=False)
+        self.W_K = nn.Linear(d_model, d_model, bias=False)
+        self.W_V = nn.Linear(d_model, d_model, bias=False)
+        self.W_O = nn.Linear(d_model, d_model, bias=False)
+
+    def split(self, x):
+        B, T, _ = x.shape
+        return x.view(B, T, self.h, self.d_k).transpose(1, 2)
+
+    def merge(self, x):
+        B, h, T, d_k = x.shape
+        return x.transpose(1, 2).contiguous().view(B, T, h * d_k)
+
+    def forward(self, query, key, value, mask=None, is_causal=False):
+        q = self.split(self.W_Q(query))
+        k = self.split(self.W_K(key))
+        v = self.split(self.W_V(value))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        if is_causal:
+            t_q, t_k = scores.shape[-2:]
+            allowed = torch.ones(t_q, t_k, dtype=torch.bool).tril()
+            scores = scores.masked_fill(~allowed, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        return self.W_O(self.merge(weights @ v)), weights
+"""
+
+# Correct too, written another way: einsum, and a loop over heads.
+EINSUM_LOOP = """\
+import torch
+from torch import nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, h):
+        super().__init__()
+        if d_model % h != 0:
+            raise ValueError("h must divide d_model")
+        self.h = h
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            setattr(self, name, nn.Linear(d_model, d_model, bias=False))
+
+    def forward(self, query, key, value, mask=None, is_causal=False):
+        d_k = query.shape[-1] // self.h
+        q, k, v = self.W_Q(query), self.W_K(key), self.W_V(value)
+        heads, weights = [], []
+        for i in range(self.h):
+            cols = slice(i * d_k, (i + 1) * d_k)
+            s = torch.einsum("bqd,bkd->bqk", q[..., cols], k[..., cols])
+            s = s * d_k**-0.5
+            if mask is not None:
+                m = mask if mask.dim() < 4 else mask[:, 0]
+                s = torch.where(m, s, torch.tensor(float("-inf")))
+            if is_causal:
+                s = s.masked_fill(
+                    torch.ones_like(s[0], dtype=torch.bool).triu(1),
+                    float("-inf"),
+                )
+            w = s.softmax(-1)
+            heads.append(torch.einsum("bqk,bkd->bqd", w, v[..., cols]))
+            weights.append(w)
+        return self.W_O(torch.cat(heads, -1)), torch.stack(weights, 1)
+"""
+
+
+def _bug(*edits: str, source: str = CORRECT) -> str:
+    """``source`` with each ``old`` replaced by the ``new`` after it.
+
+    ``edits`` is ``old, new, old, new, ...``; each ``old`` must occur once.
+    """
+    for old, new in zip(edits[::2], edits[1::2], strict=True):
+        assert source.count(old) == 1, f"{old!r} is not once in the source"
+        source = source.replace(old, new)
+    return source
+
+
+def _line_of(source: str, text: str) -> int:
+    """1-based line of the line holding ``text``."""
+    lines = [
+        n for n, line in enumerate(source.splitlines(), 1) if text in line
+    ]
+    assert len(lines) == 1, f"{text!r} on lines {lines}"
+    return lines[0]
+
+
+def _grade(tmp_path: Path, source: str, *options: str):
+    """Run ``python -m mha_ref.grade my_mha.py`` as a student would.
+
+    Returns (exit status, {milestone: (status, detail)}, stdout).
+    """
+    (tmp_path / "my_mha.py").write_text(source)
+    result = subprocess.run(
+        [sys.executable, "-m", "mha_ref.grade", "my_mha.py", *options],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.returncode, _parse(result.stdout), result.stdout
+
+
+def _grade_here(tmp_path: Path, source: str, capsys):
+    """The same, in this process: for the cases that cannot hang.
+
+    A subprocess costs a torch import (seconds on a loaded machine); the
+    subprocess tests above already show the command-line path works.
+    """
+    path = tmp_path / "my_mha.py"
+    path.write_text(source)
+    status = grade.main([str(path)])
+    stdout = capsys.readouterr().out
+    return status, _parse(stdout), stdout
+
+
+def _parse(stdout: str) -> dict[str, tuple[str, str]]:
+    lines = {}
+    for line in stdout.splitlines():
+        status, _, rest = line.partition(" ")
+        if status in ("PASS", "FAIL", "SKIP"):
+            name, _, detail = rest.strip().partition(" ")
+            lines[name] = (status, detail.strip())
+    return lines
+
+
+def _statuses(lines):
+    return {name: status for name, (status, _) in lines.items()}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from mha_ref import MultiHeadAttention  # noqa: F401\n",
+        CORRECT,
+        EINSUM_LOOP,
+    ],
+    ids=["mha_ref", "view-transpose", "einsum-loop"],
+)
+def test_correct_modules_pass(tmp_path, source):
+    """mha_ref and two independent correct modules pass every milestone."""
+    status, lines, stdout = _grade(tmp_path, source)
+    assert status == 0, stdout
+    assert list(lines) == MILESTONES
+    assert set(_statuses(lines).values()) == {"PASS"}, stdout
+    assert stdout.splitlines()[-1] == "7 of 7 milestones pass"
+
+
+# (edits for _bug, milestones that fail, words the first failure must hold)
+BUGS = {
+    # At h=1 the direct view is the right split: only h>1 sees it.
+    "direct view (slide 41 C)": (
+        "x.view(B, T, self.h, self.d_k).transpose(1, 2)",
+        "x.view(B, self.h, T, self.d_k)",
+        {"h>1", "masks", "causal", "T_q!=T_k"},
+        ["differ", "at h=2", "view(B, h, T, d_k)", "option C"],
+    ),
+    "transpose first (slide 41 D)": (
+        "x.view(B, T, self.h, self.d_k).transpose(1, 2)",
+        "x.transpose(1, 2).reshape(B, self.h, T, self.d_k)",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["at h=1", "option D", "transposes to (B, d_model, T)"],
+    ),
+    "flat split (slide 31)": (
+        "x.view(B, T, self.h, self.d_k).transpose(1, 2)",
+        "x.view(B, T * self.h, self.d_k)",
+        "B, h, T, d_k = x.shape\n"
+        "        return x.transpose(1, 2).contiguous().view(B, T, h * d_k)",
+        "return x.reshape(x.size(0), -1, self.h * self.d_k)",
+        # At h=1 the flat split's weights (B, T, T) have no head axis.
+        {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["weights are (2, 10, 10)", "flat split"],
+    ),
+    "merge without transpose": (
+        "x.transpose(1, 2).contiguous().view(B, T, h * d_k)",
+        "x.contiguous().view(B, T, h * d_k)",
+        {"h>1", "masks", "causal", "T_q!=T_k"},
+        ["output differs", "at h=2", "merge skips the transpose"],
+    ),
+    "scale sqrt(d_model)": (
+        "math.sqrt(self.d_k)",
+        "math.sqrt(self.h * self.d_k)",
+        {"h>1", "masks", "causal", "T_q!=T_k"},
+        ["at h=2", "sqrt(d_model)", "sqrt(d_k)"],
+    ),
+    "softmax over queries": (
+        "torch.softmax(scores, dim=-1)",
+        "torch.softmax(scores, dim=-2)",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["weights differ", "at h=1", "softmax runs over the queries"],
+    ),
+    "missing W_O": (
+        "return self.W_O(self.merge(weights @ v)), weights",
+        "return self.merge(weights @ v), weights",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["output differs", "at h=1", "never apply W_O"],
+    ),
+    "causal off by one": (
+        "dtype=torch.bool).tril()",
+        "dtype=torch.bool).tril(-1)",
+        {"causal"},
+        ["is_causal=True", "off by one", "blocks the diagonal"],
+    ),
+    "causal sees one ahead": (
+        "dtype=torch.bool).tril()",
+        "dtype=torch.bool).tril(1)",
+        {"causal"},
+        ["off by one", "see key i+1"],
+    ),
+    "torch's mask convention": (
+        "scores.masked_fill(~mask,",
+        "scores.masked_fill(mask,",
+        {"masks"},
+        ["padding mask", "True as blocked", "True = may attend"],
+    ),
+}
+
+
+@pytest.mark.parametrize("bug", list(BUGS))
+def test_each_bug_fails_its_milestone_with_its_hint(tmp_path, bug):
+    """The grader fails exactly the milestones the bug breaks, and the
+    first failure names the bug."""
+    *edits, failing, words = BUGS[bug]
+    status, lines, stdout = _grade(tmp_path, _bug(*edits))
+    assert status == 1, stdout
+    assert {n for n, s in _statuses(lines).items() if s == "FAIL"} == failing
+    first = next(name for name in MILESTONES if name in failing)
+    detail = lines[first][1]
+    for word in words:
+        assert word in detail, f"{word!r} not in {first}: {detail}"
+    assert (
+        stdout.splitlines()[-1] == f"{7 - len(failing)} of 7 milestones pass"
+    )
+
+
+def test_key_split_by_query_length_is_located(tmp_path, capsys):
+    """A split that reuses the query's T crashes only when T_q != T_k."""
+    source = _bug(
+        "k = self.split(self.W_K(key))",
+        "k = self.W_K(key).view(*query.shape[:2], self.h, self.d_k)"
+        ".transpose(1, 2)",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    failing = {n for n, s in _statuses(lines).items() if s == "FAIL"}
+    assert failing == {"T_q!=T_k"}, stdout
+    detail = lines["T_q!=T_k"][1]
+    line = _line_of(source, "view(*query.shape[:2]")
+    assert "forward raised RuntimeError" in detail
+    assert f"(my_mha.py:{line} in forward)" in detail
+    assert "key.size(1)" in detail
+
+
+def test_syntax_error_is_reported_with_its_line(tmp_path):
+    source = _bug("def merge(self, x):", "def merge(self x):")
+    status, lines, stdout = _grade(tmp_path, source)
+    assert status == 1
+    line = _line_of(source, "def merge(self x):")
+    assert lines == {"load": ("FAIL", lines["load"][1])}, stdout
+    assert "SyntaxError" in lines["load"][1]
+    assert f"my_mha.py:{line}" in lines["load"][1]
+    assert stdout.splitlines()[-1] == "0 of 7 milestones pass"
+
+
+def test_import_error_is_reported_with_its_line(tmp_path, capsys):
+    source = _bug("import math\n", "import math\nimport no_such_module\n")
+    status, lines, _ = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    detail = lines["load"][1]
+    assert "ModuleNotFoundError" in detail and "no_such_module" in detail
+    assert f"my_mha.py:{_line_of(source, 'no_such_module')}" in detail
+
+
+def test_missing_class_is_named(tmp_path, capsys):
+    status, lines, _ = _grade_here(tmp_path, "import torch\n", capsys)
+    assert status == 1
+    assert "defines no class MultiHeadAttention" in lines["load"][1]
+
+
+def test_exception_in_init_is_located(tmp_path, capsys):
+    source = _bug("self.h = num_heads", "self.h = num_heads\n        1 / 0")
+    status, lines, _ = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    detail = lines["skeleton"][1]
+    assert "raised ZeroDivisionError" in detail
+    assert f"my_mha.py:{_line_of(source, '1 / 0')} in __init__" in detail
+    assert set(_statuses(lines).values()) == {"FAIL"}
+
+
+def test_exception_in_forward_is_located(tmp_path, capsys):
+    source = _bug(
+        "scores = q @ k.transpose(-2, -1)",
+        "scores = q @ k.transpose(-1, -3)",
+    )
+    status, lines, _ = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    assert lines["skeleton"][0] == "PASS"
+    detail = lines["shapes"][1]
+    assert "forward raised RuntimeError" in detail
+    line = _line_of(source, "k.transpose(-1, -3)")
+    assert f"(my_mha.py:{line} in forward)" in detail
+
+
+def test_forward_that_never_returns_is_stopped(tmp_path):
+    """A loop that never ends costs one timeout, not the student's day."""
+    source = _bug(
+        "q = self.split(self.W_Q(query))",
+        "while True:\n            pass\n"
+        "        q = self.split(self.W_Q(query))",
+    )
+    start = time.monotonic()
+    status, lines, stdout = _grade(tmp_path, source, "--timeout", "2")
+    assert time.monotonic() - start < 60
+    assert status == 1
+    assert lines["skeleton"][0] == "PASS"
+    detail = lines["shapes"][1]
+    assert "no result after 2 s" in detail
+    line = _line_of(source, "while True:") + 1
+    assert f"my_mha.py:{line} in forward" in detail or (
+        f"my_mha.py:{line - 1} in forward" in detail
+    )
+    assert {lines[n][0] for n in MILESTONES[2:]} == {"SKIP"}, stdout
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        (
+            "self.W_O = nn.Linear(d_model, d_model, bias=False)",
+            "self.W_O = nn.Linear(d_model, d_model)",
+            ["W_O has a bias", "bias=False"],
+        ),
+        (
+            "self.W_V = nn.Linear(d_model, d_model, bias=False)",
+            "self.W_V = nn.Linear(d_model, self.d_k, bias=False)",
+            ["W_V.weight is (8, 32), expected (32, 32)"],
+        ),
+        (
+            'raise ValueError(f"{num_heads} does not divide {d_model}")',
+            "pass",
+            ["MultiHeadAttention(10, 4) was accepted", "ValueError"],
+        ),
+        (
+            "if d_model % num_heads:\n"
+            '            raise ValueError(f"{num_heads} does not divide '
+            '{d_model}")',
+            "assert d_model % num_heads == 0",
+            ["AssertionError", "python -O"],
+        ),
+        (
+            "self.d_k = d_model // num_heads",
+            "self.d_k = d_model // num_heads\n"
+            "        self.scale = nn.Parameter(torch.ones(1))",
+            ["4,097 parameters", "4,096 = 4*32^2"],
+        ),
+    ],
+    ids=["bias", "narrow W_V", "accepts 10/4", "assert", "extra param"],
+)
+def test_skeleton_failures_are_named(tmp_path, old, new, words, capsys):
+    status, lines, stdout = _grade_here(tmp_path, _bug(old, new), capsys)
+    assert status == 1
+    assert lines["skeleton"][0] == "FAIL", stdout
+    for word in words:
+        assert word in lines["skeleton"][1], lines["skeleton"][1]
+
+
+def test_forward_returning_one_tensor_is_named(tmp_path, capsys):
+    source = _bug(
+        "return self.W_O(self.merge(weights @ v)), weights",
+        "return self.W_O(self.merge(weights @ v))",
+    )
+    _, lines, _ = _grade_here(tmp_path, source, capsys)
+    assert (
+        "forward returned one tensor of shape (2, 5, 8)"
+        in (lines["shapes"][1])
+    )
+
+
+def test_forward_without_mask_parameters_is_named(tmp_path, capsys):
+    source = _bug(
+        "def forward(self, query, key, value, mask=None, is_causal=False):",
+        "def forward(self, query, key, value):\n"
+        "        mask, is_causal = None, False",
+    )
+    _, lines, _ = _grade_here(tmp_path, source, capsys)
+    assert lines["h>1"][0] == "PASS"
+    assert "forward has no mask parameter" in lines["masks"][1]
+    assert "forward has no is_causal parameter" in lines["causal"][1]
+
+
+def test_students_prints_do_not_break_the_report(tmp_path, capsys):
+    source = _bug("q = self.split(", 'print("debug")\n        q = self.split(')
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 0
+    assert "debug" not in stdout
+    assert list(lines) == MILESTONES
+
+
+def test_missing_file_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        grade.main([str(tmp_path / "nope.py")])
+    assert exit_.value.code == 2
+    assert "no such file:" in capsys.readouterr().err
