@@ -549,7 +549,7 @@ def _texts(ex, fragments) -> list[str]:
         shown = html.unescape(re.sub(r"<[^>]+>", "", fragments.block(value)))
         # Math is typeset at build time: compare the words around it.
         for piece in re.split(r"\\\(.*?\\\)|\\\[.*?\\\]", shown, flags=re.S):
-            out += [line.strip() for line in piece.splitlines() if line.strip()]
+            out += [ln.strip() for ln in piece.splitlines() if ln.strip()]
     if isinstance(ex, exercises.model.FillIn):
         out += [cell for row in ex.data.rows for cell in row]
         out += ex.data.columns
