@@ -1,0 +1,154 @@
+"""The GitHub workflows hand out no more power than each job needs.
+
+Read from the YAML files themselves: every job's effective permissions
+(its own block, else the workflow's), checkout never leaving the token in
+.git/config, every action pinned to a full commit, no trigger that runs
+pull-request code with a write token, and write access only where Pages
+is deployed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))
+#: The only permissions a job may hold beyond reading the repository, and
+#: the only job kind that may hold them: the Pages deployment.
+DEPLOY = {"pages": "write", "id-token": "write"}
+PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
+
+
+def _load(path: Path) -> dict:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    # YAML 1.1 reads the key `on:` as True.
+    if True in data:
+        data["on"] = data.pop(True)
+    return data
+
+
+def _triggers(data: dict) -> set[str]:
+    on = data["on"]
+    if isinstance(on, str):
+        return {on}
+    return set(on)
+
+
+def _steps(data: dict):
+    for job_id, job in data["jobs"].items():
+        for n, step in enumerate(job.get("steps", []), start=1):
+            yield job_id, n, step
+
+
+@pytest.fixture(params=WORKFLOWS, ids=lambda p: p.name)
+def workflow(request) -> tuple[Path, dict]:
+    return request.param, _load(request.param)
+
+
+def test_there_are_workflows_to_check():
+    names = {p.name for p in WORKFLOWS}
+    assert {"ci.yml", "pages.yml"} <= names, names
+
+
+def test_no_trigger_runs_pull_request_code_with_a_write_token(workflow):
+    path, data = workflow
+    dangerous = _triggers(data) & {"pull_request_target", "workflow_run"}
+    assert not dangerous, (
+        f"{path.name}: triggered by {sorted(dangerous)}; use pull_request, "
+        "whose token is read-only"
+    )
+
+
+def test_every_job_reads_only_unless_it_deploys_pages(workflow):
+    path, data = workflow
+    top = data.get("permissions")
+    assert top is not None and top in ({}, {"contents": "read"}), (
+        f"{path.name}: workflow permissions are {top!r}; expected "
+        "'contents: read' (or none) at the top, more only on a job"
+    )
+    for job_id, job in data["jobs"].items():
+        perms = job.get("permissions", top)
+        assert isinstance(perms, dict), (
+            f"{path.name}: job {job_id} permissions {perms!r}; expected "
+            "a mapping (never read-all/write-all)"
+        )
+        uses = [s.get("uses", "") for s in job.get("steps", [])]
+        deploys = any(u.startswith("actions/deploy-pages@") for u in uses)
+        if deploys:
+            assert perms == DEPLOY, (
+                f"{path.name}: deploy job {job_id} has {perms}; expected "
+                f"exactly {DEPLOY}"
+            )
+            assert not any(u.startswith("actions/checkout@") for u in uses), (
+                f"{path.name}: deploy job {job_id} checks out the "
+                "repository; the job with a write token must run no "
+                "repository code"
+            )
+        else:
+            assert perms in ({}, {"contents": "read"}), (
+                f"{path.name}: job {job_id} has {perms}; expected "
+                "'contents: read' only (write access is the deploy job's)"
+            )
+
+
+def test_checkout_keeps_no_token_in_git_config(workflow):
+    path, data = workflow
+    checkouts = [
+        (job, n, step)
+        for job, n, step in _steps(data)
+        if step.get("uses", "").startswith("actions/checkout@")
+    ]
+    for job, n, step in checkouts:
+        assert (step.get("with") or {}).get("persist-credentials") is False, (
+            f"{path.name}: job {job}, step {n}: checkout without "
+            "'persist-credentials: false' leaves the token in .git/config "
+            "for every later step"
+        )
+
+
+def test_every_action_is_pinned_to_a_commit_with_its_tag(workflow):
+    path, data = workflow
+    text = path.read_text(encoding="utf-8")
+    for job, n, step in _steps(data):
+        uses = step.get("uses")
+        if uses is None:
+            continue
+        assert PINNED.match(uses), (
+            f"{path.name}: job {job}, step {n}: 'uses: {uses}' is not "
+            "pinned to a 40-hex commit; write OWNER/REPO@SHA # vX.Y.Z"
+        )
+        line = next(ln for ln in text.splitlines() if uses in ln)
+        assert re.search(r"#\s*v\d", line), (
+            f"{path.name}: '{line.strip()}' has no '# vX.Y.Z' comment "
+            "naming the release the commit is"
+        )
+
+
+def test_ci_installs_the_cpu_torch_and_runs_what_a_contributor_runs():
+    data = _load(ROOT / ".github" / "workflows" / "ci.yml")
+    job = data["jobs"]["test"]
+    assert job["env"]["TORCH_INDEX"].endswith("/whl/cpu")
+    runs = [s.get("run", "") for s in job["steps"]]
+    assert "bash .ci/run" in runs
+    assert {"pull_request", "push"} <= _triggers(data)
+
+
+def test_pages_builds_with_site_url_and_deploys_with_official_actions():
+    data = _load(ROOT / ".github" / "workflows" / "pages.yml")
+    assert _triggers(data) >= {"push"}
+    assert data["on"]["push"]["branches"] == ["main"]
+    build, deploy = data["jobs"]["build"], data["jobs"]["deploy"]
+    assert "SITE_URL" in build["env"]
+    uses = [s.get("uses", "").split("@")[0] for s in build["steps"]]
+    assert "actions/upload-pages-artifact" in uses
+    assert [s.get("uses", "").split("@")[0] for s in deploy["steps"]] == [
+        "actions/configure-pages",
+        "",
+        "actions/deploy-pages",
+    ]
+    assert deploy["needs"] == "build"
+    assert deploy["environment"]["name"] == "github-pages"
