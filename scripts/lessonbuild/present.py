@@ -1,0 +1,298 @@
+"""The reveal.js deck (``site/present.html``) built from the rendered pages.
+
+Presenters get reveal.js (speaker view, pacing timer, fragments,
+overview, print to PDF) on the very HTML students read: each slide's
+section is the page content the lesson plugin rendered (verified code,
+Output blocks, generated tables, typeset math, exercise widgets), never a
+second copy of the text. This module only rearranges that HTML:
+
+- the ``??? instructor`` notes move to ``<aside class="notes">`` (speaker
+  view only) and their "Time: N min" becomes ``data-timing`` (seconds);
+- what the notes ask to hold back becomes a fragment (``FRAGMENT_RULES``):
+  Output blocks and generated tables after their code, a trap's fix, a
+  prediction's answer, a check's explanation;
+- a slide with ``##`` sections becomes a vertical stack, one sub-slide
+  per section, so dense slides split by a rule, not by hand. What still
+  does not fit 1280x720 is split further in the browser by present.js,
+  which measures the real fonts (a size estimate here would guess them).
+
+Every URL in the deck is relative, so it works from ``file://`` too.
+"""
+
+from __future__ import annotations
+
+import html as htmlmod
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from bs4 import BeautifulSoup, NavigableString, Tag
+
+#: Deck file, relative to the site folder.
+DECK = "present.html"
+#: Stage size the deck is designed and tested for.
+WIDTH, HEIGHT = 1280, 720
+
+#: Stylesheets and scripts of the deck, relative to the site folder.
+CSS = (
+    "assets/vendor/reveal/reveal.css",
+    "assets/vendor/reveal/theme/white.css",
+    "assets/vendor/katex/katex.min.css",
+    "assets/exercises.css",
+    "assets/present.css",
+)
+JS = (
+    "assets/onpage.js",
+    "assets/exercises.js",
+    "assets/vendor/reveal/reveal.js",
+    "assets/vendor/reveal/plugin/notes.js",
+    "assets/present.js",
+)
+
+
+@dataclass
+class DeckSlide:
+    """What one slide contributes to the deck."""
+
+    number: int
+    title: str
+    kind: str
+    url: str  # reading page, relative to the site folder
+    html: str  # rendered page content
+    minutes: float | None  # from the instructor notes' "Time: N min"
+
+
+def exclude_notes_from_search(html: str) -> str:
+    """Mark the instructor notes so Material's search skips them.
+
+    Students search the lesson; the notes (what to ask, which
+    misconception to watch for) are for the instructor only.
+    """
+    return html.replace(
+        '<details class="instructor">',
+        '<details class="instructor" data-search-exclude>',
+    )
+
+
+# --- fragments ----------------------------------------------------------
+
+
+def _filename(block: Tag) -> str:
+    name = block.find("span", class_="filename")
+    return name.get_text(strip=True) if name else ""
+
+
+def _is_code(el: Tag) -> bool:
+    return "highlight" in (el.get("class") or []) and _filename(el) not in (
+        "Output",
+        "",
+    )
+
+
+def _is_output(el: Tag) -> bool:
+    return "highlight" in (el.get("class") or []) and _filename(el) == (
+        "Output"
+    )
+
+
+def _outputs(soup: BeautifulSoup) -> list[Tag]:
+    """Every Output block: the result a presenter reveals after the code."""
+    return [
+        d for d in soup.find_all("div", class_="highlight") if _is_output(d)
+    ]
+
+
+def _tables_after_code(soup: BeautifulSoup) -> list[Tag]:
+    """Tables that follow a code block: the ones a snippet generated."""
+    out, seen_code = [], False
+    for el in soup.find_all(["div", "table"]):
+        if el.name == "div" and _is_code(el):
+            seen_code = True
+        elif el.name == "table" and seen_code:
+            if el.find_parent("section", class_="exercise") is None:
+                out.append(el)
+    return out
+
+
+def _fixes(soup: BeautifulSoup) -> list[Tag]:
+    """A trap's fix, shown once the class has looked for the bug."""
+    out = []
+    for box in soup.find_all("div", class_="admonition"):
+        title = box.find("p", class_="admonition-title")
+        if (
+            "success" in box["class"]
+            and title
+            and (title.get_text(strip=True).lower() == "the fix")
+        ):
+            out.append(box)
+    return out
+
+
+def _exercise_answers(soup: BeautifulSoup) -> list[Tag]:
+    """A prediction's answer and a check's explanation."""
+    out = []
+    for ex in soup.find_all("section", class_="ex-predict"):
+        out += ex.find_all("details", class_="ex-key--answer")
+    for ex in soup.find_all("section", class_="ex-check"):
+        out += [
+            d
+            for d in ex.find_all("details", class_="ex-key")
+            if "ex-key--hint" not in d["class"]
+        ]
+    return out
+
+
+#: Each rule finds the elements of a slide to show one step at a time.
+FRAGMENT_RULES = (_outputs, _tables_after_code, _fixes, _exercise_answers)
+
+
+def mark_fragments(soup: BeautifulSoup) -> int:
+    """Add ``class="fragment"`` by ``FRAGMENT_RULES``; returns how many."""
+    marked = []
+    for rule in FRAGMENT_RULES:
+        for el in rule(soup):
+            if el not in marked:
+                marked.append(el)
+    for el in marked:
+        el["class"] = [*el.get("class", []), "fragment"]
+    return len(marked)
+
+
+# --- one slide -> sections ----------------------------------------------
+
+
+def _take_notes(soup: BeautifulSoup) -> str:
+    """Remove the instructor notes from the slide; their inner HTML."""
+    parts = []
+    for box in soup.find_all("details", class_="instructor"):
+        summary = box.find("summary")
+        if summary:
+            summary.decompose()
+        parts.append(box.decode_contents())
+        box.decompose()
+    return "".join(parts)
+
+
+def _chunks(soup: BeautifulSoup) -> list[list]:
+    """Top-level nodes cut before each ``h2`` (one sub-slide each)."""
+    chunks: list[list] = [[]]
+    for node in list(soup.children):
+        if isinstance(node, Tag) and node.name == "h2" and chunks[-1]:
+            if any(isinstance(n, Tag) for n in chunks[-1]):
+                chunks.append([])
+        chunks[-1].append(node)
+    return chunks
+
+
+def slide_sections(slide: DeckSlide, total: int) -> str:
+    """The ``<section>`` stack of one slide."""
+    soup = BeautifulSoup(slide.html, "html.parser")
+    for link in soup.find_all("a", class_="headerlink"):
+        link.decompose()
+    notes = _take_notes(soup)
+    mark_fragments(soup)
+    chunks = _chunks(soup)
+    seconds = round(slide.minutes * 60) if slide.minutes else None
+    meta = (
+        f'<p class="deck-meta"><span>{htmlmod.escape(slide.kind)}</span>'
+        f'<a class="deck-reading" href="{slide.url}" '
+        f'title="Open the reading page (R)">Reading page</a>'
+        f"<span>{slide.number} / {total}</span></p>"
+    )
+    title = htmlmod.escape(slide.title)
+    subs = []
+    for i, chunk in enumerate(chunks):
+        body = "".join(
+            str(n)
+            for n in chunk
+            if not isinstance(n, NavigableString) or n.strip()
+        )
+        attrs = ""
+        if seconds:
+            # The whole slide's time, shared by its sub-slides.
+            share = seconds // len(chunks) + (
+                1 if i < seconds % len(chunks) else 0
+            )
+            attrs += f' data-timing="{share}"'
+        cont = (
+            f'<p class="deck-cont" aria-hidden="true">{title}</p>' if i else ""
+        )
+        aside = f'<aside class="notes">{notes}</aside>' if notes else ""
+        subs.append(
+            f"<section{attrs}>{meta}{cont}"
+            f'<div class="md-typeset deck-body">{body}</div>'
+            f"{aside}</section>"
+        )
+    return (
+        f'<section data-slide="{slide.number}" data-reading="{slide.url}"'
+        f' data-title="{title}">' + "".join(subs) + "</section>"
+    )
+
+
+# --- the deck page ------------------------------------------------------
+
+
+def _asset(site_dir: Path | None, href: str) -> str:
+    """``href``, or its ``.min`` twin where the minify plugin renamed it.
+
+    The minify plugin rewrites the links of the pages it sees; the deck is
+    written after it, so it looks for the renamed file itself.
+    """
+    if site_dir is None or (site_dir / href).is_file():
+        return href
+    stem, dot, ext = href.rpartition(".")
+    minified = f"{stem}.min.{ext}"
+    return minified if dot and (site_dir / minified).is_file() else href
+
+
+def deck_html(
+    slides: list[DeckSlide], site_name: str, site_dir: Path | None = None
+) -> str:
+    """The whole ``present.html``."""
+    total = len(slides)
+    sections = "\n".join(slide_sections(s, total) for s in slides)
+    css = "".join(
+        f'<link rel="stylesheet" href="{_asset(site_dir, h)}">' for h in CSS
+    )
+    js = "".join(f'<script src="{_asset(site_dir, h)}"></script>' for h in JS)
+    config = {"width": WIDTH, "height": HEIGHT, "slides": total}
+    name = htmlmod.escape(site_name)
+    return (
+        "<!doctype html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, '
+        'initial-scale=1">'
+        f"<title>{name} — presentation</title>{css}</head>"
+        f'<body><div class="reveal"><div class="slides">\n{sections}\n'
+        "</div></div>"
+        f'<script type="application/json" id="deck-config">'
+        f"{json.dumps(config)}</script>{js}</body></html>\n"
+    )
+
+
+def write(site_dir: str | Path, deck, rendered: dict[str, str], config):
+    """Write ``present.html`` from the plugin's rendered page contents.
+
+    ``deck`` is the lesson's ``Deck``; ``rendered`` maps each page's
+    src_uri to its final content HTML (math typeset, widgets filled).
+    Returns the path written.
+    """
+    slides = []
+    for slide in deck.slides:
+        src_uri = deck.docs_rel(slide)
+        minutes = sum(n.minutes for n in slide.notes if n.minutes) or None
+        slides.append(
+            DeckSlide(
+                number=slide.number,
+                title=slide.title,
+                kind=str(slide.kind or ""),
+                url=src_uri[: -len(".md")] + ".html",
+                html=rendered.get(src_uri, ""),
+                minutes=minutes,
+            )
+        )
+    site_dir = Path(site_dir)
+    out = site_dir / DECK
+    html = deck_html(slides, config["site_name"], site_dir)
+    out.write_text(html, encoding="utf-8")
+    return out
