@@ -1,12 +1,22 @@
-"""``python -m lessonbuild.engine bench``: how fast is the engine, in one run.
+"""``python -m lessonbuild bench``: every speed figure, in one run.
 
-Measures, on the same machine in one go: ``python -c "import torch"``
-(the reference), a cold check (empty cache), a warm check (nothing
-changed), each the median of three, and the baseline of running every
-snippet as ``python snippets/X.py`` in a fresh interpreter, one after
-another. Checks run as separate processes, the way a contributor runs
-them, with a temporary cache so the project's cache is left alone. Uses
-the root's snippets, or the fixture set when the root has none.
+Measured on this machine, side by side, each against its target:
+
+- one ``python -c "import torch"`` (the yardstick most targets use);
+- the snippet engine: cold (empty cache), warm (nothing changed), after
+  touching one snippet; the baseline of one fresh interpreter per
+  snippet; one Jupyter kernel running the same snippets (nbclient);
+- synthetic decks of 16, 64 and 256 snippets: engine against one kernel;
+- a clean ``mkdocs build`` and a rebuild after touching one slide (in
+  one process, as ``mkdocs serve`` rebuilds), and one after touching a
+  snippet;
+- the bytes of a first visit to slide 15 and of the next slide, in
+  Chromium, raw and gzip.
+
+Everything runs on a temporary copy of the site, with temporary caches,
+so the project's own cache and site/ are left alone. Timings are the
+median of ``RUNS`` where a figure is cheap enough to repeat. The load
+average is printed, since other work on the machine skews every figure.
 """
 
 from __future__ import annotations
@@ -18,26 +28,67 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from . import engine
 from .deck import read_deck
-from .engine.cache import find_package
+from .engine.check import used_snippets
 from .settings import CACHE_ENV
 
-FIXTURE = Path(__file__).resolve().parents[2] / "tests/engine_fixtures/bench"
-# Run a check in a fresh interpreter and report whether it imported torch.
-_CHECK = (
-    "import sys\n"
-    "from lessonbuild.cli import main\n"
-    "code = main(sys.argv[1:])\n"
-    "print('torch imported:', 'torch' in sys.modules, file=sys.stderr)\n"
-    "sys.exit(code)\n"
-)
-RUNS = 3  # cold and warm checks each; the median is reported
-TARGET_COLD = 2.0  # x one `python -c "import torch"`
-TARGET_WARM = 0.3  # seconds
-TARGET_SPEEDUP = 10.0  # x faster than the baseline
+RUNS = 3
+SCALES = (16, 64, 256)
+
+
+_BUILD_TWICE = """\
+import os, sys, time
+from pathlib import Path
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+
+def once():
+    config = load_config("mkdocs.yml", site_dir=sys.argv[1])
+    config.plugins.on_startup(command="serve", dirty=False)
+    start = time.perf_counter()
+    build(config, serve_url="")
+    config.plugins.on_shutdown()
+    return time.perf_counter() - start
+
+once()
+slide, snippet = Path(sys.argv[2]), Path(sys.argv[3])
+slide.write_text(slide.read_text() + "\\nOne more line.\\n")
+print("slide", once())
+snippet.write_text(snippet.read_text() + "\\n# touched\\n")
+print("snippet", once())
+"""
+_SYNTHETIC_SNIPPET = """\
+import torch
+
+torch.manual_seed({i})
+x = torch.randn(8, 16)
+scores = torch.softmax(x @ x.T / 4.0, dim=-1)
+print("snippet {i}:", tuple(scores.shape))
+"""
+_SYNTHETIC_SLIDE = """\
+# Snippet {i}
+
+```python
+--8<-- "snippets/s{i:03d}.py"
+```
+
+```text title="Output"
+snippet {i}: (8, 8)
+```
+"""
+
+
+@dataclass
+class Figure:
+    label: str
+    seconds: float | None = None
+    value: str = ""
+    target: str = ""
+    ratio: float | None = None
+    met: bool | None = None
 
 
 def _timed(cmd, cwd, env=None) -> tuple[float, subprocess.CompletedProcess]:
@@ -48,100 +99,270 @@ def _timed(cmd, cwd, env=None) -> tuple[float, subprocess.CompletedProcess]:
     return time.perf_counter() - start, proc
 
 
-def _median(runs):
-    """The median (seconds, process) of an odd number of timed runs."""
-    return sorted(runs, key=lambda run: run[0])[len(runs) // 2]
-
-
-def bench(
-    root: Path, jobs: int | None = None, timeout: float | None = None
-) -> int:
-    root = Path(root).resolve()
-    if not any((root / "snippets").glob("*.py")):
-        print(f"{root}/snippets has no snippets: using {FIXTURE}")
-        root = FIXTURE
-    python = sys.executable
-    options = []
-    if jobs:
-        options += ["--jobs", str(jobs)]
-    if timeout:
-        options += ["--timeout", str(timeout)]
-    env = dict(os.environ)
+def _env(**extra) -> dict:
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", **extra)
     env.pop(CACHE_ENV, None)
+    return env
 
-    torch_dir = find_package("torch", root / "snippets")
-    version = "?"
-    if torch_dir is not None:
-        for line in (torch_dir / "version.py").read_text().splitlines():
-            if line.startswith("__version__"):
-                version = line.split("=", 1)[1].strip().strip("'\"")
+
+def copy_site(root: Path, dest: Path) -> Path:
+    """docs/, snippets/ and mha_ref/ copied; config, theme, code linked."""
+    site = dest / "site-copy"
+    site.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__")
+    for name in ("docs", "snippets", "mha_ref"):
+        if (root / name).is_dir():
+            shutil.copytree(root / name, site / name, ignore=ignore)
+    for name in ("overrides", "scripts"):
+        if (root / name).exists():
+            (site / name).symlink_to(root / name)
+    (site / "mkdocs.yml").write_text(f"INHERIT: {root / 'mkdocs.yml'}\n")
+    return site
+
+
+def synthetic_site(dest: Path, n: int) -> Path:
+    """A deck of ``n`` slides, each running one small torch snippet."""
+    site = dest / f"synthetic-{n}"
+    (site / "docs").mkdir(parents=True)
+    (site / "snippets").mkdir()
+    (site / "docs" / "index.md").write_text("# Synthetic deck\n")
+    for i in range(n):
+        (site / "snippets" / f"s{i:03d}.py").write_text(
+            _SYNTHETIC_SNIPPET.format(i=i)
+        )
+        (site / "docs" / f"s{i:03d}.md").write_text(
+            _SYNTHETIC_SLIDE.format(i=i)
+        )
+    return site
+
+
+def check_seconds(site: Path, cache: Path | None) -> tuple[float, str]:
+    """One ``python -m lessonbuild check``; (seconds, its summary)."""
+    cmd = [sys.executable, "-m", "lessonbuild", "check", "--root", str(site)]
+    cmd += ["--cache-dir", str(cache)] if cache else ["--no-cache"]
+    seconds, proc = _timed(cmd, site, _env())
+    if proc.returncode:
+        raise RuntimeError(f"check failed on {site}:\n{proc.stderr[-2000:]}")
+    return seconds, proc.stdout.strip().splitlines()[-1]
+
+
+def kernel_seconds(site: Path, snippets: list[str]) -> float:
+    """One Jupyter kernel (nbclient) runs every snippet as a cell."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell((site / rel).read_text()) for rel in snippets
+    ]
+    start = time.perf_counter()
+    NotebookClient(
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(site)}},
+    ).execute()
+    return time.perf_counter() - start
+
+
+def bench(root: Path, jobs=None, timeout=None) -> int:
+    root = Path(root).resolve()
+    figures: list[Figure] = []
+    load_before = os.getloadavg()
     cores = len(os.sched_getaffinity(0))
     print(
-        f"Snippet engine benchmark: {root} ({cores} cores, Python "
-        f"{sys.version.split()[0]}, torch {version})"
+        f"lessonbuild bench: {root} ({cores} cores, Python "
+        f"{sys.version.split()[0]})"
     )
-    # Other work on the machine skews every figure: say how busy it was.
-    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    with tempfile.TemporaryDirectory(prefix="lessonbuild-bench-") as tmp:
+        tmp = Path(tmp)
+        site = copy_site(root, tmp)
+        snippets = used_snippets(read_deck(site))
+        n = len(snippets)
 
-    imports = [
-        _timed([python, "-c", "import torch"], root)[0] for _ in range(RUNS)
-    ]
-    t_import = statistics.median(imports)
+        imports = [
+            _timed([sys.executable, "-c", "import torch"], site)[0]
+            for _ in range(RUNS)
+        ]
+        t_import = statistics.median(imports)
+        figures.append(
+            Figure(f"one `import torch` (median of {RUNS})", t_import)
+        )
 
-    colds, warms = [], []
-    for _ in range(RUNS):
-        cache = Path(tempfile.mkdtemp(prefix="engine-bench-"))
-        try:
-            check = [python, "-c", _CHECK, "check", "--root", str(root)]
-            check += ["--cache-dir", str(cache), *options]
-            colds.append(_timed(check, root, env))
-            warms.append(_timed(check, root, env))
-        finally:
-            shutil.rmtree(cache, ignore_errors=True)
-    t_cold, cold = _median(colds)
-    t_warm, warm = _median(warms)
+        colds, warms = [], []
+        for i in range(RUNS):
+            cache = tmp / f"cache-{i}"
+            colds.append(check_seconds(site, cache))
+            warms.append(check_seconds(site, cache))
+        t_cold = statistics.median(s for s, _ in colds)
+        t_warm = statistics.median(s for s, _ in warms)
+        touched = site / snippets[0]
+        touched.write_text(touched.read_text() + "\n# touched\n")
+        t_touch, _ = check_seconds(site, tmp / "cache-0")
 
-    snippets = engine.used_snippets(read_deck(root))
-    t_base = 0.0
-    failed = []
-    for rel in snippets:
-        seconds, proc = _timed([python, rel], root)
-        t_base += seconds
+        t_base = 0.0
+        for rel in snippets:
+            t_base += _timed([sys.executable, rel], site)[0]
+        t_kernel = kernel_seconds(site, snippets)
+
+        figures += [
+            Figure(
+                f"engine cold, {n} snippets (median of {RUNS})",
+                t_cold,
+                target="<= 2 x import torch",
+                ratio=t_cold / t_import,
+                met=t_cold <= 2 * t_import,
+            ),
+            Figure(
+                "baseline: a fresh interpreter per snippet",
+                t_base,
+                target=">= 10 x the cold check",
+                ratio=t_base / t_cold,
+                met=t_base >= 10 * t_cold,
+            ),
+            Figure(
+                f"one Jupyter kernel, {n} cells (nbclient)",
+                t_kernel,
+                target="engine cold ahead",
+                ratio=t_kernel / t_cold,
+                met=t_cold < t_kernel,
+            ),
+            Figure(
+                f"engine warm (median of {RUNS})",
+                t_warm,
+                target="<= 0.3 s",
+                ratio=t_warm / 0.3,
+                met=t_warm <= 0.3,
+            ),
+            Figure("engine after touching one snippet", t_touch),
+        ]
+
+        for scale in SCALES:
+            synth = synthetic_site(tmp, scale)
+            t_engine, _ = check_seconds(synth, tmp / f"synth-cache-{scale}")
+            rels = [f"snippets/s{i:03d}.py" for i in range(scale)]
+            t_one = kernel_seconds(synth, rels)
+            figures.append(
+                Figure(
+                    f"{scale} synthetic snippets: engine / one kernel",
+                    t_engine,
+                    value=f"{t_one:.2f} s",
+                    target="engine ahead",
+                    ratio=t_engine / t_one,
+                    met=t_engine < t_one,
+                )
+            )
+
+        t_build, proc = _timed(
+            [
+                sys.executable,
+                "-m",
+                "mkdocs",
+                "build",
+                "--strict",
+                "-q",
+                "-d",
+                str(tmp / "built"),
+            ],
+            site,
+            _env(**{CACHE_ENV: str(tmp / "build-cache")}),
+        )
         if proc.returncode:
-            failed.append(rel)
+            print(proc.stderr[-3000:], file=sys.stderr)
+            return 1
+        figures.append(
+            Figure(
+                "clean mkdocs build (empty cache)",
+                t_build,
+                target="<= 4 x import torch",
+                ratio=t_build / t_import,
+                met=t_build <= 4 * t_import,
+            )
+        )
+        slide = read_deck(site).slides[0]
+        _, proc = _timed(
+            [
+                sys.executable,
+                "-c",
+                _BUILD_TWICE,
+                str(tmp / "rebuilt"),
+                str(site / slide.path),
+                str(touched),
+            ],
+            site,
+            _env(**{CACHE_ENV: str(tmp / "build-cache")}),
+        )
+        times = dict(
+            line.split()
+            for line in proc.stdout.splitlines()
+            if line.startswith(("slide ", "snippet "))
+        )
+        if "slide" in times:
+            t_slide = float(times["slide"])
+            figures.append(
+                Figure(
+                    "rebuild after touching one slide",
+                    t_slide,
+                    target="<= 1 s",
+                    ratio=t_slide,
+                    met=t_slide <= 1.0,
+                )
+            )
+        if "snippet" in times:
+            t_snip = float(times["snippet"])
+            figures.append(
+                Figure(
+                    "rebuild after touching one snippet",
+                    t_snip,
+                    target="<= 0.5 s",
+                    ratio=t_snip / 0.5,
+                    met=t_snip <= 0.5,
+                )
+            )
+        if proc.returncode:
+            print(proc.stderr[-2000:], file=sys.stderr)
 
-    def line(label, seconds, note=""):
-        print(f"  {label:<46} {seconds:7.2f} s  {note}".rstrip())
+        figures += _page_weight(tmp / "built")
 
-    n = len(snippets)
-    print(f"{n} snippets, each run twice by a check (nondeterminism test)")
-    line(f'python -c "import torch" (median of {RUNS})', t_import)
-    line(
-        f"cold check, cache cleared (median of {RUNS})",
-        t_cold,
-        f"= {t_cold / t_import:.2f} x import torch "
-        f"(target <= {TARGET_COLD:g} x)",
-    )
-    line(
-        f"warm check, nothing changed (median of {RUNS})",
-        t_warm,
-        f"(target <= {TARGET_WARM} s)",
-    )
-    line(f"baseline: python snippets/X.py x {n}, in turn", t_base)
+    for f in figures:
+        seconds = f"{f.seconds:8.2f} s" if f.seconds is not None else " " * 10
+        ratio = f"{f.ratio:6.2f} x" if f.ratio is not None else ""
+        verdict = {True: "met", False: "MISSED", None: ""}[f.met]
+        print(
+            f"  {f.label:<50} {seconds} {f.value:>10}  {f.target:<24} "
+            f"{ratio:>9} {verdict}".rstrip()
+        )
+    load_after = os.getloadavg()
     print(
-        f"  load average (1/5/15 min) before: {load}, after: "
-        + "/".join(f"{x:.1f}" for x in os.getloadavg())
+        "  load average (1/5/15 min) before: "
+        + "/".join(f"{x:.1f}" for x in load_before)
+        + ", after: "
+        + "/".join(f"{x:.1f}" for x in load_after)
     )
-    print(
-        f"  cold is {t_base / t_cold:.1f} x faster than the baseline "
-        f"(target >= {TARGET_SPEEDUP:g} x); warm is "
-        f"{t_base / t_warm:.0f} x faster"
-    )
-    for label, proc in (("cold", cold), ("warm", warm)):
-        out = (proc.stdout + proc.stderr).splitlines()
-        summary = [s for s in out if s.startswith("snippet engine:")]
-        torch = [s for s in out if s.startswith("torch imported:")]
-        print(f"  {label}: {(summary or ['?'])[-1]}; {(torch or ['?'])[-1]}")
-    if failed:
-        print("  failing snippets (baseline): " + ", ".join(failed))
     return 0
+
+
+def _page_weight(site: Path) -> list[Figure]:
+    try:
+        from .pageweight import measure
+
+        weight = measure(site)
+    except Exception as exc:  # no browser here: say so, measure the rest
+        return [Figure(f"page weight: not measured ({exc})")]
+    first, following = weight.first, weight.next
+    return [
+        Figure(
+            "first visit to slide 15 (Chromium)",
+            value=f"{first.raw / 1000:.0f} KB",
+            target=f"<= 550 KB ({first.gzip / 1000:.0f} KB gzip)",
+            ratio=first.raw / 550_000,
+            met=first.raw <= 550_000,
+        ),
+        Figure(
+            "then the next slide",
+            value=f"{following.raw / 1000:.0f} KB",
+            target=f"<= 35 KB ({following.gzip / 1000:.0f} KB gzip)",
+            ratio=following.raw / 35_000,
+            met=following.raw <= 35_000,
+        ),
+    ]

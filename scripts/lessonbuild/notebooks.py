@@ -112,3 +112,153 @@ def _source_line(path: Path, cell, out) -> int | None:
     # IPython names the cell's own frame "Cell In[<count>], line <n>".
     match = re.search(rf"Cell In\[{count}\], line (\d+)", traceback)
     return first + int(match.group(1)) - 1 if match else first
+
+
+# --- the build's notebooks ------------------------------------------------
+
+#: Where the build writes the notebooks it makes (under the root).
+OUT_DIR = Path(".cache") / "notebooks"
+#: The deck as a notebook, and the homework (starter, then solutions).
+DECK_NOTEBOOK = "notebooks/lesson-81.ipynb"
+HOMEWORK = {
+    "notebooks/homework.ipynb": ("notebooks/homework.py", False),
+    "notebooks/homework-solutions.ipynb": (
+        "notebooks/homework_solutions.py",
+        True,
+    ),
+}
+EXECUTE_TIMEOUT = 300
+
+
+def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
+    """The deck as a notebook: per slide with code, its title and lead
+    paragraph, then each snippet it runs, in slide order.
+
+    The outputs are the engine's verified stdout of each snippet (the
+    very text the slides' Output blocks were checked against), so the
+    notebook never shows output the build did not check.
+    """
+    from nbformat import v4
+
+    cells = [
+        v4.new_markdown_cell(
+            f"# {deck_title(deck)}\n\n"
+            "Every code cell is one of the lesson's snippets, in slide "
+            "order, with the output the site verified. Run it from a "
+            "clone of the repository (`make serve` installs everything), "
+            "so that `import mha_ref` works; change a cell and run it "
+            "again to see what changes."
+        )
+    ]
+    seen = set()
+    for slide in deck.slides:
+        snippets = [
+            inc.path
+            for inc in slide.includes
+            if inc.path.startswith("snippets/") and inc.path in outputs
+        ]
+        snippets = [s for s in dict.fromkeys(snippets) if s not in seen]
+        if not snippets:
+            continue
+        seen.update(snippets)
+        lead = lead_paragraph(slide)
+        cells.append(
+            v4.new_markdown_cell(
+                f"## {slide.number}. {slide.title}"
+                + (f"\n\n{lead}" if lead else "")
+            )
+        )
+        for rel in snippets:
+            code = (deck.root / rel).read_text(encoding="utf-8").rstrip()
+            cell = v4.new_code_cell(code, metadata={"snippet": rel})
+            if outputs[rel]:
+                cell.outputs = [
+                    v4.new_output("stream", name="stdout", text=outputs[rel])
+                ]
+            cells.append(cell)
+    nb = v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {
+        "display_name": "Python 3",
+        "language": "python",
+        "name": KERNEL,
+    }
+    nbformat.validate(nb)
+    return nb
+
+
+def deck_title(deck) -> str:
+    return deck.slides[0].title if deck.slides else "The lesson"
+
+
+def lead_paragraph(slide) -> str:
+    """The first plain paragraph after the slide's heading."""
+    body = slide.lines[slide.body_line - 1 :]
+    paragraph: list[str] = []
+    for raw in body:
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            if paragraph:
+                break
+            continue
+        if line.startswith(("#", "```", "!!!", "???", "|", "{{", "<", "    ")):
+            if paragraph:
+                break
+            continue
+        paragraph.append(line)
+    return "\n".join(paragraph)
+
+
+def write_notebooks(deck, outputs: dict[str, str], cache_key: str):
+    """Write the deck and homework notebooks under ``OUT_DIR``.
+
+    Returns ``(folder, [src_uri, ...], problems)``. Homework solutions
+    are executed once per ``cache_key`` (the engine's key for mha_ref,
+    torch and Python) and source: an unchanged notebook is not re-run.
+    """
+    import hashlib
+
+    from .problems import Problem
+
+    out = deck.root / OUT_DIR
+    problems: list[Problem] = []
+    written = []
+    target = out / DECK_NOTEBOOK
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _write_if_changed(target, nbformat.writes(deck_notebook(deck, outputs)))
+    written.append(DECK_NOTEBOOK)
+    for uri, (rel, run) in HOMEWORK.items():
+        source = deck.root / rel
+        if not source.is_file():
+            continue
+        target = out / uri
+        key = hashlib.sha256(
+            (cache_key + source.read_text(encoding="utf-8")).encode()
+        ).hexdigest()
+        stamp = target.with_suffix(".key")
+        if target.is_file() and stamp.is_file() and stamp.read_text() == key:
+            written.append(uri)
+            continue
+        nb = to_ipynb(source)
+        if run:
+            try:
+                execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=deck.root)
+            except NotebookExecutionError as exc:
+                head, _, rest = str(exc).partition(": ")
+                path, _, line = head.partition(":")
+                problems.append(
+                    Problem(
+                        path if line.isdigit() else rel,
+                        int(line) if line.isdigit() else 1,
+                        rest if line.isdigit() else str(exc),
+                    )
+                )
+                continue
+        _write_if_changed(target, nbformat.writes(nb))
+        stamp.write_text(key)
+        written.append(uri)
+    return out, written, problems
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")

@@ -32,12 +32,17 @@ from mkdocs.config import config_options as c
 from mkdocs.exceptions import Abort
 from mkdocs.plugins import BasePlugin, event_priority
 
-from . import engine, exercises
+from . import engine, exercises, notebooks
 from .deck import Deck, read_deck
 from .problems import Problem, report
 from .settings import SCHEMA, Settings, SettingsError, cache_dir
 
 log = logging.getLogger("mkdocs.plugins.lesson")
+#: The notebooks the build makes, in the nav's order.
+NOTEBOOK_TITLES = (
+    notebooks.DECK_NOTEBOOK,
+    *notebooks.HOMEWORK,
+)
 #: Folders whose files snippets must not change while they run.
 GUARDED = ("docs", "snippets", "mha_ref")
 
@@ -135,7 +140,42 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             nav = [{"Home": "index.md"}]
         for part in deck.parts:
             nav.append({part.name: [deck.docs_rel(s) for s in part.slides]})
+        if deck.slides:
+            nav.append({"Notebooks": list(NOTEBOOK_TITLES)})
         return nav
+
+    # --- notebooks: the deck and the homework, as build products ------------
+
+    def on_files(self, files, *, config):
+        """Add the notebooks this build makes; mkdocs-jupyter renders them.
+
+        Written under .cache/notebooks (never committed): the deck's from
+        the engine's verified outputs, the homework from notebooks/*.py,
+        the solutions executed (cached by content). Listed before
+        mkdocs-jupyter in mkdocs.yml, so its on_files sees them.
+        """
+        if self.deck is None or not self.deck.slides:
+            return files
+        from mkdocs.structure.files import File
+
+        from .engine.cache import base_key
+
+        key = base_key(self.deck.root / "snippets")
+        folder, written, problems = notebooks.write_notebooks(
+            self.deck, self.result.outputs, key
+        )
+        if problems:
+            self._fail(config, problems)
+        for uri in written:
+            files.append(
+                File(
+                    uri,
+                    str(folder),
+                    config.site_dir,
+                    config.use_directory_urls,
+                )
+            )
+        return files
 
     # --- 2. MkDocs renders the checked text --------------------------------
 
