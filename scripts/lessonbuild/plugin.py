@@ -10,11 +10,15 @@ The order of the build, in one place (each step is a method below):
 2. ``on_page_read_source``: MkDocs renders the text the deck read and
    the engine checked (exercise fences swapped for placeholders), never
    a second read of the file, so what is published is what was checked.
-3. ``on_page_content``: the placeholders become the exercise widgets.
+3. ``on_page_content``: the placeholders become the exercise widgets,
+   and the instructor notes are kept out of the search index.
    Right after the snippets ran, every file under docs/, snippets/ and
    mha_ref/ must be as it was before: a snippet that wrote, created or
    deleted one fails the build, naming the file.
-4. ``on_build_error``: a failed build leaves no site folder that looks
+4. ``on_page_context`` (last, after the math is typeset): keep each
+   page's final content; ``on_post_build`` writes the reveal.js deck
+   ``present.html`` from the slides' contents (``present.py``).
+5. ``on_build_error``: a failed build leaves no site folder that looks
    finished.
 
 State lives on the plugin instance, never in module globals, so the
@@ -32,7 +36,7 @@ from mkdocs.config import config_options as c
 from mkdocs.exceptions import Abort
 from mkdocs.plugins import BasePlugin, event_priority
 
-from . import engine, exercises, notebooks
+from . import engine, exercises, notebooks, present
 from .deck import Deck, read_deck
 from .problems import Problem, report
 from .settings import SCHEMA, Settings, SettingsError, cache_dir
@@ -77,6 +81,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.problems: list[Problem] = []
         self.fingerprint: dict[str, str] = {}
         self.mkdocs_config = None
+        self.rendered: dict[str, str] = {}  # src_uri -> final content
 
     # --- 1. read, check, render exercises, nav -----------------------------
 
@@ -118,6 +123,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         problems = []
         self.sources, self.widgets = {}, {}
         tables = self.result.tables if self.result else {}
+        found = []  # (path, exercise) over the deck, for check_spread
         for page in deck.pages:
             src_uri = deck.docs_rel(page)
             url = src_uri[: -len(".md")] + ".html"
@@ -129,9 +135,10 @@ class LessonPlugin(BasePlugin[LessonConfig]):
                 key_prefix=self.settings.storage_prefix,
             )
             problems += out.problems
+            found += [(page.path, ex) for ex in out.exercises]
             self.sources[src_uri] = out.text
             self.widgets[src_uri] = out.html
-        return problems
+        return problems + exercises.check_spread(found)
 
     def _nav(self, nav, deck: Deck):
         """The configured nav (Home, ...) followed by the lesson's parts."""
@@ -185,6 +192,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
     # --- 3. widgets ----------------------------------------------------------
 
     def on_page_content(self, html, *, page, config, files):
+        html = present.exclude_notes_from_search(html)
         stash = self.widgets.get(page.file.src_uri)
         if not stash:
             return html
@@ -206,7 +214,18 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             self._fail(config, problems)
         return env
 
-    # --- 4. failure ------------------------------------------------------
+    # --- 4. the presentation deck -------------------------------------------
+
+    @event_priority(-100)  # after every step that changes the content
+    def on_page_context(self, context, *, page, config, nav):
+        self.rendered[page.file.src_uri] = page.content
+        return context
+
+    def on_post_build(self, *, config):
+        if self.deck is not None:
+            present.write(config.site_dir, self.deck, self.rendered, config)
+
+    # --- 5. failure ------------------------------------------------------
 
     def on_build_error(self, *, error):
         if self.mkdocs_config is not None:
