@@ -139,7 +139,8 @@ def _grade(tmp_path: Path, source: str, *options: str):
     result = subprocess.run(
         [sys.executable, "-m", "mha_ref.grade", "my_mha.py", *options],
         cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        # One torch thread: the tensors are tiny, the machine is shared.
+        env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"},
         capture_output=True,
         text=True,
         timeout=300,
