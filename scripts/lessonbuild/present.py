@@ -296,3 +296,51 @@ def write(site_dir: str | Path, deck, rendered: dict[str, str], config):
     html = deck_html(slides, config["site_name"], site_dir)
     out.write_text(html, encoding="utf-8")
     return out
+
+
+# --- handout -------------------------------------------------------------
+
+#: Debian's Chromium, as in the browser tests; never a browser download.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+
+def pdf(site_dir: str | Path, out: str | Path) -> int:
+    """Print the deck's print view (``?print-pdf``) to ``out``.
+
+    One page per sub-slide, every step shown (the deck sets
+    ``pdfSeparateFragments: false``). Returns the deck's slide count, which
+    the page count must equal.
+    """
+    from playwright.sync_api import sync_playwright
+
+    url = (Path(site_dir).resolve() / DECK).as_uri() + "?print-pdf"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS
+        )
+        page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+        page.goto(url)
+        page.wait_for_selector(
+            "html[data-deck-ready]", state="attached", timeout=120_000
+        )
+        total = page.evaluate("Reveal.getTotalSlides()")
+        page.pdf(
+            path=str(out), prefer_css_page_size=True, print_background=True
+        )
+        browser.close()
+    return total
+
+
+if __name__ == "__main__":  # make pdf
+    import sys
+
+    site, target = sys.argv[1], sys.argv[2]
+    count = pdf(site, target)
+    print(f"{target}: {count} slides")
