@@ -1,10 +1,25 @@
-// Opened from disk (file://), the browser will not start Material's
-// search worker, and Material hides the search box. Say why where the
-// box would be, and how to get it back, instead of losing it silently.
+// Opened from disk (file://), runs before Material's bundle
+// (overrides/main.html) and fixes what Material does there:
+//
+// - Material turns instant navigation off in a way that completes its
+//   document$ before the page is ready, so none of its components mount
+//   (sidebar heights: the sidebar then covers previous/next). Dropping the
+//   feature from the config before the bundle reads it fixes that.
+// - Search cannot run: the browser will not start its worker from disk,
+//   and the index script does not exist. Material would hide the box (and
+//   fail loading the index); we put a note in its place saying why and
+//   how to get search back.
 if (window.location.protocol === "file:") {
-  const explain = () => {
-    const header = document.querySelector(".md-header__inner");
-    if (!header || header.querySelector(".lesson-offline-search")) return;
+  const config = document.getElementById("__config");
+  if (config) {
+    const settings = JSON.parse(config.textContent);
+    settings.features = settings.features.filter(
+      (feature) => feature !== "navigation.instant",
+    );
+    config.textContent = JSON.stringify(settings);
+  }
+  const search = document.querySelector(".md-search");
+  if (search) {
     const note = document.createElement("p");
     note.className = "lesson-offline-search";
     note.setAttribute("role", "note");
@@ -14,11 +29,9 @@ if (window.location.protocol === "file:") {
     note.innerHTML =
       "Search needs a web server: run " +
       "<code>python3 -m http.server</code> in the site folder.";
-    header.appendChild(note);
-  };
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", explain);
-  } else {
-    explain();
+    search.replaceWith(note);
+  }
+  for (const button of document.querySelectorAll('label[for="__search"]')) {
+    button.remove();
   }
 }

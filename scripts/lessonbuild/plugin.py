@@ -151,19 +151,29 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             nav.append({"Notebooks": list(NOTEBOOK_TITLES)})
         return nav
 
-    # --- notebooks: the deck and the homework, as build products ------------
+    # --- figures and notebooks: build products ------------------------------
 
     def on_files(self, files, *, config):
-        """Add the notebooks this build makes; mkdocs-jupyter renders them.
+        """Add the figures and notebooks this build makes.
+
+        Figures go to figures/<id>.svg, where ``{{ figure(id) }}`` points.
 
         Written under .cache/notebooks (never committed): the deck's from
         the engine's verified outputs, the homework from notebooks/*.py,
         the solutions executed (cached by content). Listed before
         mkdocs-jupyter in mkdocs.yml, so its on_files sees them.
         """
+        from mkdocs.structure.files import File
+
+        # Figures snippets published: build products, like the tables.
+        for figure_id, data in (self.result.figures if self.result else {}).items():
+            files.append(
+                File.generated(
+                    config, f"figures/{figure_id}.svg", content=data["svg"]
+                )
+            )
         if self.deck is None or not self.deck.slides:
             return files
-        from mkdocs.structure.files import File
 
         from .engine.cache import base_key
 

@@ -45,6 +45,7 @@ class Result:
 
     problems: list[Problem] = field(default_factory=list)
     tables: dict[str, dict] = field(default_factory=dict)
+    figures: dict[str, dict] = field(default_factory=dict)  # id -> alt, svg
     outputs: dict[str, str] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)  # snippets, no result
     pages: int = 0
