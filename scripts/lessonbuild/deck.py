@@ -163,6 +163,14 @@ class TableCall:
 
 
 @dataclass
+class FigureCall:
+    """A ``{{ figure("31_split.layout") }}`` macro call."""
+
+    line: int
+    figure_id: str
+
+
+@dataclass
 class Note:
     """A ``??? instructor`` block: for the speaker, not the student."""
 
@@ -185,6 +193,7 @@ class Slide:
     fences: list[Fence] = field(default_factory=list)
     includes: list[Include] = field(default_factory=list)
     tables: list[TableCall] = field(default_factory=list)
+    figures: list[FigureCall] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     number: int | None = None
 
@@ -703,11 +712,33 @@ def _scan_includes(slide: Slide, bare: list[str]) -> None:
 
 
 def _scan_tables(slide: Slide, bare: list[str]) -> None:
+    """``{{ table(...) }}`` and ``{{ figure(...) }}`` calls, by line."""
     for i, line in enumerate(bare):
         for m in _JINJA_EXPR.finditer(line):
             call = _table_call(m.group(1))
             if call is not None:
                 slide.tables.append(TableCall(i + 1, *call))
+            figure = _figure_call(m.group(1))
+            if figure is not None:
+                slide.figures.append(FigureCall(i + 1, figure))
+
+
+def _figure_call(expr: str) -> str | None:
+    """The literal id of a ``figure("id")`` expression, else None."""
+    try:
+        node = ast.parse(expr.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "figure"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return node.args[0].value
+    return None
 
 
 def _table_call(expr: str) -> tuple[str, str | None] | None:

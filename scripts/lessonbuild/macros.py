@@ -11,6 +11,8 @@ page and line of the call.
 
 from __future__ import annotations
 
+from html import escape
+
 from lessonbuild.engine import render_table
 from lessonbuild.engine.tables import (
     unknown_column_message,
@@ -46,6 +48,27 @@ def define_env(env):
                 + unknown_column_message(table_id, hide, data["columns"])
             )
         return render_table(data, hide)
+
+    @env.macro
+    def figure(figure_id):
+        """The published figure ``figure_id``: an image with its alt text.
+
+        The SVG itself is written to ``figures/<id>.svg`` by the plugin;
+        the link is relative, so the page works from disk too.
+        """
+        lesson = plugin()
+        data = lesson.result.figures.get(figure_id)
+        if data is None:
+            raise ValueError(
+                _where(env, lesson, figure_id)
+                + f"figure({figure_id!r}): no snippet published this figure"
+            )
+        depth = env.page.url.count("/") if env.page else 0
+        src = "../" * depth + f"figures/{figure_id}.svg"
+        return (
+            f'<figure class="lesson-figure"><img src="{escape(src)}" '
+            f'alt="{escape(data["alt"])}" loading="lazy"></figure>'
+        )
 
 
 def _where(env, lesson, table_id: str) -> str:

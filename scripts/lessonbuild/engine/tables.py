@@ -42,6 +42,9 @@ def collect_tables(rel: str, raw: str, where, result) -> None:
     """Add the tables one run published to ``result.tables``."""
     stem = Path(rel).stem
     for record in table_records(raw):
+        if isinstance(record, dict) and record.get("kind") == "figure":
+            collect_figure(rel, record, where, result)
+            continue
         ok = (
             isinstance(record, dict)
             and isinstance(record.get("name"), str)
@@ -75,11 +78,50 @@ def collect_tables(rel: str, raw: str, where, result) -> None:
         }
 
 
+def collect_figure(rel: str, record: dict, where, result) -> None:
+    """A figure a run published (``mha_ref.publish_figure``)."""
+    name, alt, svg = record.get("name"), record.get("alt"), record.get("svg")
+    figure_id = f"{Path(rel).stem}.{name}"
+
+    def problem(message):
+        result.problems.append(Problem(where[0], where[1], message))
+
+    if not isinstance(name, str) or not isinstance(svg, str):
+        problem(f"{rel} wrote a figure record the engine cannot read")
+    elif not svg.lstrip().startswith(("<?xml", "<svg")):
+        problem(f"{rel}: figure {name!r} is not SVG")
+    elif not isinstance(alt, str) or not alt.strip():
+        problem(
+            f"{rel}: figure {name!r} has no alt text; pass "
+            "publish_figure(name, fig, alt='what the figure shows')"
+        )
+    elif figure_id in result.figures:
+        problem(f"{rel} published figure {name!r} twice")
+    else:
+        result.figures[figure_id] = {"alt": alt.strip(), "svg": svg}
+
+
 def check_table_calls(slides, result) -> None:
-    """Every literal ``table(id, hide=col)`` call names a real table."""
+    """Every literal ``table(id, hide=col)`` call names a real table, and
+    every ``figure(id)`` call a figure a snippet published."""
     failed_stems = {Path(rel).stem for rel in result.failed}
     known = sorted(result.tables)
     for slide in slides:
+        for call in slide.figures:
+            if call.figure_id in result.figures:
+                continue
+            if call.figure_id.split(".")[0] in failed_stems:
+                continue  # its snippet failed; that is reported
+            listing = ", ".join(sorted(result.figures)) or "none"
+            result.problems.append(
+                Problem(
+                    slide.path,
+                    call.line,
+                    f"figure({call.figure_id!r}): no snippet published this "
+                    f"figure; known figures: {listing}",
+                    kind="table",
+                )
+            )
         for call in slide.tables:
             table = result.tables.get(call.table_id)
             if table is None:

@@ -1,0 +1,92 @@
+"""Hand a matplotlib figure from a snippet to the site build, as SVG.
+
+Figures are snippet output like tables: a snippet draws from the real
+tensors and calls ``publish_figure(name, fig, alt=...)``; a slide places
+it with ``{{ figure("31_split.layout") }}``. The build runs, caches and
+checks figures exactly like tables, and it never commits them.
+
+The SVG is deterministic (a fixed hash salt for element ids, no date, no
+version stamp), so the two runs the engine makes of every snippet agree
+byte for byte and a rebuild changes nothing. Alt text is required: a
+figure a screen reader cannot describe is an error, not a warning.
+
+Run on its own (``python snippets/31_split.py``), no build is listening
+and ``publish_figure`` draws nothing at all.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+from .tables import TABLES_ENV
+
+#: Colours that read on white and on Material's dark slate alike.
+PALETTE = ["#3f6fd8", "#e0793a", "#2a9d6f", "#c0448f", "#8c6bd1", "#b58b00"]
+#: Mid-grey for text and lines: legible in both colour schemes.
+INK = "#777777"
+
+
+def style() -> dict:
+    """rcParams for lesson figures: transparent, theme-neutral, fixed.
+
+    Use as ``with matplotlib.rc_context(style()):`` around the drawing.
+    """
+    from cycler import cycler
+
+    return {
+        "svg.hashsalt": "lesson-81",
+        "svg.fonttype": "none",  # text stays text: searchable, crisp
+        "font.size": 11,
+        "figure.facecolor": "none",
+        "axes.facecolor": "none",
+        "savefig.facecolor": "none",
+        "savefig.transparent": True,
+        "text.color": INK,
+        "axes.labelcolor": INK,
+        "axes.edgecolor": INK,
+        "xtick.color": INK,
+        "ytick.color": INK,
+        "axes.prop_cycle": cycler(color=PALETTE),
+    }
+
+
+def to_svg(fig) -> str:
+    """The figure as SVG text, with nothing that changes between runs."""
+    import matplotlib
+
+    buffer = io.StringIO()
+    # The salt seeds the ids of clip paths and glyphs: fixed, they are
+    # the same in every run, whatever the snippet's own rcParams.
+    with matplotlib.rc_context({"svg.hashsalt": "lesson-81"}):
+        fig.savefig(
+            buffer,
+            format="svg",
+            bbox_inches="tight",
+            metadata={"Date": None, "Creator": None},
+        )
+    return buffer.getvalue()
+
+
+def publish_figure(name: str, fig, *, alt: str) -> None:
+    """Record ``fig`` for the build under ``<snippet stem>.<name>``.
+
+    ``alt`` describes what the figure shows, for screen readers and for
+    anyone whose images do not load; the build refuses an empty one.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(
+            f"figure name must be a Python identifier, got {name!r}"
+        )
+    path = os.environ.get(TABLES_ENV)
+    if not path:
+        return
+    record = {
+        "kind": "figure",
+        "name": name,
+        "alt": str(alt or "").strip(),
+        "svg": to_svg(fig),
+    }
+    with open(path, "a", encoding="utf-8") as sink:
+        sink.write(json.dumps(record, ensure_ascii=False) + "\n")
