@@ -166,7 +166,9 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         from mkdocs.structure.files import File
 
         # Figures snippets published: build products, like the tables.
-        for figure_id, data in (self.result.figures if self.result else {}).items():
+        for figure_id, data in (
+            self.result.figures if self.result else {}
+        ).items():
             files.append(
                 File.generated(
                     config, f"figures/{figure_id}.svg", content=data["svg"]
