@@ -10,12 +10,12 @@ import torch
 from mha_ref import MultiHeadAttention, single_head_attention, split_heads
 
 torch.manual_seed(5)
-D = 8
-mha_h1 = MultiHeadAttention(D, 1)
-X = torch.randn(1, 4, D)  # (B=1, T=4, D=8)
+d_model = 8
+mha_h1 = MultiHeadAttention(d_model, 1)
+X = torch.randn(1, 4, d_model)  # (B=1, T=4, d_model=8)
 with torch.no_grad():
     out_mha, _ = mha_h1(X, X, X)  # (1, 4, 8)
-    # The same four matrices in x @ W form: each (D, D)
+    # The same four matrices in x @ W form: each (d_model, d_model)
     W = [m.weight.T for m in (mha_h1.W_Q, mha_h1.W_K, mha_h1.W_V, mha_h1.W_O)]
     out_single, _ = single_head_attention(X, X, *W)  # (1, 4, 8)
     Q = mha_h1.W_Q(X)  # (1, 4, 8)

@@ -10,7 +10,7 @@ m = MultiHeadAttention(32, 4)
 n = sum(p.numel() for p in m.parameters())
 print(f"{n:,} == 4*32^2 = {4 * 32**2:,}")
 try:
-    MultiHeadAttention(32, 5)  # 32 heads of width 6.4?
+    MultiHeadAttention(32, 5)  # 5 heads of width 6.4?
 except ValueError as err:
     print("ValueError:", err)
 # --8<-- [end:show]

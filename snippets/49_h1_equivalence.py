@@ -9,9 +9,9 @@ from mha_ref import MultiHeadAttention, publish_table, shape_str
 
 # --8<-- [start:show]
 torch.manual_seed(5)
-D = 8
-mha_h1 = MultiHeadAttention(D, 1)
-X = torch.randn(1, 4, D)  # (B, T, d_model)
+d_model = 8
+mha_h1 = MultiHeadAttention(d_model, 1)
+X = torch.randn(1, 4, d_model)  # (B, T, d_model)
 out_mha, _ = mha_h1(X, X, X)
 
 # Single-head attention by hand, with the same weights in x @ W form.
@@ -20,7 +20,7 @@ WK = mha_h1.W_K.weight.T
 WV = mha_h1.W_V.weight.T
 WO = mha_h1.W_O.weight.T
 Q, K, V = X @ WQ, X @ WK, X @ WV  # (1, 4, 8) each
-scores = Q @ K.transpose(-2, -1) / math.sqrt(D)  # (1, 4, 4)
+scores = Q @ K.transpose(-2, -1) / math.sqrt(d_model)  # (1, 4, 4)
 out_single = F.softmax(scores, dim=-1) @ V @ WO  # (1, 4, 8)
 same = torch.allclose(out_mha, out_single, atol=1e-5)
 print("allclose:", same)

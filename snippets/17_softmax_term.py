@@ -1,0 +1,55 @@
+"""Slide 17: the score/softmax term that FlopCounterMode does not count.
+
+FlopCounterMode books matrix multiplies only. Scaling, masking and the
+softmax work on every entry of the (B, h, T_q, T_k) score tensor, and
+there are h * T**2 of them per sequence: this grows with h. The number
+of entries is read off a real forward (on the meta device: shapes only).
+"""
+
+import torch
+
+from mha_ref import MultiHeadAttention, forward_flops, publish_table
+
+# --8<-- [start:show]
+d_model, T = 512, 128
+for h in [1, 8, 64, 512]:  # 512 = d_model: d_k = 1
+    with torch.device("meta"):  # shapes only, nothing computed
+        x = torch.empty(1, T, d_model)  # (B, T, d_model)
+        _, weights = MultiHeadAttention(d_model, h)(x, x, x)
+    entries = weights.numel()  # (1, h, T, T): one per score
+    matmul = forward_flops(d_model, h, seq_len=T).attention
+    print(
+        f"h={h:3d}  score entries={entries:>10,} = h*T^2: "
+        f"{entries == h * T**2}  per attention-matmul FLOP: "
+        f"{entries / matmul:.3f}"
+    )
+# --8<-- [end:show]
+
+rows = []
+for h in [2**i for i in range(10)]:  # h = 1 ... d_model
+    with torch.device("meta"):
+        x = torch.empty(1, T, d_model)  # (B, T, d_model)
+        _, weights = MultiHeadAttention(d_model, h)(x, x, x)
+    entries = weights.numel()  # (1, h, T, T)
+    assert entries == h * T**2, (h, entries)
+    f = forward_flops(d_model, h, seq_len=T)
+    rows.append(
+        [
+            h,
+            d_model // h,
+            f"{f.total:,}",
+            f"{entries:,}",
+            f"{entries / f.attention:.3f}",
+        ]
+    )
+publish_table(
+    "softmax_term",
+    [
+        "h",
+        "d_k",
+        "matmul FLOPs (counted)",
+        "score entries h·T² (scaled, softmaxed)",
+        "entries per attention-matmul FLOP",
+    ],
+    rows,
+)
