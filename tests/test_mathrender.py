@@ -1,4 +1,4 @@
-"""Math typeset at build time (lessonbuild.mathrender, hooks/math_hook.py).
+"""Math typeset at build time (lessonbuild.mathrender, via the plugin).
 
 Real node, real vendored KaTeX, real MkDocs builds: no mocks.
 """
@@ -18,7 +18,6 @@ import pytest
 from lessonbuild.mathrender import MathRenderer
 
 ROOT = Path(__file__).resolve().parents[1]
-HOOK = ROOT / "scripts/lessonbuild/hooks/math_hook.py"
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None, reason="node is needed to typeset math"
@@ -112,8 +111,7 @@ def _build(tmp_path: Path, markdown: str) -> subprocess.CompletedProcess:
             site_name: t
             strict: true
             theme: mkdocs
-            plugins: [search]
-            hooks: ["{HOOK}"]
+            plugins: [lesson, search]
             markdown_extensions:
               - pymdownx.arithmatex:
                   generic: true

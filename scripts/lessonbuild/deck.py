@@ -270,6 +270,13 @@ class Deck:
                 return page
         return None
 
+    def page_at(self, src_uri: str) -> Slide | None:
+        """The page MkDocs knows as ``src_uri`` (relative to docs/)."""
+        for page in self.pages:
+            if self.docs_rel(page) == src_uri:
+                return page
+        return None
+
     def docs_rel(self, page: Slide) -> str:
         """The page's path relative to docs/ (MkDocs' src_uri)."""
         return (self.root / page.path).relative_to(self.docs).as_posix()

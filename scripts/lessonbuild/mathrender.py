@@ -29,8 +29,9 @@ import json
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+
+from .problems import Problem
 
 HERE = Path(__file__).resolve().parent
 RENDERER_JS = HERE / "katex_render.js"
@@ -44,18 +45,6 @@ _FORMULA = re.compile(
     re.DOTALL,
 )
 _DELIMITERS = {"span": ("\\(", "\\)"), "div": ("\\[", "\\]")}
-
-
-@dataclass
-class MathProblem:
-    """A formula that could not be typeset, at a 1-based source line."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
 
 
 class TexError(ValueError):
@@ -149,7 +138,7 @@ class MathRenderer:
 
     def render_html(
         self, page: str, path: str, source: str = ""
-    ) -> tuple[str, list[MathProblem]]:
+    ) -> tuple[str, list[Problem]]:
         """Typeset every arithmatex formula in a page's HTML.
 
         ``path`` names the page's Markdown file in problems; ``source`` is
@@ -157,7 +146,7 @@ class MathRenderer:
         Returns the new HTML and the problems; a formula with a problem
         keeps its TeX (the build is expected to fail on any problem).
         """
-        problems: list[MathProblem] = []
+        problems: list[Problem] = []
 
         def typeset(match: re.Match) -> str:
             tag, attrs = match["tag"], match["attrs"]
@@ -165,7 +154,7 @@ class MathRenderer:
             body = html.unescape(match["body"]).strip()
             if not (body.startswith(left) and body.endswith(right)):
                 problems.append(
-                    MathProblem(
+                    Problem(
                         path,
                         _line_of(body, source),
                         f"formula not wrapped in {left} {right} (expected "
@@ -179,7 +168,7 @@ class MathRenderer:
                 typeset_tex = self.render(tex, display=tag == "div")
             except TexError as e:
                 problems.append(
-                    MathProblem(
+                    Problem(
                         path,
                         _line_of(tex, source),
                         f"TeX error in {left}{tex}{right}: {e.message} "

@@ -38,6 +38,7 @@ from mkdocs.plugins import BasePlugin, event_priority
 
 from . import engine, exercises, notebooks, present
 from .deck import Deck, read_deck
+from .mathrender import MathRenderer
 from .problems import Problem, report
 from .settings import SCHEMA, Settings, SettingsError, cache_dir
 
@@ -82,6 +83,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.fingerprint: dict[str, str] = {}
         self.mkdocs_config = None
         self.rendered: dict[str, str] = {}  # src_uri -> final content
+        self.math: MathRenderer | None = None
 
     # --- 1. read, check, render exercises, nav -----------------------------
 
@@ -203,11 +205,33 @@ class LessonPlugin(BasePlugin[LessonConfig]):
 
     # --- 3. widgets ----------------------------------------------------------
 
+    def on_pre_build(self, *, config):
+        self._close_math()
+        self.math = MathRenderer()
+
+    @event_priority(-50)  # after every plugin that puts math in the page
     def on_page_content(self, html, *, page, config, files):
         html = present.exclude_notes_from_search(html)
         stash = self.widgets.get(page.file.src_uri)
-        if not stash:
-            return html
+        if stash:
+            html = self._fill_widgets(html, stash, page, config)
+        # Typeset every formula now only to check it (and cache it): the
+        # page keeps its TeX until on_page_context, after the search
+        # plugin indexed it, so the index holds each formula once, as TeX.
+        if self.math is not None:
+            path, source = self._source_of(page, config)
+            _, problems = self.math.render_html(html, path, source)
+            self.problems += problems
+        return html
+
+    def _source_of(self, page, config) -> tuple[str, str]:
+        """The page's path (from the root) and text, from the deck."""
+        found = self.deck.page_at(page.file.src_uri) if self.deck else None
+        if found is not None:
+            return found.path, found.text
+        return f"{Path(config.docs_dir).name}/{page.file.src_uri}", ""
+
+    def _fill_widgets(self, html, stash, page, config):
         html, missing = exercises.fill_placeholders(html, stash)
         if missing and self.deck is not None:
             self.problems.append(
@@ -221,6 +245,8 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         return html
 
     def on_env(self, env, *, config, files):
+        if self.math is not None:
+            self.math.close()  # every formula is cached by now
         if self.problems:
             problems, self.problems = self.problems, []
             self._fail(config, problems)
@@ -230,16 +256,25 @@ class LessonPlugin(BasePlugin[LessonConfig]):
 
     @event_priority(-100)  # after every step that changes the content
     def on_page_context(self, context, *, page, config, nav):
+        if self.math is not None and page.content:
+            page.content, _ = self.math.render_html(page.content, "")
         self.rendered[page.file.src_uri] = page.content
         return context
 
     def on_post_build(self, *, config):
+        self._close_math()
         if self.deck is not None:
             present.write(config.site_dir, self.deck, self.rendered, config)
 
     # --- 5. failure ------------------------------------------------------
 
+    def _close_math(self) -> None:
+        math, self.math = self.math, None
+        if math is not None:
+            math.close()
+
     def on_build_error(self, *, error):
+        self._close_math()
         if self.mkdocs_config is not None:
             self._discard_site(self.mkdocs_config)
 
