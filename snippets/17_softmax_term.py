@@ -12,36 +12,21 @@ from mha_ref import MultiHeadAttention, forward_flops, publish_table
 
 # --8<-- [start:show]
 d_model, T = 512, 128
-for h in [1, 8, 64, 512]:  # 512 = d_model: d_k = 1
+rows = []
+for h in [2**i for i in range(10)]:  # h = 1 ... 512 = d_model (d_k = 1)
     with torch.device("meta"):  # shapes only, nothing computed
         x = torch.empty(1, T, d_model)  # (B, T, d_model)
         _, weights = MultiHeadAttention(d_model, h)(x, x, x)
     entries = weights.numel()  # (1, h, T, T): one per score
-    matmul = forward_flops(d_model, h, seq_len=T).attention
+    f = forward_flops(d_model, h, seq_len=T)  # matmuls only
+    per_flop = entries / f.attention
     print(
-        f"h={h:3d}  score entries={entries:>10,} = h*T^2: "
-        f"{entries == h * T**2}  per attention-matmul FLOP: "
-        f"{entries / matmul:.3f}"
+        f"h={h:3d}  score entries={entries:>9,} (h*T^2: "
+        f"{entries == h * T**2})  per attention-matmul FLOP: {per_flop:.3f}"
     )
+    rows.append([h, d_model // h, f"{f.total:,}", f"{entries:,}"])
 # --8<-- [end:show]
 
-rows = []
-for h in [2**i for i in range(10)]:  # h = 1 ... d_model
-    with torch.device("meta"):
-        x = torch.empty(1, T, d_model)  # (B, T, d_model)
-        _, weights = MultiHeadAttention(d_model, h)(x, x, x)
-    entries = weights.numel()  # (1, h, T, T)
-    assert entries == h * T**2, (h, entries)
-    f = forward_flops(d_model, h, seq_len=T)
-    rows.append(
-        [
-            h,
-            d_model // h,
-            f"{f.total:,}",
-            f"{entries:,}",
-            f"{entries / f.attention:.3f}",
-        ]
-    )
 publish_table(
     "softmax_term",
     [
@@ -49,7 +34,6 @@ publish_table(
         "d_k",
         "matmul FLOPs (counted)",
         "score entries h·T² (scaled, softmaxed)",
-        "entries per attention-matmul FLOP",
     ],
     rows,
 )

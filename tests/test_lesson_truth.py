@@ -1,0 +1,212 @@
+"""The built slides say only what is true (issue 10).
+
+Greps the built site for editing notes and stale torch versions, checks
+that slide 51's program needs nothing but torch and prints exactly its
+Output block when run alone, and that the prose keeps one notation
+(d_model, h, d_k, T, B). The built site comes from LESSON_SITE_DIR
+(default site/); the site checks skip when it has not been built.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lessonbuild.deck import read_deck
+
+ROOT = Path(__file__).resolve().parents[1]
+PIN = "2.13.0"
+FULL_PROGRAM = ROOT / "snippets" / "51_full_program.py"
+
+# Editing notes a student must never see: there is no "original" to them.
+FORBIDDEN = [
+    "original slide",
+    "errata",
+    "erratum",
+    "the lesson's version",
+    "the lesson's module",
+    "the lesson's forward",
+    "source slide",
+]
+TORCH_VERSION = re.compile(r"\btorch\s*(?:==\s*)?v?(\d+\.\d+(?:\.\d+)?)")
+
+# Prose (outside code, math and exercise fences) keeps the lesson's
+# symbols. Each pattern names what to write instead.
+NOTATION = [
+    (re.compile(r"\bnum_heads\b"), "h (num_heads only inside code)"),
+    (re.compile(r"\bseq_len\b"), "T"),
+    (re.compile(r"\bseq\s*="), "T="),
+    (re.compile(r"\(B, T, D\)"), "(B, T, d_model)"),
+    (re.compile(r"\bQ_h\b|\bK_h\b|\bV_h\b"), "Q_heads / K_heads / V_heads"),
+    (re.compile(r"\bd_v\b"), "d_k (this lesson has d_v = d_k)"),
+]
+# Titles quoted by exercises on other slides keep their wording until the
+# exercises change with them (ARCHITECTURE.md, "Notation").
+TITLE_EXEMPT = {15: "seq=4, batch=1"}
+
+
+def site_dir() -> Path:
+    site = ROOT / os.environ.get("LESSON_SITE_DIR", "site")
+    if not (site / "index.html").is_file():
+        pytest.skip(f"no built site in {site} (build it, or LESSON_SITE_DIR)")
+    return site
+
+
+def slide_pages(site: Path) -> list[Path]:
+    pages = sorted((site / "slides").glob("*.html"))
+    assert len(pages) >= 55, f"{site}/slides holds {len(pages)} pages"
+    return pages
+
+
+def visible_text(page: Path) -> str:
+    raw = page.read_text(encoding="utf-8")
+    raw = raw.split('<article class="md-content__inner', 1)[-1]
+    raw = raw.split("</article>", 1)[0]
+    raw = re.sub(r"<(script|style)\b.*?</\1>", " ", raw, flags=re.S)
+    text = html.unescape(re.sub(r"<[^>]+>", " ", raw))
+    return re.sub(r"\s+", " ", text)
+
+
+def test_built_slides_carry_no_editing_notes():
+    found = []
+    for page in slide_pages(site_dir()):
+        text = visible_text(page).lower()
+        found += [f"{page.name}: {p!r}" for p in FORBIDDEN if p in text]
+    assert found == [], (
+        "student-facing slides mention an original they never saw; "
+        "reword in docs/slides/<page>.md: " + "; ".join(found)
+    )
+
+
+def test_built_slides_name_only_the_pinned_torch():
+    found = []
+    for page in slide_pages(site_dir()):
+        for m in TORCH_VERSION.finditer(visible_text(page)):
+            if m.group(1) != PIN:
+                found.append(f"{page.name}: torch {m.group(1)}")
+    assert found == [], (
+        f"slides cite torch versions other than the pinned {PIN}: "
+        + "; ".join(found)
+    )
+
+
+def show_section(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    m = re.search(
+        r"^[ \t]*# --8<-- \[start:show\]\n(.*?)^[ \t]*# --8<-- \[end:show\]",
+        text,
+        re.M | re.S,
+    )
+    assert m, f"{path}: no show section"
+    return m.group(1)
+
+
+def test_full_program_imports_only_torch():
+    """Slide 51's shown program must run after a plain copy and paste."""
+    tree = ast.parse(show_section(FULL_PROGRAM))
+    modules = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            modules.append(node.module or "")
+    others = [m for m in modules if m.split(".")[0] != "torch"]
+    assert modules, f"{FULL_PROGRAM}: the program imports nothing"
+    assert others == [], (
+        f"{FULL_PROGRAM}: the shown program imports {others}; a student "
+        "copying slide 51 has only torch"
+    )
+
+
+def test_full_program_alone_prints_its_output_block(tmp_path):
+    """Run exactly what slide 51 shows, in an empty folder, no mha_ref."""
+    program = tmp_path / "my_mha.py"
+    program.write_text(show_section(FULL_PROGRAM), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": ""}
+    run = subprocess.run(
+        [sys.executable, "-I", str(program)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    deck = read_deck(ROOT)
+    (slide,) = [s for s in deck.slides if s.number == 51]
+    outputs = [f for f in slide.fences if f.is_output]
+    assert outputs, "slide 51 has no Output block"
+    assert run.stdout.rstrip("\n") == outputs[0].body.rstrip("\n"), (
+        "slide 51's program, run alone, prints something else than its "
+        "Output block; run `python -m lessonbuild update`"
+    )
+
+
+def prose_lines(slide) -> list[tuple[int, str]]:
+    """Lines of a slide outside front matter, fences, math and the H1."""
+    skip = set()
+    for fence in slide.fences:
+        end = fence.end if fence.end is not None else len(slide.lines)
+        skip.update(range(fence.start, end + 1))
+    front = 0
+    bare = [line.strip() for line in slide.lines]
+    if bare and bare[0] == "---" and "---" in bare[1:]:
+        front = bare.index("---", 1) + 1  # past the closing ---
+    lines = []
+    in_math = False
+    for i, line in enumerate(slide.lines):
+        if i < front or i in skip:
+            continue
+        if line.strip() == "\\[":
+            in_math = True
+        if in_math:
+            in_math = line.strip() != "\\]"
+            continue
+        if line.startswith("# ") or "--8<--" in line:
+            continue
+        text = re.sub(r"`[^`]*`", "", line)  # inline code keeps its names
+        for exempt in TITLE_EXEMPT.values():  # links quoting such a title
+            text = text.replace(exempt, "")
+        text = re.sub(r"\\\(.*?\\\)", "", text)  # inline math
+        lines.append((i + 1, text))
+    return lines
+
+
+def test_prose_keeps_one_notation():
+    deck = read_deck(ROOT)
+    found = []
+    for slide in deck.pages:
+        for line, text in prose_lines(slide):
+            for pattern, instead in NOTATION:
+                if pattern.search(text):
+                    found.append(f"{slide.path}:{line}: write {instead}")
+    assert found == [], "notation drifts:\n" + "\n".join(found)
+
+
+def test_titles_read_as_titles():
+    """No generated 'Kind: Other slide's title' compounds, no old parts."""
+    deck = read_deck(ROOT)
+    bad = []
+    for slide in deck.slides:
+        title = slide.title
+        if title.count(":") > 1 or " for The " in title:
+            bad.append(f"{slide.path}: {title!r}")
+        if "Lesson 81:" in title and slide.number != 1:
+            bad.append(f"{slide.path}: {title!r}")
+        exempt = TITLE_EXEMPT.get(slide.number)
+        if re.search(r"\bseq\s*=|\bbatch\s*=", title) and not (
+            exempt and exempt in title
+        ):
+            bad.append(f"{slide.path}: {title!r} (write T=, B=)")
+        if f"# {title}" not in slide.text:
+            bad.append(f"{slide.path}: H1 differs from title {title!r}")
+        if re.search(r"Part \d of 4", slide.text):
+            bad.append(f"{slide.path}: 'Part N of 4' (three parts)")
+    assert bad == [], "titles to fix:\n" + "\n".join(bad)
