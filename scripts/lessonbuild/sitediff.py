@@ -82,7 +82,8 @@ def read_page(html: str) -> Page:
     soup = BeautifulSoup(html, "html.parser")
     main = _content(soup)
     html = str(main)
-    for link in main.select("a.headerlink"):  # the permalink's ¶
+    # Permalinks (¶): MkDocs' headerlink, nbconvert's anchor-link.
+    for link in main.select("a.headerlink, a.anchor-link"):
         link.extract()
     h1 = main.find("h1")
     title = h1.get_text(" ", strip=True) if h1 else ""
@@ -104,8 +105,13 @@ def read_page(html: str) -> Page:
         block.extract()
     tables: dict[str, str] = {}
     for n, table in enumerate(main.find_all("table"), start=1):
-        head = [th.get_text(" ", strip=True) for th in table.find_all("th")]
-        label = f"table {n}" + (f" ({' · '.join(head)})" if head else "")
+        # Named by its header row, so a table added above another does
+        # not rename it; the position only when there is no header.
+        head = [
+            th.get_text(" ", strip=True) for th in table.select("thead th")
+        ]
+        label = f"table ({' · '.join(head)})" if head else f"table {n}"
+        label = _unique(tables, label)
         rows = [
             " | ".join(
                 c.get_text(" ", strip=True) for c in tr.find_all(["td"])
@@ -188,12 +194,21 @@ def _diff(old: str, new: str) -> str:
     return "\n".join(lines)
 
 
+def _names(names: list[str], noun: str, most: int = 4) -> list[str]:
+    """At most ``most`` names, then a count of the rest."""
+    if len(names) <= most:
+        return names
+    return names[:most] + [f"{len(names) - most} more {noun}"]
+
+
 def _what(change: Change) -> str:
     if change.status != "changed":
         return change.status
-    parts = [f"`{label}`" for label, _, _ in change.outputs]
-    parts += [label for label, _, _ in change.tables]
-    parts += [f"code `{label}`" for label in change.code]
+    parts = _names([f"`{label}`" for label, _, _ in change.outputs], "outputs")
+    parts += _names([label for label, _, _ in change.tables], "tables")
+    parts += _names(
+        [f"code `{label}`" for label in change.code], "code blocks"
+    )
     if change.text:
         parts.append("text")
     return ", ".join(parts) or "markup only"
