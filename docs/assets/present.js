@@ -23,6 +23,13 @@
 
   // --- fitting -----------------------------------------------------------
 
+  // On screen once shown: not display:none, not inside a closed <details>
+  // (opacity is ignored: a step not yet shown still needs its room).
+  function visible(el) {
+    if (el.checkVisibility) return el.checkVisibility();
+    return !el.closest("details:not([open]) > :not(summary)");
+  }
+
   // Bottom of the content of a sub-slide laid out at stage width, in px.
   function contentHeight(section) {
     var box = section.getBoundingClientRect();
@@ -31,6 +38,9 @@
     // of its box. KaTeX's stretchy SVGs are clipped by KaTeX itself.
     all(section, ".deck-body *, .deck-meta, .deck-cont").forEach(function (el) {
       if (el.closest(".katex") && !el.classList.contains("katex")) return;
+      // A closed <details> still lays its content out (content-visibility),
+      // and that content has a box: it is not on screen, so it is skipped.
+      if (!visible(el)) return;
       var r = el.getBoundingClientRect();
       if (!r.width && !r.height) return;
       var style = window.getComputedStyle(el);
@@ -102,6 +112,29 @@
     return rest;
   }
 
+  // Split a list in two at the item that crosses the stage bottom; the
+  // second part goes on numbering where the first stopped.
+  function splitList(list, section) {
+    var items = all(list, ":scope > li");
+    var rest = list.cloneNode(false);
+    var start = parseInt(list.getAttribute("start") || "1", 10);
+    var keep = items.length;
+    while (keep > 1 && !fits(section)) {
+      keep -= 1;
+      rest.insertBefore(items[keep], rest.firstChild);
+    }
+    if (!rest.children.length) return null;
+    if (list.tagName === "OL") rest.setAttribute("start", String(start + keep));
+    return rest;
+  }
+
+  // The part of a block taller than the stage that goes to the next
+  // sub-slide (null where the block cannot be cut).
+  function splitBlock(block, section) {
+    if (/^(OL|UL)$/.test(block.tagName)) return splitList(block, section);
+    return splitCode(block, section);
+  }
+
   function fitSection(section, guard) {
     if (guard > 12 || fits(section)) return;
     var body = section.querySelector(".deck-body");
@@ -114,7 +147,7 @@
       body.removeChild(last);
     }
     if (!fits(section) && blocks.length === 1) {
-      var rest = splitCode(blocks[0], section);
+      var rest = splitBlock(blocks[0], section);
       if (rest) moved.unshift(rest);
     }
     if (!moved.length) return;
@@ -127,7 +160,21 @@
     fitSection(next, guard + 1);
   }
 
+  // Items to sort that are short go in two columns (present.css): long
+  // ones would wrap to many lines in half the width.
+  var SHORT_ITEM = 48; // characters
+  function columns() {
+    all(document, ".deck-body .ex-zone--pool .ex-items").forEach(function (list) {
+      var longest = 0;
+      all(list, ".ex-item__text").forEach(function (t) {
+        longest = Math.max(longest, t.textContent.trim().length);
+      });
+      list.classList.toggle("deck-two-columns", longest <= SHORT_ITEM);
+    });
+  }
+
   function fitAll() {
+    columns();
     var slides = document.querySelector(".reveal .slides");
     slides.classList.add("deck-measuring");
     slides.style.width = W + "px";
@@ -148,6 +195,65 @@
     });
     slides.style.width = "";
     slides.classList.remove("deck-measuring");
+  }
+
+  // --- print: one page per slide -------------------------------------------
+
+  // The handout (make pdf) has one page per slide, every step shown: each
+  // slide's sub-slides are put back together into one section, and a slide
+  // taller than the page is scaled down until it fits (CSS zoom, so the
+  // text reflows to the wider box it then has).
+  function flattenForPrint() {
+    all(document, ".reveal .slides > section").forEach(function (stack) {
+      var subs = all(stack, ":scope > section");
+      var page = document.createElement("section");
+      Array.prototype.forEach.call(stack.attributes, function (a) {
+        page.setAttribute(a.name, a.value);
+      });
+      var meta = subs.length && subs[0].querySelector(".deck-meta");
+      if (meta) page.appendChild(meta);
+      var body = document.createElement("div");
+      body.className = "md-typeset deck-body";
+      subs.forEach(function (sub) {
+        var part = sub.querySelector(".deck-body");
+        while (part && part.firstChild) body.appendChild(part.firstChild);
+      });
+      page.appendChild(body);
+      stack.parentNode.replaceChild(page, stack);
+    });
+  }
+
+  // Largest zoom (to 1/100) of the slide's body at which it fits the page.
+  function fitPage(section) {
+    var body = section.querySelector(".deck-body");
+    if (fits(section)) return;
+    var lo = 20;
+    var hi = 100;
+    while (lo < hi) {
+      var mid = (lo + hi + 1) >> 1;
+      body.style.zoom = String(mid / 100);
+      if (fits(section)) lo = mid;
+      else hi = mid - 1;
+    }
+    body.style.zoom = String(lo / 100);
+  }
+
+  function fitPrint() {
+    flattenForPrint();
+    columns();
+    var slides = document.querySelector(".reveal .slides");
+    slides.classList.add("deck-measuring-page");
+    slides.style.width = W + "px";
+    all(slides, ":scope > section").forEach(function (s) {
+      all(s, "details.fragment").forEach(function (d) {
+        d.open = true;
+      });
+      s.classList.add("deck-measure");
+      fitPage(s);
+      s.classList.remove("deck-measure");
+    });
+    slides.style.width = "";
+    slides.classList.remove("deck-measuring-page");
   }
 
   // --- reveal.js ----------------------------------------------------------
@@ -181,7 +287,8 @@
   }
 
   function start() {
-    fitAll();
+    if (PRINT) fitPrint();
+    else fitAll();
     var keys = {};
     if (!RECEIVER) {
       // R: back to the reading page of the slide on screen.

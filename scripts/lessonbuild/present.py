@@ -232,29 +232,46 @@ def slide_sections(slide: DeckSlide, total: int) -> str:
 # --- the deck page ------------------------------------------------------
 
 
-def _asset(site_dir: Path | None, href: str) -> str:
-    """``href``, or its ``.min`` twin where the minify plugin renamed it.
+def _asset(href: str, minified: frozenset[str]) -> str:
+    """``href``, or the ``.min`` name the minify plugin gives it.
 
-    The minify plugin rewrites the links of the pages it sees; the deck is
-    written after it, so it looks for the renamed file itself.
+    The minify plugin renames the files it minifies and rewrites the links
+    of the pages it sees; the deck is not one of them, and whether its
+    ``on_post_build`` runs before ours depends on the plugin order, so the
+    renamed name comes from the minify plugin's settings, not from disk.
     """
-    if site_dir is None or (site_dir / href).is_file():
+    if href not in minified:
         return href
-    stem, dot, ext = href.rpartition(".")
-    minified = f"{stem}.min.{ext}"
-    return minified if dot and (site_dir / minified).is_file() else href
+    stem, _, ext = href.rpartition(".")
+    return f"{stem}.min.{ext}"
+
+
+def minified_assets(config) -> frozenset[str]:
+    """The files the ``minify`` plugin (if configured) renames to .min."""
+    plugin = config["plugins"].get("minify")
+    if plugin is None:
+        return frozenset()
+    options = plugin.config
+    names: set[str] = set()
+    if options.get("minify_js"):
+        names.update(options.get("js_files") or ())
+    if options.get("minify_css"):
+        names.update(options.get("css_files") or ())
+    return frozenset(names)
 
 
 def deck_html(
-    slides: list[DeckSlide], site_name: str, site_dir: Path | None = None
+    slides: list[DeckSlide],
+    site_name: str,
+    minified: frozenset[str] = frozenset(),
 ) -> str:
     """The whole ``present.html``."""
     total = len(slides)
     sections = "\n".join(slide_sections(s, total) for s in slides)
     css = "".join(
-        f'<link rel="stylesheet" href="{_asset(site_dir, h)}">' for h in CSS
+        f'<link rel="stylesheet" href="{_asset(h, minified)}">' for h in CSS
     )
-    js = "".join(f'<script src="{_asset(site_dir, h)}"></script>' for h in JS)
+    js = "".join(f'<script src="{_asset(h, minified)}"></script>' for h in JS)
     config = {"width": WIDTH, "height": HEIGHT, "slides": total}
     name = htmlmod.escape(site_name)
     return (
@@ -293,7 +310,7 @@ def write(site_dir: str | Path, deck, rendered: dict[str, str], config):
         )
     site_dir = Path(site_dir)
     out = site_dir / DECK
-    html = deck_html(slides, config["site_name"], site_dir)
+    html = deck_html(slides, config["site_name"], minified_assets(config))
     out.write_text(html, encoding="utf-8")
     return out
 
