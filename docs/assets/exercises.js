@@ -251,6 +251,9 @@
       mark(h, null);
     });
     this.clearFeedback();
+    // The live region still holds the old verdict for a screen reader
+    // that reads it again: it goes too.
+    this.live.textContent = "";
     if (this.state.checked) {
       this.state.checked = false;
       this.save();
@@ -900,7 +903,7 @@
   }
 
   function initAll() {
-    all(document, "section.exercise[data-ex-kind]").forEach(init);
+    all(document, ".exercise[data-ex-kind]").forEach(init);
   }
 
   // Every page shown, from disk too, and after instant navigation.

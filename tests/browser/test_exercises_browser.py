@@ -64,18 +64,24 @@ def stored(page, section) -> object:
     return page.evaluate("k => JSON.parse(localStorage.getItem(k))", key)
 
 
-def drag(page, handle, x: float, y: float) -> None:
-    """Press on `handle`, move to (x, y) in steps, release."""
+def drag(page, handle, target, at: tuple[float, float] | None = None):
+    """Press on `handle`, move in steps to `target` (its centre, or the
+    offset `at` from its top left corner), release.
+
+    The handle is scrolled into view first: the mouse only reaches what
+    is on screen, and 44 px targets make a list taller than the viewport.
+    """
+    handle.scroll_into_view_if_needed()
+    box = target.bounding_box()
+    if at is None:
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    else:
+        x, y = box["x"] + at[0], box["y"] + at[1]
     box = handle.bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down()
     page.mouse.move(x, y, steps=8)
     page.mouse.up()
-
-
-def centre(locator) -> tuple[float, float]:
-    box = locator.bounding_box()
-    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
 
 
 # --- predict -----------------------------------------------------------------
@@ -98,7 +104,7 @@ def test_predict_with_mouse(pages):
         expect(keys.nth(i)).to_have_attribute("open", "")
     expect(ex.locator(".ex-key__answer")).to_be_visible()
     expect(ex.locator(".ex-key__why")).to_be_visible()
-    expect(ex.locator(".ex-live")).to_contain_text("Correct: output")
+    expect(ex.locator(".ex-live")).to_contain_text("Answer: output")
     expect(box).not_to_be_editable()
     page.reload()
     ex = page.locator("section.ex-predict[data-ex-ready]")
@@ -126,34 +132,63 @@ def test_predict_with_keyboard(pages):
 
 
 def test_check_with_mouse(pages):
-    """Wrong pick: says so, shows why it tempts and the explanation;
-    retry with the right one."""
+    """Wrong pick: says so, shows why that option tempts and a nudge,
+    nothing about the other options or the right answer; the right pick
+    brings the explanation."""
     page = pages.open("check.html")
     ex = page.locator("section.ex-check")
+    key = ex.locator("details.ex-key")
+    # No answer box before the first try.
+    expect(key).to_be_hidden()
     ex.get_by_role("button", name="Check", exact=True).click()
     expect(ex.locator(".ex-feedback")).to_contain_text("Pick an option")
     ex.locator('.ex-option[data-ex-option="C"] label').click()
     ex.get_by_role("button", name="Check", exact=True).click()
     feedback = ex.locator(".ex-feedback")
-    expect(feedback).to_contain_text("Not quite. C is wrong")
+    expect(feedback).to_contain_text("Not quite. C is not it")
+    expect(feedback).to_contain_text("pick another option")
     expect(feedback).to_contain_text("Why C tempts people")
     expect(feedback).to_contain_text("treating each head as a full")
-    expect(feedback).to_contain_text("Splitting into h heads")
+    # Only C's feedback: not B's or D's, not the explanation.
+    expect(feedback).not_to_contain_text("proportionally")
+    expect(feedback).not_to_contain_text("Counts only W_O")
+    expect(feedback).not_to_contain_text("Splitting")
+    expect(feedback).not_to_contain_text("Correct")
     expect(ex.locator('.ex-option[data-ex-option="C"] .ex-mark')).to_have_text(
         "✗ wrong"
     )
     expect(ex.locator(".ex-live")).to_contain_text("Why C tempts people")
+    expect(ex.locator(".ex-live")).not_to_contain_text("Splitting")
+    # After a try the answer is there to open, but closed.
+    expect(key).to_be_visible()
+    expect(key).not_to_have_attribute("open", "")
     ex.locator('.ex-option[data-ex-option="A"] label').click()
+    # Changing the pick clears the old verdict and marks.
+    expect(feedback).to_be_hidden()
+    expect(ex.locator('.ex-option[data-ex-option="C"]')).not_to_have_class(
+        re.compile("is-wrong")
+    )
     ex.get_by_role("button", name="Check", exact=True).click()
     expect(feedback).to_contain_text("Correct. A is the answer")
+    expect(feedback).to_contain_text("Splitting")
     expect(feedback).not_to_contain_text("tempts")
     expect(ex.locator('.ex-option[data-ex-option="A"] .ex-mark')).to_have_text(
         "✓ correct"
     )
-    # The earlier wrong try stays marked.
-    expect(ex.locator('.ex-option[data-ex-option="C"]')).to_have_class(
-        re.compile("is-wrong")
-    )
+
+
+def test_check_change_clears_correct(pages):
+    """A checked right answer, then another pick: "Correct" goes, and
+    the page shows no verdict until Check is pressed again."""
+    page = pages.open("check.html")
+    ex = page.locator("section.ex-check")
+    ex.locator('.ex-option[data-ex-option="A"] label').click()
+    ex.get_by_role("button", name="Check", exact=True).click()
+    expect(ex.locator(".ex-feedback")).to_contain_text("Correct")
+    ex.locator('.ex-option[data-ex-option="D"] label').click()
+    expect(ex.locator(".ex-feedback")).to_be_hidden()
+    expect(ex.locator(".ex-mark--right")).to_have_count(0)
+    assert "Correct" not in ex.inner_text()  # visible text only
 
 
 def test_check_with_keyboard(pages):
@@ -164,7 +199,7 @@ def test_check_with_keyboard(pages):
     page.keyboard.press("Tab")
     assert focused(page, '[data-ex-action="check"]')
     page.keyboard.press("Enter")
-    expect(ex.locator(".ex-live")).to_contain_text("B is wrong")
+    expect(ex.locator(".ex-live")).to_contain_text("B is not it")
     expect(ex.locator(".ex-feedback")).to_contain_text("Why B tempts people")
     page.keyboard.press("Shift+Tab")  # back into the radio group, on B
     page.keyboard.press("ArrowUp")  # A
@@ -181,7 +216,10 @@ def test_check_persists_and_resets(pages):
     assert stored(page, ex)["tried"] == ["D"]
     page.reload()
     ex = page.locator("section.ex-check[data-ex-ready]")
-    expect(ex.locator(".ex-feedback")).to_contain_text("D is wrong")
+    # Restored, not re-graded: no verdict until Check is pressed.
+    expect(ex.locator(".ex-feedback")).to_contain_text("not checked yet")
+    expect(ex.locator(".ex-feedback")).not_to_contain_text("wrong")
+    expect(ex.locator(".ex-mark--wrong")).to_have_count(0)
     expect(ex.locator('input[value="D"]')).to_be_checked()
     ex.get_by_role("button", name="Reset this exercise").click()
     ex = page.locator("section.ex-check[data-ex-ready]")
@@ -195,18 +233,20 @@ def test_check_persists_and_resets(pages):
 
 
 def test_eliminate_with_mouse(pages):
-    """Striking the survivor warns; striking the rest confirms each and
-    reveals the answer at the end."""
+    """Striking the survivor warns without saying it is the answer;
+    striking the rest confirms each and reveals the answer at the end."""
     page = pages.open("eliminate.html")
     ex = page.locator("section.ex-eliminate")
     feedback = ex.locator(".ex-feedback")
     ex.get_by_role("button", name="Strike option A").click()
-    expect(feedback).to_contain_text("Careful. A survives")
+    expect(feedback).to_contain_text("Careful. Nothing rules out A")
+    expect(feedback).not_to_contain_text("Correct")
+    expect(feedback).not_to_contain_text("survives")
     expect(ex.locator('.ex-option[data-ex-option="A"]')).not_to_have_class(
         re.compile("is-struck")
     )
     ex.get_by_role("button", name="Strike option B").click()
-    expect(feedback).to_contain_text("B is wrong: struck out. 2 to go")
+    expect(feedback).to_contain_text("B is struck out. 2 to go")
     expect(feedback).to_contain_text("What rules out B")
     expect(feedback).to_contain_text("no head axis at all")
     expect(ex.locator('.ex-option[data-ex-option="B"]')).to_have_class(
@@ -233,7 +273,7 @@ def test_eliminate_with_keyboard(pages):
     ex = page.locator("section.ex-eliminate")
     tab_to(page, '[data-ex-action="strike"][data-ex-option="A"]')
     page.keyboard.press("Enter")
-    expect(ex.locator(".ex-live")).to_contain_text("A survives")
+    expect(ex.locator(".ex-live")).to_contain_text("Nothing rules out A")
     page.keyboard.press("Tab")
     assert focused(page, '[data-ex-action="strike"][data-ex-option="B"]')
     page.keyboard.press("Enter")
@@ -265,7 +305,8 @@ def bucket_truth(ex) -> dict[str, str]:
 
 def test_buckets_with_mouse(pages):
     """Drag items by their handles (and pick one from its menu); a wrong
-    placement is marked, explanations appear, fixing it clears the mark."""
+    placement is marked and the explanations (which say where every item
+    goes) stay hidden; fixing it clears the mark; all right shows them."""
     page = pages.open("buckets.html")
     ex = page.locator("section.ex-buckets")
     truth = bucket_truth(ex)
@@ -278,7 +319,7 @@ def test_buckets_with_mouse(pages):
             item.locator("select").select_option(bucket)  # click a menu
             continue
         zone = ex.locator(f'.ex-zone[data-ex-zone="{bucket}"]')
-        drag(page, item.locator(".ex-handle"), *centre(zone))
+        drag(page, item.locator(".ex-handle"), zone)
         expect(zone.locator(f'[data-ex-item="{item_id}"]')).to_have_count(1)
     expect(ex.locator(".ex-zone--pool .ex-item")).to_have_count(0)
     ex.get_by_role("button", name="Check", exact=True).click()
@@ -288,17 +329,22 @@ def test_buckets_with_mouse(pages):
     expect(wrong.locator(".ex-mark")).to_have_text("✗ wrong bucket")
     expect(ex.locator(".ex-item .ex-mark--right")).to_have_count(6)
     explanations = ex.locator(".ex-zone__explanation")
-    expect(explanations.first).to_contain_text("no head axis")
-    expect(explanations.nth(1)).to_contain_text("inside the heads")
+    for explanation in explanations.all():
+        expect(explanation).to_be_hidden()
     drag(
         page,
         wrong.locator(".ex-handle"),
-        *centre(ex.locator(f'.ex-zone[data-ex-zone="{truth[wrong_id]}"]')),
+        ex.locator(f'.ex-zone[data-ex-zone="{truth[wrong_id]}"]'),
     )
+    # Moving an item clears every mark and the verdict.
     expect(wrong.locator(".ex-mark")).to_have_text("")
+    expect(ex.locator(".ex-item .ex-mark--right")).to_have_count(0)
+    expect(feedback).to_be_hidden()
     expect(wrong.locator("select")).to_have_value(truth[wrong_id])
     ex.get_by_role("button", name="Check", exact=True).click()
     expect(feedback).to_contain_text("Correct. All 7 items")
+    expect(explanations.first).to_contain_text("no head axis")
+    expect(explanations.nth(1)).to_contain_text("inside the heads")
 
 
 def test_buckets_with_keyboard(pages):
@@ -329,7 +375,11 @@ def test_buckets_with_keyboard(pages):
     expect(ex.locator(".ex-live")).to_contain_text("All 7 items")
     page.reload()
     ex = page.locator("section.ex-buckets[data-ex-ready]")
-    expect(ex.locator(".ex-item .ex-mark--right")).to_have_count(7)
+    for item_id, bucket in truth.items():
+        zone = ex.locator(f'.ex-zone[data-ex-zone="{bucket}"]')
+        expect(zone.locator(f'[data-ex-item="{item_id}"]')).to_have_count(1)
+    expect(ex.locator(".ex-feedback")).to_contain_text("not checked yet")
+    expect(ex.locator(".ex-item .ex-mark--right")).to_have_count(0)
 
 
 # --- order -------------------------------------------------------------------
@@ -343,8 +393,8 @@ def step_ids(ex) -> list[str]:
 
 
 def test_order_with_mouse(pages):
-    """Check the shuffled order (positions marked, order and why shown),
-    then drag the steps into order."""
+    """Check the shuffled order (positions marked; the answer may be
+    opened, but is not shown), then drag the steps into order."""
     page = pages.open("order.html")
     ex = page.locator("section.ex-order")
     truth = [
@@ -358,18 +408,22 @@ def test_order_with_mouse(pages):
     expect(ex.locator(".ex-step .ex-mark--wrong").first).to_have_text(
         "✗ wrong place"
     )
-    expect(ex.locator("details.ex-key")).to_have_attribute("open", "")
-    expect(ex.locator(".ex-key__why")).to_be_visible()
+    expect(ex.locator("details.ex-key")).to_be_visible()
+    expect(ex.locator("details.ex-key")).not_to_have_attribute("open", "")
+    expect(ex.locator(".ex-key__why")).to_be_hidden()
     for i, step in enumerate(truth):
         if step_ids(ex)[i] == step:
             continue
-        target = ex.locator(".ex-steps .ex-step").nth(i).bounding_box()
+        target = ex.locator(".ex-steps .ex-step").nth(i)
         handle = ex.locator(f'.ex-step[data-ex-step="{step}"] .ex-handle')
-        drag(page, handle, target["x"] + 20, target["y"] + 3)
+        drag(page, handle, target, at=(20, 3))
         assert step_ids(ex)[i] == step
+        # Any move clears the verdict.
+        expect(feedback).to_be_hidden()
     assert step_ids(ex) == truth
     ex.get_by_role("button", name="Check order").click()
     expect(feedback).to_contain_text("Correct. All 5 steps are in order")
+    expect(ex.locator(".ex-key__why")).to_be_visible()
     expect(ex.locator(".ex-step .ex-mark--right")).to_have_count(5)
 
 
@@ -421,6 +475,9 @@ def test_fill_in_with_mouse(pages):
     expect(ex.locator(".ex-blank .ex-mark--right")).to_have_count(4)
     bad.locator("input").fill("1048576")
     expect(bad.locator(".ex-mark")).to_have_text("")
+    # Editing a cell clears every verdict, not only that cell's.
+    expect(ex.locator(".ex-blank .ex-mark--right")).to_have_count(0)
+    expect(ex.locator(".ex-feedback")).to_be_hidden()
     ex.get_by_role("button", name="Check", exact=True).click()
     expect(ex.locator(".ex-feedback")).to_contain_text("All 5 cells")
 
@@ -448,7 +505,8 @@ def test_fill_in_with_keyboard(pages):
     page.reload()
     ex = page.locator("section.ex-fill-in[data-ex-ready]").first
     expect(ex.locator(".ex-blank input").first).to_have_value("1,048,576")
-    expect(ex.locator(".ex-blank .ex-mark--right")).to_have_count(5)
+    expect(ex.locator(".ex-feedback")).to_contain_text("not checked yet")
+    expect(ex.locator(".ex-blank .ex-mark--right")).to_have_count(0)
 
 
 def test_same_cell_rules(pages):
@@ -625,7 +683,7 @@ def test_phone_tap(pages):
     ex = page.locator("section.ex-check")
     ex.locator('.ex-option[data-ex-option="B"] label').tap()
     ex.get_by_role("button", name="Check", exact=True).tap()
-    expect(ex.locator(".ex-feedback")).to_contain_text("B is wrong")
+    expect(ex.locator(".ex-feedback")).to_contain_text("B is not it")
 
 
 def _interact(page, name: str) -> None:

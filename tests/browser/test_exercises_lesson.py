@@ -3,6 +3,7 @@ without errors, and a few real ones answer and pass axe."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -42,14 +43,25 @@ def test_every_lesson_exercise_initialises(lesson_pages):
         assert sections.count() == page.locator("[data-ex-ready]").count()
 
 
+SLIDE_37 = "slides/37-check-yourself-parameter-count.html"
+SLIDE_48 = "slides/48-what-each-one-costs-milestone-2-complete.html"
+
+
 def test_lesson_check_and_fill_in(lesson_pages):
-    """Slide 37: a wrong pick shows its 'why it tempts'; slide 24: the
-    engine's table values are what the cells are checked against."""
-    page = lesson_pages.open("slides/37-check-yourself-parameter-count.html")
+    """Slide 37: a wrong pick shows its 'why it tempts' and nothing of
+    the right answer; slide 24: the engine's table values are what the
+    cells are checked against."""
+    page = lesson_pages.open(SLIDE_37)
     ex = page.locator("section.ex-check")
-    ex.locator('.ex-option[data-ex-option="C"] label').click()
+    ex.locator('.ex-option[data-ex-option="A"] label').click()
     ex.get_by_role("button", name="Check", exact=True).click()
-    expect(ex.locator(".ex-feedback")).to_contain_text("Why C tempts people")
+    feedback = ex.locator(".ex-feedback")
+    expect(feedback).to_contain_text("Why A tempts people")
+    # The explanation ("Total = ... = 1,048,576") is not given away.
+    expect(feedback).not_to_contain_text("Total")
+    expect(feedback).not_to_contain_text("1,048,576")
+    # Nor what tempts towards the other options.
+    expect(feedback).not_to_contain_text("Counts one matrix")
     page.goto(
         lesson_pages.base
         + "slides/24-what-each-one-costs-verify-param-count-for.html"
@@ -61,6 +73,99 @@ def test_lesson_check_and_fill_in(lesson_pages):
     ex.get_by_role("button", name="Check", exact=True).click()
     expect(ex.locator(".ex-feedback")).to_contain_text(
         re.compile(r"All \d+ cells are right")
+    )
+
+
+def _grade_cell(ex, row: int, typed: str) -> str:
+    """Type into one blank, press Check, return that blank's mark."""
+    ex.locator(f'.ex-blank[data-ex-row="{row}"] input').fill(typed)
+    ex.get_by_role("button", name="Check", exact=True).click()
+    return ex.locator(f'.ex-blank[data-ex-row="{row}"] .ex-mark').inner_text()
+
+
+# Slide 48's blanks (output, attn_w, params of the milestone-2 module at
+# d_model=8, h=2): forms a student may fairly write, and near misses.
+SLIDE_48_FORMS = {
+    0: (["(2, 5, 8)", "(2,5,8)", "2, 5, 8"], ["(2, 5, 5)", "(2, 8, 5)"]),
+    1: (
+        ["(2, 2, 5, 5)", "(2,2,5,5)", " 2,2,5,5 "],
+        ["(2, 5, 5)", "(2, 2, 5)"],
+    ),
+    2: (
+        ["256", "4·8²=256", "4*8^2=256", "4 * 8**2", "4·8²", "2^8"],
+        ["257", "4*8^2=512", "8^2", "4·8", "64"],
+    ),
+}
+
+
+def test_slide_48_accepts_equivalent_forms(lesson_pages):
+    """`256`, `4*8^2=256` and `4·8²=256` are all right; near misses are
+    marked wrong."""
+    page = lesson_pages.open(SLIDE_48)
+    ex = page.locator("section.ex-fill-in[data-ex-ready]")
+    for row, (right, wrong) in SLIDE_48_FORMS.items():
+        for typed in right:
+            mark = _grade_cell(ex, row, typed)
+            assert "right" in mark, f"slide 48 row {row}: {typed!r} -> {mark}"
+        for typed in wrong:
+            mark = _grade_cell(ex, row, typed)
+            assert "wrong" in mark, f"slide 48 row {row}: {typed!r} -> {mark}"
+
+
+def test_listed_forms_are_accepted(lesson_pages):
+    """Every fill-in cell with an author's `accept:` list takes each
+    listed form, and still rejects nonsense."""
+    listed = 0
+    page = None
+    for name in slides_with_exercises():
+        if page is None:
+            page = lesson_pages.open(name)
+        else:
+            page.goto(lesson_pages.base + name)
+            page.wait_for_selector("section.exercise[data-ex-ready]")
+        for ex in page.locator("section.ex-fill-in").all():
+            for cell in ex.locator(".ex-key td[data-ex-accept]").all():
+                forms = json.loads(cell.get_attribute("data-ex-accept"))
+                row = int(cell.get_attribute("data-ex-row"))
+                for typed in forms:
+                    listed += 1
+                    mark = _grade_cell(ex, row, typed)
+                    assert "right" in mark, f"{name} row {row}: {typed!r}"
+                if forms:
+                    mark = _grade_cell(ex, row, "no such answer")
+                    assert "wrong" in mark, f"{name} row {row}: accepts all"
+    assert listed, "no fill-in in the lesson lists accepted forms"
+
+
+def test_no_verdict_before_interaction(lesson_pages):
+    """On every slide, before anything is touched, nothing visible says
+    "Correct" or shows a right-answer mark."""
+    page = lesson_pages.open("index.html")
+    deck = read_deck(ROOT)
+    assert len(deck.slides) == 55
+    found = {}
+    for slide in deck.slides:
+        name = deck.docs_rel(slide)[: -len(".md")] + ".html"
+        page.goto(lesson_pages.base + name)
+        if slide.exercises:
+            page.wait_for_selector("section.exercise[data-ex-ready]")
+        shown = page.evaluate(
+            """() => {
+              const main = document.querySelector(".md-content");
+              const hits = [];
+              const text = main.innerText;
+              for (const m of text.matchAll(/\u2713|\bCorrect\b/g)) {
+                hits.push(text.slice(Math.max(0, m.index - 30),
+                                     m.index + 30));
+              }
+              return hits;
+            }"""
+        )
+        if shown:
+            found[f"slide {slide.number} ({slide.path})"] = shown
+    assert not found, (
+        "verdict text visible before any answer (hide it until the "
+        f"student has tried): {found}"
     )
 
 
