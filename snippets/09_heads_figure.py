@@ -1,0 +1,50 @@
+"""Slide 9's figure: two trained heads that took different relationships.
+
+The model (mha_ref.specialise) must name, at every position, both the
+previous token and the first token; with two heads, each head takes one
+relationship. Trained here, seeded, on one thread (about a second).
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from mha_ref.figures import publish_figure, style  # noqa: E402
+from mha_ref.specialise import (  # noqa: E402
+    attention_maps,
+    held_out_batch,
+    specialisation,
+    train,
+)
+
+# --8<-- [start:show]
+model, _ = train(seed=0, cache_dir=None)  # trained, not loaded
+batch = held_out_batch()
+result = specialisation(model, batch)
+maps = attention_maps(model, batch.tokens[0])  # (h, T, T)
+for relationship, head in result["heads"].items():
+    score = result["scores"][relationship]
+    print(f"head {head} took '{relationship}': {score:.2f} of its attention")
+# --8<-- [end:show]
+
+with matplotlib.rc_context(style()):
+    fig, axes = plt.subplots(1, maps.shape[0], figsize=(7, 3.4))
+    names = {head: rel for rel, head in result["heads"].items()}
+    for head, ax in enumerate(axes):
+        ax.imshow(maps[head].numpy(), cmap="Blues", vmin=0, vmax=1)
+        ax.set_title(f"head {head}: {names.get(head, '?')} token")
+        ax.set_xlabel("key position")
+        ax.set_ylabel("query position")
+    fig.tight_layout()
+publish_figure(
+    "heads",
+    fig,
+    alt=(
+        "Attention weights of two trained heads on one sequence. Head "
+        f"{result['heads']['previous']} puts its weight on the diagonal "
+        "just below the main one: each position attends to the previous "
+        f"token. Head {result['heads']['first']} puts its weight in the "
+        "first column: every position attends to the first token."
+    ),
+)

@@ -1,0 +1,96 @@
+"""Slide 12's figure: the dataflow, with the shapes of a real run.
+
+Every label on an arrow is the shape of the tensor a traced forward of
+mha_ref.MultiHeadAttention produced (d_model=8, h=2, T=4, B=1).
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import torch  # noqa: E402
+
+from mha_ref import (  # noqa: E402
+    MultiHeadAttention,
+    merge_heads,
+    scaled_dot_product_attention,
+    shape_str,
+    split_heads,
+)
+from mha_ref.figures import INK, PALETTE, publish_figure, style  # noqa: E402
+
+# --8<-- [start:show]
+torch.manual_seed(0)
+B, T, d_model, h = 1, 4, 8, 2
+mha = MultiHeadAttention(d_model, h)
+x = torch.randn(B, T, d_model)  # (B, T, d_model)
+with torch.no_grad():
+    q = mha.W_Q(x)  # (B, T, d_model); K and V alike
+    q_h = split_heads(q, h)  # (B, h, T, d_k)
+    ctx, weights = scaled_dot_product_attention(q_h, q_h, q_h)
+    merged = merge_heads(ctx)  # (B, T, d_model)
+    out = mha.W_O(merged)  # (B, T, d_model)
+steps = [
+    ("x", x),
+    ("project: x W_Q, x W_K, x W_V", q),
+    ("split heads: view + transpose", q_h),
+    ("attend: softmax(Q K^T / sqrt(d_k)) V", ctx),
+    ("concat heads: transpose + view", merged),
+    ("output: concat W_O", out),
+]
+for label, tensor in steps:
+    print(f"{shape_str(tensor.shape):>14}  {label}")
+print(f"{shape_str(weights.shape):>14}  attention weights, one T x T per head")
+# --8<-- [end:show]
+
+with matplotlib.rc_context(style()):
+    fig, ax = plt.subplots(figsize=(8.4, 4.4))
+    ax.set_axis_off()
+    n = len(steps)
+    for i, (label, tensor) in enumerate(steps):
+        y = n - 1 - i
+        colour = PALETTE[1] if tensor.dim() == 4 else PALETTE[0]
+        ax.text(
+            0.5,
+            y,
+            label,
+            ha="center",
+            va="center",
+            fontsize=11,
+            bbox={
+                "boxstyle": "round,pad=0.4",
+                "fc": "none",
+                "ec": colour,
+                "lw": 1.6,
+            },
+        )
+        ax.text(
+            0.93,
+            y,
+            shape_str(tensor.shape),
+            ha="right",
+            va="center",
+            fontsize=10,
+            color=colour,
+            family="monospace",
+        )
+        if i:
+            ax.annotate(
+                "",
+                xy=(0.5, y + 0.28),
+                xytext=(0.5, y + 0.72),
+                arrowprops={"arrowstyle": "->", "color": INK},
+            )
+    ax.text(0.99, n - 0.45, "shape of the run", ha="right", fontsize=9)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.6, n - 0.3)
+publish_figure(
+    "dataflow",
+    fig,
+    alt=(
+        "The dataflow of multi-head attention as a chain of boxes, with the "
+        "shape of a real run beside each: "
+        + "; ".join(f"{label}: {shape_str(t.shape)}" for label, t in steps)
+        + ". Only the split and attention steps carry a head axis."
+    ),
+)

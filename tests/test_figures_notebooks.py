@@ -1,0 +1,139 @@
+"""Figures and notebooks: real, deterministic, described, and consistent.
+
+Figures are snippet output (mha_ref.publish_figure); notebooks are build
+products (the deck's from the engine's verified outputs, the homework
+from notebooks/*.py). These tests read the built site and run the figure
+snippets themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from lessonbuild.deck import read_deck
+from lessonbuild.engine.outputs import normalize
+from lessonbuild.settings import read_settings
+from mha_ref.tables import TABLES_ENV
+
+ROOT = Path(__file__).resolve().parents[1]
+FIGURE_SNIPPETS = sorted(
+    p.relative_to(ROOT).as_posix()
+    for p in (ROOT / "snippets").glob("*.py")
+    if "publish_figure(" in p.read_text(encoding="utf-8")
+)
+#: Slides the lesson promises a picture on.
+SLIDES_WITH_FIGURES = (9, 12, 17, 31, 41)
+
+
+def deck():
+    return read_deck(ROOT, parts=read_settings(ROOT).parts)
+
+
+def figure_records(rel: str, seed: str, tmp_path: Path) -> list[dict]:
+    """Run one snippet as the engine would, with a given hash seed."""
+    sink = tmp_path / f"records-{seed}.jsonl"
+    env = dict(os.environ, PYTHONHASHSEED=seed, **{TABLES_ENV: str(sink)})
+    subprocess.run(
+        [sys.executable, rel],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    lines = sink.read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    return [r for r in records if r.get("kind") == "figure"]
+
+
+def test_the_lesson_has_figure_snippets():
+    assert len(FIGURE_SNIPPETS) >= 4
+
+
+@pytest.mark.parametrize("rel", FIGURE_SNIPPETS)
+def test_figures_are_byte_identical_across_runs_and_described(rel, tmp_path):
+    """Two runs with different hash seeds: the same SVG bytes, alt text."""
+    first = figure_records(rel, "1", tmp_path)
+    second = figure_records(rel, "2", tmp_path)
+    assert first, f"{rel} published no figure"
+    assert first == second
+    for record in first:
+        assert len(record["alt"].split()) >= 10, record["name"]
+        assert record["svg"].lstrip().startswith(("<?xml", "<svg"))
+        assert "<dc:date>" not in record["svg"]
+
+
+@pytest.mark.parametrize("number", SLIDES_WITH_FIGURES)
+def test_slide_shows_a_figure_with_alt_text(built_site, number):
+    slide = deck().slides[number - 1]
+    page = built_site / Path(slide.path).relative_to("docs")
+    html = page.with_suffix(".html").read_text(encoding="utf-8")
+    images = re.findall(
+        r'<figure class="?lesson-figure"?><img src="([^"]+)" alt="([^"]*)"',
+        html,
+    )
+    assert images, f"slide {number} shows no figure"
+    for src, alt in images:
+        assert (page.parent / src).is_file(), src
+        assert len(alt.split()) >= 10
+
+
+def output_blocks() -> dict[str, list[str]]:
+    """Snippet -> the Output block the slides show for it."""
+    blocks = {}
+    for page in deck().pages:
+        for fence in page.fences:
+            if not fence.is_output:
+                continue
+            above = page.block_above(fence)
+            for inc in page.includes_in(above) if above else []:
+                blocks[inc.path] = normalize(fence.content)
+    return blocks
+
+
+def test_deck_notebook_outputs_equal_the_slides_output_blocks(built_site):
+    nb = nbformat.read(built_site / "notebooks/lesson-81.ipynb", as_version=4)
+    nbformat.validate(nb)
+    blocks = output_blocks()
+    compared = 0
+    for cell in nb.cells:
+        rel = cell.get("metadata", {}).get("snippet")
+        if cell.cell_type != "code" or rel not in blocks:
+            continue
+        text = "".join(o.get("text", "") for o in cell.get("outputs", []))
+        assert normalize(text.split("\n")) == blocks[rel], rel
+        compared += 1
+    assert compared >= 10
+
+
+@pytest.mark.parametrize(
+    "name", ["lesson-81", "homework", "homework-solutions"]
+)
+def test_notebooks_download_as_valid_ipynb_and_render(built_site, name):
+    nb = nbformat.read(built_site / f"notebooks/{name}.ipynb", as_version=4)
+    nbformat.validate(nb)
+    assert (built_site / f"notebooks/{name}.html").is_file()
+
+
+def test_solutions_notebook_prints_its_measured_specialisation(built_site):
+    nb = nbformat.read(
+        built_site / "notebooks/homework-solutions.ipynb", as_version=4
+    )
+    errors = [
+        o
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
+    assert errors == []
+    text = "\n".join(
+        o.get("text", "") for c in nb.cells for o in c.get("outputs", [])
+    )
+    assert re.search(r"specialisation", text, re.I)
