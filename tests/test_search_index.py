@@ -1,0 +1,190 @@
+"""Search finds lessons, not answers.
+
+The built ``search/search_index.json`` must hold no exercise answer
+(answers, explanations, "why it tempts" notes, model answers, bucket
+explanations) and no instructor note, while every slide stays findable.
+The texts to look for come from the slide sources (read by
+``lessonbuild.deck``), not from the renderer: a phrase of six or more
+words from each is searched for in the index's text.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from lessonbuild.deck import load_yaml_mapping, read_deck
+
+ROOT = Path(__file__).resolve().parents[1]
+DECK = read_deck(ROOT)
+# Keys of an exercise fence whose text gives the answer away.
+ANSWER_KEYS = ("answer", "explanation", "why", "tempts")
+WORDS = 6  # a phrase this long is not found by chance
+
+
+def _squash(text: str) -> str:
+    text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    return " ".join(text.split()).lower()
+
+
+def _plain(markdown: str) -> list[str]:
+    """The prose pieces between math, code and markup, lowercased."""
+    pieces = re.split(
+        r"\\\(.*?\\\)|\\\[.*?\\\]|`[^`]*`|\*\*?|[_\[\]()|#>]",
+        markdown,
+        flags=re.S,
+    )
+    return [" ".join(p.split()).lower() for p in pieces if p.strip()]
+
+
+def _phrases(markdown: str) -> list[str]:
+    """Runs of WORDS plain words."""
+    found = []
+    for piece in _plain(markdown):
+        words = piece.split()
+        for start in range(0, len(words) - WORDS + 1, WORDS):
+            found.append(" ".join(words[start : start + WORDS]))
+    return found
+
+
+def _texts(data, answers: bool) -> list[str]:
+    """The answer-giving values of an exercise's YAML (``answers``), or
+    every other text in it (what the student is shown)."""
+    out = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, str):
+                if (key in ANSWER_KEYS) == answers:
+                    out.append(value)
+            else:
+                out += _texts(value, answers)
+    elif isinstance(data, list):
+        for value in data:
+            if isinstance(value, str):
+                if not answers:
+                    out.append(value)
+            else:
+                out += _texts(value, answers)
+    return out
+
+
+def _shown_openly(slide) -> str:
+    """What the slide shows anyway: prose and code outside exercises and
+    instructor notes, the code it includes, and each exercise's question,
+    options and items.
+    An answer phrase the slide also teaches there is not a leak."""
+    hidden = set()
+    shown = []
+    for fence in slide.exercises:
+        hidden.update(range(fence.start, fence.end + 1))
+        data, _ = load_yaml_mapping(fence.body)
+        shown += _texts(data, answers=False)
+    for note in slide.notes:
+        hidden.update(range(note.line - 1, note.end))
+    lines = slide.text.splitlines()
+    shown += [line for n, line in enumerate(lines) if n not in hidden]
+    # Included code is shown too (whole files: a superset is enough).
+    for include in slide.includes:
+        path = ROOT / include.path
+        if path.is_file():
+            shown.append(path.read_text(encoding="utf-8"))
+    return " | ".join(_plain("\n".join(shown)))
+
+
+def _secrets() -> list[tuple[str, str, str]]:
+    """(where, what, phrase) for every answer and instructor note phrase
+    the slide does not also show openly."""
+    secrets = []
+    for slide in DECK.slides:
+        openly = _shown_openly(slide)
+        for fence in slide.exercises:
+            data, _ = load_yaml_mapping(fence.body)
+            where = f"{slide.path}:{fence.line}"
+            for text in _texts(data, answers=True):
+                secrets += [
+                    (where, "answer", p)
+                    for p in _phrases(text)
+                    if p not in openly
+                ]
+        for note in slide.notes:
+            where = f"{slide.path}:{note.line}"
+            secrets += [
+                (where, "instructor note", p)
+                for p in _phrases(note.text)
+                if p not in openly
+            ]
+    return secrets
+
+
+@pytest.fixture(scope="module")
+def index(built_site) -> list[dict]:
+    path = built_site / "search" / "search_index.json"
+    return json.loads(path.read_text(encoding="utf-8"))["docs"]
+
+
+def test_secrets_are_found_in_the_sources():
+    """The probe itself works: the deck has answers and notes to look for."""
+    kinds = {what for _, what, _ in _secrets()}
+    assert kinds == {"answer", "instructor note"}
+
+
+def _page_texts(index: list[dict]) -> dict[str, str]:
+    """Page (location without #anchor) -> all its index text, squashed."""
+    pages: dict[str, list[str]] = {}
+    for d in index:
+        page = d["location"].split("#")[0]
+        pages.setdefault(page, []).append(
+            _squash(d["title"] + " " + d["text"])
+        )
+    return {page: " ".join(texts) for page, texts in pages.items()}
+
+
+def _leaks(index, pick) -> dict[str, str]:
+    """Secrets found in the index text of the pages ``pick`` chooses."""
+    pages = _page_texts(index)
+    leaked = {}
+    for where, what, phrase in _secrets():
+        own = where.split(":")[0]
+        own = DECK.docs_rel(DECK.page(own))[: -len(".md")] + ".html"
+        for page, text in pages.items():
+            if pick(page, own) and phrase in text:
+                leaked.setdefault(f"{where} ({what}) in {page}", phrase)
+    return leaked
+
+
+def test_slides_index_no_answer_or_note(index):
+    """A slide's own entry holds none of its answers or notes. (Another
+    slide may teach what an earlier exercise asked: that is the lesson,
+    and searching for it should find it.)"""
+    leaked = _leaks(index, lambda page, own: page == own)
+    assert not leaked, (
+        "search_index.json holds answer or instructor-note text; mark its "
+        "HTML data-search-exclude (exercises/templates, the instructor "
+        f"admonition): {leaked}"
+    )
+
+
+def test_notebooks_index_no_answer_or_note(index):
+    """The deck notebook's pages hold no answer or note either."""
+    leaked = _leaks(index, lambda page, own: page.startswith("notebooks/"))
+    assert not leaked, (
+        "a notebook page's search entry holds exercise answers or notes: "
+        "leave exercise fences and instructor notes out of the deck "
+        "notebook (lessonbuild/notebooks.py) or exclude those cells from "
+        f"search: {leaked}"
+    )
+
+
+def test_every_slide_is_still_indexed(index):
+    """Excluding answers must not drop a slide from search."""
+    located = {d["location"].split("#")[0] for d in index}
+    missing = [
+        slide.path
+        for slide in DECK.slides
+        if DECK.docs_rel(slide)[: -len(".md")] + ".html" not in located
+    ]
+    assert not missing, f"slides with no search entry: {missing}"
