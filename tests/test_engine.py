@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from lessonbuild import engine as api
-from lessonbuild.engine import engine
 from lessonbuild.engine.runner import run_batches
+from lessonbuild.settings import Settings, SettingsError, read_settings
 from tests.engine_fixtures.sites import FIXTURES, SHARED_CACHE, make_site
+from tests.engine_fixtures.sites import check as engine_check
 from tests.engine_fixtures.sites import engine as cli
 
 # --- every bad input, reported together by one CLI check -------------------
@@ -57,28 +58,28 @@ def test_bad_site_fails(bad):
 
 def test_snippet_that_raises(bad):
     """A raising snippet: the slide line, the error, the traceback tail."""
-    msg = _problem(bad[1], "docs/slides/01-raises.md:4")
+    msg = _problem(bad[1], "docs/pages/01-raises.md:4")
     assert "snippets/01_raises.py exited with status 1: RuntimeError:" in msg
     assert 'File "snippets/01_raises.py", line 7, in <module>' in msg
 
 
 def test_snippet_that_hangs(bad):
     """A hanging snippet is killed at the timeout; we see where it was."""
-    msg = _problem(bad[1], "docs/slides/02-hangs.md:4")
+    msg = _problem(bad[1], "docs/pages/02-hangs.md:4")
     assert "did not finish within 1 s and was killed" in msg
     assert 'File "snippets/02_hangs.py", line 7 in <module>' in msg
 
 
 def test_nondeterministic_output(bad):
     """Two runs that print different output are reported, with a diff."""
-    msg = _problem(bad[1], "docs/slides/03-unseeded.md:4")
+    msg = _problem(bad[1], "docs/pages/03-unseeded.md:4")
     assert "snippets/03_unseeded.py is nondeterministic" in msg
     assert "--- stdout of run 1" in msg and "+++ stdout of run 2" in msg
 
 
 def test_include_of_a_missing_snippet(bad):
     """The include line of a missing file is named, not just the file."""
-    msg = _problem(bad[1], "docs/slides/04-missing.md:6")
+    msg = _problem(bad[1], "docs/pages/04-missing.md:6")
     assert 'missing file: --8<-- "snippets/04_missing.py:show"' in msg
 
 
@@ -90,35 +91,35 @@ def test_snippet_no_slide_uses(bad):
 
 def test_output_block_without_code_block(bad):
     """An Output block needs the code block it belongs to right above."""
-    msg = _problem(bad[1], "docs/slides/06-orphan-output.md:5")
+    msg = _problem(bad[1], "docs/pages/06-orphan-output.md:5")
     assert "Output block with no code block above it" in msg
 
 
 def test_macro_naming_unknown_table(bad):
     """Unknown table ids and columns are named with the known ones."""
-    msg = _problem(bad[1], "docs/slides/07-tables.md:9")
+    msg = _problem(bad[1], "docs/pages/07-tables.md:9")
     assert "table('07_tables.shapez')" in msg
     assert "known tables: 07_tables.shapes" in msg
-    msg = _problem(bad[1], "docs/slides/07-tables.md:11")
+    msg = _problem(bad[1], "docs/pages/07-tables.md:11")
     assert "hide='size'): no such column; columns: tensor, shape" in msg
 
 
 def test_inline_python(bad):
     """A Python code block typed into a slide is refused."""
-    msg = _problem(bad[1], "docs/slides/08-inline.md:3")
+    msg = _problem(bad[1], "docs/pages/08-inline.md:3")
     assert "inline Python code block" in msg
 
 
 def test_drift_message(bad):
     """Drift: path:line, a unified diff, and the command to accept."""
-    msg = _problem(bad[1], "docs/slides/09-drift.md:7")
+    msg = _problem(bad[1], "docs/pages/09-drift.md:7")
     assert msg.splitlines()[0] == (
-        "docs/slides/09-drift.md:7: output of snippets/09_drift.py drifted"
+        "docs/pages/09-drift.md:7: output of snippets/09_drift.py drifted"
     )
-    assert "--- expected (docs/slides/09-drift.md:7)" in msg
+    assert "--- expected (docs/pages/09-drift.md:7)" in msg
     assert "+++ actual (snippets/09_drift.py)" in msg
     assert "-heads : 2" in msg and "+heads : 4" in msg
-    assert "accept with: python -m lessonbuild.engine update" in msg
+    assert f"accept with: {api.ACCEPT}" in msg
 
 
 def test_mangled_include_is_explained(tmp_path):
@@ -129,9 +130,9 @@ def test_mangled_include_is_explained(tmp_path):
         '--8<-- "mha_ref/tables.py"', '--8 < --"mha_ref/tables.py"'
     )
     slide.write_text(text)
-    result = engine.check(root, cache_dir=SHARED_CACHE)
+    result = engine_check(root)
     [problem] = result.problems
-    assert (problem.path, problem.line) == ("docs/slides/02-nested.md", 23)
+    assert (problem.path, problem.line) == ("docs/slides/02-nested.md", 24)
     assert "rewritten by a code formatter" in problem.message
 
 
@@ -142,21 +143,21 @@ def test_mangled_include_is_explained(tmp_path):
             "02-nested.md",
             '--8<-- "mha_ref/tables.py"',
             '--8<-- "mha_ref/tables.py:nope"',
-            23,
+            24,
             "mha_ref/tables.py has no section 'nope'",
         ),
         (
             "02-nested.md",
             '"mha_ref/tables.py"\n```\n',
             '"mha_ref/tables.py"\n```\n\n```text title="Output"\n```\n',
-            26,
+            27,
             "Output block after a code block that is not run",
         ),
         (
             "01-shapes.md",
             '```text title="Output"',
             "```text",
-            10,
+            11,
             "prints output but no Output block follows its code block",
         ),
         (
@@ -164,7 +165,7 @@ def test_mangled_include_is_explained(tmp_path):
             '"snippets/03_params.py:show"\n```',
             '"snippets/03_params.py:show"\n```\n\n'
             '--8<-- "snippets/03_params.py"',
-            15,
+            16,
             "snippets/03_params.py is included outside a code block",
         ),
     ],
@@ -176,7 +177,7 @@ def test_more_slide_problems(tmp_path, page, old, new, line, message):
     text = slide.read_text()
     assert old in text
     slide.write_text(text.replace(old, new, 1))
-    result = engine.check(root, cache_dir=SHARED_CACHE)
+    result = engine_check(root)
     found = [(p.path, p.line, p.message) for p in result.problems]
     assert any(
         (path, at) == (f"docs/slides/{page}", line) and message in text
@@ -224,20 +225,20 @@ def test_update_restores_exactly_and_only_drifted_blocks(tmp_path):
     proc = cli(root, "check")
     assert proc.returncode == 1
     assert (
-        "docs/slides/01-shapes.md:13: output of snippets/01_shapes.py "
+        "docs/slides/01-shapes.md:14: output of snippets/01_shapes.py "
         "drifted" in proc.stderr
     )
     assert (
-        "docs/slides/02-nested.md:14: Output block of snippets/02_softmax.py"
+        "docs/slides/02-nested.md:15: Output block of snippets/02_softmax.py"
         " is empty" in proc.stderr
     )
     inodes = {p: p.stat().st_ino for p in before}
     proc = cli(root, "update")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[:2] == [
-        "docs/slides/01-shapes.md:13: updated the output of "
+        "docs/slides/01-shapes.md:14: updated the output of "
         "snippets/01_shapes.py",
-        "docs/slides/02-nested.md:14: updated the output of "
+        "docs/slides/02-nested.md:15: updated the output of "
         "snippets/02_softmax.py",
     ]
     for path, data in originals.items():
@@ -318,7 +319,7 @@ def test_warm_check_does_not_import_torch(tmp_path):
     assert cli(root, "check").returncode == 0
     code = (
         "import sys\n"
-        "from lessonbuild.engine.__main__ import main\n"
+        "from lessonbuild.cli import main\n"
         "assert main(['check', '--root', '.']) == 0\n"
         "print('torch' in sys.modules)\n"
     )
@@ -337,12 +338,12 @@ def test_warm_check_does_not_import_torch(tmp_path):
 def test_editing_one_snippet_reruns_only_it(tmp_path):
     """The cache key is per snippet: one edit, one run."""
     root = make_site(tmp_path, "good")
-    first = engine.check(root, cache_dir=SHARED_CACHE)
-    assert first.ok and first.ran + first.cached == 3
+    first = engine_check(root)
+    assert not first.problems and first.ran + first.cached == 3
     snippet = root / "snippets/02_softmax.py"
     snippet.write_text(snippet.read_text() + "# an edit\n")
-    second = engine.check(root, cache_dir=SHARED_CACHE)
-    assert (second.ran, second.cached, second.ok) == (1, 2, True)
+    second = engine_check(root)
+    assert (second.ran, second.cached, second.problems) == (1, 2, [])
 
 
 def test_cache_key_covers_mha_ref_and_versions(tmp_path):
@@ -359,12 +360,10 @@ def test_cache_key_covers_mha_ref_and_versions(tmp_path):
     assert cache.find_package("mha_ref", fake) == fake / "mha_ref"
 
 
-def test_current_tables_lazily_and_after_a_check(tmp_path, monkeypatch):
-    """current_tables() runs the engine when nothing checked this root."""
-    monkeypatch.setenv("SNIPPET_CACHE_DIR", str(SHARED_CACHE))
+def test_tables_come_from_the_check(tmp_path):
+    """A check returns every published table, cell for cell."""
     root = make_site(tmp_path, "good")
-    api.forget(root)
-    tables = api.current_tables(root)
+    tables = engine_check(root).tables
     assert tables["01_shapes.shapes"] == {
         "columns": ["tensor", "shape", "note"],
         "rows": [
@@ -374,18 +373,19 @@ def test_current_tables_lazily_and_after_a_check(tmp_path, monkeypatch):
         ],
     }
     assert sorted(tables) == ["01_shapes.shapes", "03_params.by_heads"]
-    tables["01_shapes.shapes"]["rows"].clear()  # a copy: no harm done
-    assert api.current_tables(root)["01_shapes.shapes"]["rows"]
 
 
-def test_current_tables_raises_when_a_snippet_fails(tmp_path, monkeypatch):
-    """Missing tables are an error with the engine's report."""
-    monkeypatch.setenv("SNIPPET_CACHE_DIR", str(SHARED_CACHE))
+def test_a_failing_snippet_publishes_no_table(tmp_path):
+    """A snippet that fails: its error is reported, its tables absent,
+    and the table() calls naming them are not reported twice."""
     root = make_site(tmp_path, "good")
-    (root / "snippets/03_params.py").write_text("raise SystemExit(3)\n")
-    api.forget(root)
-    with pytest.raises(api.EngineError, match="exited with status 3"):
-        api.current_tables(root)
+    snippet = root / "snippets/03_params.py"
+    snippet.write_text("raise SystemExit(3)\n" + snippet.read_text())
+    result = engine_check(root)
+    assert "03_params.by_heads" not in result.tables
+    [problem] = result.problems
+    assert "snippets/03_params.py exited with status 3" in problem.message
+    assert problem.path == "docs/slides/03-silent.md"
 
 
 def test_render_table_hides_a_column():
@@ -400,17 +400,22 @@ def test_render_table_hides_a_column():
 
 
 def test_timeout_settings(tmp_path, monkeypatch):
-    """Flag, then SNIPPET_TIMEOUT, then extra.snippet_timeout, then 60."""
+    """Flag, then SNIPPET_TIMEOUT, then the plugin's snippet_timeout,
+    then 60; the CLI reads the plugin block through INHERIT."""
     monkeypatch.delenv("SNIPPET_TIMEOUT", raising=False)
-    assert engine.resolve_timeout(None, tmp_path) == 60
-    (tmp_path / "mkdocs.yml").write_text(
-        "site_name: x\nextra:\n  snippet_timeout: 7\n"
-        "nav: !!python/name:os.getcwd\n"
+    assert read_settings(tmp_path).timeout() == 60
+    (tmp_path / "base.yml").write_text(
+        "site_name: x\nnav: !!python/name:os.getcwd\nplugins:\n"
+        "  - search\n  - lesson:\n      snippet_timeout: 7\n"
     )
-    assert engine.resolve_timeout(None, tmp_path) == 7
+    (tmp_path / "mkdocs.yml").write_text("INHERIT: base.yml\n")
+    settings = read_settings(tmp_path)
+    assert settings.timeout() == 7
     monkeypatch.setenv("SNIPPET_TIMEOUT", "3")
-    assert engine.resolve_timeout(None, tmp_path) == 3
-    assert engine.resolve_timeout(2.5, tmp_path) == 2.5
+    assert settings.timeout() == 3
+    assert settings.timeout("2.5") == 2.5
     monkeypatch.setenv("SNIPPET_TIMEOUT", "soon")
-    with pytest.raises(ValueError, match="SNIPPET_TIMEOUT"):
-        engine.resolve_timeout(None, tmp_path)
+    with pytest.raises(SettingsError, match="SNIPPET_TIMEOUT"):
+        settings.timeout()
+    with pytest.raises(SettingsError, match="snippet_timeout"):
+        Settings.from_mapping({"snippet_timeout": "x"})

@@ -1,7 +1,8 @@
-"""The engine hook and the macros module in real builds.
+"""The lesson plugin and the macros module in real builds.
 
 Fixture sites are built with ``mkdocs build --strict``; their mkdocs.yml
-names this repo's hook and macros module by absolute path.
+uses the ``lesson`` plugin and names this repo's macros module by
+absolute path.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from lessonbuild.hooks import engine_hook
+from lessonbuild.engine import ACCEPT
+from lessonbuild.plugin import LessonPlugin
 from tests.engine_fixtures.sites import make_site, mkdocs_build
 
 OLD_SITE = "<h1>an old, good build</h1>"
@@ -30,7 +32,7 @@ def _with_old_site(root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def bad(tmp_path_factory):
-    """The bad fixture site, built (timeout 1 s from extra:)."""
+    """The bad fixture site, built (snippet_timeout: 1 in the plugin)."""
     root = make_site(tmp_path_factory.mktemp("build"), "bad", timeout=1)
     site = _with_old_site(root)
     proc = mkdocs_build(root)
@@ -49,16 +51,16 @@ def good(tmp_path_factory):
 @pytest.mark.parametrize(
     ("location", "text"),
     [
-        ("docs/slides/01-raises.md:4", "exited with status 1: RuntimeError"),
-        ("docs/slides/02-hangs.md:4", "did not finish within 1 s"),
-        ("docs/slides/03-unseeded.md:4", "is nondeterministic"),
-        ("docs/slides/04-missing.md:6", "include of a missing file"),
+        ("docs/pages/01-raises.md:4", "exited with status 1: RuntimeError"),
+        ("docs/pages/02-hangs.md:4", "did not finish within 1 s"),
+        ("docs/pages/03-unseeded.md:4", "is nondeterministic"),
+        ("docs/pages/04-missing.md:6", "include of a missing file"),
         ("snippets/05_unused.py:1", "not included by any page"),
-        ("docs/slides/06-orphan-output.md:5", "no code block above it"),
-        ("docs/slides/07-tables.md:9", "known tables: 07_tables.shapes"),
-        ("docs/slides/07-tables.md:11", "no such column"),
-        ("docs/slides/08-inline.md:3", "inline Python code block"),
-        ("docs/slides/09-drift.md:7", "output of snippets/09_drift.py"),
+        ("docs/pages/06-orphan-output.md:5", "no code block above it"),
+        ("docs/pages/07-tables.md:9", "known tables: 07_tables.shapes"),
+        ("docs/pages/07-tables.md:11", "no such column"),
+        ("docs/pages/08-inline.md:3", "inline Python code block"),
+        ("docs/pages/09-drift.md:7", "output of snippets/09_drift.py"),
     ],
 )
 def test_build_reports_each_bad_input(bad, location, text):
@@ -74,7 +76,7 @@ def test_failed_build_leaves_no_site(bad):
     """The build aborts before writing pages and removes the old site."""
     code, out, site = bad
     assert code != 0
-    assert "the snippet engine found 10 problem(s)" in out
+    assert "Aborted: 10 problem(s)" in out
     assert "No site was written" in out
     assert not site.exists()
 
@@ -123,15 +125,15 @@ def test_drift_fails_the_build_and_update_restores_it(tmp_path):
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
     assert (
-        "docs/slides/01-shapes.md:13: output of snippets/01_shapes.py "
+        "docs/slides/01-shapes.md:14: output of snippets/01_shapes.py "
         "drifted" in out
     )
     assert "-x       : (2, 8, 5)" in out and "+x       : (2, 5, 8)" in out
-    assert "accept it: python -m lessonbuild.engine update" in out
+    assert f"accept it with: {ACCEPT}" in out
     assert not (root / "site").exists()
 
     update = subprocess.run(
-        [sys.executable, "-m", "lessonbuild.engine", "update"],
+        [sys.executable, "-m", "lessonbuild", "update"],
         cwd=root,
         capture_output=True,
         text=True,
@@ -157,7 +159,8 @@ def test_macro_with_an_unknown_computed_id(tmp_path):
     """An id the engine cannot read statically fails at render, located."""
     root = make_site(tmp_path, "good")
     (root / "docs/slides/04-dynamic.md").write_text(
-        "# Dynamic\n\n{% set t = '01_shapes.' ~ 'nope' %}\n\n"
+        "---\ntitle: Dynamic\nslide: 4\nkind: Concept\npart: Fixture\n"
+        "---\n\n# Dynamic\n\n{% set t = '01_shapes.' ~ 'nope' %}\n\n"
         "{{ table('01_shapes.' ~ 'nope') }}\n"
     )
     proc = mkdocs_build(root)
@@ -172,6 +175,7 @@ def _config(tmp_path: Path) -> SimpleNamespace:
     root = tmp_path / "project"
     (root / "docs").mkdir(parents=True)
     (root / "snippets").mkdir()
+    (root / "mha_ref").mkdir()
     (root / "mkdocs.yml").write_text("site_name: x\n")
     site = tmp_path / "served"
     site.mkdir()
@@ -183,20 +187,22 @@ def _config(tmp_path: Path) -> SimpleNamespace:
     )
 
 
-def test_serve_failure_leaves_the_served_folder(tmp_path, monkeypatch):
+def test_serve_failure_leaves_the_served_folder(tmp_path):
     """mkdocs serve serves nothing after a failed build: nothing to do."""
     config = _config(tmp_path)
-    monkeypatch.setitem(engine_hook._state, "command", "serve")
-    engine_hook._discard_site(config)
+    plugin = LessonPlugin()
+    plugin.on_startup(command="serve", dirty=False)
+    plugin._discard_site(config)
     assert (Path(config.site_dir) / "index.html").read_text() == OLD_SITE
 
 
-def test_site_dir_holding_the_project_is_never_removed(tmp_path, monkeypatch):
+def test_site_dir_holding_the_project_is_never_removed(tmp_path):
     """A site_dir that contains the project is left alone."""
     config = _config(tmp_path)
     config.site_dir = str(tmp_path)
-    monkeypatch.setitem(engine_hook._state, "command", "build")
-    engine_hook._discard_site(config)
+    plugin = LessonPlugin()
+    plugin.on_startup(command="build", dirty=False)
+    plugin._discard_site(config)
     assert Path(config.config_file_path).exists()
 
 
@@ -205,7 +211,8 @@ def test_serve_watches_snippets_and_mha_ref(tmp_path):
     config = _config(tmp_path)
     watched = []
     server = SimpleNamespace(watch=watched.append)
-    assert engine_hook.on_serve(server, config, None) is server
+    plugin = LessonPlugin()
+    assert plugin.on_serve(server, config=config, builder=None) is server
     root = Path(config.config_file_path).parent
     assert str(root / "snippets") in watched
     assert any(Path(w).name == "mha_ref" for w in watched)

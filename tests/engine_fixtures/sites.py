@@ -23,10 +23,10 @@ site_dir: site
 strict: true
 theme:
   name: mkdocs
-hooks:
-  - {repo}/scripts/lessonbuild/hooks/engine_hook.py
 plugins:
-  - macros:
+  - lesson:
+      parts: [Fixture]
+{settings}  - macros:
       module_name: {repo}/scripts/lessonbuild/macros
       on_undefined: strict
       on_error_fail: true
@@ -38,21 +38,27 @@ markdown_extensions:
   - pymdownx.snippets:
       base_path: ["."]
       check_paths: true
-{extra}"""
+"""
 
 
 def make_site(dest: Path, name: str, timeout: float | None = None) -> Path:
     """Copy fixture ``name`` to ``dest/name``, with a mkdocs.yml.
 
-    ``mha_ref/`` is linked into the copy, as pymdownx.snippets resolves
-    ``--8<-- "mha_ref/..."`` from the site's root.
+    ``mha_ref/`` is copied in, as pymdownx.snippets resolves
+    ``--8<-- "mha_ref/..."`` from the site's root (a link would leave
+    the site's root, which the engine refuses). Snippets still import
+    the installed ``mha_ref``.
     """
     root = dest / name
     shutil.copytree(FIXTURES / name, root)
-    (root / "mha_ref").symlink_to(REPO / "mha_ref")
-    extra = f"extra:\n  snippet_timeout: {timeout}\n" if timeout else ""
+    shutil.copytree(
+        REPO / "mha_ref",
+        root / "mha_ref",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    settings = f"      snippet_timeout: {timeout}\n" if timeout else ""
     (root / "mkdocs.yml").write_text(
-        MKDOCS_YML.format(repo=REPO, extra=extra), encoding="utf-8"
+        MKDOCS_YML.format(repo=REPO, settings=settings), encoding="utf-8"
     )
     return root
 
@@ -66,9 +72,9 @@ def _env(cache: Path | None) -> dict:
 
 
 def engine(root: Path, *args: str, cache: Path | None = SHARED_CACHE):
-    """``python -m lessonbuild.engine ARGS --root ROOT`` run from the root."""
+    """``python -m lessonbuild ARGS --root .`` run from the root."""
     return subprocess.run(
-        [sys.executable, "-m", "lessonbuild.engine", *args, "--root", "."],
+        [sys.executable, "-m", "lessonbuild", *args, "--root", "."],
         cwd=root,
         env=_env(cache),
         capture_output=True,
@@ -76,12 +82,43 @@ def engine(root: Path, *args: str, cache: Path | None = SHARED_CACHE):
     )
 
 
-def mkdocs_build(root: Path, cache: Path | None = SHARED_CACHE):
-    """``mkdocs build --strict`` of the site at ``root``."""
+def mkdocs_build(
+    root: Path, cache: Path | None = SHARED_CACHE, env: dict | None = None
+):
+    """``mkdocs build --strict`` of the site at ``root``.
+
+    ``cache=None``: no shared cache (the site's own .cache/engine).
+    """
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict"],
         cwd=root,
-        env=_env(cache),
+        env={**_env(cache), **(env or {})},
         capture_output=True,
         text=True,
     )
+
+
+def check(
+    root: Path,
+    *,
+    timeout: float = 60,
+    cache: Path | None = None,
+    jobs: int = 2,
+):
+    """The engine's check of the site at ``root``, in this process.
+
+    Returns the engine's ``Result`` with the deck's problems added in
+    front, as ``python -m lessonbuild check`` reports them.
+    """
+    from lessonbuild import engine as api
+    from lessonbuild.deck import read_deck
+
+    deck = read_deck(root, parts=["Fixture"])
+    result = api.check(
+        deck,
+        timeout=timeout,
+        jobs=jobs,
+        cache_dir=SHARED_CACHE if cache is None else cache,
+    )
+    result.problems[:0] = deck.problems
+    return result
