@@ -1,4 +1,4 @@
-"""Hand table rows from a snippet to the site build.
+"""Hand table rows and single figures from a snippet to the site build.
 
 Slides never type shape or parameter tables by hand: a snippet computes the
 values and publishes them here, and the build renders them. When a snippet
@@ -53,5 +53,25 @@ def publish_table(
     if not path:
         return
     record = {"name": name, "columns": columns, "rows": cells}
+    with open(path, "a", encoding="utf-8") as sink:
+        sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def publish_value(name: str, value: object) -> None:
+    """Record one figure for the build (``{{ value("23_params.total") }}``).
+
+    For numbers the prose restates (a parameter count, a shape): the
+    slide shows what the run computed, never a number typed by hand.
+    Shown as ``str(value)``, so format it first (``f"{n:,}"``). A no-op
+    when no build is listening.
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(
+            f"value name must be a Python identifier, got {name!r}"
+        )
+    path = os.environ.get(TABLES_ENV)
+    if not path:
+        return
+    record = {"kind": "value", "name": name, "text": str(value)}
     with open(path, "a", encoding="utf-8") as sink:
         sink.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     options = {
         "timeout": timeout,
         "jobs": jobs,
+        "output_limits": settings.output_limits(),
         "cache_dir": None
         if args.no_cache
         else cache_dir(root, args.cache_dir),

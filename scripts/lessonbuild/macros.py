@@ -3,10 +3,12 @@
 ``{{ table("15_trace.shapes") }}`` renders the table a snippet published
 with ``mha_ref.publish_table("shapes", ...)`` as a Markdown table;
 ``{{ table("23_params.by_heads", hide="params") }}`` blanks one column
-for a "fill in" slide. The data is the lesson plugin's (its snippet
-engine ran in ``on_config``, before any page), which already refused
-unknown ids given as literals; this macro refuses the rest, naming the
-page and line of the call.
+for a "fill in" slide; ``{{ value("23_params.total") }}`` is one figure
+a snippet published with ``mha_ref.tables.publish_value("total", ...)``,
+for prose that restates a computed number. The data is the lesson
+plugin's (its snippet engine ran in ``on_config``, before any page),
+which already refused unknown ids given as literals; this macro refuses
+the rest, naming the page and line of the call.
 """
 
 from __future__ import annotations
@@ -48,6 +50,21 @@ def define_env(env):
                 + unknown_column_message(table_id, hide, data["columns"])
             )
         return render_table(data, hide)
+
+    @env.macro
+    def value(value_id):
+        """The figure a snippet published with ``publish_value``: prose
+        restating a computed number shows the number the run computed."""
+        lesson = plugin()
+        values = lesson.result.values
+        if value_id not in values:
+            known = ", ".join(sorted(values)) or "none"
+            raise ValueError(
+                _where(env, lesson, value_id)
+                + f"value({value_id!r}): no snippet published this value; "
+                f"known values: {known}"
+            )
+        return values[value_id]
 
     @env.macro
     def figure(figure_id):

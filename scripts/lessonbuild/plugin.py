@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from html import escape as html_escape
 from pathlib import Path
 
 from mkdocs.config import base
@@ -53,6 +54,8 @@ GUARDED = ("docs", "snippets", "mha_ref")
 
 
 def _typed(kind, default):
+    if kind is float:  # `snippet_timeout: 5` is a number of seconds too
+        return c.Type((int, float), default=default)
     if kind is list:
         return c.ListOfItems(c.Type(str), default=list(default))
     return c.Type(kind, default=default)
@@ -93,6 +96,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
     @event_priority(100)
     def on_config(self, config):
         self.mkdocs_config = config
+        self.failure = None  # serve: this build's problems, as a page
         root = Path(config.config_file_path).resolve().parent
         try:
             self.settings = Settings.from_mapping(dict(self.config))
@@ -105,7 +109,11 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.deck = deck
         problems = list(deck.problems)
         self.result = engine.check(
-            deck, timeout=timeout, jobs=jobs, cache_dir=cache_dir(root)
+            deck,
+            timeout=timeout,
+            jobs=jobs,
+            cache_dir=cache_dir(root),
+            output_limits=self.settings.output_limits(),
         )
         problems += self.result.problems
         problems += tampering(self.fingerprint, fingerprint(root))
@@ -150,7 +158,14 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         for part in deck.parts:
             nav.append({part.name: [deck.docs_rel(s) for s in part.slides]})
         if deck.slides:
-            nav.append({"Notebooks": list(NOTEBOOK_TITLES)})
+            # The homework only where its source is (not in a fixture).
+            made = [
+                uri
+                for uri in NOTEBOOK_TITLES
+                if uri not in notebooks.HOMEWORK
+                or (deck.root / notebooks.HOMEWORK[uri][0]).is_file()
+            ]
+            nav.append({"Notebooks": made})
         return nav
 
     # --- figures and notebooks: build products ------------------------------
@@ -201,6 +216,8 @@ class LessonPlugin(BasePlugin[LessonConfig]):
     # --- 2. MkDocs renders the checked text --------------------------------
 
     def on_page_read_source(self, *, page, config):
+        if getattr(self, "failure", None):
+            return "# The build failed\n"  # replaced in on_post_page
         return self.sources.get(page.file.src_uri)
 
     # --- 3. widgets ----------------------------------------------------------
@@ -211,6 +228,8 @@ class LessonPlugin(BasePlugin[LessonConfig]):
 
     @event_priority(-50)  # after every plugin that puts math in the page
     def on_page_content(self, html, *, page, config, files):
+        if getattr(self, "failure", None):
+            return html
         html = present.exclude_notes_from_search(html)
         stash = self.widgets.get(page.file.src_uri)
         if stash:
@@ -263,7 +282,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
 
     def on_post_build(self, *, config):
         self._close_math()
-        if self.deck is not None:
+        if self.deck is not None and not getattr(self, "failure", None):
             present.write(config.site_dir, self.deck, self.rendered, config)
 
     # --- 5. failure ------------------------------------------------------
@@ -285,9 +304,23 @@ class LessonPlugin(BasePlugin[LessonConfig]):
                 server.watch(str(root / name))
         return server
 
+    @event_priority(-100)  # the last word on every page
+    def on_post_page(self, output, *, page, config):
+        if getattr(self, "failure", None):
+            return failure_page(self.failure)
+        return output
+
     def _fail(self, config, problems: list[Problem], advice: str = ""):
         for line in report(problems, advice).splitlines():
             log.error(line)
+        if self.command == "serve":
+            # `mkdocs serve` waits forever for a build that aborts: the
+            # build goes on instead, every page showing the problems,
+            # and the next good rebuild (livereload) shows the lesson.
+            self.failure = (
+                (self.failure + "\n") if getattr(self, "failure", None) else ""
+            ) + report(problems, advice)
+            return
         self._discard_site(config)
         raise Abort(
             f"Aborted: {len(problems)} problem(s), listed above. No site "
@@ -310,6 +343,24 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         if docs.is_relative_to(site) or not site.is_dir():
             return
         shutil.rmtree(site, ignore_errors=True)
+
+
+def failure_page(text: str) -> str:
+    """A whole HTML page listing a failed build's problems (serve).
+
+    Self-contained (no theme, no script but livereload's, which MkDocs
+    injects), so it shows whatever broke the theme's pages.
+    """
+    body = html_escape(text)
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        "<title>Build failed</title></head><body>"
+        '<main id="build-failed"><h1>The build failed</h1>'
+        "<p>Fix these problems; this page reloads by itself when the "
+        "build succeeds.</p>"
+        f'<pre style="white-space: pre-wrap">{body}</pre></main>'
+        "</body></html>"
+    )
 
 
 def fingerprint(root: Path) -> dict[str, tuple]:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 #: Longest detail (a diff, a traceback tail) shown for one problem.
 MAX_DETAIL_CHARS = 4000
+#: Longest message (it may quote a snippet's last line of stderr).
+MAX_MESSAGE_CHARS = 1000
 
 
 @dataclass
@@ -30,7 +32,14 @@ class Problem:
     kind: str = "error"
 
     def __str__(self) -> str:
-        head = f"{self.path}:{self.line}: {self.message}"
+        message = self.message
+        if len(message) > MAX_MESSAGE_CHARS:
+            cut = len(message) - MAX_MESSAGE_CHARS
+            message = (
+                message[:MAX_MESSAGE_CHARS]
+                + f"... ({cut} more characters not shown)"
+            )
+        head = f"{self.path}:{self.line}: {message}"
         if not self.detail:
             return head
         detail = self.detail

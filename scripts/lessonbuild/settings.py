@@ -32,6 +32,8 @@ SCHEMA: dict[str, tuple[type, object, str]] = {
     "snippet_timeout": (float, 60.0, "seconds one snippet may run"),
     "jobs": (int, 0, "snippets run at once (0: one per core)"),
     "storage_prefix": (str, "lesson81", "prefix of localStorage keys"),
+    "output_max_lines": (int, 200, "most lines in one Output block"),
+    "output_max_bytes": (int, 20_000, "most bytes in one Output block"),
 }
 
 
@@ -45,6 +47,8 @@ class Settings:
     snippet_timeout: float = 60.0
     jobs: int = 0
     storage_prefix: str = "lesson81"
+    output_max_lines: int = 200
+    output_max_bytes: int = 20_000
 
     @classmethod
     def from_mapping(cls, data: dict, where: str = "mkdocs.yml") -> Settings:
@@ -68,6 +72,12 @@ class Settings:
             values[name] = value
         if any(not isinstance(p, str) for p in values["parts"]):
             raise SettingsError(f"{where}: parts: expected a list of names")
+        for name in ("output_max_lines", "output_max_bytes"):
+            if values[name] < 1:
+                raise SettingsError(
+                    f"{where}: lesson plugin setting {name}: expected a "
+                    f"positive whole number, got {values[name]!r}"
+                )
         settings = cls(**values)
         settings.snippet_timeout = positive_seconds(
             settings.snippet_timeout, f"{where}: snippet_timeout"
@@ -81,6 +91,10 @@ class Settings:
         if os.environ.get(TIMEOUT_ENV):
             return positive_seconds(os.environ[TIMEOUT_ENV], TIMEOUT_ENV)
         return self.snippet_timeout
+
+    def output_limits(self) -> tuple[int, int]:
+        """(lines, bytes): the most one Output block may hold."""
+        return self.output_max_lines, self.output_max_bytes
 
     def job_count(self, flag: int | None = None) -> int:
         value = flag or os.environ.get(JOBS_ENV) or self.jobs

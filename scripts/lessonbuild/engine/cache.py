@@ -11,12 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 #: Bump when the meaning of a cached record changes.
-FORMAT = 1
+FORMAT = 2
 _RUNNER_FILES = ("server.py", "runner.py")
 
 
@@ -83,13 +84,39 @@ def snippet_key(base: str, rel: str, data: bytes) -> str:
     return h.hexdigest()
 
 
+def file_hashes(root: Path, rels) -> dict[str, str]:
+    """sha256 of each file (relative to ``root``); "" when unreadable."""
+    out = {}
+    for rel in sorted(set(rels)):
+        try:
+            out[rel] = hashlib.sha256((root / rel).read_bytes()).hexdigest()
+        except OSError:
+            out[rel] = ""  # gone, or a folder: the record's state
+    return out
+
+
+def checksum(record: dict) -> str:
+    """sha256 of the record without its checksum (canonical JSON)."""
+    body = {k: v for k, v in record.items() if k != "checksum"}
+    data = json.dumps(body, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
 class Cache:
-    """JSON records under ``directory``, one file per key."""
+    """JSON records under ``directory``, one file per key.
+
+    A record is trusted only if it is a JSON object with the right key
+    and checksum (an edited or damaged record is run again, never
+    published) and every file the snippet read still hashes as it did
+    (``reads``: a data file changed, the snippet runs again). Anything
+    unreadable (not JSON, a folder in its place) is a miss, never a
+    crash; writing is best effort.
+    """
 
     def __init__(self, directory: Path | None):
         self.directory = directory
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str, root: Path | None = None) -> dict | None:
         if self.directory is None:
             return None
         try:
@@ -97,20 +124,39 @@ class Cache:
                 record = json.load(f)
         except (OSError, ValueError):
             return None
-        return record if record.get("key") == key else None
+        if not isinstance(record, dict) or record.get("key") != key:
+            return None
+        if record.get("checksum") != checksum(record):
+            return None
+        reads = record.get("reads", {})
+        if not isinstance(reads, dict):
+            return None
+        if root is not None and file_hashes(root, reads) != reads:
+            return None
+        return record
 
     def put(self, key: str, record: dict) -> None:
-        self._write(f"{key}.json", {**record, "key": key})
+        record = {**record, "key": key}
+        record["checksum"] = checksum(record)
+        self._write(f"{key}.json", record)
 
     def _write(self, name: str, record: dict) -> None:
         if self.directory is None:
             return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+        target = self.directory / name
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+        except OSError:
+            return  # no cache this time; the result is still right
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(record, f)
-            os.replace(tmp, self.directory / name)
+            os.replace(tmp, target)
+        except OSError:
+            Path(tmp).unlink(missing_ok=True)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

@@ -19,8 +19,14 @@ from ..deck import PYTHON_LANGS, Deck, Fence, Slide, section_exists
 from ..problems import Problem
 from . import cache as cache_mod
 from .judge import judge
-from .outputs import Drift, compare, rewrite
-from .tables import check_table_calls, collect_tables
+from .lint import set_order_problems
+from .outputs import Drift, compare, remove_stale_temporaries, rewrite
+from .tables import (
+    check_table_calls,
+    check_value_calls,
+    collect_tables,
+    table_output_conflicts,
+)
 
 #: Preloaded by the fork servers besides torch and mha_ref: modules torch
 #: imports lazily that lesson snippets reach. sympy (via symbolic_shapes,
@@ -35,6 +41,8 @@ PRELOAD = [
     "torch.distributed.tensor",
 ]
 ACCEPT = "make update-outputs"
+#: (lines, bytes) one Output block may hold, unless configured.
+OUTPUT_LIMITS = (200, 20_000)
 # `--8<-- "x"` after `ruff format`: `--8 < --"x"`.
 _MANGLED = re.compile(r"""^\s*-+\s*8\s*<\s*-+\s*["']""")
 
@@ -46,6 +54,7 @@ class Result:
     problems: list[Problem] = field(default_factory=list)
     tables: dict[str, dict] = field(default_factory=dict)
     figures: dict[str, dict] = field(default_factory=dict)  # id -> alt, svg
+    values: dict[str, str] = field(default_factory=dict)  # publish_value
     outputs: dict[str, str] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)  # snippets, no result
     pages: int = 0
@@ -75,6 +84,40 @@ class Result:
         return ""
 
 
+def _check_tables_against_output(rel, stdout, where, result) -> None:
+    """A table may not contradict the Output block of its own run."""
+    stem = Path(rel).stem + "."
+    mine = {k: v for k, v in result.tables.items() if k.startswith(stem)}
+    for table_id, row, column, cell, line in table_output_conflicts(
+        rel, stdout, mine
+    ):
+        result.problems.append(
+            Problem(
+                where[0],
+                where[1],
+                f"table {table_id!r} says {column} = {cell} in row "
+                f"{row[0]}, but the same run printed {line!r}: publish "
+                f"the figure you print (compute it once)",
+                kind="table",
+            )
+        )
+
+
+def _too_long(text: str, limits: tuple[int, int]) -> str:
+    """What is too long about ``text`` as an Output block ("" if fine)."""
+    max_lines, max_bytes = limits
+    lines = len(text.rstrip("\n").split("\n")) if text.strip() else 0
+    size = len(text.encode("utf-8", errors="replace"))
+    if lines <= max_lines and size <= max_bytes:
+        return ""
+    return (
+        f"{lines:,} lines ({size:,} bytes); an Output block may hold at "
+        f"most {max_lines:,} lines and {max_bytes:,} bytes: print less "
+        f"(a summary, a slice), or raise output_max_lines / "
+        f"output_max_bytes under the lesson plugin in mkdocs.yml"
+    )
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -85,10 +128,14 @@ def check(
     timeout: float,
     jobs: int,
     cache_dir: Path | None,
+    output_limits: tuple[int, int] = OUTPUT_LIMITS,
 ) -> Result:
     """Run every snippet the deck uses and compare every Output block.
 
     ``cache_dir``: the run cache's folder, or None for no cache.
+    ``output_limits``: (lines, bytes) one Output block may hold; a
+    snippet that prints more fails (and is never written by ``update``),
+    so does an Output block typed longer.
     """
     start = time.monotonic()
     root = deck.root
@@ -96,16 +143,39 @@ def check(
     result = Result(pages=len(deck.pages))
     problems = result.problems
     used, pairs = plan(deck, problems)
+    # A set printed unsorted: certain to be caught here, only likely to
+    # be caught by two runs. Such a snippet is not run: its output
+    # cannot be accepted.
+    unstable = {}
+    for rel in sorted(used):
+        found = set_order_problems(
+            rel, (root / rel).read_text(encoding="utf-8", errors="replace")
+        )
+        if found:
+            unstable[rel] = found
+    runnable = sorted(set(used) - set(unstable))
 
-    runs = _run_snippets(root, sorted(used), store, timeout, jobs)
+    runs = _run_snippets(root, runnable, store, timeout, jobs)
     result.ran = sum(1 for r in runs.values() if not r.get("cached"))
     result.cached = sum(1 for r in runs.values() if r.get("cached"))
     for rel in sorted(used):
-        run = runs[rel]
         where = used[rel][0]
+        if rel in unstable:
+            result.failed.append(rel)
+            problems.extend(unstable[rel])
+            continue
+        run = runs[rel]
         if run["ok"]:
+            too_long = _too_long(run["stdout"], output_limits)
+            if too_long:
+                result.failed.append(rel)
+                problems.append(
+                    Problem(where[0], where[1], f"{rel} printed {too_long}")
+                )
+                continue
             result.outputs[rel] = run["stdout"]
             collect_tables(rel, run["tables"], where, result)
+            _check_tables_against_output(rel, run["stdout"], where, result)
         else:
             result.failed.append(rel)
             problems.append(
@@ -115,6 +185,16 @@ def check(
     shown = set()
     for slide, fence, rel in pairs:
         shown.add(rel)
+        too_long = _too_long(fence.body, output_limits)
+        if too_long:
+            problems.append(
+                Problem(
+                    slide.path,
+                    fence.line,
+                    f"this Output block holds {too_long}",
+                )
+            )
+            continue
         if rel in result.outputs:
             drift = compare(slide, fence, rel, result.outputs[rel], ACCEPT)
             if drift is not None:
@@ -136,6 +216,7 @@ def check(
             )
 
     check_table_calls(deck.pages, result)
+    check_value_calls(deck.pages, result)
     problems.sort(key=lambda p: (p.path, p.line))
     result.seconds = time.monotonic() - start
     return result
@@ -147,6 +228,7 @@ def update(deck: Deck, **options) -> Result:
     Problems other than drift are reported as by ``check``.
     """
     result = check(deck, **options)
+    remove_stale_temporaries(deck.docs)
     by_slide: dict[str, list[Drift]] = {}
     for drift in result.drifts:
         by_slide.setdefault(drift.slide.path, []).append(drift)
@@ -388,7 +470,7 @@ def _run_snippets(root, rels, store, timeout, jobs):
     for rel in rels:
         data = (root / rel).read_bytes()
         keys[rel] = cache_mod.snippet_key(base, rel, data)
-        record = store.get(keys[rel])
+        record = store.get(keys[rel], root)
         if record is not None:
             out[rel] = {**record, "ok": True, "cached": True}
         else:
@@ -416,6 +498,7 @@ def _run_snippets(root, rels, store, timeout, jobs):
                     "stdout": a.stdout,
                     "tables": a.tables,
                     "seconds": round(a.seconds, 4),
+                    "reads": cache_mod.file_hashes(root, a.reads + b.reads),
                 },
             )
     return out

@@ -14,6 +14,8 @@ from pathlib import Path
 
 #: Lines of a traceback or a hang dump shown in a problem.
 TAIL_LINES = 10
+#: Lines of each run's output compared for the nondeterminism diff.
+DIFF_LINES = 2000
 _SERVER_FILE = str(Path(__file__).with_name("server.py"))
 
 
@@ -23,9 +25,13 @@ def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
     def fail(message, detail=""):
         return {"ok": False, "message": message, "detail": detail}
 
-    for run in (a, b):
-        if run.failure:
-            return fail(f"could not run {rel}", clean(root, run.failure))
+    failed = [r for r in (a, b) if r.failure]
+    # A run that caused its runner's death explains more than a run the
+    # death merely cancelled.
+    failed.sort(key=lambda r: r.collateral)
+    for run in failed:
+        reason, _, rest = clean(root, run.failure).partition("\n")
+        return fail(f"could not run {rel}: {reason}", rest.strip())
     for run in (a, b):
         if run.timed_out:
             detail = tail(clean(root, _hang_dump(run.stderr)))
@@ -57,9 +63,10 @@ def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
     if a.stdout != b.stdout or table_records(a.tables) != table_records(
         b.tables
     ):
+        # Bounded: a diff of two huge outputs would take minutes.
         diff = unified_diff(
-            a.stdout.splitlines(),
-            b.stdout.splitlines(),
+            a.stdout.splitlines()[:DIFF_LINES],
+            b.stdout.splitlines()[:DIFF_LINES],
             "stdout of run 1",
             "stdout of run 2",
         )

@@ -100,10 +100,27 @@ def _replace_body(lines: list[str], fence: Fence, actual: list[str]) -> None:
     lines[fence.start + 1 : fence.end] = body
 
 
+#: Marks our temporary files: .<slide>.md<TMP_MARK><random>.
+TMP_MARK = ".update-"
+
+
+def remove_stale_temporaries(folder: Path) -> None:
+    """Remove temporary files an interrupted update left (SIGKILL).
+
+    Only ours, by name; called before an update writes, so a killed
+    update leaves nothing behind once the next one runs.
+    """
+    for path in folder.rglob(f".*.md{TMP_MARK}*"):
+        if path.is_file():
+            path.unlink(missing_ok=True)
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` in one rename, keeping its mode."""
     mode = path.stat().st_mode
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    fd, tmp = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}{TMP_MARK}"
+    )
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode("utf-8"))

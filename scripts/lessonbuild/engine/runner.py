@@ -14,6 +14,7 @@ import json
 import os
 import selectors
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -23,9 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SERVER = Path(__file__).with_name("server.py")
+#: Temporary folders: snippet-engine-<pid of the engine>-<random>.
+TMP_PREFIX = "snippet-engine-"
 TABLES_ENV = "MHA_REF_TABLES_FILE"
 #: Seconds a server may take to import torch and mha_ref.
 STARTUP_LIMIT = 300.0
+#: The hash seed of each server (a forked child inherits its server's).
+HASH_SEEDS = (0, 1)
 #: Slack on top of the snippet timeout before a silent server is killed.
 SILENCE_SLACK = 60.0
 
@@ -37,10 +42,12 @@ class Run:
     stdout: str = ""
     stderr: str = ""
     tables: str = ""  # the JSON lines publish_table wrote
+    reads: list[str] = field(default_factory=list)  # files under the root
     exit: int | None = None  # negative: killed by that signal
     timed_out: bool = False
     seconds: float = 0.0
     failure: str = ""  # the runner itself failed (no snippet result)
+    collateral: bool = False  # not run: another snippet killed the runner
 
     @property
     def ok(self) -> bool:
@@ -59,6 +66,7 @@ class _Server:
     done: bool = False
     deadline: float = 0.0
     results: dict[int, Run] = field(default_factory=dict)
+    started: set[int] = field(default_factory=set)
 
     def log_tail(self, lines: int = 15) -> str:
         try:
@@ -81,8 +89,10 @@ def run_batches(
     Returns, per batch, one ``Run`` per path in the same order. Never
     raises for a snippet's or a server's failure: those are in the Runs.
     """
-    tmp = Path(tempfile.mkdtemp(prefix="snippet-engine-"))
+    _remove_stale_folders()
+    tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-"))
     servers: list[_Server] = []
+    restore = _exit_on_sigterm()
     try:
         for i, jobs in enumerate(batches):
             if jobs:
@@ -93,15 +103,79 @@ def run_batches(
         out = [[Run() for _ in jobs] for jobs in batches]
         for server in servers:
             for j in range(len(server.jobs)):
-                out[server.index][j] = server.results.get(j) or Run(
-                    failure="the snippet runner stopped before this "
-                    "snippet finished\n" + server.log_tail()
+                out[server.index][j] = server.results.get(j) or _lost(
+                    root, server, j
                 )
         return out
     finally:
         for server in servers:
             _stop(server)
         shutil.rmtree(tmp, ignore_errors=True)
+        restore()
+
+
+def _exit_on_sigterm():
+    """SIGTERM unwinds (so ``finally`` removes the temporary folder and
+    stops the servers) instead of killing outright; returns the undo.
+
+    Only in the main thread (``mkdocs serve`` builds in another, where
+    Python allows no signal handler): there, and after SIGKILL, the
+    next run removes the folder (``_remove_stale_folders``).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):
+        return lambda: None
+    if previous not in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, previous)  # someone else's: keep it
+        return lambda: None
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def _remove_stale_folders() -> None:
+    """Remove the temporary folders of engine runs whose process died."""
+    base = Path(tempfile.gettempdir())
+    for folder in base.glob(f"{TMP_PREFIX}*-*"):
+        pid = folder.name[len(TMP_PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit() or Path(f"/proc/{pid}").exists():
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _lost(root: Path, server: _Server, j: int) -> Run:
+    """The Run of a job the server never answered: who is to blame.
+
+    A server dies with the snippets it was running (one that kills its
+    parent, a crash); those are named as the cause, the jobs it had not
+    started yet are named as collateral.
+    """
+    culprits = [
+        server.jobs[i].relative_to(root).as_posix()
+        for i in sorted(server.started)
+        if i not in server.results
+    ]
+    if j in server.started:
+        return Run(
+            failure="the snippet runner died while this snippet ran "
+            "(does it kill its parent process, os.getppid()?)\n"
+            + server.log_tail()
+        )
+    if culprits:
+        return Run(
+            failure="not run: the snippet runner was killed while "
+            f"running {', '.join(culprits)}",
+            collateral=True,
+        )
+    return Run(
+        failure="the snippet runner stopped before this snippet "
+        "finished\n" + server.log_tail()
+    )
 
 
 def _start(root, index, jobs, tmp, preload) -> _Server:
@@ -110,9 +184,12 @@ def _start(root, index, jobs, tmp, preload) -> _Server:
     log = files / "server.log"
     env = dict(os.environ)
     env.pop(TABLES_ENV, None)
+    # Fixed and distinct per server: the same tree gives the same
+    # verdict every time, and a snippet's two runs see two hash orders.
+    env["PYTHONHASHSEED"] = str(HASH_SEEDS[index % len(HASH_SEEDS)])
     with open(log, "wb") as log_file:
         proc = subprocess.Popen(
-            [sys.executable, str(SERVER), str(root)],
+            [sys.executable, str(SERVER), str(root), str(tmp)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log_file,
@@ -137,10 +214,12 @@ def _submit(server: _Server, timeout: float, concurrency: int) -> None:
         jobs.append(
             {
                 "id": j,
+                "token": f"{os.getpid()}-{server.index}-{j}-{time.time_ns()}",
                 "path": str(path),
                 "stdout": f"{stem}.out",
                 "stderr": f"{stem}.err",
                 "tables": f"{stem}.tables",
+                "reads": f"{stem}.reads",
             }
         )
     batch = {"jobs": jobs, "concurrency": concurrency, "timeout": timeout}
@@ -202,6 +281,8 @@ def _handle(server: _Server, message: dict, timeout: float) -> None:
             server.done = True
     elif message.get("done"):
         server.done = True
+    elif "started" in message:
+        server.started.add(message["started"])
     else:
         j = message["id"]
         stem = server.files / str(j)
@@ -209,6 +290,7 @@ def _handle(server: _Server, message: dict, timeout: float) -> None:
             stdout=_text(f"{stem}.out"),
             stderr=_text(f"{stem}.err"),
             tables=_text(f"{stem}.tables"),
+            reads=_reads(f"{stem}.reads"),
             exit=message["exit"],
             timed_out=message["timed_out"],
             seconds=message["seconds"],
@@ -221,6 +303,14 @@ def _text(path: str) -> str:
             return f.read().decode("utf-8", errors="backslashreplace")
     except FileNotFoundError:
         return ""
+
+
+def _reads(path: str) -> list[str]:
+    try:
+        value = json.loads(_text(path) or "[]")
+    except ValueError:
+        return []
+    return [p for p in value if isinstance(p, str)]
 
 
 def _stop(server: _Server) -> None:

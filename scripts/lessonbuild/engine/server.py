@@ -18,6 +18,14 @@ random seed instead of torch's fixed start-up seed, so a snippet that
 forgets to seed prints different numbers on its two runs and is reported
 as nondeterministic; exit handlers registered by the server's imports do
 not run in the child.
+
+What a snippet may not do (issue 14): the server first makes the root
+read-only for itself and its children (a private mount namespace, when
+the platform allows), so a snippet cannot change what is published; it
+is the subreaper of every process a snippet starts, and after each run
+kills whatever the run left (its process group, any process carrying
+the run's token in its environment, adopted orphans); every file under
+the root a snippet opens is reported (an audit hook) for the cache key.
 """
 
 import atexit
@@ -36,6 +44,13 @@ import traceback
 import weakref
 
 TABLES_ENV = "MHA_REF_TABLES_FILE"
+#: Marks every process of one job, so its leftovers can be found.
+JOB_ENV = "SNIPPET_ENGINE_JOB"
+#: Seconds after which a running child no longer counts as busy.
+SLOW_AFTER = 2.0
+#: At most this many times the concurrency run at once (slow included).
+SLOW_EXTRA = 4
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 # Seconds between the traceback dump (SIGUSR1) and SIGKILL on a timeout.
 DUMP_GRACE = 0.3
 
@@ -43,6 +58,10 @@ DUMP_GRACE = 0.3
 def main():
     root = sys.argv[1]
     _die_with_parent()
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of snippets come to us
+    # Before any import starts a thread: unshare(CLONE_NEWUSER) refuses a
+    # multithreaded process.
+    readonly = _read_only(root, sys.argv[2:])
     preload = json.loads(sys.stdin.readline() or "[]")
     # The protocol gets a private copy of stdout; fd 1 itself goes to
     # stderr, so a stray print during preload cannot corrupt the protocol.
@@ -91,6 +110,7 @@ def main():
             "torch": torch.__version__,
             "mha_ref": list(getattr(mha_ref, "__path__", []) or []),
             "preload_errors": errors,
+            "readonly": readonly,
         },
     )
     for line in sys.stdin:
@@ -104,15 +124,101 @@ def _die_with_parent():
     orphaned: the engine killed by Ctrl-C takes its servers along, and a
     server takes its children (they have their own process groups, so
     the terminal's SIGINT does not reach them)."""
+    if not _prctl(PR_SET_PDEATHSIG, signal.SIGKILL):
+        return
+    if os.getppid() == 1:  # the parent died before prctl
+        os._exit(1)
+
+
+# <linux/sched.h>, <linux/mount.h>, <sys/statvfs.h>
+_CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = (
+    1,
+    32,
+    4096,
+    16384,
+    1 << 18,
+)
+# statvfs flag -> mount flag that must be kept on a remount in a user
+# namespace (the kernel refuses to drop a locked flag).
+_KEEP = {2: 2, 4: 4, 8: 8, 1024: 1024, 2048: 2048, 4096: 1 << 21}
+
+
+def _read_only(root, writable):
+    """Make ``root`` read-only for this process and its children.
+
+    A private mount namespace (in a user namespace, so no privilege is
+    needed) where ``root`` is bind-mounted read-only: a snippet that
+    writes its slide, creates or deletes a file in the repository gets
+    "Read-only file system" and fails, so what the engine checked is
+    what MkDocs publishes. ``writable`` are folders that must stay
+    writable (the engine's temporary folder); if one is under ``root``,
+    or the platform has no namespaces (not Linux, or user namespaces
+    disabled), nothing is changed and False is returned: the plugin's
+    before/after fingerprint of docs/, snippets/ and mha_ref/ still
+    catches a write.
+    """
+    if os.environ.get("LESSONBUILD_NO_SANDBOX"):
+        return False
+    real = os.path.realpath(root)
+    for path in writable:
+        path = os.path.realpath(path)
+        if path == real or path.startswith(real.rstrip(os.sep) + os.sep):
+            return False
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        uid, gid = os.getuid(), os.getgid()
+        flags = os.statvfs(real).f_flag
+        if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
+            return False
+        # Map our own ids to themselves: files keep their owners.
+        for name, text in (
+            ("setgroups", "deny"),
+            ("uid_map", f"{uid} {uid} 1"),
+            ("gid_map", f"{gid} {gid} 1"),
+        ):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+        mount = libc.mount
+        mount.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_ulong,
+            ctypes.c_void_p,
+        ]
+        keep = sum(m for s, m in _KEEP.items() if flags & s)
+        target = real.encode()
+        steps = (
+            (None, b"/", _MS_REC | _MS_PRIVATE),
+            (target, target, _MS_BIND | _MS_REC),
+            (None, target, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | keep),
+        )
+        for source, where, how in steps:
+            if mount(source, where, None, how, None) != 0:
+                err = ctypes.get_errno()
+                print(
+                    f"snippet runner: read-only mount failed: "
+                    f"{os.strerror(err)}",
+                    file=sys.stderr,
+                )
+                return False
     except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the parent died before prctl
-        os._exit(1)
+        return False
+    return True
+
+
+def _prctl(option, value):
+    """prctl(2) (Linux); False where it is not available."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def _send(proto, message):
@@ -124,11 +230,19 @@ def _run_batch(proto, root, batch, threads):
     queue = list(batch["jobs"])
     limit = max(1, int(batch["concurrency"]))
     timeout = float(batch["timeout"])
+    # A child still running after `slow` seconds is probably waiting
+    # (a hang, a sleep): it stops counting against the limit, so two
+    # hanging snippets cost about one timeout, not two.
+    slow = SLOW_AFTER
     running = {}  # pid -> [job, start, deadline, pidfd]
     while queue or running:
-        while queue and len(running) < limit:
+        now = time.monotonic()
+        busy = sum(1 for r in running.values() if now - r[1] < slow)
+        while queue and busy < limit and len(running) < limit * SLOW_EXTRA:
             job = queue.pop(0)
+            _send(proto, {"started": job["id"]})
             pid = _fork_child(root, job, threads, proto)
+            busy += 1
             start = time.monotonic()
             try:
                 pidfd = os.pidfd_open(pid)
@@ -137,6 +251,11 @@ def _run_batch(proto, root, batch, threads):
             running[pid] = [job, start, start + timeout, pidfd]
         now = time.monotonic()
         wait = max(0.0, min(r[2] for r in running.values()) - now)
+        if queue:  # look again when the youngest child turns slow
+            wait = min(
+                wait,
+                max(0.01, max(r[1] for r in running.values()) + slow - now),
+            )
         fds = [r[3] for r in running.values() if r[3] is not None]
         if len(fds) == len(running):
             select.select(fds, [], [], wait)
@@ -154,6 +273,7 @@ def _run_batch(proto, root, batch, threads):
             if pidfd is not None:
                 os.close(pidfd)
             del running[pid]
+            _kill_leftovers(pid, job["token"], running)
             _send(
                 proto,
                 {
@@ -163,6 +283,74 @@ def _run_batch(proto, root, batch, threads):
                     "seconds": time.monotonic() - start,
                 },
             )
+
+
+def _kill_leftovers(pid, token, running):
+    """Kill every process the finished job ``pid`` left behind.
+
+    Its process group; every process that carries the job's token in
+    its environment (children keep it across setsid and exec); and every
+    orphan this server adopted as subreaper that is not a running job
+    (a double fork out of the group). Repeated until none is found,
+    since killing one can orphan another.
+    """
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    me = os.getpid()
+    mine = _mark(token)
+    others = [_mark(r[0]["token"]) for r in running.values()]
+    for _ in range(50):
+        found = [
+            p
+            for p, ppid, env in _processes()
+            if p != me
+            and p not in running
+            and (
+                mine in env
+                or (ppid == me and not any(o in env for o in others))
+            )
+        ]
+        if not found:
+            return
+        for p in found:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for p in found:
+            try:
+                os.waitpid(p, 0)  # ours (adopted); others: not a child
+            except ChildProcessError:
+                pass
+        time.sleep(0.005)
+
+
+def _mark(token):
+    return f"{JOB_ENV}={token}\0".encode()
+
+
+def _processes():
+    """(pid, ppid, environ bytes) of the processes /proc shows."""
+    out = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+            ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = f.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        out.append((int(name), ppid, env))
+    return out
 
 
 def _kill(pid):
@@ -193,10 +381,11 @@ def _fork_child(root, job, threads, proto):
     try:
         try:
             _setup_child(root, job, threads, proto)
+            write_reads = _record_reads(root, job["reads"])
         except BaseException:
             os.write(2, traceback.format_exc().encode())
             os._exit(71)
-        code = _run_snippet(job["path"])
+        code = _run_snippet(job["path"], write_reads)
     finally:
         os._exit(code)
 
@@ -232,6 +421,7 @@ def _setup_child(root, job, threads, proto):
         line_buffering=True,
     )
     os.environ[TABLES_ENV] = job["tables"]
+    os.environ[JOB_ENV] = job["token"]
     os.chdir(root)
     sys.argv = [job["path"]]
     sys.path[0] = os.path.dirname(job["path"])
@@ -272,7 +462,40 @@ def _own_exit_handlers():
             atexit.register(getattr(sys.modules[module], name))
 
 
-def _run_snippet(path):
+def _record_reads(root, sink):
+    """Note every file under ``root`` the snippet opens (audit hook).
+
+    The cache keys a result by the snippet and ``mha_ref``; a data file
+    the snippet reads is keyed through this list: the engine hashes
+    each file named here, and a cached result whose files changed is run
+    again. The list goes to ``sink`` when the snippet ends.
+    """
+    prefix = os.path.join(os.path.realpath(root), "")
+    seen = set()
+
+    def hook(event, args):
+        if event != "open" or not args:
+            return
+        path = args[0]
+        if isinstance(path, int):
+            return
+        try:
+            path = os.path.abspath(os.fsdecode(path))
+        except (TypeError, ValueError):
+            return
+        if path.startswith(prefix):
+            seen.add(path[len(prefix) :])
+
+    sys.addaudithook(hook)
+
+    def write():
+        with open(sink, "w", encoding="utf-8") as f:
+            json.dump(sorted(seen), f)
+
+    return write
+
+
+def _run_snippet(path, write_reads=None):
     """Run the snippet as __main__; return the exit status Python would."""
     code = 0
     try:
@@ -286,6 +509,11 @@ def _run_snippet(path):
         atexit._run_exitfuncs()
     except BaseException:
         traceback.print_exc()
+    if write_reads is not None:
+        try:
+            write_reads()
+        except OSError:
+            code = code or 121
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

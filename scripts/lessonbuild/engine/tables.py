@@ -8,6 +8,7 @@ column is a problem at the call's line.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..problems import Problem
@@ -44,6 +45,9 @@ def collect_tables(rel: str, raw: str, where, result) -> None:
     for record in table_records(raw):
         if isinstance(record, dict) and record.get("kind") == "figure":
             collect_figure(rel, record, where, result)
+            continue
+        if isinstance(record, dict) and record.get("kind") == "value":
+            collect_value(rel, record, where, result)
             continue
         ok = (
             isinstance(record, dict)
@@ -161,3 +165,114 @@ def unknown_column_message(table_id: str, hide: str, columns) -> str:
         f"table({table_id!r}, hide={hide!r}): no such column; columns: "
         + ", ".join(columns)
     )
+
+
+def collect_value(rel: str, record: dict, where, result) -> None:
+    """One ``publish_value`` figure: ``<snippet stem>.<name>`` -> text."""
+    name, text = record.get("name"), record.get("text")
+    value_id = f"{Path(rel).stem}.{name}"
+    if not isinstance(name, str) or not isinstance(text, str):
+        message = f"{rel} wrote a value record the engine cannot read"
+    elif value_id in result.values:
+        message = f"{rel} published value {name!r} twice"
+    else:
+        result.values[value_id] = text
+        return
+    result.problems.append(Problem(where[0], where[1], message))
+
+
+_VALUE_CALL = re.compile(
+    r"""\{\{-?\s*value\(\s*(["'])(?P<id>[^"']+)\1\s*\)\s*-?\}\}"""
+)
+
+
+def check_value_calls(slides, result) -> None:
+    """Every literal ``{{ value("id") }}`` names a published value."""
+    failed_stems = {Path(rel).stem for rel in result.failed}
+    known = ", ".join(sorted(result.values)) or "none"
+    for slide in slides:
+        for i, line in enumerate(slide.lines, 1):
+            for match in _VALUE_CALL.finditer(line):
+                value_id = match.group("id")
+                if value_id in result.values:
+                    continue
+                if value_id.split(".")[0] in failed_stems:
+                    continue  # its snippet failed; that is reported
+                result.problems.append(
+                    Problem(
+                        slide.path,
+                        i,
+                        f"value({value_id!r}): no snippet published this "
+                        f"value (mha_ref.tables.publish_value); known "
+                        f"values: {known}",
+                        kind="table",
+                    )
+                )
+
+
+# --- a table and the Output block of one run agree ---------------------------
+
+#: ``label: 12``, ``label=1,048,576``, ``label = 0.5`` in printed output.
+_PAIR = re.compile(
+    r"(?P<label>[A-Za-z_][A-Za-z0-9_]*)\s*[:=]\s*"
+    r"(?P<number>[+-]?\d[\d,]*(?:\.\d+)?)(?![\d.])"
+)
+
+
+def _number(text: str) -> float | None:
+    text = text.strip().replace(",", "")
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _label(column: str) -> str:
+    """A column's label: one word, maybe with a note in parentheses
+    (``params (d=512)`` -> params); "" for a longer header, which no
+    printed label can be said to name."""
+    match = re.fullmatch(
+        r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\([^)]*\))?\s*", column
+    )
+    return match.group(1).lower() if match else ""
+
+
+def table_output_conflicts(rel: str, stdout: str, tables: dict) -> list:
+    """Where a table contradicts the same run's printed output.
+
+    The rule: a printed line speaks about a table row when it gives the
+    row's first column by label (``h= 8`` for a row whose ``h`` is 8);
+    every other number that line gives by a column's label
+    (``params=1,048,576``) must equal that row's cell, as a number.
+    Tables richer than the output, or output richer than the table,
+    are fine; two figures for the same thing from one run are not.
+    Returns ``(table id, row, column, cell, printed line)`` tuples.
+    """
+    pairs = []
+    for line in stdout.splitlines():
+        found = {
+            m.group("label").lower(): _number(m.group("number"))
+            for m in _PAIR.finditer(line)
+        }
+        if found:
+            pairs.append((line.strip(), found))
+    conflicts = []
+    for table_id, table in sorted(tables.items()):
+        labels = [_label(c) for c in table["columns"]]
+        if not labels or not labels[0]:
+            continue
+        for row in table["rows"]:
+            key = _number(row[0])
+            if key is None:
+                continue
+            for line, found in pairs:
+                if found.get(labels[0]) != key:
+                    continue
+                for label, column, cell in zip(
+                    labels[1:], table["columns"][1:], row[1:], strict=True
+                ):
+                    printed = found.get(label)
+                    value = _number(cell)
+                    if None not in (printed, value) and printed != value:
+                        conflicts.append((table_id, row, column, cell, line))
+    return conflicts

@@ -1,0 +1,125 @@
+"""Find set order reaching a snippet's output, from its syntax tree.
+
+The engine runs each snippet twice, under two fixed, distinct hash
+seeds, and reports output that differs. Two seeds often give a small set
+the same order, so a snippet printing ``{"alpha", "beta"}`` would pass
+or fail by chance; this check makes the verdict certain: a ``print``
+whose arguments hold a set (a set display, a set comprehension, a
+``set(...)`` or ``frozenset(...)`` call, a set operation, or a name only
+ever bound to one), not under ``sorted(...)`` or another order-free
+reduction, and a ``for`` loop over a set that prints, are reported at
+their line.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..problems import Problem
+
+#: Calls whose result does not depend on the order of their argument.
+ORDER_FREE = {"sorted", "len", "sum", "min", "max", "any", "all", "bool"}
+_SET_CALLS = {"set", "frozenset"}
+_SET_METHODS = {
+    "union",
+    "intersection",
+    "difference",
+    "symmetric_difference",
+    "copy",
+}
+ADVICE = (
+    "set order changes from run to run (it depends on the hash seed): "
+    "print sorted(...) of it instead"
+)
+
+
+def set_order_problems(rel: str, source: str) -> list[Problem]:
+    """A problem per place where a set's order reaches the output."""
+    try:
+        tree = ast.parse(source, filename=rel)
+    except SyntaxError:
+        return []  # the run reports it, with Python's own message
+    names = _set_names(tree)
+    problems = []
+    seen = set()
+
+    def report(node, what):
+        if node.lineno in seen:
+            return
+        seen.add(node.lineno)
+        problems.append(Problem(rel, node.lineno, f"{what}; {ADVICE}"))
+
+    for node in ast.walk(tree):
+        if _is_print(node):
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                found = _unordered_set(arg, names)
+                if found is not None:
+                    report(found, "prints a set without sorting it")
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            if _is_set(node.iter, names) and any(
+                _is_print(n) for n in ast.walk(node)
+            ):
+                report(node, "prints while iterating over a set")
+    return sorted(problems, key=lambda p: p.line)
+
+
+def _is_print(node) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "print"
+    )
+
+
+def _set_names(tree) -> set[str]:
+    """Names every assignment of which binds a set."""
+    sets, others = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name):
+                (sets if _is_set(value, set()) else others).add(target.id)
+    return sets - others
+
+
+def _is_set(node, names) -> bool:
+    if isinstance(node, (ast.Set, ast.SetComp)):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in names
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in _SET_CALLS:
+            return True
+        if isinstance(func, ast.Attribute) and func.attr in _SET_METHODS:
+            return _is_set(func.value, names)
+        return False
+    if isinstance(node, ast.BinOp) and isinstance(
+        node.op, (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)
+    ):
+        return _is_set(node.left, names) or _is_set(node.right, names)
+    return False
+
+
+def _unordered_set(node, names):
+    """The first set in ``node`` whose order can reach the output."""
+    if _is_set(node, names):
+        return node
+    if isinstance(node, ast.Compare):
+        return None  # `a == b`, `x in s`: a bool, no order
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ORDER_FREE
+    ):
+        return None
+    for child in ast.iter_child_nodes(node):
+        found = _unordered_set(child, names)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,701 @@
+"""A build you can trust (issue 14): what is published is what was checked.
+
+Each test reproduces one finding of the issue on a copy of the good
+fixture site and shows the new behaviour: a non-zero exit naming the
+file and line, or the right result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from lessonbuild.deck import parse_slide, read_deck
+from lessonbuild.engine.lint import set_order_problems
+from lessonbuild.engine.outputs import TMP_MARK
+from lessonbuild.engine.runner import TMP_PREFIX
+from lessonbuild.engine.tables import table_output_conflicts
+from lessonbuild.exercises.parse import YamlProblem, load_yaml
+from lessonbuild.problems import Problem
+from tests.engine_fixtures.sites import check as engine_check
+from tests.engine_fixtures.sites import engine as cli
+from tests.engine_fixtures.sites import make_site, mkdocs_build
+
+TMP = Path(tempfile.gettempdir())
+EVIL_SLIDE = """\
+---
+title: "A snippet that edits its own slide"
+slide: 4
+kind: Concept
+part: Fixture
+---
+
+# Shapes
+
+```python title="snippets/04_evil.py"
+--8<-- "snippets/04_evil.py"
+```
+
+```text title="Output"
+(1, 4, 8)
+```
+"""
+EVIL_SNIPPET = """\
+from pathlib import Path
+
+slide = Path("docs/slides/04-evil.md")
+slide.write_text(slide.read_text().replace("(1, 4, 8)", "(9, 9, 9)"))
+Path("docs/evil.md").write_text("# Published behind the check\\n")
+Path("README.md").unlink()
+print("(1, 4, 8)")
+"""
+
+
+def _evil_site(tmp_path: Path) -> Path:
+    root = make_site(tmp_path, "good")
+    (root / "docs/slides/04-evil.md").write_text(EVIL_SLIDE)
+    (root / "snippets/04_evil.py").write_text(EVIL_SNIPPET)
+    (root / "README.md").write_text("# The fixture\n")
+    return root
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+        and ".cache" not in p.parts
+        and "__pycache__" not in p.parts
+    }
+
+
+def test_snippet_cannot_change_the_repository(tmp_path):
+    """Writing its slide fails, named at the include; nothing changes."""
+    root = _evil_site(tmp_path)
+    before = _files(root)
+    proc = mkdocs_build(root, cache=None)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert (
+        "docs/slides/04-evil.md:11: snippets/04_evil.py exited with "
+        "status 1: OSError: [Errno 30] Read-only file system" in out
+    ), out
+    assert _files(root) == before
+    assert not (root / "site").exists()
+
+
+def test_without_the_sandbox_the_fingerprint_catches_it(tmp_path):
+    """Where no read-only mount is possible, the before/after check
+    fails the build and names every file the snippet touched."""
+    root = _evil_site(tmp_path)
+    env = dict(os.environ, LESSONBUILD_NO_SANDBOX="1")
+    proc = mkdocs_build(root, cache=None, env=env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    for rel, how in (
+        ("docs/slides/04-evil.md", "changed"),
+        ("docs/evil.md", "created"),
+    ):
+        assert f"{rel}:1: {rel} was {how} while the snippets ran" in out
+    assert not (root / "site").exists()
+
+
+# --- 2. deterministic verdicts ----------------------------------------------
+
+SET_SLIDE = """\
+---
+title: "A set, printed"
+slide: 4
+kind: Concept
+part: Fixture
+---
+
+# Sets
+
+```python title="snippets/04_set.py"
+--8<-- "snippets/04_set.py"
+```
+
+```text title="Output"
+{OUTPUT}
+```
+"""
+
+
+def test_printed_set_is_caught_every_time():
+    """20 of 20 fresh checks of the snippet's code report the set."""
+    source = 'print({"alpha", "beta"})\n'
+    for _ in range(20):
+        [problem] = set_order_problems("snippets/04_set.py", source)
+        assert (problem.path, problem.line) == ("snippets/04_set.py", 1)
+        assert "prints a set without sorting it" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("source", "line"),
+    [
+        ('words = {"a", "b"}\nprint(words)\n', 2),
+        ("print(f'{set(\"ab\")}')\n", 1),
+        ("s = frozenset([1, 2])\nprint(list(s | {3}))\n", 2),
+        ('print(", ".join({w for w in "ab"}))\n', 1),
+        ('for w in {"a", "b"}:\n    print(w)\n', 1),
+        ('s = set("ab")\nprint([x.upper() for x in s])\n', 2),
+    ],
+)
+def test_ways_a_set_reaches_the_output(source, line):
+    """Names, f-strings, set operations, joins, loops, comprehensions."""
+    [problem] = set_order_problems("s.py", source)
+    assert problem.line == line
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'print(sorted({"alpha", "beta"}))\n',
+        'print(len(set("abc")), "a" in {"a"})\n',
+        's = {"a"}\ns = ["a"]\nprint(s)\n',  # rebound to a list
+        'for w in sorted({"a", "b"}):\n    print(w)\n',
+        'print({"a": 1})\n',  # a dict keeps insertion order
+        "print(set(\n",  # a syntax error: the run reports it
+    ],
+)
+def test_order_free_uses_of_sets_pass(source):
+    """Sorted, counted, tested, or not a set at all: no problem."""
+    assert set_order_problems("s.py", source) == []
+
+
+def test_cli_fails_a_printed_set_on_every_fresh_check(tmp_path):
+    """Even with the set's order in its Output block, every fresh check
+    fails at the print's line, and update writes nothing."""
+    root = make_site(tmp_path, "good")
+    slide = root / "docs/slides/04-set.md"
+    slide.write_text(SET_SLIDE.replace("{OUTPUT}", "{'alpha', 'beta'}"))
+    (root / "snippets/04_set.py").write_text('print({"alpha", "beta"})\n')
+    before = slide.read_bytes()
+    for command in ("check", "check", "update"):
+        proc = cli(root, command, "--no-cache")
+        assert proc.returncode == 1
+        assert (
+            "snippets/04_set.py:1: prints a set without sorting it"
+            in proc.stderr
+        )
+    assert slide.read_bytes() == before
+
+
+# --- 3. an honest cache ------------------------------------------------------
+
+ONE_SLIDE = """\
+---
+title: "One snippet"
+slide: 1
+kind: Concept
+part: Fixture
+---
+
+# One
+
+```python title="snippets/01_one.py"
+--8<-- "snippets/01_one.py"
+```
+
+```text title="Output"
+{output}
+```
+"""
+
+
+def tiny_site(tmp_path: Path, source: str, output: str) -> Path:
+    """A site with one slide and its one snippet."""
+    root = make_site(tmp_path, "good")
+    for old in [*root.glob("docs/slides/*.md"), *root.glob("snippets/*")]:
+        old.unlink()
+    (root / "docs/slides/01-one.md").write_text(
+        ONE_SLIDE.format(output=output)
+    )
+    (root / "snippets/01_one.py").write_text(source)
+    return root
+
+
+def test_cache_is_keyed_by_data_and_verifies_records(tmp_path):
+    """A read data file is in the key; edited, broken or replaced
+    records are run again, never trusted, never a crash."""
+    root = tiny_site(
+        tmp_path,
+        'print(open("data/n.txt").read().strip())\n',
+        "41",
+    )
+    (root / "data").mkdir()
+    (root / "data/n.txt").write_text("41\n")
+    cache = tmp_path / "cache"
+    first = engine_check(root, cache=cache)
+    assert (first.ran, first.problems) == (1, [])
+    [record] = list(cache.glob("*.json"))
+    data = json.loads(record.read_text())
+    assert data["reads"] == {
+        "data/n.txt": hashlib.sha256(b"41\n").hexdigest(),
+        "snippets/01_one.py": hashlib.sha256(
+            (root / "snippets/01_one.py").read_bytes()
+        ).hexdigest(),
+    }
+    assert engine_check(root, cache=cache).cached == 1
+
+    bad_records = {
+        "forged": lambda r: r.write_text(
+            json.dumps(dict(json.loads(r.read_text()), stdout="42\n"))
+        ),
+        "not JSON": lambda r: r.write_text("{not json"),
+        "a list": lambda r: r.write_text("[]"),
+        "a folder": lambda r: (r.unlink(), r.mkdir()),
+    }
+    for what, damage in bad_records.items():
+        # The newest record: the key changes if mha_ref is edited
+        # meanwhile (other work in the same tree).
+        record = max(cache.glob("*.json"), key=lambda p: p.stat().st_mtime)
+        damage(record)
+        again = engine_check(root, cache=cache)
+        assert (again.ran, again.problems) == (1, []), what
+        assert again.outputs["snippets/01_one.py"] == "41\n", what
+        assert record.is_file(), what  # rewritten, good again
+
+    (root / "data/n.txt").write_text("43\n")
+    changed = engine_check(root, cache=cache)
+    assert changed.ran == 1
+    [drift] = changed.problems
+    assert (drift.path, drift.line, drift.kind) == (
+        "docs/slides/01-one.md",
+        14,
+        "drift",
+    )
+
+
+# --- 5. no escaped processes -------------------------------------------------
+
+ESCAPES = """\
+import os
+import subprocess
+import sys
+import time
+
+pids = open(os.environ["ORPHAN_PIDS"], "a")
+child = os.fork()
+if child == 0:  # a plain fork that outlives the snippet
+    time.sleep(300)
+    os._exit(0)
+pids.write(f"{child}\\n")
+daemon = subprocess.Popen(
+    [sys.executable, "-c", "import time; time.sleep(300)"],
+    start_new_session=True,
+)
+pids.write(f"{daemon.pid}\\n")
+pids.flush()
+if os.fork() == 0:  # a double fork into a new session
+    os.setsid()
+    grandchild = os.fork()
+    if grandchild == 0:
+        time.sleep(300)
+        os._exit(0)
+    pids.write(f"{grandchild}\\n")
+    pids.flush()
+    os._exit(0)
+time.sleep(0.5)
+print("started")
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_no_process_outlives_its_snippet(tmp_path, monkeypatch):
+    """Forks, a new session, a double fork: none is left after a check."""
+    pids = tmp_path / "pids.txt"
+    monkeypatch.setenv("ORPHAN_PIDS", str(pids))
+    root = tiny_site(tmp_path, ESCAPES, "started")
+    result = engine_check(root, cache=tmp_path / "cache")
+    assert result.problems == []
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) == 6  # three per run, two runs
+    deadline = time.monotonic() + 5
+    while any(map(_alive, started)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [p for p in started if _alive(p)] == []
+
+
+def test_snippet_that_kills_its_runner_is_named(tmp_path):
+    """The killer is named; the snippet it cancelled says who did it."""
+    root = tiny_site(
+        tmp_path, "import os\nos.kill(os.getppid(), 9)\n", "never"
+    )
+    (root / "docs/slides/02-two.md").write_text(
+        ONE_SLIDE.replace("01_one", "02_two")
+        .replace("slide: 1", "slide: 2")
+        .format(output="fine")
+    )
+    (root / "snippets/02_two.py").write_text('print("fine")\n')
+    result = engine_check(root, cache=tmp_path / "cache", jobs=2)
+    by_page = {p.path: p.message for p in result.problems}
+    assert by_page["docs/slides/01-one.md"].startswith(
+        "could not run snippets/01_one.py: the snippet runner died while "
+        "this snippet ran (does it kill its parent process"
+    ), by_page
+    assert by_page["docs/slides/02-two.md"] == (
+        "could not run snippets/02_two.py: not run: the snippet runner was "
+        "killed while running snippets/01_one.py"
+    )
+
+
+HANG = """\
+import os
+import time
+
+with open(os.environ["HANG_STARTS"], "a") as f:
+    f.write(f"{os.environ['PYTHONHASHSEED']} {time.time()}\\n")
+time.sleep(300)
+"""
+
+
+def test_two_hangs_cost_about_one_timeout(tmp_path, monkeypatch):
+    """The second hanging snippet starts while the first still hangs."""
+    starts = tmp_path / "starts.txt"
+    monkeypatch.setenv("HANG_STARTS", str(starts))
+    root = tiny_site(tmp_path, HANG, "")
+    (root / "docs/slides/02-two.md").write_text(
+        ONE_SLIDE.replace("01_one", "02_two")
+        .replace("slide: 1", "slide: 2")
+        .format(output="")
+    )
+    (root / "snippets/02_two.py").write_text(HANG)
+    timeout = 10
+    result = engine_check(
+        root, cache=tmp_path / "cache", timeout=timeout, jobs=2
+    )
+    assert [p.message.split(" did not")[0] for p in result.problems] == [
+        "snippets/01_one.py",
+        "snippets/02_two.py",
+    ]
+    by_server: dict[str, list[float]] = {}
+    for line in starts.read_text().splitlines():
+        seed, at = line.split()
+        by_server.setdefault(seed, []).append(float(at))
+    # Two servers (hash seeds 0 and 1), each starting both snippets.
+    assert sorted(by_server) == ["0", "1"]
+    for times in by_server.values():
+        # One after the other, the second would start a timeout after
+        # the first; side by side, a couple of seconds apart.
+        assert len(times) == 2 and abs(times[1] - times[0]) < timeout / 2
+
+
+# --- 4. bounds ---------------------------------------------------------------
+
+ALIAS_BOMB = "\n".join(
+    ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    + [
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]"
+        for i in range(8)
+    ]
+    + ["id: *i"]
+)
+
+
+def _bounded(call):
+    """Run ``call``; return (result, seconds, peak bytes allocated)."""
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        out = call()
+    finally:
+        seconds = time.monotonic() - start
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return out, seconds, peak
+
+
+def test_alias_bomb_in_front_matter_fails_fast():
+    """9^9 strings if expanded; refused at the first alias, at its line."""
+    text = "---\n" + ALIAS_BOMB + "\n---\n\n# Bomb\n"
+    problems = []
+    slide, seconds, peak = _bounded(
+        lambda: parse_slide("docs/slides/01-bomb.md", text, problems, True)
+    )
+    assert seconds < 2 and peak < 20_000_000
+    assert slide.meta == {}
+    [problem] = [p for p in problems if "alias" in p.message]
+    assert problem.line == 3  # the first `*a`, line 3 of the file
+    assert "aliases (*name) are not allowed here" in problem.message
+
+
+def test_alias_bomb_in_an_exercise_fails_fast():
+    """The exercise YAML loader refuses the first alias, with its line."""
+
+    def load():
+        with pytest.raises(YamlProblem) as caught:
+            load_yaml(ALIAS_BOMB)
+        return caught.value
+
+    problem, seconds, peak = _bounded(load)
+    assert seconds < 2 and peak < 20_000_000
+    assert problem.line == 1  # 0-based: the second line of the body
+    assert "aliases (*name) are not allowed in an exercise" in str(problem)
+
+
+def test_huge_output_is_refused_and_never_written(tmp_path):
+    """50 MB of stdout: a short report naming the snippet, and update
+    leaves the slide as it was."""
+    root = tiny_site(
+        tmp_path,
+        'import sys\nsys.stdout.write(("x" * 99 + "\\n") * 500_000)\n',
+        "",
+    )
+    slide = root / "docs/slides/01-one.md"
+    before = slide.read_bytes()
+    proc = cli(root, "update", "--no-cache")
+    assert proc.returncode == 1
+    assert (
+        "docs/slides/01-one.md:11: snippets/01_one.py printed 500,000 "
+        "lines (50,000,000 bytes); an Output block may hold at most 200 "
+        "lines and 20,000 bytes" in proc.stderr
+    )
+    assert len(proc.stderr) < 5_000
+    assert slide.read_bytes() == before
+
+
+def test_long_messages_and_details_are_cut():
+    """A problem quoting megabytes shows a few kilobytes and says so."""
+    problem = Problem("a.md", 3, "m" * 100_000, "d" * 100_000)
+    text = str(problem)
+    assert len(text) < 6_000
+    assert "(99000 more characters not shown)" in text
+    assert "(96000 more characters not shown)" in text
+
+
+# --- 8. messages -------------------------------------------------------------
+
+SLIDE_HEAD = "---\ntitle: T\nslide: 1\nkind: Concept\npart: Fixture\n---\n"
+
+
+def _deck_problems(tmp_path: Path, data: bytes) -> list[tuple[int, str]]:
+    slides = tmp_path / "docs/slides"
+    slides.mkdir(parents=True)
+    (slides / "01-one.md").write_bytes(data)
+    deck = read_deck(tmp_path, parts=["Fixture"])
+    return [(p.line, p.message) for p in deck.problems]
+
+
+@pytest.mark.parametrize(
+    ("data", "line", "message"),
+    [
+        (
+            b"\xef\xbb\xbf" + SLIDE_HEAD.encode(),
+            1,
+            "the file starts with a byte-order mark (BOM)",
+        ),
+        (
+            SLIDE_HEAD.encode() + b"\n# Title\n\ncaf\xe9\n",
+            10,
+            "not valid UTF-8 at column 4 (byte b'\\xe9')",
+        ),
+        (
+            SLIDE_HEAD.replace("slide: 1", "slide: one").encode(),
+            3,
+            "slide: 'one' is not a positive whole number",
+        ),
+        (
+            SLIDE_HEAD.replace("kind: Concept", "kind: [a, b]").encode(),
+            4,
+            "kind: expected a single text value, got list ['a', 'b']",
+        ),
+        (
+            SLIDE_HEAD.replace("part: Fixture", "part: [x\n").encode(),
+            6,
+            "front matter is not valid YAML",
+        ),
+    ],
+)
+def test_bad_input_is_named_at_its_line(tmp_path, data, line, message):
+    """BOM, bad UTF-8, front matter: the right line, no traceback."""
+    found = _deck_problems(tmp_path, data)
+    assert any(at == line and message in text for at, text in found), found
+
+
+def test_bad_timeout_flag_is_a_message(tmp_path):
+    """--timeout inf and friends: exit 2 with the flag named."""
+    root = make_site(tmp_path, "good")
+    for value in ("inf", "nan", "-1", "soon"):
+        proc = cli(root, "check", "--timeout", value)
+        assert proc.returncode == 2, value
+        assert proc.stderr.startswith("error: --timeout: "), proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+# --- 7. includes stay inside the repository ----------------------------------
+
+
+def test_include_through_a_symlink_out_of_the_repository(tmp_path):
+    """A link to /etc/passwd is refused at the include's line; the
+    build publishes nothing of it."""
+    root = make_site(tmp_path, "good")
+    (root / "passwd.txt").symlink_to("/etc/passwd")
+    slide = root / "docs/slides/01-shapes.md"
+    slide.write_text(
+        slide.read_text() + '\n```text\n--8<-- "passwd.txt"\n```\n'
+    )
+    line = slide.read_text().splitlines().index('--8<-- "passwd.txt"') + 1
+    proc = mkdocs_build(root)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert (
+        f'docs/slides/01-shapes.md:{line}: --8<-- "passwd.txt" leaves the '
+        "repository (passwd.txt resolves to /etc/passwd)" in out
+    ), out
+    assert "root:x:0:0" not in out
+    assert not (root / "site").exists()
+
+
+def test_sigterm_leaves_no_temporary_folder(tmp_path):
+    """SIGTERM while snippets run: the engine's folder is removed."""
+    root = tiny_site(tmp_path, "import time\ntime.sleep(300)\n", "")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lessonbuild", "check", "--no-cache"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    pattern = f"{TMP_PREFIX}{proc.pid}-*"
+    deadline = time.monotonic() + 120
+    while not list(TMP.glob(pattern)) and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    [folder] = list(TMP.glob(pattern))
+    time.sleep(1)  # the servers are starting
+    proc.terminate()
+    proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    assert not folder.exists()
+
+
+def test_what_a_killed_run_left_is_removed_by_the_next(tmp_path):
+    """SIGKILL cannot be caught: the next update removes our temporary
+    slide files, and the next run the folder of a dead engine."""
+    root = tiny_site(tmp_path, 'print("hi")\n', "hi")
+    left = root / f"docs/slides/.01-one.md{TMP_MARK}k1ll3d"
+    left.write_text("half a slide")
+    other = root / "docs/slides/.notes.md.swp"  # not ours: kept
+    other.write_text("an editor's")
+    dead = _dead_pid()
+    folder = TMP / f"{TMP_PREFIX}{dead}-stale"
+    folder.mkdir()
+    proc = cli(root, "update", "--no-cache")
+    assert proc.returncode == 0, proc.stderr
+    assert not left.exists() and other.exists()
+    assert not folder.exists()
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+# --- 6. one page, one truth --------------------------------------------------
+
+TRUTH = """\
+from mha_ref.tables import publish_table, publish_value
+
+for h in (1, 8):
+    print(f"h={h}  params=1,048,576")
+rows = [[1, "1,048,576"], [8, "{P}"]]
+publish_table("by_heads", ["h", "params (d=512)"], rows)
+publish_value("total", "1,048,576")
+"""
+
+
+def test_table_output_rule():
+    """Same label, same row key, different number: a conflict; a table
+    richer than the output, or a longer header, is not one."""
+    out = "h= 1  d_k=512  params=1,048,576\nh= 8  d_k= 64  params=1,048,576\n"
+    table = {
+        "columns": ["h", "d_k", "params (d=512)", "entries per FLOP"],
+        "rows": [["1", "512", "1,048,576", "9"], ["8", "64", "1048577", "7"]],
+    }
+    [conflict] = table_output_conflicts("s.py", out, {"s.t": table})
+    assert conflict[:4] == (
+        "s.t",
+        table["rows"][1],
+        "params (d=512)",
+        "1048577",
+    )
+    table["rows"][1][2] = "1048576.0"  # the same number, written otherwise
+    assert table_output_conflicts("s.py", out, {"s.t": table}) == []
+
+
+def test_page_cannot_contradict_itself(tmp_path):
+    """A table against its Output block, an unknown value, a block
+    titled like Output: each reported at its line."""
+    root = tiny_site(
+        tmp_path,
+        TRUTH.replace("{P}", "1,048,577"),
+        "h=1  params=1,048,576\nh=8  params=1,048,576",
+    )
+    slide = root / "docs/slides/01-one.md"
+    slide.write_text(
+        slide.read_text()
+        + '\n{{ value("01_one.total") }} and {{ value("01_one.nope") }}\n'
+        + '\n```text title="Output\u200b"\n1,048,577\n```\n'
+    )
+    lines = slide.read_text().splitlines()
+    found = {
+        (p.line, p.message.split(";")[0])
+        for p in engine_check(root, cache=tmp_path / "cache").problems
+    }
+    assert found == {
+        (
+            11,
+            "table '01_one.by_heads' says params (d=512) = 1,048,577 in "
+            "row 8, but the same run printed 'h=8  params=1,048,576': "
+            "publish the figure you print (compute it once)",
+        ),
+        (
+            lines.index(
+                '{{ value("01_one.total") }} and {{ value("01_one.nope") }}'
+            )
+            + 1,
+            "value('01_one.nope'): no snippet published this value "
+            "(mha_ref.tables.publish_value)",
+        ),
+        (
+            lines.index('```text title="Output\u200b"') + 1,
+            "code block titled 'Output\\u200b' looks like an Output block "
+            "but is not one",
+        ),
+    }
+
+
+def test_value_macro_renders_the_computed_figure(tmp_path):
+    """{{ value(...) }} in prose shows what the run published."""
+    root = tiny_site(
+        tmp_path,
+        TRUTH.replace("{P}", "1,048,576"),
+        "h=1  params=1,048,576\nh=8  params=1,048,576",
+    )
+    slide = root / "docs/slides/01-one.md"
+    slide.write_text(
+        slide.read_text() + '\nThe count: {{ value("01_one.total") }}.\n'
+    )
+    proc = mkdocs_build(root, cache=tmp_path / "cache")
+    assert proc.returncode == 0, proc.stderr
+    page = (root / "site/slides/01-one/index.html").read_text()
+    assert "The count: 1,048,576." in page
