@@ -191,16 +191,23 @@ def deck_title(deck) -> str:
 
 
 def lead_paragraph(slide) -> str:
-    """The first plain paragraph after the slide's heading."""
-    body = slide.lines[slide.body_line - 1 :]
+    """The first plain paragraph after the slide's heading.
+
+    Lines inside any fence (code, Output blocks, exercises, whose answers
+    must not leak into the notebook or its search entry), admonitions,
+    tables and macro calls are never part of it.
+    """
+    fenced = set()
+    for fence in slide.fences:
+        last = fence.end if fence.end is not None else len(slide.lines)
+        fenced.update(range(fence.start, last + 1))
     paragraph: list[str] = []
-    for raw in body:
-        line = raw.rstrip("\r\n")
-        if not line.strip():
-            if paragraph:
-                break
-            continue
-        if line.startswith(("#", "```", "!!!", "???", "|", "{{", "<", "    ")):
+    for i in range(slide.body_line - 1, len(slide.lines)):
+        line = slide.lines[i].rstrip("\r\n")
+        skip = i in fenced or line.startswith(
+            ("#", "!!!", "???", "|", "{{", "<", " ", "\t")
+        )
+        if skip or not line.strip():
             if paragraph:
                 break
             continue
