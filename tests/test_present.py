@@ -144,7 +144,9 @@ def test_one_stack_per_slide_in_order(deck_doc, lesson):
 def test_timing_comes_from_the_notes(deck_doc, lesson):
     wrong = []
     for slide, stack in zip(
-        lesson.slides, deck_doc.select(".reveal .slides > section")
+        lesson.slides,
+        deck_doc.select(".reveal .slides > section"),
+        strict=True,
     ):
         minutes = sum(n.minutes for n in slide.notes if n.minutes)
         got = sum(
@@ -160,14 +162,15 @@ def test_timing_comes_from_the_notes(deck_doc, lesson):
 def test_every_note_is_in_the_speaker_view_only(deck_doc, lesson):
     stacks = deck_doc.select(".reveal .slides > section")
     assert not deck_doc.select(".deck-body details.instructor")
-    for slide, stack in zip(lesson.slides, stacks):
+    for slide, stack in zip(lesson.slides, stacks, strict=True):
         if slide.notes:
             aside = stack.select_one("aside.notes")
             assert aside is not None, f"slide {slide.number}: notes lost"
 
 
 def test_deck_loads_nothing_from_another_host(deck_doc, built_site):
-    urls = [el.get("src") or el.get("href") for el in deck_doc(["script", "link"])]
+    tags = deck_doc(["script", "link"])
+    urls = [el.get("src") or el.get("href") for el in tags]
     urls = [u for u in urls if u]
     remote = [u for u in urls if re.match(r"^(\w+:)?//", u)]
     assert not remote, f"present.html loads from other hosts: {remote}"
@@ -203,3 +206,33 @@ def test_search_index_has_no_instructor_notes(built_site, lesson):
     assert not leaked, "instructor notes found in search_index.json:\n" + (
         "\n".join(leaked)
     )
+
+
+def test_links_and_images_are_rebased_to_the_deck():
+    html = (
+        '<p><a href="../index.html#top">home</a> <a href="#x">here</a>'
+        ' <a href="https://pytorch.org/">torch</a>'
+        ' <a href="16-next.html">next</a></p>'
+        '<img src="../figures/a.svg" loading="lazy" alt="a">'
+    )
+    out = _soup(present.slide_sections(_slide(html), 55))
+    hrefs = [a["href"] for a in out.select(".deck-body a")]
+    assert hrefs == [
+        "index.html#top",
+        "#x",
+        "https://pytorch.org/",
+        "slides/16-next.html",
+    ], "links of slides/07-a.html must resolve from the site root"
+    img = out.select_one("img")
+    assert img["src"] == "figures/a.svg"
+    assert not img.has_attr("loading"), "images load before measuring"
+
+
+def test_exercises_are_not_sections_in_the_deck():
+    # reveal.js takes every <section> under .slides for a slide.
+    html = '<section class="exercise ex-check" data-ex-kind="check"></section>'
+    out = _soup(present.slide_sections(_slide(html), 55))
+    ex = out.select_one(".exercise")
+    assert ex.name == "div" and ex["role"] == "region"
+    assert ex["data-ex-kind"] == "check"
+    assert len(out.find_all("section")) == 2, "one stack, one sub-slide"

@@ -185,7 +185,9 @@
         d.open = true;
       });
       s.classList.add("deck-measure");
+      s.parentNode.classList.add("deck-measure-stack");
       fitSection(s, 0);
+      s.parentNode.classList.remove("deck-measure-stack");
       all(s.parentNode, "section").forEach(function (x) {
         x.classList.remove("deck-measure");
       });
@@ -273,7 +275,7 @@
   function keyboardCondition(event) {
     var target = event.target;
     if (!target || !target.closest) return true;
-    if (target.closest("section.exercise, details, summary, a, button")) {
+    if (target.closest(".exercise, details, summary, a, button")) {
       var key = event.key;
       if (key === " " || key === "Enter") return false;
     }
@@ -322,13 +324,24 @@
     });
   }
 
+  // Measure once the fonts and images are in: an image not yet loaded
+  // has no height, and the slide it is on would overflow once it loads.
   function whenFontsReady(fn) {
-    if (!document.fonts || !document.fonts.load) return fn();
-    Promise.all([
-      document.fonts.load("28px 'Source Sans Pro'"),
-      document.fonts.load("bold 28px 'Source Sans Pro'"),
-      document.fonts.load("italic 28px 'Source Sans Pro'")
-    ]).then(fn, fn);
+    var waits = all(document, ".reveal img").map(function (img) {
+      if (img.complete) return Promise.resolve();
+      return new Promise(function (done) {
+        img.addEventListener("load", done);
+        img.addEventListener("error", done);
+      });
+    });
+    if (document.fonts && document.fonts.load) {
+      waits.push(
+        document.fonts.load("28px 'Source Sans Pro'"),
+        document.fonts.load("bold 28px 'Source Sans Pro'"),
+        document.fonts.load("italic 28px 'Source Sans Pro'")
+      );
+    }
+    Promise.all(waits).then(fn, fn);
   }
 
   if (document.readyState === "loading") {

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import html as htmlmod
 import json
+import posixpath
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -184,6 +186,44 @@ def _chunks(soup: BeautifulSoup) -> list[list]:
     return chunks
 
 
+#: Attributes holding a URL that the browser resolves against the page.
+URL_ATTRS = {"a": "href", "img": "src", "source": "src", "object": "data"}
+
+
+def _rebase_links(soup: BeautifulSoup, page_url: str) -> None:
+    """Make the page's relative URLs relative to the deck (site root).
+
+    A reading page lives at ``slides/NN-x.html``; its ``../figures/a.svg``
+    must become ``figures/a.svg`` in ``present.html``. Images load eagerly:
+    present.js measures each slide once they are in.
+    """
+    base = posixpath.dirname(page_url)
+    for tag, attr in URL_ATTRS.items():
+        for el in soup.find_all(tag, attrs={attr: True}):
+            url = el[attr]
+            if not url or re.match(r"^([a-z][a-z0-9+.-]*:|/|#|\?)", url, re.I):
+                continue
+            path, sep, rest = url.partition("#")
+            el[attr] = posixpath.normpath(posixpath.join(base, path)) + (
+                sep + rest
+            )
+        if tag == "img":
+            for img in soup.find_all("img", loading=True):
+                del img["loading"]
+
+
+def _unsection_exercises(soup: BeautifulSoup) -> None:
+    """Exercise widgets become ``<div role="region">`` in the deck.
+
+    reveal.js takes every ``section`` under ``.slides`` for a slide (it
+    makes the others ``inert``, and the print view gives each a page), so
+    an exercise's ``<section>`` would be a dead slide of its own.
+    """
+    for ex in soup.find_all("section", class_="exercise"):
+        ex.name = "div"
+        ex["role"] = "region"
+
+
 def slide_sections(slide: DeckSlide, total: int) -> str:
     """The ``<section>`` stack of one slide."""
     soup = BeautifulSoup(slide.html, "html.parser")
@@ -191,6 +231,8 @@ def slide_sections(slide: DeckSlide, total: int) -> str:
         link.decompose()
     notes = _take_notes(soup)
     mark_fragments(soup)
+    _unsection_exercises(soup)
+    _rebase_links(soup, slide.url)
     chunks = _chunks(soup)
     seconds = round(slide.minutes * 60) if slide.minutes else None
     meta = (
@@ -264,6 +306,7 @@ def deck_html(
     slides: list[DeckSlide],
     site_name: str,
     minified: frozenset[str] = frozenset(),
+    favicon: str | None = None,
 ) -> str:
     """The whole ``present.html``."""
     total = len(slides)
@@ -272,6 +315,8 @@ def deck_html(
         f'<link rel="stylesheet" href="{_asset(h, minified)}">' for h in CSS
     )
     js = "".join(f'<script src="{_asset(h, minified)}"></script>' for h in JS)
+    if favicon:  # else the browser asks for /favicon.ico, a 404
+        css = f'<link rel="icon" href="{htmlmod.escape(favicon)}">' + css
     config = {"width": WIDTH, "height": HEIGHT, "slides": total}
     name = htmlmod.escape(site_name)
     return (
@@ -310,7 +355,12 @@ def write(site_dir: str | Path, deck, rendered: dict[str, str], config):
         )
     site_dir = Path(site_dir)
     out = site_dir / DECK
-    html = deck_html(slides, config["site_name"], minified_assets(config))
+    html = deck_html(
+        slides,
+        config["site_name"],
+        minified_assets(config),
+        config["theme"].get("favicon"),
+    )
     out.write_text(html, encoding="utf-8")
     return out
 
