@@ -39,21 +39,23 @@ slices = {
     for i in range(h)
 }
 (per_head,) = slices
+# Symbols are TeX (\(...\)): the table shows them typeset, as the
+# slide's formulas are.
 rows = [
     [
-        "W^Q_i, W^K_i, W^V_i",
+        r"\(W^Q_i, W^K_i, W^V_i\)",
         symbolic(per_head),
         shape_str(per_head),
         "per-head projection matrices",
     ],
     [
-        "d_k = d_model / h",
+        r"\(d_k = d_{\text{model}} / h\)",
         "scalar",
         f"{d_model} / {h} = {d_k}",
         "head dimension — keeps total compute fixed",
     ],
     [
-        "W^O",
+        r"\(W^O\)",
         symbolic(W_O.shape),
         shape_str(W_O.shape),
         "output projection merges all heads",

@@ -52,13 +52,14 @@ def same(*tensors):
 
 
 B = X.shape[0]
+# Cells are Markdown: tensor names as code, weights as math.
 rows = [
     ["X (input)", same(X), f"B={B}, T={T}, d_model={d_model}"],
-    ["Q, K, V", same(Q, K, V), "after W_Q/W_K/W_V"],
-    ["Q_heads, K_heads", same(Q_h, K_h, V_h), "B, h, T, d_k after split"],
-    ["attn_weights", same(attn), "one (T×T) per head"],
-    ["context", same(context), "attn @ V_heads"],
+    ["Q, K, V", same(Q, K, V), r"after \(W^Q, W^K, W^V\)"],
+    ["`Q_heads`, `K_heads`", same(Q_h, K_h, V_h), "B, h, T, d_k after split"],
+    ["`attn_weights`", same(attn), "one (T×T) per head"],
+    ["context", same(context), "`attn @ V_heads`"],
     ["concat", same(concat), f"merge h={h} heads"],
-    ["output", same(output), "after W_O — matches input shape"],
+    ["output", same(output), r"after \(W^O\) — matches input shape"],
 ]
 publish_table("shapes", ["tensor", "shape", "note"], rows)
