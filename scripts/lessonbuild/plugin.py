@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import sys
 from html import escape as html_escape
 from pathlib import Path
 
@@ -311,16 +312,19 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         return output
 
     def _fail(self, config, problems: list[Problem], advice: str = ""):
-        for line in report(problems, advice).splitlines():
-            log.error(line)
         if self.command == "serve":
             # `mkdocs serve` waits forever for a build that aborts: the
             # build goes on instead, every page showing the problems,
             # and the next good rebuild (livereload) shows the lesson.
+            # Printed, not logged: --strict would count each logged
+            # line as an error and abort the build after all.
+            print(report(problems, advice), file=sys.stderr)
             self.failure = (
                 (self.failure + "\n") if getattr(self, "failure", None) else ""
             ) + report(problems, advice)
             return
+        for line in report(problems, advice).splitlines():
+            log.error(line)
         self._discard_site(config)
         raise Abort(
             f"Aborted: {len(problems)} problem(s), listed above. No site "
