@@ -12,7 +12,7 @@ CHROMIUM := /usr/bin/chromium
 export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: help venv browser serve build test lint format pytest \
-        check-outputs update-outputs bench clean pdf lint-workflows \
+        check-outputs update-outputs bench measure-heads clean pdf lint-workflows \
         fastcheck site-diff pre-commit hooks
 
 help:
@@ -107,6 +107,11 @@ check-outputs: $(STAMP)
 
 update-outputs: $(STAMP)
 	$(BIN)/python -m lessonbuild update
+
+# Slide 17's wall-clock times, measured on this machine (not checked by
+# the build: times vary). Writes snippets/measured/heads_timing.{json,md}.
+measure-heads: $(STAMP)
+	$(BIN)/python scripts/measure_heads.py
 
 bench: $(STAMP)
 	$(BIN)/python -m lessonbuild bench

@@ -5,9 +5,9 @@ the wall-clock time may. Times vary from machine to machine and run to
 run, so no snippet prints them (the build compares snippet output
 exactly); this script measures once and writes
 
-* ``measured/heads_timing.json``: the machine, the settings and the
+* ``snippets/measured/heads_timing.json``: the machine, the settings and the
   median time of each h;
-* ``measured/heads_timing.md``: the same as a small table, which slide
+* ``snippets/measured/heads_timing.md``: the same as a small table, which slide
   17 includes, labelled as measured and not checked by the build.
 
 Run it from the repository root: ``.venv/bin/python
@@ -29,7 +29,7 @@ import torch
 from mha_ref import MultiHeadAttention
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "measured"
+OUT = ROOT / "snippets" / "measured"
 HEADS = (1, 8, 64, 512)
 
 
