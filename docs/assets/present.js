@@ -291,18 +291,16 @@
   function start() {
     if (PRINT) fitPrint();
     else fitAll();
-    var keys = {};
-    if (!RECEIVER) {
-      // R: back to the reading page of the slide on screen.
-      keys[82] = { key: "R", description: "Reading page", callback: toReading };
-    }
     window.Reveal.initialize({
       width: W,
       height: H,
       margin: 0.04,
       center: false,
       hash: true,
-      hashOneBasedIndex: true,
+      // One-based in the address bar (#/15 is slide 15); the speaker
+      // view's preview frames get zero-based hashes from the notes plugin,
+      // and reading them one-based moved the deck back a slide.
+      hashOneBasedIndex: !RECEIVER,
       respondToHashChanges: true,
       transition: "none",
       backgroundTransition: "none",
@@ -313,10 +311,17 @@
       defaultTiming: 60,
       pdfSeparateFragments: false,
       pdfMaxPagesPerSlide: 1,
-      keyboard: keys,
       keyboardCondition: keyboardCondition,
       plugins: window.RevealNotes ? [window.RevealNotes] : []
     });
+    if (!RECEIVER) {
+      // R: back to the reading page of the slide on screen (listed in
+      // reveal's keyboard help, "?").
+      window.Reveal.addKeyBinding(
+        { keyCode: 82, key: "R", description: "Reading page of this slide" },
+        toReading
+      );
+    }
     window.Reveal.on("fragmentshown", openStep);
     window.Reveal.on("fragmenthidden", openStep);
     window.Reveal.on("ready", function () {
