@@ -1,6 +1,51 @@
 // Accessibility fixes for Material's own markup, found by axe on every
-// page (tests/browser/test_site_a11y.py). Runs on each page shown
-// (lessonOnPage, onpage.js).
+// page (tests/browser/test_site_a11y.py), and the scroll cue that says a
+// block is wider than the column (tests/browser/test_layout.py). Runs on
+// each page shown (lessonOnPage, onpage.js).
+
+// Blocks that scroll sideways instead of overflowing the column: tables
+// (Material's wrapper, and the exercises' own), display math, code.
+const SCROLLERS = [
+  ".md-typeset .md-typeset__scrollwrap",
+  ".md-typeset div.arithmatex",
+  ".md-typeset pre > code",
+  ".md-typeset .ex-table",
+].join(", ");
+
+// A scroller with content hidden past an edge carries scroll-cue--left
+// and/or scroll-cue--right (lesson.css fades that edge), and is
+// focusable so a keyboard can scroll it (axe: scrollable-region-focusable).
+function updateCue(el) {
+  const hidden = el.scrollWidth - el.clientWidth;
+  const overflowing = hidden > 1;
+  el.classList.toggle("scroll-cue--left", overflowing && el.scrollLeft > 1);
+  el.classList.toggle(
+    "scroll-cue--right",
+    overflowing && el.scrollLeft < hidden - 1,
+  );
+  if (overflowing && !el.hasAttribute("tabindex")) {
+    el.setAttribute("tabindex", "0");
+  }
+}
+
+const watched = new WeakSet();
+const resized = new ResizeObserver((entries) => {
+  for (const entry of entries) updateCue(entry.target);
+});
+
+function watchScrollers() {
+  for (const el of document.querySelectorAll(SCROLLERS)) {
+    if (watched.has(el)) {
+      updateCue(el);
+      continue;
+    }
+    watched.add(el);
+    el.addEventListener("scroll", () => updateCue(el), { passive: true });
+    resized.observe(el);
+    updateCue(el);
+  }
+}
+
 window.lessonOnPage(() => {
   // The search overlay is a dialog without a name (aria-dialog-name).
   const search = document.querySelector('.md-search[role="dialog"]');
@@ -12,4 +57,10 @@ window.lessonOnPage(() => {
   for (const el of document.querySelectorAll("div.arithmatex")) {
     if (!el.hasAttribute("tabindex")) el.setAttribute("tabindex", "0");
   }
+  watchScrollers();
+  // Material wraps tables in their scroller when it mounts the page, and
+  // web fonts change widths once loaded: look again after both.
+  requestAnimationFrame(watchScrollers);
+  if (document.fonts) document.fonts.ready.then(watchScrollers);
 });
+window.addEventListener("load", watchScrollers);
