@@ -30,10 +30,20 @@ def test_a_new_slide_appears_in_its_part_without_editing_mkdocs_yml(
     result = build(root)
     assert result.returncode == 0, result.stderr
     page = (root / "site" / "slides" / "56-one-more-thing.html").read_text()
-    # Material's sidebar: the Closing section lists the new slide last.
-    closing = page[page.index(">Closing<") :]
-    links = re.findall(r'href="([^"]+\.html)"', closing.split("</nav>")[0])
-    assert links[-1].endswith("56-one-more-thing.html")
+    # Material's sidebar: the open section is the Closing part, and its
+    # list of slides ends with the new one.
+    section = re.search(
+        r'<nav class="md-nav" data-md-level="1" aria-labelledby="[^"]+" '
+        r'aria-expanded="true">\s*<label class="md-nav__title"[^>]*>'
+        r"\s*<span[^>]*></span>\s*(?P<part>[^<]+?)\s*</label>"
+        r"(?P<list>.*?)</nav>",
+        page,
+        re.S,
+    )
+    assert section and section["part"] == "Closing"
+    links = re.findall(r'href="([^"]+\.html)"', section["list"])
+    assert links[-1] == "56-one-more-thing.html"
+    assert links[0] == "53-show-it-off.html"
     assert "Slide 56 of 56" in page
 
 
