@@ -128,6 +128,9 @@ HOMEWORK = {
     ),
 }
 EXECUTE_TIMEOUT = 300
+#: Kept out of the search index: the deck notebook repeats every slide's
+#: code, and the solutions are answers (search finds lessons, not those).
+NOT_SEARCHED = (DECK_NOTEBOOK, "notebooks/homework-solutions.ipynb")
 
 
 def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:

@@ -232,6 +232,8 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         if getattr(self, "failure", None):
             return html
         html = present.exclude_notes_from_search(html)
+        if page.file.src_uri in notebooks.NOT_SEARCHED:
+            page.meta.setdefault("search", {})["exclude"] = True
         stash = self.widgets.get(page.file.src_uri)
         if stash:
             html = self._fill_widgets(html, stash, page, config)
