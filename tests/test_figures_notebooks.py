@@ -137,3 +137,29 @@ def test_solutions_notebook_prints_its_measured_specialisation(built_site):
         o.get("text", "") for c in nb.cells for o in c.get("outputs", [])
     )
     assert re.search(r"specialisation", text, re.I)
+
+
+def test_notebook_downloads_from_the_landing_page_and_slides_with_code(
+    built_site,
+):
+    """index.html links the .ipynb; every slide that runs code does too."""
+    index = (built_site / "index.html").read_text(encoding="utf-8")
+    assert 'href="notebooks/lesson-81.ipynb"' in index
+    for slide in deck().slides:
+        runs_code = any(i.path.startswith("snippets/") for i in slide.includes)
+        page = built_site / Path(slide.path).relative_to("docs")
+        html = page.with_suffix(".html").read_text(encoding="utf-8")
+        links = re.findall(r'href="([^"]+\.ipynb)" download', html)
+        assert bool(links) == runs_code, slide.path
+        for href in links:
+            assert (page.parent / href).resolve().is_file()
+
+
+def test_search_leaves_out_the_deck_and_solutions_notebooks(built_site):
+    index = json.loads(
+        (built_site / "search/search_index.json").read_text(encoding="utf-8")
+    )
+    locations = {doc["location"].split("#")[0] for doc in index["docs"]}
+    assert "notebooks/lesson-81.html" not in locations
+    assert "notebooks/homework-solutions.html" not in locations
+    assert "notebooks/homework.html" in locations

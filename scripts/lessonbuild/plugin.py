@@ -234,6 +234,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         html = present.exclude_notes_from_search(html)
         if page.file.src_uri in notebooks.NOT_SEARCHED:
             page.meta.setdefault("search", {})["exclude"] = True
+        html += self._notebook_link(page)
         stash = self.widgets.get(page.file.src_uri)
         if stash:
             html = self._fill_widgets(html, stash, page, config)
@@ -245,6 +246,21 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             _, problems = self.math.render_html(html, path, source)
             self.problems += problems
         return html
+
+    def _notebook_link(self, page) -> str:
+        """A slide that runs code offers the lesson notebook to download."""
+        slide = self.deck.page_at(page.file.src_uri) if self.deck else None
+        if slide is None or slide.number is None:
+            return ""
+        if not any(i.path.startswith("snippets/") for i in slide.includes):
+            return ""
+        depth = page.file.src_uri.count("/")
+        href = "../" * depth + notebooks.DECK_NOTEBOOK
+        return (
+            f'\n<p class="notebook-download" data-search-exclude><a '
+            f'href="{href}" download>Run this code yourself: download the '
+            "lesson as a notebook (.ipynb)</a></p>"
+        )
 
     def _source_of(self, page, config) -> tuple[str, str]:
         """The page's path (from the root) and text, from the deck."""
