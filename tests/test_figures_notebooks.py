@@ -163,3 +163,10 @@ def test_search_leaves_out_the_deck_and_solutions_notebooks(built_site):
     assert "notebooks/lesson-81.html" not in locations
     assert "notebooks/homework-solutions.html" not in locations
     assert "notebooks/homework.html" in locations
+
+
+def test_code_blocks_stay_out_of_the_search_index(built_site):
+    """A third of the index was code; the first visit downloads it all."""
+    text = (built_site / "search/search_index.json").read_text("utf-8")
+    assert "nn.MultiheadAttention(d_model, h, batch_first=True" not in text
+    assert "Trace" in text  # the slides themselves are still there

@@ -234,6 +234,14 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         html = present.exclude_notes_from_search(html)
         if page.file.src_uri in notebooks.NOT_SEARCHED:
             page.meta.setdefault("search", {})["exclude"] = True
+        # Code and Output blocks stay out of the search index: a third of
+        # its text, which the first visit to a slide downloads (page
+        # weight budget); search finds the prose, tables and math that
+        # teach, and the code is one click away on the slide it names.
+        html = html.replace(
+            '<div class="highlight">',
+            '<div class="highlight" data-search-exclude>',
+        )
         html += self._notebook_link(page)
         stash = self.widgets.get(page.file.src_uri)
         if stash:
