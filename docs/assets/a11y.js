@@ -46,7 +46,8 @@ function watchScrollers() {
   }
 }
 
-window.lessonOnPage(() => {
+// Material's fixes, idempotent: run again after Material mounts the page.
+function fixMaterial() {
   // The search overlay is a dialog without a name (aria-dialog-name).
   const search = document.querySelector('.md-search[role="dialog"]');
   if (search && !search.hasAttribute("aria-label")) {
@@ -57,10 +58,25 @@ window.lessonOnPage(() => {
   for (const el of document.querySelectorAll("div.arithmatex")) {
     if (!el.hasAttribute("tabindex")) el.setAttribute("tabindex", "0");
   }
+  // Each code block's copy button sits in an unnamed <nav>: a page with
+  // two code blocks has two identical landmarks (landmark-unique). A
+  // button bar is a group, not a place to navigate to.
+  for (const nav of document.querySelectorAll("nav.md-code__nav")) {
+    nav.setAttribute("role", "group");
+    nav.setAttribute("aria-label", "Code actions");
+  }
+}
+
+function fixPage() {
+  fixMaterial();
   watchScrollers();
-  // Material wraps tables in their scroller when it mounts the page, and
-  // web fonts change widths once loaded: look again after both.
-  requestAnimationFrame(watchScrollers);
-  if (document.fonts) document.fonts.ready.then(watchScrollers);
+}
+
+window.lessonOnPage(() => {
+  fixPage();
+  // Material mounts code blocks and wraps tables after the DOM is ready,
+  // and web fonts change widths once loaded: look again after both.
+  requestAnimationFrame(fixPage);
+  if (document.fonts) document.fonts.ready.then(fixPage);
 });
-window.addEventListener("load", watchScrollers);
+window.addEventListener("load", fixPage);

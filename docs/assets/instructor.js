@@ -5,39 +5,39 @@
 // shows them; the choice is remembered in localStorage. Shift+P opens the
 // deck at the slide on screen, like the "Present" link next to the switch
 // (Material already uses p , n . f s / without Shift).
-(function () {
-  "use strict";
+(() => {
+  
 
-  var KEY = "lesson81:instructor-view";
-  var CLASS = "lesson-instructor";
+  const KEY = "lesson81:instructor-view";
+  const CLASS = "lesson-instructor";
 
   function remembered() {
     try {
       return window.localStorage.getItem(KEY) === "on";
-    } catch (e) {
+    } catch (_e) {
       return false;
     }
   }
   function remember(on) {
     try {
       window.localStorage.setItem(KEY, on ? "on" : "off");
-    } catch (e) { /* not persisted (private mode) */ }
+    } catch (_e) { /* not persisted (private mode) */ }
   }
 
   function apply(on) {
     document.documentElement.classList.toggle(CLASS, on);
-    var button = document.querySelector(".instructor-switch");
+    const button = document.querySelector(".instructor-switch");
     if (button) button.setAttribute("aria-pressed", on ? "true" : "false");
   }
 
   function init() {
-    var button = document.querySelector(".instructor-switch");
+    const button = document.querySelector(".instructor-switch");
     apply(remembered());
     if (!button || button.getAttribute("data-ready")) return;
     button.hidden = false;
     button.setAttribute("data-ready", "");
-    button.addEventListener("click", function () {
-      var on = !document.documentElement.classList.contains(CLASS);
+    button.addEventListener("click", () => {
+      const on = !document.documentElement.classList.contains(CLASS);
       remember(on);
       apply(on);
     });
@@ -48,11 +48,11 @@
       /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
   }
 
-  document.addEventListener("keydown", function (event) {
+  document.addEventListener("keydown", (event) => {
     if (event.key !== "P" || !event.shiftKey) return;
     if (event.ctrlKey || event.altKey || event.metaKey) return;
     if (typing(event.target)) return;
-    var link = document.querySelector(".present-link");
+    const link = document.querySelector(".present-link");
     if (!link) return;
     event.preventDefault();
     window.location.href = link.href;

@@ -7,15 +7,15 @@
 // new sub-slide below it (a code block taller than the stage is cut by
 // lines). The speaker view's preview frames and the print view run this
 // same code on the same HTML, so their slide indices agree.
-(function () {
-  "use strict";
+(() => {
+  
 
-  var CONFIG = JSON.parse(document.getElementById("deck-config").textContent);
-  var W = CONFIG.width;
-  var H = CONFIG.height;
-  var PRINT = /print-pdf/.test(window.location.search);
+  const CONFIG = JSON.parse(document.getElementById("deck-config").textContent);
+  const W = CONFIG.width;
+  const H = CONFIG.height;
+  const PRINT = /print-pdf/.test(window.location.search);
   // The speaker view's preview frames (reveal's notes plugin adds it).
-  var RECEIVER = /[?&]receiver/.test(window.location.search);
+  const RECEIVER = /[?&]receiver/.test(window.location.search);
 
   function all(root, selector) {
     return Array.prototype.slice.call(root.querySelectorAll(selector));
@@ -32,18 +32,18 @@
 
   // Bottom of the content of a sub-slide laid out at stage width, in px.
   function contentHeight(section) {
-    var box = section.getBoundingClientRect();
-    var bottom = box.top;
+    const box = section.getBoundingClientRect();
+    let bottom = box.top;
     // Every element, not only the blocks: a widget's parts can spill out
     // of its box. KaTeX's stretchy SVGs are clipped by KaTeX itself.
-    all(section, ".deck-body *, .deck-meta, .deck-cont").forEach(function (el) {
+    all(section, ".deck-body *, .deck-meta, .deck-cont").forEach((el) => {
       if (el.closest(".katex") && !el.classList.contains("katex")) return;
       // A closed <details> still lays its content out (content-visibility),
       // and that content has a box: it is not on screen, so it is skipped.
       if (!visible(el)) return;
-      var r = el.getBoundingClientRect();
+      const r = el.getBoundingClientRect();
       if (!r.width && !r.height) return;
-      var style = window.getComputedStyle(el);
+      const style = window.getComputedStyle(el);
       bottom = Math.max(bottom, r.bottom + parseFloat(style.marginBottom || 0));
     });
     return bottom - box.top + parseFloat(window.getComputedStyle(section).paddingBottom);
@@ -55,10 +55,10 @@
 
   // A sub-slide like `section` (meta line, "continued" title, notes), empty.
   function sibling(section) {
-    var next = document.createElement("section");
-    var meta = section.querySelector(".deck-meta");
+    const next = document.createElement("section");
+    const meta = section.querySelector(".deck-meta");
     if (meta) next.appendChild(meta.cloneNode(true));
-    var cont = section.querySelector(".deck-cont");
+    let cont = section.querySelector(".deck-cont");
     if (!cont) {
       cont = document.createElement("p");
       cont.className = "deck-cont";
@@ -66,13 +66,13 @@
       cont.textContent = section.parentNode.getAttribute("data-title");
     }
     next.appendChild(cont.cloneNode(true));
-    var body = document.createElement("div");
+    const body = document.createElement("div");
     body.className = "md-typeset deck-body";
     next.appendChild(body);
-    var notes = section.querySelector("aside.notes");
+    const notes = section.querySelector("aside.notes");
     if (notes) next.appendChild(notes.cloneNode(true));
     // The slide's time is shared by its sub-slides.
-    var t = parseInt(section.getAttribute("data-timing") || "", 10);
+    const t = parseInt(section.getAttribute("data-timing") || "", 10);
     if (t > 0) {
       section.setAttribute("data-timing", String(Math.ceil(t / 2)));
       next.setAttribute("data-timing", String(Math.floor(t / 2)));
@@ -83,17 +83,17 @@
 
   // Split a code block in two at the line that crosses the stage bottom.
   function splitCode(block, section) {
-    var code = block.querySelector("pre code");
+    const code = block.querySelector("pre code");
     if (!code) return null;
-    var lines = code.innerHTML.split("\n");
+    const lines = code.innerHTML.split("\n");
     if (lines[lines.length - 1] === "") lines.pop();
-    var lo = 1;
-    var hi = lines.length - 1;
-    var keep = 0;
+    let lo = 1;
+    let hi = lines.length - 1;
+    let keep = 0;
     // Largest number of lines that still fits.
     while (lo <= hi) {
-      var mid = (lo + hi) >> 1;
-      code.innerHTML = lines.slice(0, mid).join("\n") + "\n";
+      const mid = (lo + hi) >> 1;
+      code.innerHTML = `${lines.slice(0, mid).join("\n")}\n`;
       if (fits(section)) {
         keep = mid;
         lo = mid + 1;
@@ -102,12 +102,12 @@
       }
     }
     if (keep === 0) {
-      code.innerHTML = lines.join("\n") + "\n";
+      code.innerHTML = `${lines.join("\n")}\n`;
       return null;
     }
-    code.innerHTML = lines.slice(0, keep).join("\n") + "\n";
-    var rest = block.cloneNode(true);
-    rest.querySelector("pre code").innerHTML = lines.slice(keep).join("\n") + "\n";
+    code.innerHTML = `${lines.slice(0, keep).join("\n")}\n`;
+    const rest = block.cloneNode(true);
+    rest.querySelector("pre code").innerHTML = `${lines.slice(keep).join("\n")}\n`;
     rest.classList.add("deck-continued");
     return rest;
   }
@@ -115,10 +115,10 @@
   // Split a list in two at the item that crosses the stage bottom; the
   // second part goes on numbering where the first stopped.
   function splitList(list, section) {
-    var items = all(list, ":scope > li");
-    var rest = list.cloneNode(false);
-    var start = parseInt(list.getAttribute("start") || "1", 10);
-    var keep = items.length;
+    const items = all(list, ":scope > li");
+    const rest = list.cloneNode(false);
+    const start = parseInt(list.getAttribute("start") || "1", 10);
+    let keep = items.length;
     while (keep > 1 && !fits(section)) {
       keep -= 1;
       rest.insertBefore(items[keep], rest.firstChild);
@@ -137,24 +137,24 @@
 
   function fitSection(section, guard) {
     if (guard > 12 || fits(section)) return;
-    var body = section.querySelector(".deck-body");
-    var blocks = Array.prototype.slice.call(body.children);
-    var moved = [];
+    const body = section.querySelector(".deck-body");
+    const blocks = Array.prototype.slice.call(body.children);
+    const moved = [];
     // Move trailing blocks out until the rest fits (keep at least one).
     while (blocks.length > 1 && !fits(section)) {
-      var last = blocks.pop();
+      const last = blocks.pop();
       moved.unshift(last);
       body.removeChild(last);
     }
     if (!fits(section) && blocks.length === 1) {
-      var rest = splitBlock(blocks[0], section);
+      const rest = splitBlock(blocks[0], section);
       if (rest) moved.unshift(rest);
     }
     if (!moved.length) return;
-    var next = sibling(section);
+    const next = sibling(section);
     next.classList.add("deck-measure");
-    var nextBody = next.querySelector(".deck-body");
-    moved.forEach(function (el) {
+    const nextBody = next.querySelector(".deck-body");
+    moved.forEach((el) => {
       nextBody.appendChild(el);
     });
     fitSection(next, guard + 1);
@@ -162,11 +162,11 @@
 
   // Items to sort that are short go in two columns (present.css): long
   // ones would wrap to many lines in half the width.
-  var SHORT_ITEM = 48; // characters
+  const SHORT_ITEM = 48; // characters
   function columns() {
-    all(document, ".deck-body .ex-zone--pool .ex-items").forEach(function (list) {
-      var longest = 0;
-      all(list, ".ex-item__text").forEach(function (t) {
+    all(document, ".deck-body .ex-zone--pool .ex-items").forEach((list) => {
+      let longest = 0;
+      all(list, ".ex-item__text").forEach((t) => {
         longest = Math.max(longest, t.textContent.trim().length);
       });
       list.classList.toggle("deck-two-columns", longest <= SHORT_ITEM);
@@ -175,23 +175,23 @@
 
   function fitAll() {
     columns();
-    var slides = document.querySelector(".reveal .slides");
+    const slides = document.querySelector(".reveal .slides");
     slides.classList.add("deck-measuring");
-    slides.style.width = W + "px";
-    all(document, ".reveal .slides > section > section").forEach(function (s) {
+    slides.style.width = `${W}px`;
+    all(document, ".reveal .slides > section > section").forEach((s) => {
       // Measure at the tallest state: folded answers that are steps open.
-      var folded = all(s, "details.fragment");
-      folded.forEach(function (d) {
+      const folded = all(s, "details.fragment");
+      folded.forEach((d) => {
         d.open = true;
       });
       s.classList.add("deck-measure");
       s.parentNode.classList.add("deck-measure-stack");
       fitSection(s, 0);
       s.parentNode.classList.remove("deck-measure-stack");
-      all(s.parentNode, "section").forEach(function (x) {
+      all(s.parentNode, "section").forEach((x) => {
         x.classList.remove("deck-measure");
       });
-      all(s.parentNode, "details.fragment").forEach(function (d) {
+      all(s.parentNode, "details.fragment").forEach((d) => {
         d.open = PRINT;
       });
     });
@@ -206,19 +206,19 @@
   // taller than the page is scaled down until it fits (CSS zoom, so the
   // text reflows to the wider box it then has).
   function flattenForPrint() {
-    all(document, ".reveal .slides > section").forEach(function (stack) {
-      var subs = all(stack, ":scope > section");
-      var page = document.createElement("section");
-      Array.prototype.forEach.call(stack.attributes, function (a) {
+    all(document, ".reveal .slides > section").forEach((stack) => {
+      const subs = all(stack, ":scope > section");
+      const page = document.createElement("section");
+      Array.prototype.forEach.call(stack.attributes, (a) => {
         page.setAttribute(a.name, a.value);
       });
-      var meta = subs.length && subs[0].querySelector(".deck-meta");
+      const meta = subs.length && subs[0].querySelector(".deck-meta");
       if (meta) page.appendChild(meta);
-      var body = document.createElement("div");
+      const body = document.createElement("div");
       body.className = "md-typeset deck-body";
-      subs.forEach(function (sub) {
-        var part = sub.querySelector(".deck-body");
-        while (part && part.firstChild) body.appendChild(part.firstChild);
+      subs.forEach((sub) => {
+        const part = sub.querySelector(".deck-body");
+        while (part?.firstChild) body.appendChild(part.firstChild);
       });
       page.appendChild(body);
       stack.parentNode.replaceChild(page, stack);
@@ -227,12 +227,12 @@
 
   // Largest zoom (to 1/100) of the slide's body at which it fits the page.
   function fitPage(section) {
-    var body = section.querySelector(".deck-body");
+    const body = section.querySelector(".deck-body");
     if (fits(section)) return;
-    var lo = 20;
-    var hi = 100;
+    let lo = 20;
+    let hi = 100;
     while (lo < hi) {
-      var mid = (lo + hi + 1) >> 1;
+      const mid = (lo + hi + 1) >> 1;
       body.style.zoom = String(mid / 100);
       if (fits(section)) lo = mid;
       else hi = mid - 1;
@@ -243,11 +243,11 @@
   function fitPrint() {
     flattenForPrint();
     columns();
-    var slides = document.querySelector(".reveal .slides");
+    const slides = document.querySelector(".reveal .slides");
     slides.classList.add("deck-measuring-page");
-    slides.style.width = W + "px";
-    all(slides, ":scope > section").forEach(function (s) {
-      all(s, "details.fragment").forEach(function (d) {
+    slides.style.width = `${W}px`;
+    all(slides, ":scope > section").forEach((s) => {
+      all(s, "details.fragment").forEach((d) => {
         d.open = true;
       });
       s.classList.add("deck-measure");
@@ -261,22 +261,22 @@
   // --- reveal.js ----------------------------------------------------------
 
   function currentStack() {
-    var slide = window.Reveal.getCurrentSlide();
-    return slide && slide.closest("[data-slide]");
+    const slide = window.Reveal.getCurrentSlide();
+    return slide?.closest("[data-slide]");
   }
 
   function toReading() {
-    var stack = currentStack();
+    const stack = currentStack();
     if (stack) window.location.href = stack.getAttribute("data-reading");
   }
 
   // Exercises keep their own keys: Space and Enter press their buttons,
   // and typing in a field never moves the deck.
   function keyboardCondition(event) {
-    var target = event.target;
-    if (!target || !target.closest) return true;
+    const target = event.target;
+    if (!target?.closest) return true;
     if (target.closest(".exercise, details, summary, a, button")) {
-      var key = event.key;
+      const key = event.key;
       if (key === " " || key === "Enter") return false;
     }
     return true;
@@ -324,7 +324,7 @@
     }
     window.Reveal.on("fragmentshown", openStep);
     window.Reveal.on("fragmenthidden", openStep);
-    window.Reveal.on("ready", function () {
+    window.Reveal.on("ready", () => {
       document.documentElement.setAttribute("data-deck-ready", "");
     });
   }
@@ -332,14 +332,14 @@
   // Measure once the fonts and images are in: an image not yet loaded
   // has no height, and the slide it is on would overflow once it loads.
   function whenFontsReady(fn) {
-    var waits = all(document, ".reveal img").map(function (img) {
+    const waits = all(document, ".reveal img").map((img) => {
       if (img.complete) return Promise.resolve();
-      return new Promise(function (done) {
+      return new Promise((done) => {
         img.addEventListener("load", done);
         img.addEventListener("error", done);
       });
     });
-    if (document.fonts && document.fonts.load) {
+    if (document.fonts?.load) {
       waits.push(
         document.fonts.load("28px 'Source Sans Pro'"),
         document.fonts.load("bold 28px 'Source Sans Pro'"),
@@ -350,7 +350,7 @@
   }
 
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", function () {
+    document.addEventListener("DOMContentLoaded", () => {
       whenFontsReady(start);
     });
   } else {
