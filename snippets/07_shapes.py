@@ -40,25 +40,26 @@ slices = {
 }
 (per_head,) = slices
 # Symbols are TeX (\(...\)): the table shows them typeset, as the
-# slide's formulas are.
+# slide's formulas are. The role comes first: it names each row in words
+# (a fill-in's row header must be text a screen reader can read out).
 rows = [
     [
+        "per-head projection matrices",
         r"\(W^Q_i, W^K_i, W^V_i\)",
         symbolic(per_head),
         shape_str(per_head),
-        "per-head projection matrices",
     ],
     [
+        "head dimension — keeps total compute fixed",
         r"\(d_k = d_{\text{model}} / h\)",
         "scalar",
         f"{d_model} / {h} = {d_k}",
-        "head dimension — keeps total compute fixed",
     ],
     [
+        "output projection merges all heads",
         r"\(W^O\)",
         symbolic(W_O.shape),
         shape_str(W_O.shape),
-        "output projection merges all heads",
     ],
 ]
-publish_table("roles", ["symbol", "shape", "at d=512, h=8", "role"], rows)
+publish_table("roles", ["role", "symbol", "shape", "at d=512, h=8"], rows)

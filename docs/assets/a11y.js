@@ -59,12 +59,14 @@ function fixMaterial() {
     if (!el.hasAttribute("tabindex")) el.setAttribute("tabindex", "0");
   }
   // Each code block's copy button sits in an unnamed <nav>: a page with
-  // two code blocks has two identical landmarks (landmark-unique). A
-  // button bar is a group, not a place to navigate to.
-  for (const nav of document.querySelectorAll("nav.md-code__nav")) {
-    nav.setAttribute("role", "group");
-    nav.setAttribute("aria-label", "Code actions");
-  }
+  // two code blocks has two identical landmarks (landmark-unique). Name
+  // each after its block: number and title.
+  const navs = document.querySelectorAll("nav.md-code__nav");
+  navs.forEach((nav, i) => {
+    const title = nav.closest(".highlight")?.querySelector(".filename");
+    const label = title ? ` (${title.textContent.trim()})` : "";
+    nav.setAttribute("aria-label", `Code block ${i + 1}${label}`);
+  });
 }
 
 function fixPage() {

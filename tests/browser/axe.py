@@ -5,8 +5,9 @@ from __future__ import annotations
 BLOCKING = ("serious", "critical")
 
 
-def serious_violations(page, context: str | None = None) -> list[str]:
-    """axe-core's serious and critical findings on ``page``, readable."""
+def violations(page, context: str | None = None, impacts=None) -> list[str]:
+    """axe-core's findings on ``page`` (only ``impacts``, when given),
+    one readable line per offending element."""
     from axe_playwright_python.sync_playwright import Axe
 
     result = Axe().run(page, context=context)
@@ -14,6 +15,11 @@ def serious_violations(page, context: str | None = None) -> list[str]:
         f"{v['id']} ({v['impact']}): {v['help']} at {node['target']}: "
         + node["html"][:80]
         for v in result.response["violations"]
-        if v["impact"] in BLOCKING
+        if impacts is None or v["impact"] in impacts
         for node in v["nodes"]
     ]
+
+
+def serious_violations(page, context: str | None = None) -> list[str]:
+    """axe-core's serious and critical findings on ``page``, readable."""
+    return violations(page, context, impacts=BLOCKING)

@@ -1,7 +1,9 @@
-"""Every page of the lesson passes axe: no serious or critical violation.
+"""Every page of the lesson passes axe: no violation of any impact.
 
 The exercise tests check the widgets; this checks whole pages (theme,
 code blocks, tables, math) as a student meets them, in both palettes.
+Minor and moderate findings count too (landmark-unique, empty table
+headers): each is something a screen-reader user meets.
 """
 
 from __future__ import annotations
@@ -11,34 +13,44 @@ from pathlib import Path
 import pytest
 
 from lessonbuild.deck import read_deck
-from tests.browser.axe import serious_violations
+from tests.browser.axe import violations
 
 ROOT = Path(__file__).resolve().parents[2]
 SLIDES = read_deck(ROOT).slides
 ALL_PAGES = ["index.html"] + [
     f"slides/{Path(s.path).with_suffix('.html').name}" for s in SLIDES
 ]
-# Dark palette: the landing page and the first slide of every kind.
-ONE_PER_KIND = ["index.html"] + [
-    f"slides/{Path(s.path).with_suffix('.html').name}"
-    for s in {s.kind: s for s in reversed(SLIDES)}.values()
-]
+# a11y.js names Material's code-block navs once Material has mounted
+# them and fonts are in; axe runs after that.
+SETTLED = """
+async () => {
+  await document.fonts.ready;
+  const frame = () => new Promise((r) => requestAnimationFrame(r));
+  await frame();
+  await frame();
+}
+"""
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize(
-    ("scheme", "pages"), [("light", ALL_PAGES), ("dark", ONE_PER_KIND)]
-)
-def test_pages_pass_axe(browser, lesson_server, scheme, pages):
-    """No page has a serious or critical axe violation."""
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_pages_pass_axe(browser, lesson_server, scheme):
+    """No page has an axe violation of any impact, in either palette."""
     assert len(ALL_PAGES) == 56
     page = browser.new_page(color_scheme=scheme)
     found = {}
-    for name in pages:
-        page.goto(lesson_server + name)
-        page.wait_for_load_state("load")
-        violations = serious_violations(page)
-        if violations:
-            found[name] = violations
-    page.close()
-    assert found == {}
+    try:
+        for name in ALL_PAGES:
+            page.goto(lesson_server + name)
+            page.wait_for_load_state("load")
+            page.evaluate(SETTLED)
+            problems = violations(page)
+            if problems:
+                found[name] = problems
+    finally:
+        page.close()
+    assert found == {}, (
+        f"axe ({scheme} palette), fix our markup or CSS "
+        "(docs/assets/lesson.css, a11y.js, overrides/main.html): "
+        + "; ".join(f"{n}: {p}" for n, ps in found.items() for p in ps)
+    )
