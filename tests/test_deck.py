@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import html
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -66,9 +67,17 @@ RETITLED = {
 # Source wording the deck corrects to the lesson's notation: on these
 # slides each fact is expected with the replacements applied.
 CORRECTED = {
+    32: [("(B, T, D)", "(B, T, d_model)")],
+    33: [("Q_h @ K_h.T", "Q_heads @ K_heads.T"), ("@ V_h", "@ V_heads")],
     34: [("Q_h @ K_h.T", "Q_heads @ K_heads.T"), ("@ V_h", "@ V_heads")],
     47: [("@ V_h ", "@ V_heads ")],
+    49: [("copy weights from your", "copy the weights of your")],
 }
+# Check slides that asked the same question with the same options as the
+# elimination slide before them, so that each answered the other: the
+# deck asks a new question there (ARCHITECTURE.md), so the source's
+# options and explanations are not expected on these pages.
+REASKED = {37, 41}
 
 # Discussion slides whose source "Answer:" only repeats the slide (errata 8).
 DISCUSSION_KINDS = {
@@ -124,13 +133,33 @@ SLIDE_COUNT = len(lesson_deck().slides)
 
 
 def page_text(site: Path, slide) -> str:
-    """The visible text of a built slide page, tags stripped."""
+    """The visible text of a built slide page, math read as its TeX.
+
+    Math is typeset at build time; KaTeX keeps each formula's TeX in a
+    MathML annotation, which stands in for the formula here.
+    """
+    from bs4 import BeautifulSoup
+
     page = site / "slides" / Path(slide.path).with_suffix(".html").name
     raw = page.read_text(encoding="utf-8")
-    raw = raw.split('<article class="md-content__inner', 1)[-1]
-    raw = raw.split("</article>", 1)[0]
-    raw = re.sub(r"<(script|style)\b.*?</\1>", " ", raw, flags=re.S)
-    return normalise(html.unescape(re.sub(r"<[^>]+>", " ", raw)))
+    soup = BeautifulSoup(raw, "html.parser")
+    article = soup.find("article") or soup
+    for tag in article.find_all(["script", "style"]):
+        tag.decompose()
+    for katex in article.select("span.katex"):
+        tex = katex.find("annotation")
+        katex.replace_with(f" {tex.get_text()} " if tex else " ")
+    return normalise(html.unescape(article.get_text(" ")))
+
+
+def skeleton(text: str) -> str:
+    """Letters and digits only, TeX commands dropped: the same fact
+    whether written `4·d_model²`, `\\(4 \\cdot d_{\\text{model}}^2\\)` or in
+    code, so typesetting the lesson's math never hides a fact."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = text.replace("\\top", "t").replace("sqrt", "")
+    text = re.sub(r"\\[a-z]+", "", text)
+    return re.sub(r"[^a-z0-9]", "", text)
 
 
 def exercises(slide) -> list[dict]:
@@ -170,15 +199,16 @@ def key_facts(number: int) -> list[str]:
     """What of source slide ``number`` must appear on its page."""
     source = LESSON[number]
     facts = [RETITLED.get(number, source.title)]
-    facts += source.options.values()
-    facts += [
-        text
-        for letter, text in source.tempts.items()
-        if (number, letter) not in REWRITTEN_TEMPTS
-    ]
+    if number not in REASKED:
+        facts += source.options.values()
+        facts += [
+            text
+            for letter, text in source.tempts.items()
+            if (number, letter) not in REWRITTEN_TEMPTS
+        ]
+        facts += source.after("Correct: ")
+        facts += source.after("Why: ")
     facts += source.after("Hint: ")
-    facts += source.after("Correct: ")
-    facts += source.after("Why: ")
     facts += TABLE_FACTS.get(number, [])
     facts += source.numbered_items
     for name, items in source.bucket_items.items():
@@ -192,8 +222,8 @@ def key_facts(number: int) -> list[str]:
 @pytest.mark.parametrize("number", range(1, SLIDE_COUNT + 1))
 def test_slide_shows_the_lessons_key_facts(built_site, number):
     """Title, options, hints, answers, explanations, table values appear."""
-    text = page_text(built_site, deck()[number])
-    missing = [f for f in key_facts(number) if normalise(f) not in text]
+    text = skeleton(page_text(built_site, deck()[number]))
+    missing = [f for f in key_facts(number) if skeleton(f) not in text]
     assert missing == []
 
 
