@@ -7,11 +7,11 @@
 // exercise's role="status" region), and keep each answer in localStorage
 // under the key in data-ex-key. Widgets initialise on every page shown
 // (lessonOnPage, onpage.js: on load, and after instant navigation).
-(function () {
-  "use strict";
+(() => {
+  
 
-  var ICONS = { right: "\u2713", wrong: "\u2717", warn: "\u26a0", info: "\u2139" };
-  var WORDS = { right: "Correct.", wrong: "Not quite.", warn: "Careful.", info: "" };
+  const ICONS = { right: "\u2713", wrong: "\u2717", warn: "\u26a0", info: "\u2139" };
+  const WORDS = { right: "Correct.", wrong: "Not quite.", warn: "Careful.", info: "" };
 
   function all(root, selector) {
     return Array.prototype.slice.call(root.querySelectorAll(selector));
@@ -28,33 +28,33 @@
   function load(key) {
     try {
       return JSON.parse(window.localStorage.getItem(key) || "null");
-    } catch (e) {
+    } catch (_e) {
       return null;
     }
   }
   function store(key, value) {
     try {
       window.localStorage.setItem(key, JSON.stringify(value));
-    } catch (e) { /* not persisted */ }
+    } catch (_e) { /* not persisted */ }
   }
   function forget(key) {
     try {
       window.localStorage.removeItem(key);
-    } catch (e) { /* nothing stored */ }
+    } catch (_e) { /* nothing stored */ }
   }
 
   // What a screen reader would say for an element: skip aria-hidden parts
   // (KaTeX's visual layer) and TeX annotations.
   function speech(el) {
     if (!el) return "";
-    var out = [];
+    const out = [];
     (function walk(node) {
       if (node.nodeType === 3) {
         out.push(node.nodeValue);
       } else if (node.nodeType === 1) {
         if (node.getAttribute("aria-hidden") === "true") return;
         if (node.tagName.toLowerCase() === "annotation") return;
-        for (var c = node.firstChild; c; c = c.nextSibling) walk(c);
+        for (let c = node.firstChild; c; c = c.nextSibling) walk(c);
         if (/^(P|LI|DD|DT|DIV|TD|TH)$/.test(node.tagName)) out.push(" ");
       }
     })(el);
@@ -67,15 +67,15 @@
   // tuple's brackets ignored ("·"/"×" read as "*", "8²" as "8^2"); or the
   // same number (256 = 4*8^2 = 4*8^2=256 for "4·8²=256"); or a form the
   // author listed (accept).
-  var SUPERSCRIPT = "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079";
-  var THOUSANDS = /(\d)[,_ ](?=\d{3}(?!\d))/g;
+  const SUPERSCRIPT = "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079";
+  const THOUSANDS = /(\d)[,_ ](?=\d{3}(?!\d))/g;
   function common(text) {
-    var s = String(text).trim().toLowerCase().replace(/\u2212/g, "-");
+    let s = String(text).trim().toLowerCase().replace(/\u2212/g, "-");
     s = s.replace(/[\u00b7\u00d7\u22c5\u2217]/g, "*").replace(/\*\*/g, "^");
-    return s.replace(/[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+/g, function (m) {
-      var digits = "";
-      for (var i = 0; i < m.length; i++) digits += SUPERSCRIPT.indexOf(m[i]);
-      return "^" + digits;
+    return s.replace(/[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+/g, (m) => {
+      let digits = "";
+      for (let i = 0; i < m.length; i++) digits += SUPERSCRIPT.indexOf(m[i]);
+      return `^${digits}`;
     });
   }
   function squash(s) {
@@ -86,26 +86,26 @@
   }
   function unbracket(s) {
     if (s[0] === "(" && s[s.length - 1] === ")" && s.indexOf(",") >= 0) {
-      var inner = s.slice(1, -1);
+      const inner = s.slice(1, -1);
       if (inner.indexOf("(") < 0 && inner.indexOf(")") < 0) return inner;
     }
     return s;
   }
   function forms(text) {
-    var s = common(text);
+    const s = common(text);
     return [squash(dropThousands(s)), dropThousands(squash(s))]
       .filter(Boolean)
       .map(unbracket);
   }
   // An arithmetic side (digits, + - * / ^ and brackets), or null.
   function evaluate(expr) {
-    if (!expr || !/^[0-9.+\-*\/^()]+$/.test(expr)) return null;
-    var at = 0;
+    if (!expr || !/^[0-9.+\-*/^()]+$/.test(expr)) return null;
+    let at = 0;
     function peek() {
       return expr[at];
     }
     function number() {
-      var m = /^\d*\.?\d+(?:\.\d*)?/.exec(expr.slice(at));
+      const m = /^\d*\.?\d+(?:\.\d*)?/.exec(expr.slice(at));
       if (!m) throw new Error("number");
       at += m[0].length;
       return parseFloat(m[0]);
@@ -117,7 +117,7 @@
       }
       if (peek() === "(") {
         at++;
-        var v = sum();
+        const v = sum();
         if (peek() !== ")") throw new Error(")");
         at++;
         return v;
@@ -125,63 +125,61 @@
       return number();
     }
     function power() {
-      var base = atom();
+      const base = atom();
       if (peek() === "^") {
         at++;
-        var exp = power();
+        const exp = power();
         if (Math.abs(exp) > 64) throw new Error("exponent");
-        return Math.pow(base, exp);
+        return base ** exp;
       }
       return base;
     }
     function product() {
-      var v = power();
+      let v = power();
       while (peek() === "*" || peek() === "/") {
-        var op = expr[at++];
-        var r = power();
+        const op = expr[at++];
+        const r = power();
         if (op === "/" && r === 0) throw new Error("zero");
         v = op === "*" ? v * r : v / r;
       }
       return v;
     }
     function sum() {
-      var v = product();
+      let v = product();
       while (peek() === "+" || peek() === "-") {
-        var op = expr[at++];
-        var r = product();
+        const op = expr[at++];
+        const r = product();
         v = op === "+" ? v + r : v - r;
       }
       return v;
     }
     try {
-      var v = sum();
-      return at === expr.length && isFinite(v) ? v : null;
-    } catch (e) {
+      const v = sum();
+      return at === expr.length && Number.isFinite(v) ? v : null;
+    } catch (_e) {
       return null;
     }
   }
   function numberOf(text) {
-    var sides = squash(dropThousands(common(text))).split("=");
+    const sides = squash(dropThousands(common(text))).split("=");
     return evaluate(sides[sides.length - 1]);
   }
   function sameNumber(given, expected) {
-    var target = numberOf(expected);
+    const target = numberOf(expected);
     if (target === null) return false;
-    var sides = squash(dropThousands(common(given))).split("=");
-    return sides.every(function (side) {
-      var v = evaluate(side);
+    const sides = squash(dropThousands(common(given))).split("=");
+    return sides.every((side) => {
+      const v = evaluate(side);
       return v !== null &&
         Math.abs(v - target) <= 1e-9 * Math.max(1, Math.abs(target));
     });
   }
   function sameCell(given, expected, accept) {
     if (!String(given).trim()) return false;
-    var mine = forms(given);
-    return [expected].concat(accept || []).some(function (want) {
-      var theirs = forms(want);
-      return mine.some(function (f) {
-        return theirs.indexOf(f) >= 0;
-      }) || sameNumber(given, want);
+    const mine = forms(given);
+    return [expected].concat(accept || []).some((want) => {
+      const theirs = forms(want);
+      return mine.some((f) => theirs.indexOf(f) >= 0) || sameNumber(given, want);
     });
   }
 
@@ -198,37 +196,37 @@
     store(this.key, this.state);
   };
   Widget.prototype.announce = function (text) {
-    var live = this.live;
+    const live = this.live;
     // Clear first so the same message twice is announced twice.
     live.textContent = "";
-    window.setTimeout(function () {
+    window.setTimeout(() => {
       live.textContent = text;
     }, 60);
   };
   // Verdict line plus optional cloned content, in the visible panel.
   Widget.prototype.feedback = function (status, message, extra) {
-    var panel = this.panel;
+    const panel = this.panel;
     panel.innerHTML = "";
-    panel.className = "ex-feedback ex-feedback--" + status;
-    var p = document.createElement("p");
+    panel.className = `ex-feedback ex-feedback--${status}`;
+    const p = document.createElement("p");
     p.className = "ex-verdict";
-    var icon = document.createElement("span");
+    const icon = document.createElement("span");
     icon.className = "ex-icon";
     icon.setAttribute("aria-hidden", "true");
     icon.textContent = ICONS[status];
     p.appendChild(icon);
     if (WORDS[status]) {
-      var word = document.createElement("strong");
-      word.textContent = WORDS[status] + " ";
+      const word = document.createElement("strong");
+      word.textContent = `${WORDS[status]} `;
       p.appendChild(word);
     }
     p.appendChild(document.createTextNode(message));
     panel.appendChild(p);
-    (extra || []).forEach(function (node) {
+    (extra || []).forEach((node) => {
       if (node) panel.appendChild(node);
     });
     panel.hidden = false;
-    return WORDS[status] + " " + message;
+    return `${WORDS[status]} ${message}`;
   };
   Widget.prototype.clearFeedback = function () {
     this.panel.innerHTML = "";
@@ -241,13 +239,13 @@
   // The answer key stays out of sight until the first try; then its
   // <details> is the "show answer" the student may open.
   Widget.prototype.keyAfterTry = function (tried) {
-    all(this.el, "details.ex-key").forEach(function (d) {
+    all(this.el, "details.ex-key").forEach((d) => {
       d.hidden = !tried;
     });
   };
   // Any change to the answer: the old verdict no longer applies.
   Widget.prototype.changed = function (hosts) {
-    (hosts || []).forEach(function (h) {
+    (hosts || []).forEach((h) => {
       mark(h, null);
     });
     this.clearFeedback();
@@ -262,20 +260,20 @@
   // A titled copy of part of the answer key, for the feedback panel.
   function excerpt(title, source) {
     if (!source) return null;
-    var box = document.createElement("div");
+    const box = document.createElement("div");
     box.className = "ex-excerpt";
     if (title) {
-      var h = document.createElement("p");
+      const h = document.createElement("p");
       h.className = "ex-excerpt__title";
       h.textContent = title;
       box.appendChild(h);
     }
     // Copy the content, not the element: a <dd> needs its <dl>.
-    var body = document.createElement("div");
-    for (var c = source.firstChild; c; c = c.nextSibling) {
+    const body = document.createElement("div");
+    for (let c = source.firstChild; c; c = c.nextSibling) {
       body.appendChild(c.cloneNode(true));
     }
-    all(body, "[id]").forEach(function (n) {
+    all(body, "[id]").forEach((n) => {
       n.removeAttribute("id");
     });
     box.appendChild(body);
@@ -284,7 +282,7 @@
 
   // Mark an option, item, step or cell: icon and word, not colour alone.
   function mark(host, status, word) {
-    var m = one(host, ".ex-mark");
+    const m = one(host, ".ex-mark");
     host.classList.remove("is-right", "is-wrong", "is-warn");
     if (!m) return;
     if (!status) {
@@ -292,12 +290,12 @@
       m.className = "ex-mark";
       return;
     }
-    host.classList.add("is-" + status);
-    m.className = "ex-mark ex-mark--" + status;
+    host.classList.add(`is-${status}`);
+    m.className = `ex-mark ex-mark--${status}`;
     m.innerHTML = "";
-    var icon = document.createElement("span");
+    const icon = document.createElement("span");
     icon.setAttribute("aria-hidden", "true");
-    icon.textContent = ICONS[status] + " ";
+    icon.textContent = `${ICONS[status]} `;
     m.appendChild(icon);
     m.appendChild(document.createTextNode(word));
   }
@@ -307,12 +305,12 @@
   // The listeners sit on the document: moving the item in the DOM would
   // end a pointer capture on the handle.
   function draggable(handle, item, onMove, onDrop) {
-    handle.addEventListener("pointerdown", function (event) {
+    handle.addEventListener("pointerdown", (event) => {
       if (event.button !== 0) return;
       event.preventDefault();
-      var id = event.pointerId;
-      var startX = event.clientX;
-      var startY = event.clientY;
+      const id = event.pointerId;
+      const startX = event.clientX;
+      const startY = event.clientY;
       item.classList.add("is-dragging");
       function move(e) {
         if (e.pointerId !== id) return;
@@ -341,22 +339,22 @@
   }
 
   function withoutPointer(item, x, y) {
-    var before = item.style.visibility;
+    const before = item.style.visibility;
     item.style.visibility = "hidden";
-    var hit = document.elementFromPoint(x, y);
+    const hit = document.elementFromPoint(x, y);
     item.style.visibility = before;
     return hit;
   }
 
   // --- kinds -----------------------------------------------------------------
 
-  var KINDS = {};
+  const KINDS = {};
 
-  KINDS.predict = function (w) {
-    var box = one(w.el, ".ex-predict");
-    var input = one(box, "textarea");
-    var button = one(w.el, '[data-ex-action="commit"]');
-    var reveals = all(w.el, "details.ex-key");
+  KINDS.predict = (w) => {
+    const box = one(w.el, ".ex-predict");
+    const input = one(box, "textarea");
+    const button = one(w.el, '[data-ex-action="commit"]');
+    const reveals = all(w.el, "details.ex-key");
     show(box);
     function commit(quiet) {
       if (!input.value.trim()) {
@@ -369,10 +367,10 @@
       w.save();
       input.readOnly = true;
       button.disabled = true;
-      reveals.forEach(function (d) {
+      reveals.forEach((d) => {
         d.open = true;
       });
-      var message = w.feedback(
+      const message = w.feedback(
         "info",
         "Prediction committed. Compare it with the answer and the why below."
       );
@@ -381,146 +379,138 @@
           message + " Answer: " + speech(one(w.el, ".ex-key__answer")) +
             " Why: " + speech(one(w.el, ".ex-key__why"))
         );
-        var summary = one(reveals[0], "summary");
+        const summary = one(reveals[0], "summary");
         if (summary) summary.focus();
       }
     }
-    input.addEventListener("input", function () {
+    input.addEventListener("input", () => {
       w.state.text = input.value;
       w.save();
     });
-    input.addEventListener("keydown", function (e) {
+    input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
         e.preventDefault();
         commit(false);
       }
     });
-    w.on("commit", function () {
+    w.on("commit", () => {
       commit(false);
     });
     if (w.state.text) input.value = w.state.text;
     if (w.state.committed) commit(true);
   };
 
-  KINDS.check = function (w) {
-    var key = one(w.el, ".ex-key");
-    var answer = one(key, "[data-ex-answer]").getAttribute("data-ex-answer");
-    var radios = all(w.el, "input.ex-radio");
+  KINDS.check = (w) => {
+    const key = one(w.el, ".ex-key");
+    const answer = one(key, "[data-ex-answer]").getAttribute("data-ex-answer");
+    const radios = all(w.el, "input.ex-radio");
     radios.forEach(show);
     function option(letter) {
-      return one(w.el, '.ex-option[data-ex-option="' + letter + '"]');
+      return one(w.el, `.ex-option[data-ex-option="${letter}"]`);
     }
     function check(quiet) {
-      var picked = radios.filter(function (r) {
-        return r.checked;
-      })[0];
+      const picked = radios.filter((r) => r.checked)[0];
       if (!picked) {
         w.announce(w.feedback("warn", "Pick an option first."));
         (radios[0] || w.el).focus();
         return;
       }
-      var letter = picked.value;
+      const letter = picked.value;
       w.keyAfterTry(true);
       w.state.choice = letter;
-      w.state.tried = (w.state.tried || []).filter(function (t) {
-        return t !== letter;
-      });
+      w.state.tried = (w.state.tried || []).filter((t) => t !== letter);
       w.state.tried.push(letter);
       w.save();
-      all(w.el, ".ex-option").forEach(function (li) {
+      all(w.el, ".ex-option").forEach((li) => {
         mark(li, null);
       });
       mark(option(letter), letter === answer ? "right" : "wrong",
         letter === answer ? "correct" : "wrong");
-      var message;
+      let message;
       if (letter === answer) {
-        var explanation = excerpt("Explanation", one(key, ".ex-key__explanation"));
-        message = w.feedback("right", letter + " is the answer.", [explanation]);
+        const explanation = excerpt("Explanation", one(key, ".ex-key__explanation"));
+        message = w.feedback("right", `${letter} is the answer.`, [explanation]);
       } else {
         // Only what tempts towards this option, and a nudge: never the
         // right answer's explanation (that is behind "Answer" below).
-        var tempts = one(key, 'dd[data-ex-option="' + letter + '"]');
+        const tempts = one(key, `dd[data-ex-option="${letter}"]`);
         message = w.feedback(
           "wrong",
           letter + " is not it. Think again and pick another option, or " +
             "open the answer below.",
-          [excerpt("Why " + letter + " tempts people", tempts)]
+          [excerpt(`Why ${letter} tempts people`, tempts)]
         );
-        message += " Why " + letter + " tempts people: " + speech(tempts);
+        message += ` Why ${letter} tempts people: ${speech(tempts)}`;
       }
       if (!quiet) w.announce(message);
     }
-    radios.forEach(function (r) {
-      r.addEventListener("change", function () {
+    radios.forEach((r) => {
+      r.addEventListener("change", () => {
         w.state.choice = r.value;
         w.save();
         w.changed(all(w.el, ".ex-option"));
       });
     });
-    w.on("check", function () {
+    w.on("check", () => {
       check(false);
     });
-    var tried = (w.state.tried || []).length > 0;
+    const tried = (w.state.tried || []).length > 0;
     w.keyAfterTry(tried);
     if (w.state.choice) {
-      radios.forEach(function (r) {
+      radios.forEach((r) => {
         r.checked = r.value === w.state.choice;
       });
       if (tried) w.notChecked();
     }
   };
 
-  KINDS.eliminate = function (w) {
-    var key = one(w.el, ".ex-key");
-    var answer = one(key, "[data-ex-answer]").getAttribute("data-ex-answer");
-    var buttons = all(w.el, '[data-ex-action="strike"]');
-    var wrong = buttons
-      .map(function (b) {
-        return b.getAttribute("data-ex-option");
-      })
-      .filter(function (l) {
-        return l !== answer;
-      });
+  KINDS.eliminate = (w) => {
+    const key = one(w.el, ".ex-key");
+    const answer = one(key, "[data-ex-answer]").getAttribute("data-ex-answer");
+    const buttons = all(w.el, '[data-ex-action="strike"]');
+    const wrong = buttons
+      .map((b) => b.getAttribute("data-ex-option"))
+      .filter((l) => l !== answer);
     buttons.forEach(show);
     w.keyAfterTry((w.state.struck || []).length > 0);
     function li(letter) {
-      return one(w.el, '.ex-option[data-ex-option="' + letter + '"]');
+      return one(w.el, `.ex-option[data-ex-option="${letter}"]`);
     }
     function button(letter) {
-      return one(w.el, '[data-ex-action="strike"][data-ex-option="' + letter + '"]');
+      return one(w.el, `[data-ex-action="strike"][data-ex-option="${letter}"]`);
     }
     function strikeOut(letter) {
-      var item = li(letter);
+      const item = li(letter);
       item.classList.add("is-struck");
       mark(item, "wrong", "struck out");
       button(letter).hidden = true;
     }
     function finish(quiet) {
       mark(li(answer), "right", "survives");
-      buttons.forEach(function (b) {
+      buttons.forEach((b) => {
         b.hidden = true;
       });
       key.open = true;
-      var message = w.feedback(
+      const message = w.feedback(
         "right",
         "All " + wrong.length + " wrong options are struck out: " + answer +
           " survives.",
         [excerpt("Explanation", one(key, ".ex-key__explanation"))]
       );
       if (!quiet) {
-        w.announce(message + " " + speech(one(key, ".ex-key__explanation")));
+        w.announce(`${message} ${speech(one(key, ".ex-key__explanation"))}`);
         one(key, "summary").focus();
       }
     }
     function strike(letter) {
-      var struck = w.state.struck || [];
+      const struck = w.state.struck || [];
       w.keyAfterTry(true);
       if (letter === answer) {
         // Say no more than that it cannot go: not that it is the answer.
         w.announce(
           w.feedback(
             "warn",
-            "Nothing rules out " + letter + ". Strike another option."
+            `Nothing rules out ${letter}. Strike another option.`
           )
         );
         return;
@@ -534,25 +524,23 @@
         finish(false);
         return;
       }
-      var why = one(key, 'dd[data-ex-option="' + letter + '"]');
+      const why = one(key, `dd[data-ex-option="${letter}"]`);
       w.announce(
-        w.feedback(
+        `${w.feedback(
           "info",
           letter + " is struck out. " + (wrong.length - struck.length) +
             " to go.",
-          [excerpt("What rules out " + letter, why)]
-        ) + " What rules it out: " + speech(why)
+          [excerpt(`What rules out ${letter}`, why)]
+        )} What rules it out: ${speech(why)}`
       );
       // Focus the next strike button still there, after this one.
-      var at = buttons.indexOf(button(letter));
-      var rest = buttons.slice(at + 1).concat(buttons.slice(0, at));
-      var next = rest.filter(function (b) {
-        return !b.hidden;
-      })[0];
+      const at = buttons.indexOf(button(letter));
+      const rest = buttons.slice(at + 1).concat(buttons.slice(0, at));
+      const next = rest.filter((b) => !b.hidden)[0];
       if (next) next.focus();
     }
-    buttons.forEach(function (b) {
-      b.addEventListener("click", function () {
+    buttons.forEach((b) => {
+      b.addEventListener("click", () => {
         strike(b.getAttribute("data-ex-option"));
       });
     });
@@ -560,17 +548,17 @@
     if ((w.state.struck || []).length === wrong.length) finish(true);
   };
 
-  KINDS.buckets = function (w) {
-    var key = one(w.el, ".ex-key");
-    var items = all(w.el, ".ex-item");
+  KINDS.buckets = (w) => {
+    const key = one(w.el, ".ex-key");
+    const items = all(w.el, ".ex-item");
     function markEmpty() {
-      all(w.el, ".ex-zone").forEach(function (z) {
+      all(w.el, ".ex-zone").forEach((z) => {
         z.classList.toggle("is-empty", !one(z, ".ex-item"));
       });
     }
-    var truth = {};
-    all(key, ".ex-key__group").forEach(function (g) {
-      all(g, "[data-ex-item]").forEach(function (i) {
+    const truth = {};
+    all(key, ".ex-key__group").forEach((g) => {
+      all(g, "[data-ex-item]").forEach((i) => {
         truth[i.getAttribute("data-ex-item")] = g.getAttribute("data-ex-bucket");
       });
     });
@@ -578,16 +566,16 @@
     all(w.el, ".ex-handle, .ex-select").forEach(show);
     w.keyAfterTry(!!w.state.tried);
     function hideExplanations() {
-      all(w.el, ".ex-zone__explanation").forEach(function (t) {
+      all(w.el, ".ex-zone__explanation").forEach((t) => {
         t.hidden = true;
       });
     }
     function zone(b) {
-      return one(w.el, '.ex-zone[data-ex-zone="' + (b || "") + '"] .ex-items');
+      return one(w.el, `.ex-zone[data-ex-zone="${b || ""}"] .ex-items`);
     }
     function place(item, b, focus) {
-      var id = item.getAttribute("data-ex-item");
-      var select = one(item, "select");
+      const id = item.getAttribute("data-ex-item");
+      const select = one(item, "select");
       zone(b).appendChild(item);
       markEmpty();
       select.value = b || "";
@@ -600,15 +588,13 @@
       if (focus) select.focus();
     }
     function check(quiet) {
-      var placed = w.state.place || {};
-      var left = items.filter(function (i) {
-        return !placed[i.getAttribute("data-ex-item")];
-      }).length;
+      const placed = w.state.place || {};
+      const left = items.filter((i) => !placed[i.getAttribute("data-ex-item")]).length;
       if (left) {
         w.announce(
           w.feedback(
             "warn",
-            "Put every item in a bucket first: " + left + " still unsorted."
+            `Put every item in a bucket first: ${left} still unsorted.`
           )
         );
         return;
@@ -617,16 +603,16 @@
       w.state.tried = true;
       w.save();
       w.keyAfterTry(true);
-      var right = 0;
-      items.forEach(function (i) {
-        var ok = placed[i.getAttribute("data-ex-item")] ===
+      let right = 0;
+      items.forEach((i) => {
+        const ok = placed[i.getAttribute("data-ex-item")] ===
           truth[i.getAttribute("data-ex-item")];
         if (ok) right++;
         mark(i, ok ? "right" : "wrong", ok ? "right" : "wrong bucket");
       });
       // The explanations say which items belong where: only once all are.
-      if (right === items.length) all(key, ".ex-key__group").forEach(function (g) {
-        var target = one(
+      if (right === items.length) all(key, ".ex-key__group").forEach((g) => {
+        const target = one(
           w.el,
           '.ex-zone[data-ex-zone="' + g.getAttribute("data-ex-bucket") +
             '"] .ex-zone__explanation'
@@ -635,7 +621,7 @@
         target.appendChild(excerpt("Why these belong here", one(g, ".ex-key__explanation")));
         target.hidden = false;
       });
-      var message = right === items.length
+      const message = right === items.length
         ? w.feedback("right", "All " + right + " items are in the right bucket. " +
           "Each bucket's explanation is shown under it.")
         : w.feedback("wrong", right + " of " + items.length + " items are in the " +
@@ -643,55 +629,51 @@
           "open the answer below.");
       if (!quiet) w.announce(message);
     }
-    items.forEach(function (item) {
-      var select = one(item, "select");
-      select.addEventListener("change", function () {
+    items.forEach((item) => {
+      const select = one(item, "select");
+      select.addEventListener("change", () => {
         place(item, select.value, true);
         w.announce(
           select.value
-            ? "Moved to " + select.options[select.selectedIndex].text + "."
+            ? `Moved to ${select.options[select.selectedIndex].text}.`
             : "Moved back to the items to sort."
         );
       });
-      draggable(one(item, ".ex-handle"), item, null, function (x, y) {
-        var hit = withoutPointer(item, x, y);
-        var target = hit && hit.closest ? hit.closest(".ex-zone") : null;
+      draggable(one(item, ".ex-handle"), item, null, (x, y) => {
+        const hit = withoutPointer(item, x, y);
+        const target = hit?.closest ? hit.closest(".ex-zone") : null;
         if (!target || !w.el.contains(target)) return;
         place(item, target.getAttribute("data-ex-zone"), false);
-        var name = one(target, ".ex-zone__name");
-        w.announce("Moved to " + speech(name) + ".");
+        const name = one(target, ".ex-zone__name");
+        w.announce(`Moved to ${speech(name)}.`);
       });
     });
-    w.on("check", function () {
+    w.on("check", () => {
       check(false);
     });
     markEmpty();
-    var saved = JSON.parse(JSON.stringify(w.state.place || {}));
-    items.forEach(function (item) {
-      var b = saved[item.getAttribute("data-ex-item")];
+    const saved = JSON.parse(JSON.stringify(w.state.place || {}));
+    items.forEach((item) => {
+      const b = saved[item.getAttribute("data-ex-item")];
       if (b && zone(b)) place(item, b, false);
     });
     if (Object.keys(saved).length && w.state.tried) w.notChecked();
   };
 
-  KINDS.order = function (w) {
-    var key = one(w.el, ".ex-key");
-    var list = one(w.el, ".ex-steps");
-    var truth = all(key, ".ex-key__steps [data-ex-step]").map(function (li) {
-      return li.getAttribute("data-ex-step");
-    });
+  KINDS.order = (w) => {
+    const key = one(w.el, ".ex-key");
+    const list = one(w.el, ".ex-steps");
+    const truth = all(key, ".ex-key__steps [data-ex-step]").map((li) => li.getAttribute("data-ex-step"));
     all(w.el, ".ex-handle, .ex-moves").forEach(show);
     w.keyAfterTry(!!w.state.tried);
     function steps() {
       return all(list, ".ex-step");
     }
     function remember() {
-      w.state.order = steps().map(function (li) {
-        return li.getAttribute("data-ex-step");
-      });
+      w.state.order = steps().map((li) => li.getAttribute("data-ex-step"));
       w.save();
       w.changed(steps());
-      steps().forEach(function (li, i, arr) {
+      steps().forEach((li, i, arr) => {
         one(li, '[data-ex-action="up"]').setAttribute(
           "aria-disabled", i === 0 ? "true" : "false");
         one(li, '[data-ex-action="down"]').setAttribute(
@@ -699,11 +681,11 @@
       });
     }
     function move(li, delta, button) {
-      var all_ = steps();
-      var i = all_.indexOf(li);
-      var j = i + delta;
+      const all_ = steps();
+      const i = all_.indexOf(li);
+      const j = i + delta;
       if (j < 0 || j >= all_.length) {
-        w.announce("Already " + (delta < 0 ? "first." : "last."));
+        w.announce(`Already ${delta < 0 ? "first." : "last."}`);
         return;
       }
       if (delta < 0) list.insertBefore(li, all_[j]);
@@ -720,15 +702,15 @@
       w.state.tried = true;
       w.save();
       w.keyAfterTry(true);
-      var right = 0;
-      steps().forEach(function (li, i) {
-        var ok = li.getAttribute("data-ex-step") === truth[i];
+      let right = 0;
+      steps().forEach((li, i) => {
+        const ok = li.getAttribute("data-ex-step") === truth[i];
         if (ok) right++;
         mark(li, ok ? "right" : "wrong", ok ? "right place" : "wrong place");
       });
-      var n = truth.length;
+      const n = truth.length;
       if (right === n) key.open = true;
-      var message = right === n
+      const message = right === n
         ? w.feedback("right", "All " + n + " steps are in order. The order " +
           "and the why are shown below.")
         : w.feedback("wrong", right + " of " + n + " steps are in the right " +
@@ -736,53 +718,51 @@
           "answer below.");
       if (!quiet) {
         w.announce(right === n
-          ? message + " " + speech(one(key, ".ex-key__why")) : message);
+          ? `${message} ${speech(one(key, ".ex-key__why"))}` : message);
       }
     }
-    w.on("up", function (b) {
+    w.on("up", (b) => {
       move(b.closest(".ex-step"), -1, b);
     });
-    w.on("down", function (b) {
+    w.on("down", (b) => {
       move(b.closest(".ex-step"), 1, b);
     });
-    steps().forEach(function (li) {
-      draggable(one(li, ".ex-handle"), li, function (x, y) {
-        var others = steps().filter(function (o) {
-          return o !== li;
-        });
-        var before = null;
-        for (var k = 0; k < others.length; k++) {
-          var r = others[k].getBoundingClientRect();
+    steps().forEach((li) => {
+      draggable(one(li, ".ex-handle"), li, (_x, y) => {
+        const others = steps().filter((o) => o !== li);
+        let before = null;
+        for (let k = 0; k < others.length; k++) {
+          const r = others[k].getBoundingClientRect();
           if (y < r.top + r.height / 2) {
             before = others[k];
             break;
           }
         }
         if (before !== li.nextElementSibling) list.insertBefore(li, before);
-      }, function () {
+      }, () => {
         remember();
-        var pos = steps().indexOf(li) + 1;
-        w.announce("Moved to position " + pos + " of " + steps().length + ".");
+        const pos = steps().indexOf(li) + 1;
+        w.announce(`Moved to position ${pos} of ${steps().length}.`);
       });
     });
-    w.on("check", function () {
+    w.on("check", () => {
       check(false);
     });
     if (w.state.order) {
-      w.state.order.forEach(function (id) {
-        var li = one(list, '.ex-step[data-ex-step="' + id + '"]');
+      w.state.order.forEach((id) => {
+        const li = one(list, `.ex-step[data-ex-step="${id}"]`);
         if (li) list.appendChild(li);
       });
     }
-    var wasChecked = w.state.checked;
+    const wasChecked = w.state.checked;
     remember();
     if (w.state.order && wasChecked) w.notChecked();
   };
 
-  KINDS["fill-in"] = function (w) {
-    var key = one(w.el, ".ex-key");
-    var cells = all(w.el, ".ex-blank");
-    all(w.el, ".ex-blank__nojs").forEach(function (s) {
+  KINDS["fill-in"] = (w) => {
+    const key = one(w.el, ".ex-key");
+    const cells = all(w.el, ".ex-blank");
+    all(w.el, ".ex-blank__nojs").forEach((s) => {
       s.hidden = true;
     });
     w.state.values = w.state.values || {};
@@ -792,70 +772,66 @@
       w.state.tried = true;
       w.save();
       w.keyAfterTry(true);
-      var right = 0;
-      cells.forEach(function (td) {
-        var row = td.getAttribute("data-ex-row");
-        var input = one(td, "input");
-        var cell = one(key, 'td[data-ex-row="' + row + '"]');
-        var accept = JSON.parse(cell.getAttribute("data-ex-accept") || "[]");
-        var ok = sameCell(input.value, cell.getAttribute("data-ex-value"), accept);
+      let right = 0;
+      cells.forEach((td) => {
+        const row = td.getAttribute("data-ex-row");
+        const input = one(td, "input");
+        const cell = one(key, `td[data-ex-row="${row}"]`);
+        const accept = JSON.parse(cell.getAttribute("data-ex-accept") || "[]");
+        const ok = sameCell(input.value, cell.getAttribute("data-ex-value"), accept);
         if (ok) right++;
         input.setAttribute("aria-invalid", ok ? "false" : "true");
         mark(td, ok ? "right" : "wrong", ok ? "right" : input.value.trim() ? "wrong" : "empty");
       });
-      var message = right === cells.length
-        ? w.feedback("right", "All " + right + " cells are right.")
+      const message = right === cells.length
+        ? w.feedback("right", `All ${right} cells are right.`)
         : w.feedback("wrong", right + " of " + cells.length + " cells are " +
           "right. Fix the ones marked wrong and check again, or open the " +
           "answer below.");
       if (!quiet) w.announce(message);
     }
-    cells.forEach(function (td) {
-      var input = one(td, "input");
-      var row = td.getAttribute("data-ex-row");
+    cells.forEach((td) => {
+      const input = one(td, "input");
+      const row = td.getAttribute("data-ex-row");
       show(input);
       if (w.state.values[row] != null) input.value = w.state.values[row];
-      input.addEventListener("input", function () {
+      input.addEventListener("input", () => {
         w.state.values[row] = input.value;
         w.save();
         w.changed(cells);
-        cells.forEach(function (c) {
+        cells.forEach((c) => {
           one(c, "input").removeAttribute("aria-invalid");
         });
       });
-      input.addEventListener("keydown", function (e) {
+      input.addEventListener("keydown", (e) => {
         if (e.key === "Enter") {
           e.preventDefault();
           check(false);
         }
       });
     });
-    w.on("check", function () {
+    w.on("check", () => {
       check(false);
     });
-    var restored = Object.keys(w.state.values).some(function (k) {
-      return String(w.state.values[k]).trim();
-    });
+    const restored = Object.keys(w.state.values).some((k) => String(w.state.values[k]).trim());
     if (restored && w.state.tried) w.notChecked();
     w.state.checked = false;
   };
 
-  KINDS.discussion = function (w) {
-    var box = one(w.el, ".ex-notes");
-    var notes = one(box, "textarea");
+  KINDS.discussion = (w) => {
+    const box = one(w.el, ".ex-notes");
+    const notes = one(box, "textarea");
     show(box);
     if (w.state.notes) notes.value = w.state.notes;
-    notes.addEventListener("input", function () {
+    notes.addEventListener("input", () => {
       w.state.notes = notes.value;
       w.save();
     });
     // Hint first, then the model answer: remember what was opened.
-    all(w.el, "details.ex-key").forEach(function (d, i) {
+    all(w.el, "details.ex-key").forEach((d, i) => {
       if ((w.state.open || [])[i]) d.open = true;
-      d.addEventListener("toggle", function () {
-        w.state.open = all(w.el, "details.ex-key").map(function (x) {
-          return x.open;
-        });
+      d.addEventListener("toggle", () => {
+        w.state.open = all(w.el, "details.ex-key").map((x) => x.open);
         w.save();
         if (d.open) {
           w.announce((i === 0 ? "Hint: " : "Model answer: ") +
@@ -873,29 +849,29 @@
   };
 
   function init(el) {
-    var kind = el.getAttribute("data-ex-kind");
+    const kind = el.getAttribute("data-ex-kind");
     if (!KINDS[kind] || el.hasAttribute("data-ex-ready")) return;
-    var pristine = el.cloneNode(true);
+    const pristine = el.cloneNode(true);
     el.setAttribute("data-ex-ready", "");
-    var w = new Widget(el);
+    const w = new Widget(el);
     show(one(el, ".ex-actions"));
-    el.addEventListener("click", function (e) {
-      var b = e.target.closest && e.target.closest("[data-ex-action]");
+    el.addEventListener("click", (e) => {
+      const b = e.target.closest?.("[data-ex-action]");
       if (!b || !el.contains(b) || b.disabled) return;
-      var action = b.getAttribute("data-ex-action");
+      const action = b.getAttribute("data-ex-action");
       if (action === "reset") {
         forget(w.key);
-        var fresh = pristine.cloneNode(true);
+        const fresh = pristine.cloneNode(true);
         el.replaceWith(fresh);
         init(fresh);
-        var label = one(fresh, ".ex-label");
+        const label = one(fresh, ".ex-label");
         label.setAttribute("tabindex", "-1");
         label.focus();
-        var live = one(fresh, ".ex-live");
-        window.setTimeout(function () {
+        const live = one(fresh, ".ex-live");
+        window.setTimeout(() => {
           live.textContent = "Exercise reset: your answer is cleared.";
         }, 60);
-      } else if (w.handlers && w.handlers[action]) {
+      } else if (w.handlers?.[action]) {
         w.handlers[action](b);
       }
     });
