@@ -37,6 +37,9 @@ from .settings import CACHE_ENV
 
 RUNS = 3
 SCALES = (16, 64, 256)
+#: Seconds between the first build under serve and the first edit: the
+#: author reads the page while the kept fork servers start.
+SERVE_PAUSE = 10.0
 
 
 _BUILD_TWICE = """\
@@ -45,20 +48,29 @@ from pathlib import Path
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
-def once():
-    config = load_config("mkdocs.yml", site_dir=sys.argv[1])
-    config.plugins.on_startup(command="serve", dirty=False)
+# As `mkdocs serve`: on_startup once, a fresh config per rebuild (the
+# plugins are kept), on_shutdown at the end.
+first = load_config("mkdocs.yml", site_dir=sys.argv[1])
+first.plugins.on_startup(command="serve", dirty=False)
+
+def once(config=None):
+    config = config or load_config("mkdocs.yml", site_dir=sys.argv[1])
     start = time.perf_counter()
     build(config, serve_url="")
-    config.plugins.on_shutdown()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, config.plugins["lesson"].result
 
-once()
-slide, snippet = Path(sys.argv[2]), Path(sys.argv[3])
-slide.write_text(slide.read_text() + "\\nOne more line.\\n")
-print("slide", once())
-snippet.write_text(snippet.read_text() + "\\n# touched\\n")
-print("snippet", once())
+try:
+    once(first)
+    time.sleep(float(sys.argv[4]))  # the author reads, the servers start
+    slide, snippet = Path(sys.argv[2]), Path(sys.argv[3])
+    slide.write_text(slide.read_text() + "\\nOne more line.\\n")
+    print("slide", once()[0])
+    snippet.write_text(snippet.read_text() + "\\n# touched\\n")
+    seconds, result = once()
+    print("snippet", seconds)
+    print("engine", result.seconds, result.ran)
+finally:
+    first.plugins.on_shutdown()
 """
 _SYNTHETIC_SNIPPET = """\
 import torch
@@ -292,15 +304,16 @@ def bench(root: Path, jobs=None, timeout=None) -> int:
                 str(tmp / "rebuilt"),
                 str(site / slide.path),
                 str(touched),
+                str(SERVE_PAUSE),
             ],
             site,
             _env(**{CACHE_ENV: str(tmp / "build-cache")}),
         )
-        times = dict(
-            line.split()
+        times = {
+            line.split()[0]: line.split()[1]
             for line in proc.stdout.splitlines()
-            if line.startswith(("slide ", "snippet "))
-        )
+            if line.startswith(("slide ", "snippet ", "engine "))
+        }
         if "slide" in times:
             t_slide = float(times["slide"])
             figures.append(
@@ -321,6 +334,17 @@ def bench(root: Path, jobs=None, timeout=None) -> int:
                     target="<= 0.5 s",
                     ratio=t_snip / 0.5,
                     met=t_snip <= 0.5,
+                )
+            )
+        if "engine" in times:
+            t_engine = float(times["engine"])
+            figures.append(
+                Figure(
+                    "  its snippet engine part (servers kept up)",
+                    t_engine,
+                    target="<= 0.5 s",
+                    ratio=t_engine / 0.5,
+                    met=t_engine <= 0.5,
                 )
             )
         if proc.returncode:

@@ -88,11 +88,33 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.mkdocs_config = None
         self.rendered: dict[str, str] = {}  # src_uri -> final content
         self.math: MathRenderer | None = None
+        self.pool = None  # serve: fork servers kept across rebuilds
 
     # --- 1. read, check, render exercises, nav -----------------------------
 
     def on_startup(self, *, command, dirty):
+        """Once per ``mkdocs`` run. Under ``serve`` MkDocs keeps this
+        instance across rebuilds (its ``on_startup`` says so), so the
+        snippet engine's fork servers stay up between them: an edited
+        snippet re-runs at once, without an interpreter or torch to
+        start (``engine.runner.Pool``); ``on_shutdown`` stops them."""
         self.command = command
+
+    def on_shutdown(self):
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+
+    def _serve_pool(self, root: Path):
+        """The fork servers this ``mkdocs serve`` keeps (None: a build)."""
+        if self.command != "serve":
+            return None
+        if self.pool is None or self.pool.root != root:
+            from .engine.runner import Pool
+
+            self.on_shutdown()
+            self.pool = Pool(root)
+        return self.pool
 
     @event_priority(100)
     def on_config(self, config):
@@ -115,6 +137,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             jobs=jobs,
             cache_dir=cache_dir(root),
             output_limits=self.settings.output_limits(),
+            pool=self._serve_pool(root),
         )
         problems += self.result.problems
         problems += tampering(self.fingerprint, fingerprint(root))

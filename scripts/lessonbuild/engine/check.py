@@ -21,6 +21,7 @@ from . import cache as cache_mod
 from .judge import judge
 from .lint import set_order_problems
 from .outputs import Drift, compare, remove_stale_temporaries, rewrite
+from .preload import preload_plan
 from .tables import (
     check_table_calls,
     check_value_calls,
@@ -28,18 +29,6 @@ from .tables import (
     table_output_conflicts,
 )
 
-#: Preloaded by the fork servers besides torch and mha_ref: modules torch
-#: imports lazily that lesson snippets reach. sympy (via symbolic_shapes,
-#: ~0.5 s) comes from torch.broadcast_shapes, nn.MultiheadAttention and
-#: FlopCounterMode; torch.distributed.tensor from nn.MultiheadAttention;
-#: torch._dynamo (~1.2 s) from F.linear under FlopCounterMode
-#: (torch/_compile.py). Paid once per server instead of once per child
-#: (each snippet runs twice).
-PRELOAD = [
-    "torch.fx.experimental.symbolic_shapes",
-    "torch._dynamo",
-    "torch.distributed.tensor",
-]
 ACCEPT = "make update-outputs"
 #: (lines, bytes) one Output block may hold, unless configured.
 OUTPUT_LIMITS = (200, 20_000)
@@ -129,10 +118,13 @@ def check(
     jobs: int,
     cache_dir: Path | None,
     output_limits: tuple[int, int] = OUTPUT_LIMITS,
+    pool=None,
 ) -> Result:
     """Run every snippet the deck uses and compare every Output block.
 
     ``cache_dir``: the run cache's folder, or None for no cache.
+    ``pool``: fork servers to reuse (``runner.Pool``, kept by the plugin
+    across ``mkdocs serve`` rebuilds), or None to start and stop some.
     ``output_limits``: (lines, bytes) one Output block may hold; a
     snippet that prints more fails (and is never written by ``update``),
     so does an Output block typed longer.
@@ -155,7 +147,7 @@ def check(
             unstable[rel] = found
     runnable = sorted(set(used) - set(unstable))
 
-    runs = _run_snippets(root, runnable, store, timeout, jobs)
+    runs = _run_snippets(root, runnable, store, timeout, jobs, pool)
     result.ran = sum(1 for r in runs.values() if not r.get("cached"))
     result.cached = sum(1 for r in runs.values() if r.get("cached"))
     for rel in sorted(used):
@@ -460,45 +452,64 @@ def _pair_output(root, snippets_dir, page, fence, pairs, problems):
 # --- runs --------------------------------------------------------------------
 
 
-def _run_snippets(root, rels, store, timeout, jobs):
-    """Result per snippet: cached, or run twice in forked processes."""
+def _run_snippets(root, rels, store, timeout, jobs, pool):
+    """Result per snippet: cached, or run twice in forked processes.
+
+    With a ``pool`` (``mkdocs serve``), its servers are then warmed with
+    what every snippet of the deck needs, ready for the next edit.
+    """
     out: dict[str, dict] = {}
     if not rels:
         return out
     base = cache_mod.base_key(root / "snippets")
-    keys, todo = {}, []
+    keys, todo, sources = {}, [], {}
     for rel in rels:
         data = (root / rel).read_bytes()
+        sources[rel] = data.decode("utf-8", errors="replace")
         keys[rel] = cache_mod.snippet_key(base, rel, data)
         record = store.get(keys[rel], root)
         if record is not None:
             out[rel] = {**record, "ok": True, "cached": True}
         else:
             todo.append(rel)
-    if not todo:
-        return out
+    if todo:
+        runs = _run_twice(root, todo, sources, base, timeout, jobs, pool)
+        for rel, (a, b) in runs.items():
+            out[rel] = judge(root, rel, a, b, timeout)
+            if out[rel]["ok"]:
+                store.put(keys[rel], _record(root, rel, a, b))
+    if pool is not None:
+        pool.warm(preload_plan(list(sources.values())), key=base)
+    return out
 
-    from .runner import run_batches  # only when something must run
+
+def _run_twice(root, todo, sources, base, timeout, jobs, pool):
+    """{rel: (run under hash seed 0, run under hash seed 1)}."""
+    from .runner import Pool  # only when something must run
 
     paths = [root / rel for rel in todo]
-    first, second = run_batches(
-        root,
-        [paths, paths],
-        timeout=timeout,
-        concurrency=math.ceil(jobs / 2),
-        preload=PRELOAD,
-    )
-    for rel, a, b in zip(todo, first, second, strict=True):
-        out[rel] = judge(root, rel, a, b, timeout)
-        if out[rel]["ok"]:
-            store.put(
-                keys[rel],
-                {
-                    "snippet": rel,
-                    "stdout": a.stdout,
-                    "tables": a.tables,
-                    "seconds": round(a.seconds, 4),
-                    "reads": cache_mod.file_hashes(root, a.reads + b.reads),
-                },
-            )
-    return out
+    own = pool is None
+    pool = Pool(root) if own else pool
+    try:
+        first, second = pool.run(
+            [paths, paths],
+            timeout=timeout,
+            concurrency=math.ceil(jobs / 2),
+            preload=preload_plan([sources[rel] for rel in todo]),
+            key=base,
+        )
+    finally:
+        if own:
+            pool.close()
+    return {rel: (a, b) for rel, a, b in zip(todo, first, second, strict=True)}
+
+
+def _record(root, rel, a, b) -> dict:
+    """The cache record of a snippet whose two runs agreed."""
+    return {
+        "snippet": rel,
+        "stdout": a.stdout,
+        "tables": a.tables,
+        "seconds": round(a.seconds, 4),
+        "reads": cache_mod.file_hashes(root, a.reads + b.reads),
+    }

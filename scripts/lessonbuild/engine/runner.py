@@ -1,11 +1,15 @@
 """Run snippets in processes forked from preloaded servers (server.py).
 
 A server pays for the interpreter and ``import torch`` once; every snippet
-still gets its own process. ``run_batches`` starts one server per batch,
-all at once, so with two batches (a snippet's first and second run) the
-two imports overlap on two cores and the two runs of a snippet come from
-different interpreters (different hash seeds and addresses), which makes
-the nondeterminism check sharper at no extra wall-clock cost.
+still gets its own process. A ``Pool`` holds one server per batch (a
+snippet's first and second run), started all at once, so the two imports
+overlap on two cores and the two runs of a snippet come from different
+interpreters (different hash seeds and addresses), which makes the
+nondeterminism check sharper at no extra wall-clock cost.
+
+``run_batches`` starts a pool and stops it when done (a build, the CLI);
+the lesson plugin keeps one pool for a whole ``mkdocs serve``, so an
+edited snippet runs at once in a fork of a server that is already up.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ SERVER = Path(__file__).with_name("server.py")
 #: Temporary folders: snippet-engine-<pid of the engine>-<random>.
 TMP_PREFIX = "snippet-engine-"
 TABLES_ENV = "MHA_REF_TABLES_FILE"
-#: Seconds a server may take to import torch and mha_ref.
+#: Seconds a server may take to import torch, or a batch's preload.
 STARTUP_LIMIT = 300.0
 #: The hash seed of each server (a forked child inherits its server's).
 HASH_SEEDS = (0, 1)
@@ -49,22 +53,22 @@ class Run:
     failure: str = ""  # the runner itself failed (no snippet result)
     collateral: bool = False  # not run: another snippet killed the runner
 
-    @property
-    def ok(self) -> bool:
-        return not self.failure and not self.timed_out and self.exit == 0
-
 
 @dataclass
 class _Server:
     index: int
-    jobs: list[Path]
     proc: subprocess.Popen
     log: Path
-    files: Path
+    folder: Path
+    files: Path | None = None  # this batch's job files
+    jobs: list[Path] = field(default_factory=list)
     buffer: bytes = b""
-    ready: dict | None = None
+    ready: bool = False
     done: bool = False
     deadline: float = 0.0
+    batches: int = 0
+    preloaded: set[str] = field(default_factory=set)
+    warming: bool = False  # a warm-up batch whose answer is unread
     results: dict[int, Run] = field(default_factory=dict)
     started: set[int] = field(default_factory=set)
 
@@ -89,29 +93,138 @@ def run_batches(
     Returns, per batch, one ``Run`` per path in the same order. Never
     raises for a snippet's or a server's failure: those are in the Runs.
     """
-    _remove_stale_folders()
-    tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-"))
-    servers: list[_Server] = []
-    restore = _exit_on_sigterm()
+    pool = Pool(root)
     try:
-        for i, jobs in enumerate(batches):
-            if jobs:
-                servers.append(_start(root, i, jobs, tmp, preload))
-        for server in servers:
-            _submit(server, timeout, concurrency)
-        _collect(servers, timeout)
-        out = [[Run() for _ in jobs] for jobs in batches]
-        for server in servers:
-            for j in range(len(server.jobs)):
-                out[server.index][j] = server.results.get(j) or _lost(
-                    root, server, j
-                )
-        return out
+        return pool.run(
+            batches, timeout=timeout, concurrency=concurrency, preload=preload
+        )
     finally:
-        for server in servers:
+        pool.close()
+
+
+class Pool:
+    """Fork servers, one per batch index (hash seed), kept between runs.
+
+    A server is started when a batch first needs it, so a check whose
+    every result is cached starts none. ``key`` names what the servers
+    preloaded from the repository (the cache's base key: mha_ref, the
+    runner): when it changes, the servers are replaced, as is a server
+    that died or was stopped mid-batch. Servers started from a thread
+    die with that thread (PR_SET_PDEATHSIG), so a pool kept across
+    ``mkdocs serve`` rebuilds is used from its long-lived threads only.
+    """
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.tmp: Path | None = None
+        self.servers: dict[int, _Server] = {}
+        self.key: str | None = None
+
+    def run(
+        self,
+        batches: list[list[Path]],
+        *,
+        timeout: float,
+        concurrency: int,
+        preload: list[str] | tuple[str, ...] = (),
+        key: str | None = None,
+    ) -> list[list[Run]]:
+        """Run each batch on its server; one ``Run`` per path, in order."""
+        self._prepare(key)
+        restore = _exit_on_sigterm()
+        active: list[_Server] = []
+        try:
+            for i, jobs in enumerate(batches):
+                if jobs:
+                    server = self._server(i, timeout)
+                    server.jobs = list(jobs)
+                    active.append(server)
+            # The cores, shared by every run going on at once.
+            cores = len(os.sched_getaffinity(0))
+            threads = max(1, cores // (concurrency * max(1, len(active))))
+            for server in active:
+                _submit(server, timeout, concurrency, preload, threads)
+            _collect(active, timeout)
+            out = [[Run() for _ in jobs] for jobs in batches]
+            for server in active:
+                for j in range(len(server.jobs)):
+                    out[server.index][j] = server.results.get(j) or _lost(
+                        self.root, server, j
+                    )
+            return out
+        finally:
+            for server in active:
+                self._settle(server)
+            restore()
+
+    def warm(
+        self,
+        preload: list[str] | tuple[str, ...],
+        key: str | None = None,
+        count: int = len(HASH_SEEDS),
+    ) -> None:
+        """Start ``count`` servers and their preload now, without waiting.
+
+        For ``mkdocs serve``: the servers import while the site builds
+        and the author edits, so the next run finds them ready. A warm-up
+        is an empty batch; the next ``run`` reads its answer first.
+        """
+        self._prepare(key)
+        for i in range(count):
+            server = self._server(i, 0.0, wait=False)
+            if server.warming or set(preload) <= server.preloaded:
+                continue
+            server.jobs = []
+            _submit(server, 0.0, 1, preload, 1)
+            server.warming = True
+
+    def _prepare(self, key: str | None) -> None:
+        if key != self.key:  # what the servers preloaded may be stale
+            self.close()
+            self.key = key
+        if self.tmp is None:
+            _remove_stale_folders()
+            self.tmp = Path(
+                tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")
+            )
+
+    def _server(self, i: int, timeout: float, wait: bool = True) -> _Server:
+        """Server ``i``, up and idle: started if missing or dead."""
+        server = self.servers.get(i)
+        if server is not None and server.warming and wait:
+            server.jobs = []
+            # Still importing, maybe: that is startup time.
+            server.deadline = time.monotonic() + STARTUP_LIMIT
+            _collect([server], timeout)
+            server.warming = False
+            self._settle(server)
+            server = self.servers.get(i)
+        if server is not None and server.proc.poll() is not None:
+            self._settle(server)
+            server = None
+        if server is None:
+            server = _start(self.root, i, self.tmp)
+            self.servers[i] = server
+        return server
+
+    def _settle(self, server: _Server) -> None:
+        """After a batch: keep the server, or stop it and forget it."""
+        if server.files is not None:
+            shutil.rmtree(server.files, ignore_errors=True)
+        gone = server.proc.poll() is not None
+        if gone or not server.done or not server.ready:
+            _stop(server)  # died, stopped answering, or unwinding
+            shutil.rmtree(server.folder, ignore_errors=True)
+            self.servers.pop(server.index, None)
+
+    def close(self) -> None:
+        """Stop every server and remove the temporary folder."""
+        for server in self.servers.values():
             _stop(server)
-        shutil.rmtree(tmp, ignore_errors=True)
-        restore()
+        self.servers = {}
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
 
 
 def _exit_on_sigterm():
@@ -178,10 +291,10 @@ def _lost(root: Path, server: _Server, j: int) -> Run:
     )
 
 
-def _start(root, index, jobs, tmp, preload) -> _Server:
-    files = tmp / f"server{index}"
-    files.mkdir()
-    log = files / "server.log"
+def _start(root, index, tmp) -> _Server:
+    # A replaced server's folder may still be there: a fresh name.
+    folder = Path(tempfile.mkdtemp(prefix=f"server{index}-", dir=tmp))
+    log = folder / "server.log"
     env = dict(os.environ)
     env.pop(TABLES_ENV, None)
     # Fixed and distinct per server: the same tree gives the same
@@ -196,18 +309,20 @@ def _start(root, index, jobs, tmp, preload) -> _Server:
             cwd=root,
             env=env,
         )
-    try:
-        proc.stdin.write((json.dumps(list(preload)) + "\n").encode())
-        proc.stdin.flush()
-    except OSError:
-        pass  # it died at once; _collect reports it with its log
     os.set_blocking(proc.stdout.fileno(), False)
-    server = _Server(index, jobs, proc, log, files)
+    server = _Server(index, proc, log, folder)
     server.deadline = time.monotonic() + STARTUP_LIMIT
     return server
 
 
-def _submit(server: _Server, timeout: float, concurrency: int) -> None:
+def _submit(server, timeout, concurrency, preload, threads) -> None:
+    server.batches += 1
+    server.files = server.folder / f"batch{server.batches}"
+    server.files.mkdir()
+    server.results, server.started, server.done = {}, set(), False
+    server.preloaded |= set(preload)
+    # Importing the batch's preload counts as starting up.
+    server.deadline = time.monotonic() + STARTUP_LIMIT
     jobs = []
     for j, path in enumerate(server.jobs):
         stem = server.files / str(j)
@@ -222,7 +337,13 @@ def _submit(server: _Server, timeout: float, concurrency: int) -> None:
                 "reads": f"{stem}.reads",
             }
         )
-    batch = {"jobs": jobs, "concurrency": concurrency, "timeout": timeout}
+    batch = {
+        "jobs": jobs,
+        "concurrency": concurrency,
+        "timeout": timeout,
+        "threads": threads,
+        "preload": list(preload),
+    }
     try:
         server.proc.stdin.write((json.dumps(batch) + "\n").encode())
         server.proc.stdin.flush()
@@ -272,8 +393,10 @@ def _read(server: _Server) -> bytes | None:
 def _handle(server: _Server, message: dict, timeout: float) -> None:
     server.deadline = time.monotonic() + timeout + SILENCE_SLACK
     if "ready" in message:
-        server.ready = message
-        if not message["ready"]:
+        server.ready = message["ready"]
+        # Next: the batch's preload, still part of starting up.
+        server.deadline = time.monotonic() + STARTUP_LIMIT
+        if not server.ready:
             failure = "the snippet runner could not import torch:\n"
             failure += message.get("error", "")
             for j in range(len(server.jobs)):

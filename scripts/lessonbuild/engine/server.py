@@ -1,19 +1,23 @@
-"""Fork server: import torch and mha_ref once, then fork a child per snippet.
+"""Fork server: import torch and what snippets need once, fork per snippet.
 
 Started by ``runner.py`` as ``python server.py ROOT`` (a plain script,
 stdlib only until it preloads, so it never depends on how ``scripts`` is
-importable). The protocol is JSON lines: the server reads the list of
-modules to preload, writes ``{"ready": ...}``, then reads job batches from
-stdin and answers one line per finished job and ``{"done": true}`` per
-batch. It exits on EOF.
+importable). The protocol is JSON lines: the server imports torch,
+writes ``{"ready": ...}``, then reads job batches from stdin (each names
+the modules to preload first, see preload.py, and the threads per run)
+and answers one line per finished job and ``{"done": true}`` per batch.
+It exits on EOF, so one server can serve many checks (``mkdocs serve``).
 
 Each child is what ``python snippets/X.py`` run from the repo root would
 be: its own process, ``__main__``, ``sys.argv``, ``sys.path[0]`` the
 snippet's folder, cwd the root, the same environment (plus
-``MHA_REF_TABLES_FILE``), stdout and stderr to files, torch's default
-number of threads. Deliberate differences: the interpreter and the
-imports are inherited instead of paid for (``sys.argv[0]`` is the
-absolute path, as ``__file__`` is); torch's generator starts from a
+``MHA_REF_TABLES_FILE``), stdout and stderr to files. Deliberate
+differences: the interpreter and the imports are inherited instead of
+paid for (``sys.argv[0]`` is the absolute path, as ``__file__`` is);
+torch gets the cores divided among the runs that share them (torch's
+default, all cores for each of two runs on two cores, made both
+slower: measured, the runs' total halved), never more than its
+default; torch's generator starts from a
 random seed instead of torch's fixed start-up seed, so a snippet that
 forgets to seed prints different numbers on its two runs and is reported
 as nondeterministic; exit handlers registered by the server's imports do
@@ -61,8 +65,7 @@ def main():
     _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of snippets come to us
     # Before any import starts a thread: unshare(CLONE_NEWUSER) refuses a
     # multithreaded process.
-    readonly = _read_only(root, sys.argv[2:])
-    preload = json.loads(sys.stdin.readline() or "[]")
+    _read_only(root, sys.argv[2:])
     # The protocol gets a private copy of stdout; fd 1 itself goes to
     # stderr, so a stray print during preload cannot corrupt the protocol.
     proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
@@ -83,40 +86,41 @@ def main():
     except BaseException:
         _send(proto, {"ready": False, "error": traceback.format_exc()})
         return
-    threads = torch.get_num_threads()
+    default_threads = torch.get_num_threads()
     # Forking after torch's OpenMP pool has started can deadlock the
     # child; with one thread the pool is never started in this process.
-    # Children restore the default before running their snippet.
+    # Children set their own number before running their snippet.
     torch.set_num_threads(1)
-    errors = {}
-    for name in ["mha_ref", *preload]:
+    gc.freeze()
+    _send(proto, {"ready": True})
+    for line in sys.stdin:
+        batch = json.loads(line)
+        _preload(batch.get("preload", ()))
+        threads = min(default_threads, int(batch.get("threads", 0)) or 10**6)
+        _run_batch(proto, root, batch, threads)
+        _send(proto, {"done": True})
+
+
+def _preload(names):
+    """Import the modules the batch's snippets need (engine/preload.py).
+
+    A module that fails to import is left out: the child imports it
+    again and fails like a standalone run. Modules imported for an
+    earlier batch stay (a server under ``mkdocs serve`` lives across
+    rebuilds).
+    """
+    fresh = [name for name in names if name not in sys.modules]
+    for name in fresh:
         try:
             importlib.import_module(name)
         except BaseException:
-            # The child imports it again and fails like a standalone run.
-            errors[name] = traceback.format_exc(limit=-3)
-    # Move everything imported so far out of the collector's sight: a
-    # child's collection would otherwise touch every object of torch and
-    # copy every page (copy-on-write); gc.freeze exists for pre-fork
-    # servers like this one. (No gc.collect() first: it takes 0.1 s and
-    # would only free a little import-time garbage.)
-    gc.freeze()
-    mha_ref = sys.modules.get("mha_ref")
-    _send(
-        proto,
-        {
-            "ready": True,
-            "pid": os.getpid(),
-            "torch": torch.__version__,
-            "mha_ref": list(getattr(mha_ref, "__path__", []) or []),
-            "preload_errors": errors,
-            "readonly": readonly,
-        },
-    )
-    for line in sys.stdin:
-        batch = json.loads(line)
-        _run_batch(proto, root, batch, threads)
-        _send(proto, {"done": True})
+            pass
+    if fresh:
+        # Move everything imported so far out of the collector's sight:
+        # a child's collection would otherwise touch every object of
+        # torch and copy every page (copy-on-write); gc.freeze exists
+        # for pre-fork servers like this one.
+        gc.freeze()
 
 
 def _die_with_parent():

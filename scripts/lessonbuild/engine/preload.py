@@ -1,0 +1,86 @@
+"""What the fork servers import before forking: what the snippets need.
+
+A module the server imported is inherited by every child for free; one
+it did not import, a child imports itself (the same code, each time it
+runs). Importing what no snippet about to run uses only delays the
+first fork: torch._dynamo alone takes ~0.5 s, sympy (via
+``symbolic_shapes``) ~0.2 s, matplotlib.pyplot ~0.3 s. So the plan is
+read from the snippets' syntax trees (never by running them):
+
+- torch, always (the server needs it to fork safely, see server.py);
+- the modules a snippet imports, where they belong to a package known
+  to import without side effects (``PACKAGES``: no output, no files);
+- the modules torch imports lazily, on first use, behind a name the
+  snippet uses (``LAZY``): nn.MultiheadAttention reaches
+  torch.distributed.tensor and sympy, FlopCounterMode and the
+  optimisers torch._dynamo.
+
+A plan that misses a module costs time, never correctness: the child
+imports it as a standalone run would.
+"""
+
+from __future__ import annotations
+
+import ast
+
+#: Packages whose modules may be imported in the server ahead of a
+#: snippet that imports them: importing them prints nothing and writes
+#: nothing the snippet could see.
+PACKAGES = ("torch", "mha_ref", "matplotlib")
+_SHAPES = "torch.fx.experimental.symbolic_shapes"
+_DTENSOR = "torch.distributed.tensor"
+_DYNAMO = "torch._dynamo"
+#: A name a snippet uses (a variable, an attribute or an imported name,
+#: a module it imports) -> the modules torch imports lazily behind it,
+#: measured by running each lesson snippet in a fork and listing what it
+#: imported beyond torch and mha_ref.
+LAZY = {
+    # nn.MultiheadAttention's forward (mha_ref's converters build one).
+    "MultiheadAttention": (_SHAPES, _DTENSOR),
+    "to_torch_mha": (_SHAPES, _DTENSOR),
+    "from_torch_mha": (_SHAPES, _DTENSOR),
+    "broadcast_shapes": (_SHAPES,),
+    # FlopCounterMode dispatches through torch/_compile.py.
+    "FlopCounterMode": (_SHAPES, _DYNAMO, _DTENSOR),
+    "forward_flops": (_SHAPES, _DYNAMO, _DTENSOR),
+    # An optimiser's step (mha_ref.specialise trains a model).
+    "optim": (_SHAPES, _DYNAMO, _DTENSOR),
+    "mha_ref.specialise": (_SHAPES, _DYNAMO, _DTENSOR),
+}
+
+
+def preload_plan(sources: list[str]) -> list[str]:
+    """The modules to import in the servers, torch first, then sorted.
+
+    ``sources``: the text of each snippet about to run. A snippet that
+    does not parse contributes nothing (its run reports the error).
+    """
+    wanted: set[str] = set()
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        wanted |= _needs(tree)
+    wanted.discard("torch")
+    return ["torch", *sorted(wanted)]
+
+
+def _needs(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module:
+                modules.add(node.module)
+                names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+    out = {m for m in modules if m.split(".")[0] in PACKAGES}
+    for key in names | modules:
+        out.update(LAZY.get(key, ()))
+    return out

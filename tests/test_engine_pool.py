@@ -1,0 +1,234 @@
+"""Fork servers kept across runs (mkdocs serve), preload plan, threads.
+
+The engine's speed (issue 15) without giving up its isolation: each run
+still forks from a server of its own hash seed, the servers stay up
+between runs only while their preload is current, and each run gets the
+cores shared among the runs going on at once.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lessonbuild.engine.preload import preload_plan
+from lessonbuild.engine.runner import Pool, run_batches
+from tests.engine_fixtures.sites import make_site
+
+#: Prints who forked it and the hash of a fixed string (per seed).
+WHO = (
+    "import os\n"
+    "import torch\n"
+    "print(os.getppid(), hash('alpha'), torch.get_num_threads())\n"
+)
+
+
+def _snippet(root: Path, name: str, text: str) -> Path:
+    path = root / "snippets" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _parents(batches) -> list[str]:
+    """The forking server's pid of each run, in order."""
+    out = []
+    for runs in batches:
+        for run in runs:
+            assert run.exit == 0, run.failure or run.stderr
+            out.append(run.stdout.split()[0])
+    return out
+
+
+def _gone(pid: int, within: float = 20.0) -> bool:
+    """True once ``pid`` has exited and been reaped (or is a zombie)."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+# --- the kept servers --------------------------------------------------------
+
+
+def test_pool_reuses_its_servers_until_the_key_changes(tmp_path):
+    """Two runs, same key: the same two servers (two hash seeds) fork
+    both; a new key (mha_ref edited) replaces them; close stops them."""
+    path = _snippet(tmp_path, "who.py", WHO)
+    pool = Pool(tmp_path)
+    try:
+        first = pool.run([[path], [path]], timeout=60, concurrency=1, key="a")
+        again = pool.run([[path], [path]], timeout=60, concurrency=1, key="a")
+        assert _parents(again) == _parents(first), (
+            "expected the second run to fork from the servers of the first"
+        )
+        seed0, seed1 = (runs[0].stdout.split()[1] for runs in first)
+        assert seed0 != seed1, "expected two servers with distinct seeds"
+        changed = pool.run(
+            [[path], [path]], timeout=60, concurrency=1, key="b"
+        )
+        assert not set(_parents(changed)) & set(_parents(first)), (
+            "expected new servers after the key changed (stale preload)"
+        )
+        old = [int(p) for p in _parents(first)]
+        assert all(_gone(pid) for pid in old), "old servers still running"
+    finally:
+        pool.close()
+    assert all(_gone(int(p)) for p in _parents(changed)), (
+        "expected Pool.close() to stop its servers"
+    )
+
+
+def test_warm_servers_take_the_next_run(tmp_path):
+    """warm() starts the servers without waiting; the next run uses
+    them (no second start) and still gets every result."""
+    path = _snippet(tmp_path, "who.py", WHO)
+    pool = Pool(tmp_path)
+    try:
+        pool.warm(["torch"], key="k")
+        warmed = sorted(str(s.proc.pid) for s in pool.servers.values())
+        assert len(warmed) == 2, "expected one server per hash seed"
+        runs = pool.run([[path], [path]], timeout=60, concurrency=1, key="k")
+        assert sorted(_parents(runs)) == warmed
+    finally:
+        pool.close()
+
+
+def test_a_server_killed_by_its_snippet_is_replaced(tmp_path):
+    """A snippet that kills its server is named; the next run of the
+    same pool gets a fresh server instead of a dead pipe."""
+    killer = _snippet(
+        tmp_path,
+        "killer.py",
+        "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",
+    )
+    who = _snippet(tmp_path, "who.py", WHO)
+    pool = Pool(tmp_path)
+    try:
+        [[dead]] = pool.run([[killer]], timeout=60, concurrency=1)
+        assert "runner died while this snippet ran" in dead.failure
+        [[run]] = pool.run([[who]], timeout=60, concurrency=1)
+        assert run.exit == 0, run.failure or run.stderr
+    finally:
+        pool.close()
+
+
+# --- threads per run ---------------------------------------------------------
+
+
+def _default_threads() -> int:
+    out = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.get_num_threads())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(out.stdout)
+
+
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_runs_share_the_cores(tmp_path, concurrency):
+    """Two servers, each running ``concurrency`` children: each child
+    gets cores // (2 * concurrency) threads (at least 1, at most torch's
+    default), so runs do not fight over the cores."""
+    path = _snippet(tmp_path, "who.py", WHO)
+    cores = len(os.sched_getaffinity(0))
+    expected = max(1, min(_default_threads(), cores // (2 * concurrency)))
+    batches = run_batches(
+        tmp_path, [[path], [path]], timeout=60, concurrency=concurrency
+    )
+    for runs in batches:
+        threads = int(runs[0].stdout.split()[2])
+        assert threads == expected, (
+            f"expected {expected} threads per run on {cores} cores, "
+            f"got {threads} (runner.py Pool.run: threads)"
+        )
+
+
+# --- the preload plan --------------------------------------------------------
+
+
+def test_plain_torch_snippet_preloads_torch_only():
+    plan = preload_plan(["import torch\nprint(torch.ones(2).sum())\n"])
+    assert plan == ["torch"]
+
+
+def test_multihead_attention_preloads_what_its_forward_imports():
+    plan = preload_plan(
+        [
+            "import torch.nn as nn\nm = nn.MultiheadAttention(8, 2)\n",
+            "from mha_ref import forward_flops\n",
+        ]
+    )
+    assert plan[0] == "torch"
+    for module in (
+        "torch.fx.experimental.symbolic_shapes",
+        "torch.distributed.tensor",
+        "torch._dynamo",
+        "torch.nn",
+        "mha_ref",
+    ):
+        assert module in plan, f"expected {module} in the plan {plan}"
+
+
+def test_only_known_packages_are_imported_ahead():
+    """A snippet's own helper module, or a package that might print or
+    write when imported, is left to the child."""
+    plan = preload_plan(
+        [
+            "import matplotlib\nmatplotlib.use('Agg')\n"
+            "import matplotlib.pyplot as plt\n"
+            "import helpers\nimport requests\nfrom . import x\n",
+            "this is not Python (\n",
+        ]
+    )
+    assert plan == ["torch", "matplotlib", "matplotlib.pyplot"]
+
+
+# --- mkdocs serve: the plugin keeps the servers ------------------------------
+
+
+def test_serve_keeps_servers_across_rebuilds(tmp_path, monkeypatch):
+    """Under ``mkdocs serve`` the lesson plugin is kept across rebuilds:
+    its servers start once, an edited snippet re-runs alone on them,
+    and on_shutdown stops them."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    root = make_site(tmp_path, "good")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("SNIPPET_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("NO_MKDOCS_2_WARNING", "1")
+    site = str(tmp_path / "site")
+    config = load_config("mkdocs.yml", site_dir=site)
+    config.plugins.on_startup(command="serve", dirty=False)
+    try:
+        build(config, serve_url="")
+        plugin = config.plugins["lesson"]
+        servers = {i: s.proc.pid for i, s in plugin.pool.servers.items()}
+        assert len(servers) == 2, "expected two servers kept after a build"
+        snippet = sorted((root / "snippets").glob("*.py"))[0]
+        snippet.write_text(snippet.read_text() + "\n# edited\n")
+        again = load_config("mkdocs.yml", site_dir=site)
+        build(again, serve_url="")
+        assert again.plugins["lesson"] is plugin, "MkDocs kept the plugin"
+        assert plugin.result.ran == 1, plugin.result.summary()
+        assert {
+            i: s.proc.pid for i, s in plugin.pool.servers.items()
+        } == servers, "expected the rebuild to reuse the servers"
+    finally:
+        config.plugins.on_shutdown()
+    assert plugin.pool is None
+    assert all(_gone(pid) for pid in servers.values())
