@@ -21,6 +21,8 @@ from nbclient.exceptions import CellExecutionError
 __all__ = ["NotebookExecutionError", "execute", "to_ipynb"]
 
 KERNEL = "python3"
+#: Every notebook runs on the build's own python3 kernel.
+KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": KERNEL}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -36,11 +38,7 @@ def to_ipynb(py_path: Path | str) -> nbformat.NotebookNode:
     """
     path = Path(py_path)
     nb = jupytext.read(path, fmt="py:percent")
-    nb.metadata["kernelspec"] = {
-        "display_name": "Python 3",
-        "language": "python",
-        "name": KERNEL,
-    }
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
     nbformat.validate(nb)
     return nb
 
@@ -180,11 +178,7 @@ def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
                 ]
             cells.append(cell)
     nb = v4.new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {
-        "display_name": "Python 3",
-        "language": "python",
-        "name": KERNEL,
-    }
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
     nbformat.validate(nb)
     return nb
 

@@ -30,6 +30,10 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
+# Debian's Chromium with the flags this machine needs: one definition,
+# shared with the page-weight measurement.
+from .pageweight import CHROMIUM, CHROMIUM_ARGS
+
 #: Deck file, relative to the site folder.
 DECK = "present.html"
 #: Stage size the deck is designed and tested for.
@@ -366,16 +370,6 @@ def write(site_dir: str | Path, deck, rendered: dict[str, str], config):
 
 
 # --- handout -------------------------------------------------------------
-
-#: Debian's Chromium, as in the browser tests; never a browser download.
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 
 
 def pdf(site_dir: str | Path, out: str | Path) -> int:

@@ -32,25 +32,22 @@ class Problem:
     kind: str = "error"
 
     def __str__(self) -> str:
-        message = self.message
-        if len(message) > MAX_MESSAGE_CHARS:
-            cut = len(message) - MAX_MESSAGE_CHARS
-            message = (
-                message[:MAX_MESSAGE_CHARS]
-                + f"... ({cut} more characters not shown)"
-            )
+        message = _cut(self.message, MAX_MESSAGE_CHARS, "... ")
         head = f"{self.path}:{self.line}: {message}"
         if not self.detail:
             return head
-        detail = self.detail
-        if len(detail) > MAX_DETAIL_CHARS:
-            cut = len(detail) - MAX_DETAIL_CHARS
-            detail = (
-                detail[:MAX_DETAIL_CHARS]
-                + f"\n... ({cut} more characters not shown)"
-            )
+        detail = _cut(self.detail, MAX_DETAIL_CHARS, "\n... ")
         body = "\n".join("    " + s if s else "" for s in detail.splitlines())
         return head + "\n" + body
+
+
+def _cut(text: str, limit: int, joint: str) -> str:
+    """``text`` up to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return (
+        f"{text[:limit]}{joint}({len(text) - limit} more characters not shown)"
+    )
 
 
 class BuildFailed(Exception):
