@@ -107,7 +107,7 @@ def _build(tmp_path: Path, markdown: str) -> subprocess.CompletedProcess:
     (tmp_path / "docs/index.md").write_text(markdown, encoding="utf-8")
     (tmp_path / "mkdocs.yml").write_text(
         textwrap.dedent(
-            f"""\
+            """\
             site_name: t
             strict: true
             theme: mkdocs
