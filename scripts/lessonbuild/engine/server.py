@@ -91,7 +91,7 @@ def main():
     # child; with one thread the pool is never started in this process.
     # Children set their own number before running their snippet.
     torch.set_num_threads(1)
-    gc.freeze()
+    _settle_imports()
     _send(proto, {"ready": True})
     for line in sys.stdin:
         batch = json.loads(line)
@@ -116,11 +116,20 @@ def _preload(names):
         except BaseException:
             pass
     if fresh:
-        # Move everything imported so far out of the collector's sight:
-        # a child's collection would otherwise touch every object of
-        # torch and copy every page (copy-on-write); gc.freeze exists
-        # for pre-fork servers like this one.
-        gc.freeze()
+        _settle_imports()
+
+
+def _settle_imports():
+    """Ready what was imported so far to be inherited by each fork."""
+    # Their finalizers are the server's: not run at a child's exit (see
+    # _own_exit_handlers; marked here once, not in each child).
+    for info in list(weakref.finalize._registry.values()):
+        info.atexit = False
+    # Move everything imported so far out of the collector's sight: a
+    # child's collection would otherwise touch every object of torch
+    # and copy every page (copy-on-write); gc.freeze exists for pre-fork
+    # servers like this one.
+    gc.freeze()
 
 
 def _die_with_parent():
@@ -214,13 +223,17 @@ def _read_only(root, writable):
     return True
 
 
+_LIBC = []  # loaded once, in the server: each child would pay 0.7 ms
+
+
 def _prctl(option, value):
     """prctl(2) (Linux); False where it is not available."""
     try:
-        import ctypes
+        if not _LIBC:
+            import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(option, value, 0, 0, 0) == 0
+            _LIBC.append(ctypes.CDLL(None, use_errno=True))
+        return _LIBC[0].prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 
@@ -436,7 +449,9 @@ def _setup_child(root, job, threads, proto):
     import torch
 
     torch.set_num_threads(threads)
-    torch.seed()
+    # A random seed for the CPU generator (torch.seed() also visits every
+    # accelerator module: 2.8 ms per child; the server never starts one).
+    torch.default_generator.seed()
     # Python reseeds `random` after a fork; numpy's global state is not
     # reseeded, so every child would share the server's numbers.
     np_random = sys.modules.get("numpy.random")
@@ -449,14 +464,12 @@ def _own_exit_handlers():
 
     The inherited ones belong to the server's imports: running them in
     every child is slow (torch's weakref finalizers take ~40 ms after a
-    fork) and could release what the server still holds. A snippet's own
+    fork) and could release what the server still holds (the server
+    marks its finalizers not to run at exit, ``_preload``). A snippet's own
     handlers, temporary folders (weakref.finalize), logging and
     multiprocessing still run at its exit, as in a standalone run.
     """
     atexit._clear()
-    registry = weakref.finalize._registry
-    for info in list(registry.values()):
-        info.atexit = False
     atexit.register(weakref.finalize._exitfunc)
     for module, name in (
         ("multiprocessing.util", "_exit_function"),
