@@ -118,11 +118,12 @@ def _env(**extra) -> dict:
 
 
 def copy_site(root: Path, dest: Path) -> Path:
-    """docs/, snippets/ and mha_ref/ copied; config, theme, code linked."""
+    """docs/, snippets/, mha_ref/, notebooks/ copied; config, theme, code
+    linked (without notebooks/, the build has no homework to link to)."""
     site = dest / "site-copy"
     site.mkdir()
     ignore = shutil.ignore_patterns("__pycache__")
-    for name in ("docs", "snippets", "mha_ref"):
+    for name in ("docs", "snippets", "mha_ref", "notebooks"):
         if (root / name).is_dir():
             shutil.copytree(root / name, site / name, ignore=ignore)
     for name in ("overrides", "scripts"):
