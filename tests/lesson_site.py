@@ -20,11 +20,12 @@ LINKED = ("overrides", "scripts")
 
 
 def copy_lesson(dest: Path, extra_yml: str = "") -> Path:
-    """docs/ and snippets/ copied, the rest linked; returns the root."""
+    """docs/, snippets/, notebooks/ copied, the rest linked; the root."""
     root = dest / "lesson"
     root.mkdir()
     shutil.copytree(REPO / "docs", root / "docs", symlinks=True)
     shutil.copytree(REPO / "snippets", root / "snippets")
+    shutil.copytree(REPO / "notebooks", root / "notebooks")
     shutil.copytree(
         REPO / "mha_ref",
         root / "mha_ref",

@@ -33,7 +33,7 @@ def _with_old_site(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def bad(tmp_path_factory):
     """The bad fixture site, built (snippet_timeout: 1 in the plugin)."""
-    root = make_site(tmp_path_factory.mktemp("build"), "bad", timeout=1)
+    root = make_site(tmp_path_factory.mktemp("build"), "bad", timeout=8)
     site = _with_old_site(root)
     proc = mkdocs_build(root)
     return proc.returncode, proc.stdout + proc.stderr, site
@@ -52,7 +52,7 @@ def good(tmp_path_factory):
     ("location", "text"),
     [
         ("docs/pages/01-raises.md:4", "exited with status 1: RuntimeError"),
-        ("docs/pages/02-hangs.md:4", "did not finish within 1 s"),
+        ("docs/pages/02-hangs.md:4", "did not finish within 8 s"),
         ("docs/pages/03-unseeded.md:4", "is nondeterministic"),
         ("docs/pages/04-missing.md:6", "include of a missing file"),
         ("snippets/05_unused.py:1", "not included by any page"),
