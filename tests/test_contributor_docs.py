@@ -11,8 +11,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ["ARCHITECTURE.md", "README.md", "CONTRIBUTING.md"]
-# Documents of the original brief, which live outside the repository.
-OUTSIDE = ("../shared", "DESIGN.md", "slide-map.md")
+# A Markdown document named in running text: `ARCHITECTURE.md`,
+# `docs/index.md` (not a CSS class such as `.md-nav`).
+DOC_NAME = re.compile(
+    r"(?<![\w./-])(?:[\w.-]+/)*([A-Za-z][\w-]*\.md)(?![\w-])"
+)
+#: Documents and configuration, whose relative paths are file paths.
+PROSE = {".md", ".yml", ".yaml", ".toml", ".txt", ".cfg", ".jsonc"}
+# A relative path that climbs: `../assets/lesson.css`.
+CLIMB = re.compile(r"(?:\.\./)+[\w.-][\w./-]*")
 # `a/b.py`, `docs/assets/`, `mkdocs.yml`: code spans that name a path.
 PATH_SPAN = re.compile(r"`([\w.-]+(?:/[\w.-]*)+|[\w-]+\.(?:md|yml|toml|txt))`")
 
@@ -41,7 +48,8 @@ def test_architecture_names_the_package_modules():
     assert len(named_paths(text)) >= 15
 
 
-def test_no_project_file_cites_a_document_outside_the_repository():
+def project_texts():
+    """(path, text) of every text file the project keeps or adds."""
     files = subprocess.run(
         ["git", "ls-files", "-co", "--exclude-standard"],
         cwd=ROOT,
@@ -49,23 +57,47 @@ def test_no_project_file_cites_a_document_outside_the_repository():
         text=True,
         check=True,
     ).stdout.split()
-    offenders = []
     for rel in files:
         path = ROOT / rel
-        if rel == "tests/test_contributor_docs.py" or rel.startswith(
-            ("docs/assets/vendor/", "tests/data/")
-        ):
+        if rel.startswith(("docs/assets/vendor/", "tests/data/")):
             continue
         if not path.is_file() or path.suffix in {".woff2", ".png", ".pdf"}:
             continue
         try:
-            text = path.read_text(encoding="utf-8")
+            yield rel, path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
-        if (
-            "../shared" in text
-            or "DESIGN.md" in text
-            or "slide-map.md" in text
-        ):
-            offenders.append(rel)
-    assert offenders == [], "cite ARCHITECTURE.md instead"
+
+
+def test_every_document_the_project_names_is_in_it():
+    """A contributor's clone holds every .md the code and docs cite.
+
+    Tests are left out: they write fixture pages of their own. A name
+    with NN in it is a pattern (`NN-slug.md`), not a file.
+    """
+    texts = dict(project_texts())
+    kept = {Path(rel).name for rel in texts}
+    missing = sorted(
+        f"{rel}: {name}"
+        for rel, text in texts.items()
+        if not rel.startswith("tests/")
+        for name in set(DOC_NAME.findall(text))
+        if name not in kept and "NN" not in name
+    )
+    assert missing == [], "cite ARCHITECTURE.md or add the document"
+
+
+def test_no_relative_path_leaves_the_repository():
+    """`../x` from a file's folder stays inside the clone; in documents
+    and configuration (not code, whose `../` may be a page URL) it must
+    also name something the clone has."""
+    problems = []
+    for rel, text in project_texts():
+        prose = Path(rel).suffix in PROSE or Path(rel).name == "Makefile"
+        for climb in set(CLIMB.findall(text)):
+            target = ((ROOT / rel).parent / climb).resolve()
+            if not target.is_relative_to(ROOT) or (
+                prose and not target.exists()
+            ):
+                problems.append(f"{rel}: {climb}")
+    assert sorted(problems) == []

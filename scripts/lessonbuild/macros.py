@@ -89,7 +89,7 @@ def define_env(env):
 
 
 def _where(env, lesson, table_id: str) -> str:
-    """``docs/slides/x.md:12: `` for the call naming ``table_id``."""
+    """``docs/slides/NN-slug.md:12: `` for the call naming ``table_id``."""
     deck = lesson.deck
     try:
         src_uri = env.page.file.src_uri
