@@ -37,11 +37,10 @@ venv: $(STAMP)
 # index, and the pinned torch is installed from there first:
 #   make test TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH_INDEX ?=
-TORCH_PIN := $(shell grep -E '^torch==' requirements.txt)
 $(STAMP): requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11" >&2; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --disable-pip-version-check -q --index-url $(TORCH_INDEX) '$(TORCH_PIN)')
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --disable-pip-version-check -q --index-url $(TORCH_INDEX) torch==2.13.0)
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
 	touch $@

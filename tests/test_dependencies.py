@@ -43,3 +43,24 @@ def test_torch_is_pinned_to_the_local_cpu_build():
     assert pins()["torch"] == "2.13.0"
     torch = [d for d in declared() if _name(d) == "torch"]
     assert torch == ["torch==2.13.0"]
+
+
+def test_every_torch_install_names_the_pin():
+    """No install step asks for another torch (a CUDA build, gigabytes)."""
+    found = []
+    for rel in (
+        "Makefile",
+        *sorted(
+            p.relative_to(ROOT).as_posix()
+            for p in (ROOT / ".github/workflows").glob("*.yml")
+        ),
+    ):
+        text = (ROOT / rel).read_text(encoding="utf-8")
+        for line in text.splitlines():
+            if "pip" in line and "install" in line and "torch" in line:
+                found += [
+                    (rel, spec)
+                    for spec in re.findall(r"torch[^\s)'\"]*", line)
+                    if spec != "torch==2.13.0"
+                ]
+    assert found == []
