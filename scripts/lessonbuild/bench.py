@@ -103,6 +103,17 @@ class Figure:
     met: bool | None = None
 
 
+def within(label: str, seconds: float, limit: float) -> Figure:
+    """A time against its ceiling in seconds."""
+    return Figure(
+        label,
+        seconds,
+        target=f"<= {limit:g} s",
+        ratio=seconds / limit,
+        met=seconds <= limit,
+    )
+
+
 def _timed(cmd, cwd, env=None) -> tuple[float, subprocess.CompletedProcess]:
     start = time.perf_counter()
     proc = subprocess.run(
@@ -244,13 +255,7 @@ def bench(root: Path, jobs=None, timeout=None) -> int:
                 ratio=t_kernel / t_cold,
                 met=t_cold < t_kernel,
             ),
-            Figure(
-                f"engine warm (median of {RUNS})",
-                t_warm,
-                target="<= 0.3 s",
-                ratio=t_warm / 0.3,
-                met=t_warm <= 0.3,
-            ),
+            within(f"engine warm (median of {RUNS})", t_warm, 0.3),
             Figure("engine after touching one snippet", t_touch),
         ]
 
@@ -315,39 +320,16 @@ def bench(root: Path, jobs=None, timeout=None) -> int:
             for line in proc.stdout.splitlines()
             if line.startswith(("slide ", "snippet ", "engine "))
         }
-        if "slide" in times:
-            t_slide = float(times["slide"])
-            figures.append(
-                Figure(
-                    "rebuild after touching one slide",
-                    t_slide,
-                    target="<= 1 s",
-                    ratio=t_slide,
-                    met=t_slide <= 1.0,
-                )
-            )
-        if "snippet" in times:
-            t_snip = float(times["snippet"])
-            figures.append(
-                Figure(
-                    "rebuild after touching one snippet",
-                    t_snip,
-                    target="<= 0.5 s",
-                    ratio=t_snip / 0.5,
-                    met=t_snip <= 0.5,
-                )
-            )
-        if "engine" in times:
-            t_engine = float(times["engine"])
-            figures.append(
-                Figure(
-                    "  its snippet engine part (servers kept up)",
-                    t_engine,
-                    target="<= 0.5 s",
-                    ratio=t_engine / 0.5,
-                    met=t_engine <= 0.5,
-                )
-            )
+        rebuilds = [
+            ("slide", "rebuild after touching one slide", 1.0),
+            ("snippet", "rebuild after touching one snippet", 0.5),
+            ("engine", "  its snippet engine part (servers kept up)", 0.5),
+        ]
+        figures += [
+            within(label, float(times[key]), limit)
+            for key, label, limit in rebuilds
+            if key in times
+        ]
         if proc.returncode:
             print(proc.stderr[-2000:], file=sys.stderr)
 
