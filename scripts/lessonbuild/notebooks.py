@@ -24,6 +24,8 @@ KERNEL = "python3"
 #: Every notebook runs on the build's own python3 kernel.
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": KERNEL}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# `# --8<-- [start:show]`: where a slide's include begins, noise in a cell.
+_SECTION_MARK = re.compile(r"^\s*#\s*-+8<-+\s*\[(?:start|end):[^\]]*\]\s*$")
 
 
 class NotebookExecutionError(RuntimeError):
@@ -170,7 +172,12 @@ def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
             )
         )
         for rel in snippets:
-            code = (deck.root / rel).read_text(encoding="utf-8").rstrip()
+            source = (deck.root / rel).read_text(encoding="utf-8")
+            code = "\n".join(
+                line
+                for line in source.rstrip().splitlines()
+                if not _SECTION_MARK.match(line)
+            )
             cell = v4.new_code_cell(code, metadata={"snippet": rel})
             if outputs[rel]:
                 cell.outputs = [
@@ -191,25 +198,35 @@ def lead_paragraph(slide) -> str:
     """The first plain paragraph after the slide's heading.
 
     Lines inside any fence (code, Output blocks, exercises, whose answers
-    must not leak into the notebook or its search entry), admonitions,
-    tables and macro calls are never part of it.
+    must not leak into the notebook or its search entry), display math,
+    admonitions, tables and macro calls are never part of it.
     """
     fenced = set()
     for fence in slide.fences:
         last = fence.end if fence.end is not None else len(slide.lines)
         fenced.update(range(fence.start, last + 1))
     paragraph: list[str] = []
+    in_display = False  # inside a \[ ... \] block
     for i in range(slide.body_line - 1, len(slide.lines)):
         line = slide.lines[i].rstrip("\r\n")
-        skip = i in fenced or line.startswith(
-            ("#", "!!!", "???", "|", "{{", "<", " ", "\t")
-        )
+        if line.lstrip().startswith("\\["):
+            in_display = "\\]" not in line
+            skip = True
+        elif in_display:
+            in_display = "\\]" not in line
+            skip = True
+        else:
+            skip = i in fenced or line.startswith(
+                ("#", "!!!", "???", "|", "{{", "<", " ", "\t")
+            )
         if skip or not line.strip():
             if paragraph:
                 break
             continue
         paragraph.append(line)
-    return "\n".join(paragraph)
+    # Jupyter reads math between dollars, the site between \( and \).
+    text = "\n".join(paragraph)
+    return text.replace("\\(", "$").replace("\\)", "$")
 
 
 def write_notebooks(deck, outputs: dict[str, str], cache_key: str):
