@@ -11,7 +11,13 @@ import pytest
 import sympy
 import torch
 
-from lessonbuild.notebooks import NotebookExecutionError, execute, to_ipynb
+from lessonbuild.notebooks import (
+    OUT_DIR,
+    Homework,
+    NotebookExecutionError,
+    execute,
+    to_ipynb,
+)
 from mha_ref import (
     MultiHeadAttention,
     causal_mask,
@@ -123,6 +129,80 @@ def test_a_failing_cell_names_the_file_and_line(tmp_path):
         execute(to_ipynb(script), TIMEOUT, source=script)
     message = str(caught.value)
     assert f"{script}:6: cell 1 raised ValueError: boom" in message
+
+
+def _lesson_with_solutions(root: Path, text: str) -> Path:
+    (root / "notebooks").mkdir()
+    (root / "notebooks" / "homework.py").write_text("# %%\nx = 1\n")
+    (root / "notebooks" / "homework_solutions.py").write_text(text)
+    return root
+
+
+def test_build_homework_runs_aside_and_reports_the_failing_line(tmp_path):
+    """The build's homework run (a child process beside the engine)
+    names the solutions file and line of a failing cell, and writes no
+    executed notebook for it."""
+    root = _lesson_with_solutions(
+        tmp_path, "# %%\nx = 1\n\n# %%\ny = 2\nraise ValueError('boom')\n"
+    )
+    homework = Homework(root, "key")
+    problems = homework.wait()
+    assert [(p.path, p.line) for p in problems] == [
+        ("notebooks/homework_solutions.py", 6)
+    ]
+    assert "raised ValueError: boom" in problems[0].message
+    assert (root / OUT_DIR / "notebooks" / "homework.ipynb").is_file()
+    assert not (root / OUT_DIR / "notebooks/homework-solutions.ipynb").exists()
+
+
+def test_build_homework_is_not_rerun_when_unchanged(tmp_path):
+    root = _lesson_with_solutions(tmp_path, "# %%\nprint(6 * 7)\n")
+    assert Homework(root, "key").wait() == []
+    written = root / OUT_DIR / "notebooks" / "homework-solutions.ipynb"
+    nb = nbformat.read(written, as_version=4)
+    assert nb.cells[0].outputs[0].text == "42\n"
+    again = Homework(root, "key")
+    assert again._child is None  # nothing to run: same key, same source
+    assert again.wait() == [] and again.uris == [
+        "notebooks/homework.ipynb",
+        "notebooks/homework-solutions.ipynb",
+    ]
+    # A new key (mha_ref or torch changed) runs it again.
+    changed = Homework(root, "other key")
+    assert changed._child is not None
+    assert changed.wait() == []
+
+
+def test_cancelled_homework_leaves_no_process(tmp_path):
+    """A build that stops early kills the run and its kernel."""
+    import os
+    import time
+
+    marker = tmp_path / "started"
+    root = _lesson_with_solutions(
+        tmp_path,
+        "# %%\nimport os, pathlib, time\n"
+        f"pathlib.Path({str(marker)!r}).write_text(str(os.getpid()))\n"
+        "time.sleep(600)\n",
+    )
+    homework = Homework(root, "key")
+    child = homework._child
+    deadline = time.monotonic() + 120
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)  # waiting for a condition: the kernel is running
+    kernel = int(marker.read_text())
+    homework.cancel()
+    assert child.poll() is not None
+    while time.monotonic() < deadline:
+        try:
+            os.kill(kernel, 0)
+        except ProcessLookupError:
+            break
+        if Path(f"/proc/{kernel}/stat").read_text().split()[2] == "Z":
+            break  # a zombie left for init to reap: it no longer runs
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"kernel {kernel} still running after cancel()")
 
 
 # The checks on their own: each branch a student can hit.

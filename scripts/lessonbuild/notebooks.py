@@ -10,7 +10,12 @@ that file and the cell index, rather than nbclient's bare traceback.
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import jupytext
@@ -229,57 +234,149 @@ def lead_paragraph(slide) -> str:
     return text.replace("\\(", "$").replace("\\)", "$")
 
 
-def write_notebooks(deck, outputs: dict[str, str], cache_key: str):
-    """Write the deck and homework notebooks under ``OUT_DIR``.
-
-    Returns ``(folder, [src_uri, ...], problems)``. Homework solutions
-    are executed once per ``cache_key`` (the engine's key for mha_ref,
-    torch and Python) and source: an unchanged notebook is not re-run.
-    """
-    import hashlib
-
-    from .problems import Problem
-
+def write_deck_notebook(deck, outputs: dict[str, str]) -> Path:
+    """Write the deck notebook under ``OUT_DIR``; returns that folder."""
     out = deck.root / OUT_DIR
-    problems: list[Problem] = []
-    written = []
     target = out / DECK_NOTEBOOK
     target.parent.mkdir(parents=True, exist_ok=True)
     _write_if_changed(target, nbformat.writes(deck_notebook(deck, outputs)))
-    written.append(DECK_NOTEBOOK)
-    for uri, (rel, run) in HOMEWORK.items():
-        source = deck.root / rel
-        if not source.is_file():
-            continue
-        target = out / uri
-        key = hashlib.sha256(
-            (cache_key + source.read_text(encoding="utf-8")).encode()
-        ).hexdigest()
-        stamp = target.with_suffix(".key")
-        if target.is_file() and stamp.is_file() and stamp.read_text() == key:
-            written.append(uri)
-            continue
-        nb = to_ipynb(source)
-        if run:
+    return out
+
+
+class Homework:
+    """The homework notebooks of one build, executed beside the engine.
+
+    Made at the start of the build: the starter is written at once; the
+    solutions, unless unchanged since they last ran (same ``cache_key``
+    -- the engine's key for mha_ref, torch and Python -- and source), run
+    in a child process of their own process group. Its kernel's start
+    and the training overlap the snippet engine and the page rendering
+    instead of following them (a clean build's longest serial step).
+    ``wait`` collects the child's problems; ``cancel`` kills it and its
+    kernel, so a build that stops early leaves no process behind.
+    """
+
+    def __init__(self, root: Path, cache_key: str):
+        import hashlib
+
+        self.root = Path(root)
+        self.folder = self.root / OUT_DIR
+        self.uris: list[str] = []  # every homework notebook this build has
+        self.problems: list = []
+        self._child: subprocess.Popen | None = None
+        jobs = []
+        for uri, (rel, run) in HOMEWORK.items():
+            source = self.root / rel
+            if not source.is_file():
+                continue
+            self.uris.append(uri)
+            target = self.folder / uri
+            key = hashlib.sha256(
+                (cache_key + source.read_text(encoding="utf-8")).encode()
+            ).hexdigest()
+            stamp = target.with_suffix(".key")
+            if target.is_file() and stamp.is_file() and stamp.read_text() == key:
+                continue
+            if run:
+                jobs.append([uri, rel, key])
+            else:
+                self.problems += _make(self.root, uri, rel, key, run=False)
+        if jobs:
+            self._child = subprocess.Popen(
+                [sys.executable, "-m", "lessonbuild.notebooks", str(self.root)]
+                + [json.dumps(job) for job in jobs],
+                stdout=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                cwd=self.root,  # problems name files from the root
+                start_new_session=True,  # one group: cancel kills the kernel
+                text=True,
+            )
+
+    def wait(self) -> list:
+        """Block until the notebooks are written; the problems found."""
+        from .problems import Problem
+
+        child, self._child = self._child, None
+        if child is not None:
             try:
-                execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=deck.root)
-            except NotebookExecutionError as exc:
-                head, _, rest = str(exc).partition(": ")
-                path, _, line = head.partition(":")
-                problems.append(
+                out, _ = child.communicate(timeout=EXECUTE_TIMEOUT + 60)
+            except subprocess.TimeoutExpired:
+                _kill_group(child)
+                out = ""
+            if child.returncode != 0 and not out.strip():
+                self.problems.append(
                     Problem(
-                        path if line.isdigit() else rel,
-                        int(line) if line.isdigit() else 1,
-                        rest if line.isdigit() else str(exc),
+                        "notebooks/",
+                        1,
+                        "executing the homework notebooks failed (exit "
+                        f"{child.returncode}); the lines above say why",
                     )
                 )
-                continue
-        _write_if_changed(target, nbformat.writes(nb))
-        stamp.write_text(key)
-        written.append(uri)
-    return out, written, problems
+            for line in out.splitlines():
+                path, lineno, message = json.loads(line)
+                self.problems.append(Problem(path, lineno, message))
+        return self.problems
+
+    def cancel(self) -> None:
+        child, self._child = self._child, None
+        if child is not None:
+            _kill_group(child)
+
+
+def _kill_group(child: subprocess.Popen) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    child.wait()
+
+
+def _make(root: Path, uri: str, rel: str, key: str, *, run: bool) -> list:
+    """Write one homework notebook (executed if ``run``) and its stamp."""
+    from .problems import Problem
+
+    target = root / OUT_DIR / uri
+    nb = to_ipynb(root / rel)
+    if run:
+        try:
+            execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=root)
+        except NotebookExecutionError as exc:
+            head, _, rest = str(exc).partition(": ")
+            path, _, line = head.partition(":")
+            if line.isdigit():
+                return [Problem(path, int(line), rest)]
+            return [Problem(rel, 1, str(exc))]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _write_if_changed(target, nbformat.writes(nb))
+    target.with_suffix(".key").write_text(key)
+    return []
+
+
+def _main(argv: list[str]) -> int:
+    """Child of ``Homework``: ``ROOT JOB...``, each job ``[uri, rel, key]``
+    as JSON; prints each problem as a JSON line ``[path, line, message]``.
+    """
+    root = Path(argv[0])
+    # Lower priority (inherited by the kernel): the snippet engine, which
+    # every page waits for, keeps the cores; this run takes what is idle.
+    os.nice(10)
+    for job in argv[1:]:
+        uri, rel, key = json.loads(job)
+        for problem in _make(root, uri, rel, key, run=True):
+            print(json.dumps([problem.path, problem.line, problem.message]))
+    return 0
 
 
 def _write_if_changed(path: Path, text: str) -> None:
-    if not path.is_file() or path.read_text(encoding="utf-8") != text:
-        path.write_text(text, encoding="utf-8")
+    """Write ``text`` unless ``path`` holds it; atomically (no half file)."""
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

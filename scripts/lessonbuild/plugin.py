@@ -2,8 +2,9 @@
 
 The order of the build, in one place (each step is a method below):
 
-1. ``on_config``: read the deck once (``deck.read_deck``), run the
-   snippet engine on it, validate and render every exercise, and build
+1. ``on_config``: read the deck once (``deck.read_deck``), start the
+   homework notebooks (``notebooks.Homework``, waited for in
+   ``on_pre_page``), run the snippet engine on it, validate and render every exercise, and build
    the nav from the slides' front matter. Every problem of all three is
    reported together and the build stops before a page is read, leaving
    no site folder behind.
@@ -15,9 +16,10 @@ The order of the build, in one place (each step is a method below):
    Right after the snippets ran, every file under docs/, snippets/ and
    mha_ref/ must be as it was before: a snippet that wrote, created or
    deleted one fails the build, naming the file.
-4. ``on_page_context`` (last, after the math is typeset): keep each
-   page's final content; ``on_post_build`` writes the reveal.js deck
-   ``present.html`` from the slides' contents (``present.py``).
+4. ``on_page_context`` (last): keep each page's final content, then
+   typeset its math; ``on_post_build`` writes the reveal.js deck
+   ``present.html`` from the slides' contents (``present.py``) and
+   typesets the deck's math from the same cache.
 5. ``on_build_error``: a failed build leaves no site folder that looks
    finished.
 
@@ -89,6 +91,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.rendered: dict[str, str] = {}  # src_uri -> final content
         self.math: MathRenderer | None = None
         self.pool = None  # serve: fork servers kept across rebuilds
+        self.homework: notebooks.Homework | None = None
 
     # --- 1. read, check, render exercises, nav -----------------------------
 
@@ -101,6 +104,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.command = command
 
     def on_shutdown(self):
+        self._cancel_homework()
         if self.pool is not None:
             self.pool.close()
             self.pool = None
@@ -130,6 +134,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.fingerprint = fingerprint(root)
         deck = read_deck(root, config.docs_dir, self.settings.parts)
         self.deck = deck
+        self._start_homework(deck)
         problems = list(deck.problems)
         self.result = engine.check(
             deck,
@@ -143,6 +148,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         problems += tampering(self.fingerprint, fingerprint(root))
         problems += self._render_exercises(config, deck)
         if problems:
+            self._cancel_homework()
             self._fail(config, problems, self.result.advice())
         log.info(self.result.summary())
         config.nav = self._nav(config.nav, deck)
@@ -218,15 +224,10 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         if self.deck is None or not self.deck.slides:
             return files
 
-        from .engine.cache import base_key
-
-        key = base_key(self.deck.root / "snippets")
-        folder, written, problems = notebooks.write_notebooks(
-            self.deck, self.result.outputs, key
-        )
-        if problems:
-            self._fail(config, problems)
-        for uri in written:
+        folder = notebooks.write_deck_notebook(self.deck, self.result.outputs)
+        uris = [notebooks.DECK_NOTEBOOK]
+        uris += self.homework.uris if self.homework else []
+        for uri in uris:
             files.append(
                 File(
                     uri,
@@ -236,6 +237,30 @@ class LessonPlugin(BasePlugin[LessonConfig]):
                 )
             )
         return files
+
+    def _start_homework(self, deck: Deck) -> None:
+        """Start the homework notebooks (``notebooks.Homework``) now, so
+        their kernel runs while the snippets do; ``on_pre_page`` waits."""
+        self._cancel_homework()
+        if deck.slides:
+            from .engine.cache import base_key
+
+            key = base_key(deck.root / "snippets")
+            self.homework = notebooks.Homework(deck.root, key)
+
+    def _cancel_homework(self) -> None:
+        homework, self.homework = self.homework, None
+        if homework is not None:
+            homework.cancel()
+
+    def on_pre_page(self, page, *, config, files):
+        """Before mkdocs-jupyter reads a homework notebook: it is written."""
+        homework = self.homework
+        if homework is not None and page.file.src_uri in homework.uris:
+            problems = homework.wait()
+            if problems and not getattr(self, "failure", None):
+                self._fail(config, problems)
+        return page
 
     # --- 2. MkDocs renders the checked text --------------------------------
 
@@ -325,15 +350,25 @@ class LessonPlugin(BasePlugin[LessonConfig]):
 
     @event_priority(-100)  # after every step that changes the content
     def on_page_context(self, context, *, page, config, nav):
+        # The deck takes the content before typesetting: present.py
+        # reparses it, and TeX is a tenth the size of KaTeX's HTML.
+        self.rendered[page.file.src_uri] = page.content
         if self.math is not None and page.content:
             page.content, _ = self.math.render_html(page.content, "")
-        self.rendered[page.file.src_uri] = page.content
         return context
 
     def on_post_build(self, *, config):
-        self._close_math()
         if self.deck is not None and not getattr(self, "failure", None):
-            present.write(config.site_dir, self.deck, self.rendered, config)
+            math = self.math or MathRenderer()
+            present.write(
+                config.site_dir,
+                self.deck,
+                self.rendered,
+                config,
+                typeset=lambda html: math.render_html(html, "")[0],
+            )
+            math.close()
+        self._close_math()
 
     # --- 5. failure ------------------------------------------------------
 
@@ -344,6 +379,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
 
     def on_build_error(self, *, error):
         self._close_math()
+        self._cancel_homework()
         if self.mkdocs_config is not None:
             self._discard_site(self.mkdocs_config)
 

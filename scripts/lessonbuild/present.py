@@ -336,11 +336,19 @@ def deck_html(
     )
 
 
-def write(site_dir: str | Path, deck, rendered: dict[str, str], config):
+def write(
+    site_dir: str | Path,
+    deck,
+    rendered: dict[str, str],
+    config,
+    typeset=lambda html: html,
+):
     """Write ``present.html`` from the plugin's rendered page contents.
 
     ``deck`` is the lesson's ``Deck``; ``rendered`` maps each page's
-    src_uri to its final content HTML (math typeset, widgets filled).
+    src_uri to its final content HTML (widgets filled); ``typeset``
+    turns the deck's math from TeX into HTML, once the slides are
+    rearranged (reparsing KaTeX's output would cost ten times more).
     Returns the path written.
     """
     slides = []
@@ -359,11 +367,13 @@ def write(site_dir: str | Path, deck, rendered: dict[str, str], config):
         )
     site_dir = Path(site_dir)
     out = site_dir / DECK
-    html = deck_html(
-        slides,
-        config["site_name"],
-        minified_assets(config),
-        config["theme"].get("favicon"),
+    html = typeset(
+        deck_html(
+            slides,
+            config["site_name"],
+            minified_assets(config),
+            config["theme"].get("favicon"),
+        )
     )
     out.write_text(html, encoding="utf-8")
     return out
