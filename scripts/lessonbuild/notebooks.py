@@ -275,8 +275,9 @@ class Homework:
                 (cache_key + source.read_text(encoding="utf-8")).encode()
             ).hexdigest()
             stamp = target.with_suffix(".key")
-            if target.is_file() and stamp.is_file() and stamp.read_text() == key:
-                continue
+            if stamp.is_file() and target.is_file():
+                if stamp.read_text() == key:
+                    continue
             if run:
                 jobs.append([uri, rel, key])
             else:
@@ -377,6 +378,7 @@ def _write_if_changed(path: Path, text: str) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
 
 if __name__ == "__main__":
     sys.exit(_main(sys.argv[1:]))

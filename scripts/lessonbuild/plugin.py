@@ -4,10 +4,10 @@ The order of the build, in one place (each step is a method below):
 
 1. ``on_config``: read the deck once (``deck.read_deck``), start the
    homework notebooks (``notebooks.Homework``, waited for in
-   ``on_pre_page``), run the snippet engine on it, validate and render every exercise, and build
-   the nav from the slides' front matter. Every problem of all three is
-   reported together and the build stops before a page is read, leaving
-   no site folder behind.
+   ``on_pre_page``), run the snippet engine on it, validate and render
+   every exercise, and build the nav from the slides' front matter.
+   Every problem of all three is reported together and the build stops
+   before a page is read, leaving no site folder behind.
 2. ``on_page_read_source``: MkDocs renders the text the deck read and
    the engine checked (exercise fences swapped for placeholders), never
    a second read of the file, so what is published is what was checked.
