@@ -122,6 +122,41 @@ def test_notebooks_download_as_valid_ipynb_and_render(built_site, name):
     assert (built_site / f"notebooks/{name}.html").is_file()
 
 
+@pytest.mark.parametrize(
+    "name", ["lesson-81", "homework", "homework-solutions"]
+)
+def test_notebook_pages_show_typeset_math(built_site, name):
+    """The Markdown cells' $...$ is typeset at build time, like the
+    slides' math: no raw dollars in the visible prose."""
+    from bs4 import BeautifulSoup
+
+    page = (built_site / f"notebooks/{name}.html").read_text("utf-8")
+    soup = BeautifulSoup(page, "html.parser")
+    cells = soup.find_all("div", class_="jp-RenderedMarkdown")
+    assert cells
+    assert soup.select(".jp-RenderedMarkdown .katex math")  # MathML too
+    for cell in cells:
+        for hidden in cell.select(".katex, code, pre"):
+            hidden.decompose()
+        text = cell.get_text(" ")
+        assert not re.search(r"\$[^\s$][^$]*\$", text), text[:300]
+
+
+def test_mark_math_wraps_jupyter_math_only_in_prose():
+    from lessonbuild.notebooks import mark_math
+
+    page = (
+        '<div class="jp-RenderedMarkdown"><p>Let $a &lt; b$ cost $5 '
+        "and $ 6$, see <code>$x$</code>.</p><p>$$x^2$$</p></div>"
+        "<pre>$y$</pre>"
+    )
+    assert mark_math(page) == (
+        '<div class="jp-RenderedMarkdown"><p>Let <span class="arithmatex">'
+        "\\(a &lt; b\\)</span> cost $5 and $ 6$, see <code>$x$</code>.</p>"
+        '<div class="arithmatex">\\[x^2\\]</div></div><pre>$y$</pre>'
+    )
+
+
 def test_solutions_notebook_prints_its_measured_specialisation(built_site):
     nb = nbformat.read(
         built_site / "notebooks/homework-solutions.ipynb", as_version=4

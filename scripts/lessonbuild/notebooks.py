@@ -234,6 +234,57 @@ def lead_paragraph(slide) -> str:
     return text.replace("\\(", "$").replace("\\)", "$")
 
 
+#: Jupyter's math in a Markdown cell: $$display$$ or $inline$ (no space
+#: just inside the dollars, as Jupyter requires).
+_JUPYTER_MATH = re.compile(
+    r"\$\$(?P<display>.+?)\$\$|(?<![\\$])\$(?P<inline>[^\s$](?:[^$]*?[^\s$\\])?)\$",
+    re.DOTALL,
+)
+
+
+def mark_math(page_html: str) -> str:
+    """A notebook page's Jupyter math, wrapped the way arithmatex wraps
+    the slides' (``<span class="arithmatex">\\(...\\)</span>``).
+
+    mkdocs-jupyter leaves ``$...$`` in the Markdown cells for MathJax to
+    find in the browser; wrapped, the build typesets it with the slides'
+    math (``mathrender.py``): no math JavaScript, readable from disk.
+    Code and outputs are left alone.
+    """
+    import html
+
+    from bs4 import BeautifulSoup
+
+    if "$" not in page_html:
+        return page_html
+    soup = BeautifulSoup(page_html, "html.parser")
+    changed = False
+    for cell in soup.find_all("div", class_="jp-RenderedMarkdown"):
+        for text in list(cell.find_all(string=True)):
+            if "$" not in text or text.find_parent(("code", "pre")):
+                continue
+
+            escaped = html.escape(str(text), quote=False)
+            marked = _JUPYTER_MATH.sub(_arithmatex, escaped)
+            if marked != escaped:
+                parent = text.parent
+                text.replace_with(BeautifulSoup(marked, "html.parser"))
+                only = [c for c in parent.contents if str(c).strip()]
+                if parent.name == "p" and len(only) == 1 and only[0].name:
+                    parent.replace_with(only[0])  # a paragraph of one $$..$$
+                changed = True
+    return str(soup) if changed else page_html
+
+
+def _arithmatex(match: re.Match) -> str:
+    """One Jupyter formula (its text already HTML-escaped), as arithmatex
+    writes it: display math in a ``div``, inline math in a ``span``."""
+    if match["display"] is not None:
+        tex = match["display"].strip()
+        return f'<div class="arithmatex">\\[{tex}\\]</div>'
+    return f'<span class="arithmatex">\\({match["inline"]}\\)</span>'
+
+
 def write_deck_notebook(deck, outputs: dict[str, str]) -> Path:
     """Write the deck notebook under ``OUT_DIR``; returns that folder."""
     out = deck.root / OUT_DIR

@@ -290,6 +290,8 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             '<div class="highlight">',
             '<div class="highlight" data-search-exclude>',
         )
+        if page.file.src_uri.endswith(".ipynb"):
+            html = notebooks.mark_math(html)  # typeset below, like slides
         html += self._notebook_link(page)
         stash = self.widgets.get(page.file.src_uri)
         if stash:
@@ -323,6 +325,12 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         found = self.deck.page_at(page.file.src_uri) if self.deck else None
         if found is not None:
             return found.path, found.text
+        homework = notebooks.HOMEWORK.get(page.file.src_uri)
+        if homework and self.deck is not None:
+            source = self.deck.root / homework[0]
+            return homework[0], source.read_text(encoding="utf-8")
+        if page.file.src_uri == notebooks.DECK_NOTEBOOK:
+            return (notebooks.OUT_DIR / page.file.src_uri).as_posix(), ""
         return f"{Path(config.docs_dir).name}/{page.file.src_uri}", ""
 
     def _fill_widgets(self, html, stash, page, config):
