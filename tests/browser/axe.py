@@ -5,12 +5,15 @@ from __future__ import annotations
 BLOCKING = ("serious", "critical")
 
 
-def violations(page, context: str | None = None, impacts=None) -> list[str]:
-    """axe-core's findings on ``page`` (only ``impacts``, when given),
-    one readable line per offending element."""
+def violations(
+    page, context: str | None = None, impacts=None, rules=None
+) -> list[str]:
+    """axe-core's findings on ``page`` (only ``impacts`` and ``rules``,
+    when given), one readable line per offending element."""
     from axe_playwright_python.sync_playwright import Axe
 
-    result = Axe().run(page, context=context)
+    options = {"runOnly": list(rules)} if rules else None
+    result = Axe().run(page, context=context, options=options)
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at {node['target']}: "
         + node["html"][:80]
