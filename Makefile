@@ -121,13 +121,8 @@ pdf: build browser
 	$(BIN)/python -m lessonbuild.present site site/lesson-81.pdf
 
 # The tests reuse the strict build in site/ instead of building again.
-# pytest-xdist runs them on every core (TEST_WORKERS=0: one process);
-# a test file stays on one worker, so a module's browser sweep and its
-# fixtures run once.
-TEST_WORKERS ?= auto
 pytest: build browser
-	LESSON_SITE_DIR=site $(BIN)/python -m pytest -q \
-	  $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+	LESSON_SITE_DIR=site $(BIN)/python -m pytest -q
 
 test: lint pytest
 
