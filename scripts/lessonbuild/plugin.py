@@ -366,6 +366,13 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         return context
 
     def on_post_build(self, *, config):
+        # Normally waited for by its page; a build without that page
+        # (mkdocs-jupyter not configured) still ends only when it has.
+        homework, self.homework = self.homework, None
+        if homework is not None:
+            problems = homework.wait()
+            if problems and not getattr(self, "failure", None):
+                self._fail(config, problems)
         if self.deck is not None and not getattr(self, "failure", None):
             math = self.math or MathRenderer()
             present.write(
