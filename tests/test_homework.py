@@ -205,6 +205,27 @@ def test_cancelled_homework_leaves_no_process(tmp_path):
         pytest.fail(f"kernel {kernel} still running after cancel()")
 
 
+def test_serve_keeps_the_homework_run_when_it_starts_its_servers(tmp_path):
+    """Under ``mkdocs serve`` the plugin starts its fork-server pool after
+    the homework run; that must not cancel the run (only on_shutdown
+    does)."""
+    from lessonbuild.plugin import LessonPlugin
+
+    class Run:
+        cancelled = False
+
+        def cancel(self):
+            self.cancelled = True
+
+    plugin = LessonPlugin()
+    plugin.on_startup(command="serve", dirty=False)
+    run = plugin.homework = Run()
+    assert plugin._serve_pool(tmp_path) is not None
+    assert not run.cancelled and plugin.homework is run
+    plugin.on_shutdown()
+    assert run.cancelled and plugin.homework is None
+
+
 # The checks on their own: each branch a student can hit.
 
 

@@ -330,8 +330,15 @@ def bench(root: Path, jobs=None, timeout=None) -> int:
             for key, label, limit in rebuilds
             if key in times
         ]
-        if proc.returncode:
-            print(proc.stderr[-2000:], file=sys.stderr)
+        if proc.returncode or len(times) < len(rebuilds):
+            print(
+                f"the rebuild timings failed (exit {proc.returncode}):\n"
+                + (proc.stderr or proc.stdout)[-2000:],
+                file=sys.stderr,
+            )
+            figures.append(
+                Figure("rebuilds (serve)", value="FAILED", met=False)
+            )
 
         figures += _page_weight(tmp / "built")
 

@@ -105,6 +105,9 @@ class LessonPlugin(BasePlugin[LessonConfig]):
 
     def on_shutdown(self):
         self._cancel_homework()
+        self._close_pool()
+
+    def _close_pool(self):
         if self.pool is not None:
             self.pool.close()
             self.pool = None
@@ -116,7 +119,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         if self.pool is None or self.pool.root != root:
             from .engine.runner import Pool
 
-            self.on_shutdown()
+            self._close_pool()
             self.pool = Pool(root)
         return self.pool
 
