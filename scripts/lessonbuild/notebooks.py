@@ -57,7 +57,6 @@ def execute(
     source: Path | str | None = None,
     cwd: Path | str | None = None,
     allow_errors: bool = False,
-    background: bool = False,
 ) -> nbformat.NotebookNode:
     """Run every cell of ``nb`` in place and return it.
 
@@ -66,12 +65,11 @@ def execute(
     source's folder, else the current one). With ``allow_errors`` every
     cell runs and errors stay in the outputs (the homework tests read
     them); otherwise the first error raises
-    :class:`NotebookExecutionError`. ``background``: the kernel runs at
-    low priority (the build's homework, see ``Homework``).
+    :class:`NotebookExecutionError`.
     """
     if cwd is None:
         cwd = Path(source).parent if source is not None else Path.cwd()
-    client = (_BackgroundClient if background else NotebookClient)(
+    client = NotebookClient(
         nb,
         timeout=timeout,
         kernel_name=KERNEL,
@@ -84,34 +82,6 @@ def execute(
     except CellExecutionError as error:
         raise NotebookExecutionError(_describe(nb, error, source)) from None
     return nb
-
-
-class _BackgroundClient(NotebookClient):
-    """Starts its kernel at low priority: the CPU it takes is what the
-    rest of the build leaves idle.
-
-    jupyter_client starts every kernel in a session of its own, and on
-    Linux a session is a scheduling group of its own (autogroup), which
-    a nice value set before the start would not reach: the kernel's
-    group is lowered right after the start, before its imports.
-    """
-
-    async def async_start_new_kernel(self, **kwargs) -> None:
-        await super().async_start_new_kernel(**kwargs)
-        pid = getattr(self.km.provisioner, "pid", None)
-        if pid is not None:
-            _lower_priority(pid)
-
-
-def _lower_priority(pid: int, nice: int = 10) -> None:
-    try:
-        Path(f"/proc/{pid}/autogroup").write_text(str(nice))
-    except OSError:
-        pass  # no autogroup (another OS, or scheduling without it)
-    try:
-        os.setpriority(os.PRIO_PROCESS, pid, nice)
-    except (OSError, AttributeError):
-        pass
 
 
 def _describe(nb, error: CellExecutionError, source) -> str:
@@ -272,6 +242,13 @@ _JUPYTER_MATH = re.compile(
 )
 
 
+#: The opening tag of a Markdown cell's rendered HTML, and any div tag.
+_MARKDOWN_CELL = re.compile(
+    r'<div class="[^"]*\bjp-RenderedMarkdown\b[^"]*"[^>]*>'
+)
+_DIV_TAG = re.compile(r"<(/?)div\b[^>]*>")
+
+
 def mark_math(page_html: str) -> str:
     """A notebook page's Jupyter math, wrapped the way arithmatex wraps
     the slides' (``<span class="arithmatex">\\(...\\)</span>``).
@@ -279,31 +256,54 @@ def mark_math(page_html: str) -> str:
     mkdocs-jupyter leaves ``$...$`` in the Markdown cells for MathJax to
     find in the browser; wrapped, the build typesets it with the slides'
     math (``mathrender.py``): no math JavaScript, readable from disk.
-    Code and outputs are left alone.
+    Code and outputs are left alone: only the Markdown cells are parsed
+    (a notebook page is up to 1 MB, mostly code and Jupyter's CSS; a
+    parse of the whole page cost a second per build).
     """
+    if "$" not in page_html:
+        return page_html
+    parts, done = [], 0
+    for start, end in _markdown_cells(page_html):
+        inner = page_html[start:end]
+        marked = _mark_cell(inner) if "$" in inner else inner
+        if marked != inner:
+            parts += [page_html[done:start], marked]
+            done = end
+    return "".join(parts) + page_html[done:] if parts else page_html
+
+
+def _markdown_cells(page_html: str):
+    """(start, end) of each Markdown cell's inner HTML, nested divs kept."""
+    for cell in _MARKDOWN_CELL.finditer(page_html):
+        depth = 1
+        for tag in _DIV_TAG.finditer(page_html, cell.end()):
+            depth += -1 if tag.group(1) else 1
+            if depth == 0:
+                yield cell.end(), tag.start()
+                break
+
+
+def _mark_cell(inner: str) -> str:
+    """One Markdown cell's HTML with its prose math wrapped."""
     import html
 
     from bs4 import BeautifulSoup
 
-    if "$" not in page_html:
-        return page_html
-    soup = BeautifulSoup(page_html, "html.parser")
+    soup = BeautifulSoup(inner, "html.parser")
     changed = False
-    for cell in soup.find_all("div", class_="jp-RenderedMarkdown"):
-        for text in list(cell.find_all(string=True)):
-            if "$" not in text or text.find_parent(("code", "pre")):
-                continue
-
-            escaped = html.escape(str(text), quote=False)
-            marked = _JUPYTER_MATH.sub(_arithmatex, escaped)
-            if marked != escaped:
-                parent = text.parent
-                text.replace_with(BeautifulSoup(marked, "html.parser"))
-                only = [c for c in parent.contents if str(c).strip()]
-                if parent.name == "p" and len(only) == 1 and only[0].name:
-                    parent.replace_with(only[0])  # a paragraph of one $$..$$
-                changed = True
-    return str(soup) if changed else page_html
+    for text in list(soup.find_all(string=True)):
+        if "$" not in text or text.find_parent(("code", "pre")):
+            continue
+        escaped = html.escape(str(text), quote=False)
+        marked = _JUPYTER_MATH.sub(_arithmatex, escaped)
+        if marked != escaped:
+            parent = text.parent
+            text.replace_with(BeautifulSoup(marked, "html.parser"))
+            only = [c for c in parent.contents if str(c).strip()]
+            if parent.name == "p" and len(only) == 1 and only[0].name:
+                parent.replace_with(only[0])  # a paragraph of one $$..$$
+            changed = True
+    return str(soup) if changed else inner
 
 
 def _arithmatex(match: re.Match) -> str:
@@ -370,9 +370,7 @@ class Homework:
                 stdout=subprocess.PIPE,
                 stdin=subprocess.DEVNULL,
                 cwd=self.root,  # problems name files from the root
-                # Its own process group (cancel kills the kernel too), in
-                # the build's session: a new session would be a scheduling
-                # group of its own (autogroup) and void the child's nice.
+                # Its own process group: cancel kills the kernel too.
                 process_group=0,
                 text=True,
             )
@@ -424,7 +422,7 @@ def _make(root: Path, uri: str, rel: str, key: str, *, run: bool) -> list:
     nb = to_ipynb(root / rel)
     if run:
         try:
-            execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=root, background=True)
+            execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=root)
         except NotebookExecutionError as exc:
             head, _, rest = str(exc).partition(": ")
             path, _, line = head.partition(":")
@@ -441,10 +439,10 @@ def _main(argv: list[str]) -> int:
     """Child of ``Homework``: ``ROOT JOB...``, each job ``[uri, rel, key]``
     as JSON; prints each problem as a JSON line ``[path, line, message]``.
     """
+    # At the build's own priority: niced (10), it ran 0.6 s sooner on a
+    # quiet machine, but starved behind other work on a busy one (a
+    # loaded build waited 96 s for it, close to its timeout).
     root = Path(argv[0])
-    # Low priority, the kernel too (_BackgroundClient): the snippet
-    # engine, which every page waits for, keeps the cores.
-    os.nice(10)
     for job in argv[1:]:
         uri, rel, key = json.loads(job)
         for problem in _make(root, uri, rel, key, run=True):
