@@ -33,6 +33,12 @@ def copy_lesson(dest: Path, extra_yml: str = "") -> Path:
     )
     for name in LINKED:
         (root / name).symlink_to(REPO / name)
+    # The executed homework, if the project's build made it: keyed by its
+    # source and the engine's key, so the copy reuses it unless a test
+    # changed what it depends on (a clean copy would rerun its kernel).
+    executed = REPO / ".cache" / "notebooks"
+    if executed.is_dir():
+        shutil.copytree(executed, root / ".cache" / "notebooks")
     (root / "mkdocs.yml").write_text(
         f"INHERIT: {REPO / 'mkdocs.yml'}\nsite_dir: site\n{extra_yml}",
         encoding="utf-8",

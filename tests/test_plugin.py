@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from tests.lesson_site import build, copy_lesson
 
 NEW_SLIDE = """\
@@ -19,16 +21,24 @@ part: "Closing"
 """
 
 
-def test_a_new_slide_appears_in_its_part_without_editing_mkdocs_yml(
-    tmp_path,
-):
-    """docs/slides/56-x.md shows up in the nav, in Closing, numbered /56."""
-    root = copy_lesson(tmp_path)
+@pytest.fixture(scope="module")
+def built_with_new_slide(tmp_path_factory):
+    """One real build of a lesson copy with a slide 56 added, watched by
+    an audit hook that records every open() of a slide: (root, reads)."""
+    root = copy_lesson(tmp_path_factory.mktemp("new-slide"))
     (root / "docs" / "slides" / "56-one-more-thing.md").write_text(
         NEW_SLIDE, encoding="utf-8"
     )
-    result = build(root)
+    result = build(root, code=READ_COUNTER)
     assert result.returncode == 0, result.stderr
+    return root, json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_a_new_slide_appears_in_its_part_without_editing_mkdocs_yml(
+    built_with_new_slide,
+):
+    """docs/slides/56-x.md shows up in the nav, in Closing, numbered /56."""
+    root, _ = built_with_new_slide
     page = (root / "site" / "slides" / "56-one-more-thing.html").read_text()
     # Material's sidebar: the open section is the Closing part, and its
     # list of slides ends with the new one.
@@ -93,13 +103,11 @@ print(json.dumps([[n, w, c] for (n, w), c in readers.items()]))
 """
 
 
-def test_slide_files_are_read_once_by_the_deck_module(tmp_path):
+def test_slide_files_are_read_once_by_the_deck_module(built_with_new_slide):
     """An audit hook sees every open() of a slide during a real build."""
-    root = copy_lesson(tmp_path)
-    result = build(root, code=READ_COUNTER)
-    assert result.returncode == 0, result.stderr
-    reads = json.loads(result.stdout.strip().splitlines()[-1])
+    root, reads = built_with_new_slide
     slides = sorted((root / "docs" / "slides").glob("*.md"))
+    assert len(slides) == 56
     assert len(reads) == len(slides)
     assert {who.rsplit("/", 1)[-1] for _, who, _ in reads} == {"deck.py"}
     assert {count for _, _, count in reads} == {1}
