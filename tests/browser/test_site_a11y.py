@@ -1,7 +1,7 @@
 """Every page of the lesson passes axe: no violation of any impact.
 
-The exercise tests check the widgets; this checks whole pages (theme,
-code blocks, tables, math) as a student meets them, in both palettes.
+Whole pages (theme, code blocks, tables, math, figures and the exercise
+widgets, once they are live) as a student meets them, in both palettes.
 Minor and moderate findings count too (landmark-unique, empty table
 headers): each is something a screen-reader user meets.
 """
@@ -50,6 +50,8 @@ def test_pages_pass_axe(browser, lesson_server, scheme):
         for name in ALL_PAGES:
             page.goto(lesson_server + name)
             page.wait_for_load_state("load")
+            if page.locator("section.exercise").count():
+                page.wait_for_selector("section.exercise[data-ex-ready]")
             page.evaluate(SETTLED)
             problems = violations(page, rules=PALETTE_RULES[scheme])
             if problems:
