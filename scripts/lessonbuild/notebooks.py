@@ -439,9 +439,8 @@ def _main(argv: list[str]) -> int:
     """Child of ``Homework``: ``ROOT JOB...``, each job ``[uri, rel, key]``
     as JSON; prints each problem as a JSON line ``[path, line, message]``.
     """
-    # At the build's own priority: niced (10), it ran 0.6 s sooner on a
-    # quiet machine, but starved behind other work on a busy one (a
-    # loaded build waited 96 s for it, close to its timeout).
+    # At the build's own priority, not niced: niced, it starved behind
+    # other work on a busy machine (a build waited 96 s for it).
     root = Path(argv[0])
     for job in argv[1:]:
         uri, rel, key = json.loads(job)

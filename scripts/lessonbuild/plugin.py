@@ -260,10 +260,14 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         """Before mkdocs-jupyter reads a homework notebook: it is written."""
         homework = self.homework
         if homework is not None and page.file.src_uri in homework.uris:
-            problems = homework.wait()
-            if problems and not getattr(self, "failure", None):
-                self._fail(config, problems)
+            self._wait_for_homework(config)
         return page
+
+    def _wait_for_homework(self, config) -> None:
+        """Wait for the homework run; its problems fail the build."""
+        problems = self.homework.wait() if self.homework else []
+        if problems and not getattr(self, "failure", None):
+            self._fail(config, problems)
 
     # --- 2. MkDocs renders the checked text --------------------------------
 
@@ -371,11 +375,8 @@ class LessonPlugin(BasePlugin[LessonConfig]):
     def on_post_build(self, *, config):
         # Normally waited for by its page; a build without that page
         # (mkdocs-jupyter not configured) still ends only when it has.
-        homework, self.homework = self.homework, None
-        if homework is not None:
-            problems = homework.wait()
-            if problems and not getattr(self, "failure", None):
-                self._fail(config, problems)
+        self._wait_for_homework(config)
+        self.homework = None
         if self.deck is not None and not getattr(self, "failure", None):
             math = self.math or MathRenderer()
             present.write(

@@ -110,6 +110,12 @@ def browser():
         chromium.close()
 
 
+def wait_for_widgets(page) -> None:
+    """Return once the page's exercise widgets are live (none: at once)."""
+    if page.locator("section.exercise").count():
+        page.wait_for_selector("section.exercise[data-ex-ready]")
+
+
 class Pages:
     """Opens pages of the fixture site in fresh contexts and checks that
     none of them logged a JavaScript error."""
@@ -132,9 +138,8 @@ class Pages:
             lambda m: m.type == "error" and self.errors.append(m.text),
         )
         page.goto(self.base + name)
-        scripted = options.get("java_script_enabled", True)
-        if scripted and page.locator("section.exercise").count():
-            page.wait_for_selector("section.exercise[data-ex-ready]")
+        if options.get("java_script_enabled", True):
+            wait_for_widgets(page)
         return page
 
     def close(self):

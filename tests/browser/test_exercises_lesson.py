@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from lessonbuild.deck import read_deck
-from tests.browser.conftest import Pages
+from tests.browser.conftest import Pages, wait_for_widgets
 
 pytestmark = pytest.mark.browser
 
@@ -59,8 +59,7 @@ def untouched(browser, lesson_server):
         for slide in deck.slides:
             name = deck.docs_rel(slide)[: -len(".md")] + ".html"
             page.goto(lesson_server + name)
-            if slide.exercises:
-                page.wait_for_selector("section.exercise[data-ex-ready]")
+            wait_for_widgets(page)
             found[f"slide {slide.number} ({slide.path})"] = {
                 "verdicts": page.evaluate(VERDICTS),
                 "widgets": page.evaluate(WIDGETS),
@@ -164,7 +163,7 @@ def test_listed_forms_are_accepted(lesson_pages):
             page = lesson_pages.open(name)
         else:
             page.goto(lesson_pages.base + name)
-            page.wait_for_selector("section.exercise[data-ex-ready]")
+            wait_for_widgets(page)
         for ex in page.locator("section.ex-fill-in").all():
             for cell in ex.locator(".ex-key td[data-ex-accept]").all():
                 forms = json.loads(cell.get_attribute("data-ex-accept"))

@@ -14,6 +14,7 @@ import pytest
 
 from lessonbuild.deck import read_deck
 from tests.browser.axe import violations
+from tests.browser.conftest import wait_for_widgets
 
 ROOT = Path(__file__).resolve().parents[2]
 SLIDES = read_deck(ROOT).slides
@@ -50,8 +51,7 @@ def test_pages_pass_axe(browser, lesson_server, scheme):
         for name in ALL_PAGES:
             page.goto(lesson_server + name)
             page.wait_for_load_state("load")
-            if page.locator("section.exercise").count():
-                page.wait_for_selector("section.exercise[data-ex-ready]")
+            wait_for_widgets(page)
             page.evaluate(SETTLED)
             problems = violations(page, rules=PALETTE_RULES[scheme])
             if problems:
