@@ -46,7 +46,7 @@ from mha_ref import (
 
 # %%
 untrained, _ = specialise.train(seed=0, steps=0, cache_dir=None)
-model, history = specialise.train(seed=0, steps=200)
+model, history = specialise.train(seed=0)
 print(
     f"loss: {history['loss'][0]:.2f} at step 1, "
     f"{history['loss'][-1]:.1e} at step {len(history['loss'])}"

@@ -2,7 +2,7 @@
 
 The model (mha_ref.specialise) must name, at every position, both the
 previous token and the first token; with two heads, each head takes one
-relationship. Trained here, seeded, on one thread (about a second).
+relationship. Trained here, seeded, on one thread (under half a second).
 """
 
 import matplotlib

@@ -173,16 +173,24 @@ def test_order_free_uses_of_sets_pass(source):
     assert set_order_problems("s.py", source) == []
 
 
-def test_cli_fails_a_printed_set_on_every_fresh_check(tmp_path):
-    """Even with the set's order in its Output block, every fresh check
-    fails at the print's line, and update writes nothing."""
+@pytest.mark.parametrize("cache", ["fresh", "shared"])
+def test_cli_fails_a_printed_set_on_every_check(tmp_path, cache):
+    """Even with the set's order in its Output block, every check fails
+    at the print's line, and update writes nothing: fresh ones, and ones
+    that share a cache (a cached snippet is not linted again, so the
+    refused one must never get a record)."""
     root = make_site(tmp_path, "good")
     slide = root / "docs/slides/04-set.md"
     slide.write_text(SET_SLIDE.replace("{OUTPUT}", "{'alpha', 'beta'}"))
     (root / "snippets/04_set.py").write_text('print({"alpha", "beta"})\n')
     before = slide.read_bytes()
-    for command in ("check", "check", "update"):
-        proc = cli(root, command, "--no-cache")
+    options = (
+        ["--no-cache"]
+        if cache == "fresh"
+        else ["--cache-dir", str(tmp_path / "cache")]
+    )
+    for command in ("check", "check", "update", "check"):
+        proc = cli(root, command, *options)
         assert proc.returncode == 1
         assert (
             "snippets/04_set.py:1: prints a set without sorting it"

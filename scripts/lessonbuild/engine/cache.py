@@ -2,8 +2,8 @@
 
 The key hashes the snippet file and its path, every file of the
 ``mha_ref`` package the snippet imports, the torch and Python versions and
-the runner's own source. Checking the cache reads files only: it never
-imports torch.
+the engine code that runs and judges it. Checking the cache reads files
+only: it never imports torch.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from pathlib import Path
 
 #: Bump when the meaning of a cached record changes.
 FORMAT = 2
-_RUNNER_FILES = ("server.py", "runner.py")
+#: The engine code a record's verdict depends on: how snippets run
+#: (server, runner), how two runs are judged, what is refused unrun.
+_RUNNER_FILES = ("server.py", "runner.py", "judge.py", "lint.py")
 
 
 def find_package(name: str, snippets_dir: Path) -> Path | None:

@@ -135,19 +135,9 @@ def check(
     result = Result(pages=len(deck.pages))
     problems = result.problems
     used, pairs = plan(deck, problems)
-    # A set printed unsorted: certain to be caught here, only likely to
-    # be caught by two runs. Such a snippet is not run: its output
-    # cannot be accepted.
-    unstable = {}
-    for rel in sorted(used):
-        found = set_order_problems(
-            rel, (root / rel).read_text(encoding="utf-8", errors="replace")
-        )
-        if found:
-            unstable[rel] = found
-    runnable = sorted(set(used) - set(unstable))
-
-    runs = _run_snippets(root, runnable, store, timeout, jobs, pool)
+    runs, unstable = _run_snippets(
+        root, sorted(used), store, timeout, jobs, pool
+    )
     result.ran = sum(1 for r in runs.values() if not r.get("cached"))
     result.cached = sum(1 for r in runs.values() if r.get("cached"))
     for rel in sorted(used):
@@ -453,14 +443,21 @@ def _pair_output(root, snippets_dir, page, fence, pairs, problems):
 
 
 def _run_snippets(root, rels, store, timeout, jobs, pool):
-    """Result per snippet: cached, or run twice in forked processes.
+    """({rel: result}, {rel: set-order problems}): each snippet cached,
+    refused from its code, or run twice in forked processes.
+
+    A set printed unsorted is certain to be caught from the syntax tree,
+    only likely to be caught by two runs: such a snippet is not run (its
+    output cannot be accepted). A cached record was linted when it was
+    made, by the lint code its key covers, so only a miss is linted.
 
     With a ``pool`` (``mkdocs serve``), its servers are then warmed with
     what every snippet of the deck needs, ready for the next edit.
     """
     out: dict[str, dict] = {}
+    unstable: dict[str, list[Problem]] = {}
     if not rels:
-        return out
+        return out, unstable
     base = cache_mod.base_key(root / "snippets")
     keys, todo, sources = {}, [], {}
     for rel in rels:
@@ -470,6 +467,8 @@ def _run_snippets(root, rels, store, timeout, jobs, pool):
         record = store.get(keys[rel], root)
         if record is not None:
             out[rel] = {**record, "ok": True, "cached": True}
+        elif found := set_order_problems(rel, sources[rel]):
+            unstable[rel] = found
         else:
             todo.append(rel)
     if todo:
@@ -480,7 +479,7 @@ def _run_snippets(root, rels, store, timeout, jobs, pool):
                 store.put(keys[rel], _record(root, rel, a, b))
     if pool is not None:
         pool.warm(preload_plan(list(sources.values())), key=base)
-    return out
+    return out, unstable
 
 
 def _run_twice(root, todo, sources, base, timeout, jobs, pool):
