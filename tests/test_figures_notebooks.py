@@ -118,6 +118,27 @@ def test_deck_notebook_outputs_equal_the_slides_output_blocks(built_site):
     assert compared >= 10
 
 
+def test_deck_notebook_is_the_same_file_for_the_same_deck(built_site):
+    """The download is reproducible (nbformat's cell ids are random
+    unless set), and equals what the build published."""
+    from lessonbuild.notebooks import deck_notebook
+
+    nb = nbformat.read(built_site / "notebooks/lesson-81.ipynb", as_version=4)
+    outputs = {
+        cell.metadata["snippet"]: "".join(
+            o.get("text", "") for o in cell.get("outputs", [])
+        )
+        for cell in nb.cells
+        if cell.cell_type == "code"
+    }
+    first = nbformat.writes(deck_notebook(deck(), outputs))
+    assert first == nbformat.writes(deck_notebook(deck(), outputs))
+    published = (built_site / "notebooks/lesson-81.ipynb").read_text(
+        encoding="utf-8"
+    )
+    assert first == published
+
+
 @pytest.mark.parametrize(
     "name", ["lesson-81", "homework", "homework-solutions"]
 )

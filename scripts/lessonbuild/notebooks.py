@@ -189,6 +189,11 @@ def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
                     v4.new_output("stream", name="stdout", text=outputs[rel])
                 ]
             cells.append(cell)
+    # nbformat gives each new cell a random id: numbered instead, the
+    # same deck makes the same file, byte for byte (a reproducible
+    # download, and mkdocs-jupyter's cache hits on every rebuild).
+    for number, cell in enumerate(cells):
+        cell.id = f"cell-{number}"
     nb = v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     nbformat.validate(nb)
