@@ -354,6 +354,18 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         return html
 
     def on_env(self, env, *, config, files):
+        # The theme's templates, compiled once and kept (keyed by their
+        # source): MkDocs makes a fresh Jinja environment for every
+        # build, so each rebuild under serve compiled them all again.
+        from jinja2 import FileSystemBytecodeCache
+
+        root = Path(config.config_file_path).resolve().parent
+        folder = cache_dir(root).parent / "templates"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            env.bytecode_cache = FileSystemBytecodeCache(str(folder))
+        except OSError:
+            pass  # no cache folder: compile, as MkDocs does
         if self.math is not None:
             self.math.close()  # every formula is cached by now
         if self.problems:

@@ -21,6 +21,7 @@ Every URL in the deck is relative, so it works from ``file://`` too.
 
 from __future__ import annotations
 
+import functools
 import html as htmlmod
 import json
 import posixpath
@@ -56,7 +57,7 @@ JS = (
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class DeckSlide:
     """What one slide contributes to the deck."""
 
@@ -228,8 +229,13 @@ def _unsection_exercises(soup: BeautifulSoup) -> None:
         ex["role"] = "region"
 
 
+@functools.lru_cache(maxsize=512)
 def slide_sections(slide: DeckSlide, total: int) -> str:
-    """The ``<section>`` stack of one slide."""
+    """The ``<section>`` stack of one slide.
+
+    Kept per process (by the slide's whole content): under ``mkdocs
+    serve`` a rebuild reparses only the slides an edit changed.
+    """
     soup = BeautifulSoup(slide.html, "html.parser")
     for link in soup.find_all("a", class_="headerlink"):
         link.decompose()
@@ -293,8 +299,9 @@ def _asset(href: str, minified: frozenset[str]) -> str:
 
 
 def minified_assets(config) -> frozenset[str]:
-    """The files the ``minify`` plugin (if configured) renames to .min."""
-    plugin = config["plugins"].get("minify")
+    """The files the ``lesson-minify`` plugin (if configured) renames to
+    .min (scripts/lessonbuild/minify.py: mkdocs-minify-plugin)."""
+    plugin = config["plugins"].get("lesson-minify")
     if plugin is None:
         return frozenset()
     options = plugin.config
