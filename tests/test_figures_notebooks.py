@@ -140,6 +140,16 @@ def test_deck_notebook_is_the_same_file_for_the_same_deck(built_site):
 
 
 @pytest.mark.parametrize(
+    "source", ["notebooks/homework.py", "notebooks/homework_solutions.py"]
+)
+def test_homework_notebook_is_the_same_file_for_the_same_source(source):
+    from lessonbuild.notebooks import to_ipynb
+
+    first = nbformat.writes(to_ipynb(ROOT / source))
+    assert first == nbformat.writes(to_ipynb(ROOT / source))
+
+
+@pytest.mark.parametrize(
     "name", ["lesson-81", "homework", "homework-solutions"]
 )
 def test_notebooks_download_as_valid_ipynb_and_render(built_site, name):

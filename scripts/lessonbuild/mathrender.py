@@ -68,12 +68,21 @@ class MathRenderer:
     """
 
     def __init__(
-        self, *, node: str = "node", katex_js: Path = KATEX_JS
+        self,
+        *,
+        node: str = "node",
+        katex_js: Path = KATEX_JS,
+        cache: dict[tuple[str, bool], str] | None = None,
     ) -> None:
+        """``cache``: formulas typeset before, shared with this renderer
+        (the plugin keeps one across ``mkdocs serve`` rebuilds, so an
+        unchanged formula is never sent to node again)."""
         self.node = node
         self.katex_js = Path(katex_js)
         self._process: subprocess.Popen | None = None
-        self._cache: dict[tuple[str, bool], str] = {}
+        self._cache: dict[tuple[str, bool], str] = (
+            {} if cache is None else cache
+        )
         self._next_id = 0
 
     def __enter__(self) -> MathRenderer:

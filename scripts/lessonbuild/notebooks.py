@@ -46,8 +46,17 @@ def to_ipynb(py_path: Path | str) -> nbformat.NotebookNode:
     path = Path(py_path)
     nb = jupytext.read(path, fmt="py:percent")
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    _number_cells(nb.cells)
     nbformat.validate(nb)
     return nb
+
+
+def _number_cells(cells) -> None:
+    """Ids ``cell-0``, ``cell-1``, ... instead of the random ones jupytext
+    and nbformat give: the same source makes the same file, byte for
+    byte (a reproducible download; mkdocs-jupyter's cache hits)."""
+    for number, cell in enumerate(cells):
+        cell.id = f"cell-{number}"
 
 
 def execute(
@@ -189,11 +198,7 @@ def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
                     v4.new_output("stream", name="stdout", text=outputs[rel])
                 ]
             cells.append(cell)
-    # nbformat gives each new cell a random id: numbered instead, the
-    # same deck makes the same file, byte for byte (a reproducible
-    # download, and mkdocs-jupyter's cache hits on every rebuild).
-    for number, cell in enumerate(cells):
-        cell.id = f"cell-{number}"
+    _number_cells(cells)
     nb = v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     nbformat.validate(nb)

@@ -90,6 +90,8 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.mkdocs_config = None
         self.rendered: dict[str, str] = {}  # src_uri -> final content
         self.math: MathRenderer | None = None
+        # (TeX, display) -> KaTeX's HTML, kept across serve rebuilds.
+        self.formulas: dict[tuple[str, bool], str] = {}
         self.pool = None  # serve: fork servers kept across rebuilds
         self.homework: notebooks.Homework | None = None
 
@@ -280,7 +282,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
 
     def on_pre_build(self, *, config):
         self._close_math()
-        self.math = MathRenderer()
+        self.math = MathRenderer(cache=self.formulas)
 
     @event_priority(-50)  # after every plugin that puts math in the page
     def on_page_content(self, html, *, page, config, files):
@@ -390,7 +392,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self._wait_for_homework(config)
         self.homework = None
         if self.deck is not None and not getattr(self, "failure", None):
-            math = self.math or MathRenderer()
+            math = self.math or MathRenderer(cache=self.formulas)
             present.write(
                 config.site_dir,
                 self.deck,
