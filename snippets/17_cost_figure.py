@@ -5,10 +5,13 @@ scaling and their softmax run on a (B, h, T, T) tensor: h·T² elements
 per example, growing with h. Both come from the real module.
 """
 
+import math
+
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 from mha_ref import forward_flops  # noqa: E402
 from mha_ref.figures import PALETTE, publish_figure, style  # noqa: E402
@@ -22,6 +25,17 @@ print("h    counted matmul FLOPs   score/softmax elements")
 for h, flops, elements in zip(heads, counted, score_elements, strict=True):
     print(f"{h:<4} {flops:>20,} {elements:>24,}")
 # --8<-- [end:show]
+
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_ten(value, _position):
+    """10⁶ for 1e6; a value between powers keeps its digits."""
+    exponent = math.log10(value) if value > 0 else 0.0
+    if exponent.is_integer():
+        return "10" + str(int(exponent)).translate(SUPERSCRIPT)
+    return f"{value:g}"
+
 
 with matplotlib.rc_context(style()):
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
@@ -41,6 +55,12 @@ with matplotlib.rc_context(style()):
     )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    # Tick labels as plain text ("512", "10⁶"), not mathtext: the SVG's
+    # text stays text, and no TeX is parsed for each label.
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_major_formatter(FuncFormatter(power_of_ten))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("number of heads h (d_model = 512, T = 128)")
     ax.set_ylabel("count, log scale")
     ax.legend(frameon=False, fontsize=9)
