@@ -25,6 +25,14 @@ The order of the build, in one place (each step is a method below):
 
 State lives on the plugin instance, never in module globals, so the
 macros module (``{{ table(...) }}``) reads the tables from here.
+
+Under ``mkdocs serve`` MkDocs keeps this instance across rebuilds, and a
+rebuild redoes only what an edit changed: the fork servers stay up (an
+edited snippet runs at once), typeset formulas are kept
+(``self.formulas``), and so are each slide's deck sections
+(``present.slide_sections``), each page's minified HTML (the
+``lesson-minify`` plugin, ``minify.py``) and the theme's compiled
+templates (``.cache/templates``, from ``on_env``).
 """
 
 from __future__ import annotations
