@@ -111,3 +111,45 @@ def test_slide_files_are_read_once_by_the_deck_module(built_with_new_slide):
     assert len(reads) == len(slides)
     assert {who.rsplit("/", 1)[-1] for _, who, _ in reads} == {"deck.py"}
     assert {count for _, _, count in reads} == {1}
+
+
+def test_a_serve_rebuild_renders_again_only_the_exercises_an_edit_changed(
+    tmp_path, monkeypatch
+):
+    """The plugin (kept across serve rebuilds) reuses each page's rendered
+    exercises when nothing they render from changed, and renders the
+    edited page again."""
+    from mkdocs.config import load_config
+
+    from lessonbuild.settings import CACHE_ENV
+    from tests.lesson_site import REPO
+
+    root = copy_lesson(tmp_path)
+    # The project's run cache: the copy's snippets are the same files.
+    monkeypatch.setenv(CACHE_ENV, str(REPO / ".cache" / "engine"))
+    monkeypatch.setenv("NO_MKDOCS_2_WARNING", "1")
+    first = load_config(str(root / "mkdocs.yml"))
+    plugin = first.plugins["lesson"]
+    plugin.on_startup(command="serve", dirty=False)
+    edited = "slides/03-what-survived-from-scaled-dot-product.md"
+    try:
+        plugin.on_config(first)
+        before = dict(plugin.widgets)
+        assert before[edited]  # the page has an exercise
+        slide = root / "docs" / edited
+        slide.write_text(
+            slide.read_text(encoding="utf-8").replace(
+                "what was the main idea", "what was the central idea", 1
+            ),
+            encoding="utf-8",
+        )
+        plugin.on_config(load_config(str(root / "mkdocs.yml")))
+        after = plugin.widgets
+    finally:
+        plugin.on_shutdown()
+    assert "central idea" in "".join(after[edited].values())
+    assert "central idea" not in "".join(before[edited].values())
+    others = [uri for uri in before if uri != edited and before[uri]]
+    assert others
+    for uri in others:
+        assert after[uri] is before[uri], f"{uri} was rendered again"

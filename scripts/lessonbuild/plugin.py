@@ -29,7 +29,8 @@ macros module (``{{ table(...) }}``) reads the tables from here.
 Under ``mkdocs serve`` MkDocs keeps this instance across rebuilds, and a
 rebuild redoes only what an edit changed: the fork servers stay up (an
 edited snippet runs at once), typeset formulas are kept
-(``self.formulas``), and so are each slide's deck sections
+(``self.formulas``), and so are each page's rendered exercises
+(``self.exercise_pages``), each slide's deck sections
 (``present.slide_sections``), each page's minified HTML (the
 ``lesson-minify`` plugin, ``minify.py``) and the theme's compiled
 templates (``.cache/templates``, from ``on_env``).
@@ -100,6 +101,9 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.math: MathRenderer | None = None
         # (TeX, display) -> KaTeX's HTML, kept across serve rebuilds.
         self.formulas: dict[tuple[str, bool], str] = {}
+        # (page, its text, what else it renders from) -> exercises'
+        # render_page result, kept from the last build (serve).
+        self.exercise_pages: dict[tuple, exercises.PageResult] = {}
         self.pool = None  # serve: fork servers kept across rebuilds
         self.homework: notebooks.Homework | None = None
 
@@ -170,23 +174,40 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         return config
 
     def _render_exercises(self, config, deck: Deck) -> list[Problem]:
-        fragments = exercises.Fragments(
-            config.markdown_extensions, config.mdx_configs
-        )
+        fragments = None  # made on the first page not rendered before
         problems = []
         self.sources, self.widgets = {}, {}
         tables = self.result.tables if self.result else {}
+        # A page renders the same for the same text, tables, Markdown
+        # settings and storage prefix: under serve, the pages an edit
+        # did not touch are taken from the last build.
+        context = repr(
+            (
+                sorted(tables.items()),
+                config.markdown_extensions,
+                config.mdx_configs,
+                self.settings.storage_prefix,
+            )
+        )
+        kept, self.exercise_pages = self.exercise_pages, {}
         found = []  # (path, exercise) over the deck, for check_spread
         for page in deck.pages:
             src_uri = deck.docs_rel(page)
             url = src_uri[: -len(".md")] + ".html"
-            out = exercises.render_page(
-                page,
-                url=url,
-                fragments=fragments,
-                tables=tables,
-                key_prefix=self.settings.storage_prefix,
-            )
+            key = (src_uri, page.path, page.text, context)
+            out = kept.get(key)
+            if out is None:
+                fragments = fragments or exercises.Fragments(
+                    config.markdown_extensions, config.mdx_configs
+                )
+                out = exercises.render_page(
+                    page,
+                    url=url,
+                    fragments=fragments,
+                    tables=tables,
+                    key_prefix=self.settings.storage_prefix,
+                )
+            self.exercise_pages[key] = out
             problems += out.problems
             found += [(page.path, ex) for ex in out.exercises]
             self.sources[src_uri] = out.text
