@@ -84,7 +84,10 @@ def main() -> None:
     record = {
         "machine": machine(args.device),
         "device": args.device,
-        "torch": torch.__version__,
+        # The release and the build apart ("2.13.0", "cpu"): the
+        # local tag is a fact about this wheel, not a version to pin.
+        "pytorch": torch.__version__.split("+")[0],
+        "pytorch_build": torch.__version__.partition("+")[2] or "default",
         "d_model": args.d_model,
         "T": args.seq,
         "B": args.batch,
@@ -102,8 +105,9 @@ def main() -> None:
 def markdown(record: dict) -> str:
     """The table slide 17 includes, with where and how it was measured."""
     lines = [
-        f"*Measured on {record['machine']} ({record['device']}, torch "
-        f"{record['torch']}, {record['date']}), B = {record['B']}, "
+        f"*Measured on {record['machine']} ({record['device']}, PyTorch "
+        f"{record['pytorch']}, {record['pytorch_build']} build, "
+        f"{record['date']}), B = {record['B']}, "
         f"T = {record['T']}, d_model = {record['d_model']}, median of "
         f"{record['repeats']} runs, load average {record['load_average']}, "
         "by `scripts/measure_heads.py`. "
