@@ -26,6 +26,8 @@ class KeptMinifyPlugin(MinifyPlugin):
         """Defined so that MkDocs keeps this instance across rebuilds."""
 
     def on_pre_build(self, *, config):
+        # A build that stopped before its pages (a failed check) used
+        # nothing: the pages of the build before it stay kept.
         self._previous = self._current or self._previous
         self._current = {}
         return super().on_pre_build(config=config)

@@ -197,9 +197,10 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             key = (src_uri, page.path, page.text, context)
             out = kept.get(key)
             if out is None:
-                fragments = fragments or exercises.Fragments(
-                    config.markdown_extensions, config.mdx_configs
-                )
+                if fragments is None:
+                    fragments = exercises.Fragments(
+                        config.markdown_extensions, config.mdx_configs
+                    )
                 out = exercises.render_page(
                     page,
                     url=url,
