@@ -198,11 +198,22 @@ def train(
         seconds = time.perf_counter() - start
     model.eval()
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")  # one per process
-        torch.save({"state": model.state_dict(), "loss": losses}, tmp)
-        tmp.replace(path)  # atomic: a concurrent reader never sees half
+        _save(path, {"state": model.state_dict(), "loss": losses})
     return model, {"loss": losses, "seconds": seconds, "cached": False}
+
+
+def _save(path: Path, data: dict) -> None:
+    """Cache ``data`` at ``path``, atomically; a cache that cannot be
+    written (a read-only checkout, as the site build runs its notebooks)
+    only means training again next time."""
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")  # one per process
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(data, tmp)
+        tmp.replace(path)  # atomic: a concurrent reader never sees half
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def held_out_batch(batch_size: int = 256, seed: int = 12345) -> Task:

@@ -131,21 +131,36 @@ def test_a_failing_cell_names_the_file_and_line(tmp_path):
     assert f"{script}:6: cell 1 raised ValueError: boom" in message
 
 
-def _lesson_with_solutions(root: Path, text: str) -> Path:
-    (root / "notebooks").mkdir()
+@pytest.fixture
+def pool(tmp_path, monkeypatch):
+    """The snippet engine's fork servers, as the plugin holds them; the
+    kernels' temporary folders go under tmp_path/tmp (see below)."""
+    from lessonbuild.engine.runner import Pool
+
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    pool = Pool(tmp_path / "lesson")
+    yield pool
+    pool.close()
+
+
+def _lesson(pool, text: str) -> Path:
+    """A lesson folder (the pool's root) with this solutions script."""
+    root = pool.root
+    (root / "notebooks").mkdir(parents=True)
     (root / "notebooks" / "homework.py").write_text("# %%\nx = 1\n")
     (root / "notebooks" / "homework_solutions.py").write_text(text)
     return root
 
 
-def test_build_homework_runs_aside_and_reports_the_failing_line(tmp_path):
-    """The build's homework run (a child process beside the engine)
-    names the solutions file and line of a failing cell, and writes no
-    executed notebook for it."""
-    root = _lesson_with_solutions(
-        tmp_path, "# %%\nx = 1\n\n# %%\ny = 2\nraise ValueError('boom')\n"
+def test_build_homework_reports_the_failing_line(pool, tmp_path):
+    """The build's homework run names the solutions file and line of a
+    failing cell, writes no executed notebook for it, and leaves no
+    kernel files behind."""
+    root = _lesson(
+        pool, "# %%\nx = 1\n\n# %%\ny = 2\nraise ValueError('boom')\n"
     )
-    homework = Homework(root, "key")
+    homework = Homework(root, "key", pool)
     problems = homework.wait()
     assert [(p.path, p.line) for p in problems] == [
         ("notebooks/homework_solutions.py", 6)
@@ -153,46 +168,62 @@ def test_build_homework_runs_aside_and_reports_the_failing_line(tmp_path):
     assert "raised ValueError: boom" in problems[0].message
     assert (root / OUT_DIR / "notebooks" / "homework.ipynb").is_file()
     assert not (root / OUT_DIR / "notebooks/homework-solutions.ipynb").exists()
+    assert list((tmp_path / "tmp").glob("kernel-*")) == []
 
 
-def test_build_homework_is_not_rerun_when_unchanged(tmp_path):
-    root = _lesson_with_solutions(tmp_path, "# %%\nprint(6 * 7)\n")
-    assert Homework(root, "key").wait() == []
+def test_build_homework_runs_on_a_kernel_forked_from_the_engine(pool):
+    """The kernel inherits the fork server's imports: torch is loaded
+    before the notebook imports it (no fresh interpreter to pay for)."""
+    root = _lesson(
+        pool,
+        "# %%\nimport sys\nprint('torch' in sys.modules)\n\n"
+        "# %%\nimport matplotlib.pyplot as plt\n"
+        "plt.plot([0, 1])\nplt.show()\n",
+    )
+    assert Homework(root, "key", pool).wait() == []
+    written = root / OUT_DIR / "notebooks" / "homework-solutions.ipynb"
+    nb = nbformat.read(written, as_version=4)
+    assert nb.cells[0].outputs[0].text == "True\n"
+    # Figures show inline, as in a kernel Jupyter started.
+    assert "image/png" in nb.cells[1].outputs[0].data
+
+
+def test_build_homework_is_not_rerun_when_unchanged(pool):
+    root = _lesson(pool, "# %%\nprint(6 * 7)\n")
+    assert Homework(root, "key", pool).wait() == []
     written = root / OUT_DIR / "notebooks" / "homework-solutions.ipynb"
     nb = nbformat.read(written, as_version=4)
     assert nb.cells[0].outputs[0].text == "42\n"
-    again = Homework(root, "key")
-    assert again._child is None  # nothing to run: same key, same source
+    again = Homework(root, "key", pool)
+    assert again._started is None  # nothing to run: same key, same source
     assert again.wait() == [] and again.uris == [
         "notebooks/homework.ipynb",
         "notebooks/homework-solutions.ipynb",
     ]
     # A new key (mha_ref or torch changed) runs it again.
-    changed = Homework(root, "other key")
-    assert changed._child is not None
+    changed = Homework(root, "other key", pool)
+    assert changed._started is not None
     assert changed.wait() == []
 
 
-def test_cancelled_homework_leaves_no_process(tmp_path):
+def test_cancelled_homework_leaves_no_process(pool, tmp_path):
     """A build that stops early kills the run and its kernel."""
     import os
     import time
 
     marker = tmp_path / "started"
-    root = _lesson_with_solutions(
-        tmp_path,
+    root = _lesson(
+        pool,
         "# %%\nimport os, pathlib, time\n"
         f"pathlib.Path({str(marker)!r}).write_text(str(os.getpid()))\n"
         "time.sleep(600)\n",
     )
-    homework = Homework(root, "key")
-    child = homework._child
+    homework = Homework(root, "key", pool)
     deadline = time.monotonic() + 120
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.05)  # waiting for a condition: the kernel is running
     kernel = int(marker.read_text())
     homework.cancel()
-    assert child.poll() is not None
     while time.monotonic() < deadline:
         try:
             os.kill(kernel, 0)
@@ -220,7 +251,7 @@ def test_serve_keeps_the_homework_run_when_it_starts_its_servers(tmp_path):
     plugin = LessonPlugin()
     plugin.on_startup(command="serve", dirty=False)
     run = plugin.homework = Run()
-    assert plugin._serve_pool(tmp_path) is not None
+    assert plugin._pool(tmp_path) is not None
     assert not run.cancelled and plugin.homework is run
     plugin.on_shutdown()
     assert run.cancelled and plugin.homework is None

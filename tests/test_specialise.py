@@ -124,6 +124,18 @@ def test_cache_returns_the_trained_weights(tmp_path):
     assert len(list(tmp_path.glob("*.pt"))) == 2, "steps must key the cache"
 
 
+def test_a_cache_that_cannot_be_written_only_means_training(tmp_path):
+    """As in the build's sandbox, where the checkout is read-only."""
+    (tmp_path / "file").write_text("not a folder")
+    cache = tmp_path / "file" / "cache"  # mkdir there fails
+    model, history = specialise.train(seed=1, steps=10, cache_dir=cache)
+    again, _ = specialise.train(seed=1, steps=10, cache_dir=None)
+    assert history["cached"] is False
+    for name, value in model.state_dict().items():
+        assert torch.equal(value, again.state_dict()[name]), name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
 def test_attention_maps_are_causal_rows_of_one_sequence(trained, batch):
     maps = specialise.attention_maps(trained, batch.tokens[0])
     T = specialise.SEQ_LEN

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -66,6 +65,7 @@ def execute(
     source: Path | str | None = None,
     cwd: Path | str | None = None,
     allow_errors: bool = False,
+    km=None,
 ) -> nbformat.NotebookNode:
     """Run every cell of ``nb`` in place and return it.
 
@@ -74,16 +74,21 @@ def execute(
     source's folder, else the current one). With ``allow_errors`` every
     cell runs and errors stay in the outputs (the homework tests read
     them); otherwise the first error raises
-    :class:`NotebookExecutionError`.
+    :class:`NotebookExecutionError`. ``km``: a kernel already started
+    (``forked_kernel``); by default a fresh one is started and stopped.
     """
     if cwd is None:
         cwd = Path(source).parent if source is not None else Path.cwd()
     client = NotebookClient(
         nb,
+        km=km,
         timeout=timeout,
         kernel_name=KERNEL,
         allow_errors=allow_errors,
         record_timing=False,  # timestamps would make every build differ
+        # One output per stream and cell, not one per flush: where the
+        # kernel's flushes fall depends on timing, and the file must not.
+        coalesce_streams=True,
         resources={"metadata": {"path": str(cwd)}},
     )
     try:
@@ -91,6 +96,158 @@ def execute(
     except CellExecutionError as error:
         raise NotebookExecutionError(_describe(nb, error, source)) from None
     return nb
+
+
+def forked_kernel(cwd: Path | str):
+    """A python3 kernel forked from this process, already started.
+
+    What ``python -m ipykernel_launcher -f CONNECTION_FILE`` would be,
+    but inheriting every module this process imported: in a fork of the
+    snippet engine's server, the homework's ``import torch`` (and
+    matplotlib, sympy, torch._dynamo) costs nothing, where a fresh
+    kernel spent 9 of its 12 CPU-seconds importing them again. Call it
+    before anything starts a thread (nbclient, zmq): a fork copies only
+    the calling thread. Returns an ``AsyncKernelManager`` that does not
+    own a subprocess: ``execute(nb, ..., km=km)``, then
+    ``stop_forked_kernel(km)``.
+    """
+    import tempfile
+
+    from jupyter_client.connect import write_connection_file
+
+    # ipc, not tcp: no port to race for, nothing listening on the network.
+    folder = tempfile.mkdtemp(prefix="kernel-")
+    connection_file, _ = write_connection_file(
+        os.path.join(folder, "kernel.json"),
+        transport="ipc",
+        ip=os.path.join(folder, "ipc"),
+    )
+    pid = os.fork()
+    if pid == 0:
+        _run_kernel(connection_file, cwd)  # never returns
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_client.provisioning import LocalProvisioner
+
+    km = AsyncKernelManager(
+        connection_file=connection_file, kernel_name=KERNEL
+    )
+    km.load_connection_file()
+    # jupyter_client manages a kernel through its provisioner's process:
+    # ours is the fork, in its own process group (an interrupt reaches
+    # the kernel, not this process).
+    provisioner = LocalProvisioner(
+        kernel_id=os.path.basename(folder),
+        kernel_spec=km.kernel_spec,
+        parent=km,
+    )
+    provisioner.process = _Forked(pid)
+    provisioner.pid = provisioner.pgid = pid
+    km.provisioner = provisioner
+    # Kept for stop_forked_kernel: the shutdown clears the provisioner.
+    km._lessonbuild_kernel = (provisioner.process, folder)
+    return km
+
+
+def stop_forked_kernel(km) -> None:
+    """Shut the kernel down (politely, then killed) and remove its files."""
+    import shutil
+
+    from jupyter_client.utils import run_sync
+
+    process, folder = km._lessonbuild_kernel
+    try:
+        run_sync(km.shutdown_kernel)(now=False)
+    finally:
+        process.kill()  # if it did not exit when asked
+        process.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_kernel(connection_file: str, cwd) -> None:
+    """The forked child: become the kernel, then exit."""
+    code = 1
+    try:
+        os.setpgid(0, 0)
+        _die_with_parent()
+        os.dup2(2, 1)  # the job's stdout carries its answer, nothing else
+        os.chdir(cwd)
+        # As a kernel manager starts one: its parent named, inline figures.
+        os.environ["JPY_PARENT_PID"] = str(os.getppid())
+        backend = "module://matplotlib_inline.backend_inline"
+        os.environ["MPLBACKEND"] = backend
+        matplotlib = sys.modules.get("matplotlib")
+        if matplotlib is not None:  # imported before the variable was set
+            matplotlib.rcParams["backend"] = backend
+        sys.argv = [
+            "ipykernel_launcher",
+            "-f",
+            connection_file,
+            "--HistoryManager.hist_file=:memory:",
+        ]
+        import runpy
+
+        runpy.run_module(
+            "ipykernel_launcher", run_name="__main__", alter_sys=True
+        )
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+def _die_with_parent() -> None:
+    """SIGKILL when the parent dies (Linux): a kernel never outlives the
+    run that started it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+class _Forked:
+    """The part of ``subprocess.Popen`` jupyter_client uses, for a fork."""
+
+    stdin = stdout = stderr = None
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                done, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                done, status = self.pid, 0
+            if done:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout=None) -> int:
+        if self.returncode is None:
+            try:
+                _, status = os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                status = 0
+            self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
 
 
 def _describe(nb, error: CellExecutionError, source) -> str:
@@ -335,127 +492,131 @@ def write_deck_notebook(deck, outputs: dict[str, str]) -> Path:
 
 
 class Homework:
-    """The homework notebooks of one build, executed beside the engine.
+    """The homework notebooks of one build, executed beside the pages.
 
-    Made at the start of the build: the starter is written at once; the
+    Made once the snippets have run: the starter is written at once; the
     solutions, unless unchanged since they last ran (same ``cache_key``
     -- the engine's key for mha_ref, torch and Python -- and source), run
-    in a child process of their own process group. Its kernel's start
-    and the training overlap the snippet engine and the page rendering
-    instead of following them (a clean build's longest serial step).
-    ``wait`` collects the child's problems; ``cancel`` kills it and its
-    kernel, so a build that stops early leaves no process behind.
+    as one job on the snippet engine's fork server (``Pool.start``): a
+    kernel forked from a process that already imported torch
+    (``forked_kernel``), sandboxed and bounded like a snippet, while the
+    build renders the pages on the other core. ``wait`` writes the
+    executed notebooks and returns the problems found; ``cancel`` stops
+    the run, its kernel included.
     """
 
-    def __init__(self, root: Path, cache_key: str):
+    def __init__(self, root: Path, cache_key: str, pool):
         import hashlib
+
+        from .engine.preload import preload_plan
+        from .engine.runner import Module
 
         self.root = Path(root)
         self.folder = self.root / OUT_DIR
         self.uris: list[str] = []  # every homework notebook this build has
         self.problems: list = []
-        self._child: subprocess.Popen | None = None
-        jobs = []
+        self._jobs: dict[str, tuple[str, str]] = {}  # rel -> (uri, key)
+        self._started = None
         for uri, (rel, run) in HOMEWORK.items():
             source = self.root / rel
             if not source.is_file():
                 continue
             self.uris.append(uri)
             target = self.folder / uri
-            key = hashlib.sha256(
-                (cache_key + source.read_text(encoding="utf-8")).encode()
-            ).hexdigest()
+            text = source.read_text(encoding="utf-8")
+            key = hashlib.sha256((cache_key + text).encode()).hexdigest()
             stamp = target.with_suffix(".key")
             if stamp.is_file() and target.is_file():
                 if stamp.read_text() == key:
                     continue
             if run:
-                jobs.append([uri, rel, key])
+                self._jobs[rel] = (uri, key)
             else:
-                self.problems += _make(self.root, uri, rel, key, run=False)
-        if jobs:
-            self._child = subprocess.Popen(
-                [sys.executable, "-m", "lessonbuild.notebooks", str(self.root)]
-                + [json.dumps(job) for job in jobs],
-                stdout=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                cwd=self.root,  # problems name files from the root
-                # Its own process group: cancel kills the kernel too.
-                process_group=0,
-                text=True,
+                _save(self.root, uri, to_ipynb(source), key)
+        if self._jobs:
+            sources = [(self.root / rel).read_text() for rel in self._jobs]
+            self._started = pool.start(
+                Module(__name__, tuple(self._jobs)),
+                timeout=EXECUTE_TIMEOUT,
+                preload=preload_plan(sources),
+                key=cache_key,
             )
 
     def wait(self) -> list:
         """Block until the notebooks are written; the problems found."""
         from .problems import Problem
 
-        child, self._child = self._child, None
-        if child is not None:
-            try:
-                out, _ = child.communicate(timeout=EXECUTE_TIMEOUT + 60)
-            except subprocess.TimeoutExpired:
-                _kill_group(child)
-                out = ""
-            if child.returncode != 0 and not out.strip():
-                self.problems.append(
-                    Problem(
-                        "notebooks/",
-                        1,
-                        "executing the homework notebooks failed (exit "
-                        f"{child.returncode}); the lines above say why",
+        started, self._started = self._started, None
+        if started is None:
+            return self.problems
+        run = started.wait()
+        done = set()
+        for line in run.stdout.splitlines():
+            rel, text, problems = json.loads(line)
+            done.add(rel)
+            self.problems += [Problem(*p) for p in problems]
+            if text is not None:
+                uri, key = self._jobs[rel]
+                _save(self.root, uri, nbformat.reads(text, as_version=4), key)
+        if run.timed_out:
+            why = f"did not finish within {EXECUTE_TIMEOUT} s"
+        elif run.failure or run.exit:
+            why = f"failed ({run.failure or f'exit {run.exit}'})"
+        else:
+            why = ""
+        if why:
+            detail = "\n".join(run.stderr.strip().splitlines()[-15:])
+            for rel in self._jobs:
+                if rel not in done:
+                    self.problems.append(
+                        Problem(
+                            rel, 1, f"executing the notebook {why}", detail
+                        )
                     )
-                )
-            for line in out.splitlines():
-                path, lineno, message = json.loads(line)
-                self.problems.append(Problem(path, lineno, message))
         return self.problems
 
     def cancel(self) -> None:
-        child, self._child = self._child, None
-        if child is not None:
-            _kill_group(child)
+        started, self._started = self._started, None
+        if started is not None:
+            started.cancel()
 
 
-def _kill_group(child: subprocess.Popen) -> None:
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    child.wait()
-
-
-def _make(root: Path, uri: str, rel: str, key: str, *, run: bool) -> list:
-    """Write one homework notebook (executed if ``run``) and its stamp."""
-    from .problems import Problem
-
+def _save(root: Path, uri: str, nb, key: str) -> None:
+    """Write one homework notebook, then the stamp that says it is made."""
     target = root / OUT_DIR / uri
-    nb = to_ipynb(root / rel)
-    if run:
-        try:
-            execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=root)
-        except NotebookExecutionError as exc:
-            head, _, rest = str(exc).partition(": ")
-            path, _, line = head.partition(":")
-            if line.isdigit():
-                return [Problem(path, int(line), rest)]
-            return [Problem(rel, 1, str(exc))]
     target.parent.mkdir(parents=True, exist_ok=True)
     _write_if_changed(target, nbformat.writes(nb))
     target.with_suffix(".key").write_text(key)
-    return []
+
+
+def _run(rel: str) -> tuple[str | None, list]:
+    """Execute ``rel`` (from the root) on a forked kernel: (notebook text
+    or None, problems as [path, line, message])."""
+    root = Path.cwd()
+    nb = to_ipynb(root / rel)
+    km = forked_kernel(root)
+    try:
+        execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=root, km=km)
+    except NotebookExecutionError as exc:
+        head, _, rest = str(exc).partition(": ")
+        path, _, line = head.partition(":")
+        if line.isdigit():
+            return None, [[path, int(line), rest]]
+        return None, [[rel, 1, str(exc)]]
+    finally:
+        stop_forked_kernel(km)
+    return nbformat.writes(nb), []
 
 
 def _main(argv: list[str]) -> int:
-    """Child of ``Homework``: ``ROOT JOB...``, each job ``[uri, rel, key]``
-    as JSON; prints each problem as a JSON line ``[path, line, message]``.
+    """The job ``Homework`` runs on a fork server, from the root: each
+    argument a notebook script to execute. Prints one JSON line per
+    notebook, ``[rel, notebook text or null, problems]``; the build
+    writes the files (the repository is read-only to the job).
     """
-    # At the build's own priority, not niced: niced, it starved behind
-    # other work on a busy machine (a build waited 96 s for it).
-    root = Path(argv[0])
-    for job in argv[1:]:
-        uri, rel, key = json.loads(job)
-        for problem in _make(root, uri, rel, key, run=True):
-            print(json.dumps([problem.path, problem.line, problem.message]))
+    for rel in argv:
+        text, problems = _run(rel)
+        print(json.dumps([rel, text, problems]), flush=True)
     return 0
 
 

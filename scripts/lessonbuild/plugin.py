@@ -2,12 +2,13 @@
 
 The order of the build, in one place (each step is a method below):
 
-1. ``on_config``: read the deck once (``deck.read_deck``), start the
-   homework notebooks (``notebooks.Homework``, waited for in
-   ``on_pre_page``), run the snippet engine on it, validate and render
-   every exercise, and build the nav from the slides' front matter.
-   Every problem of all three is reported together and the build stops
-   before a page is read, leaving no site folder behind.
+1. ``on_config``: read the deck once (``deck.read_deck``), run the
+   snippet engine on it, validate and render every exercise, and build
+   the nav from the slides' front matter. Every problem of all three is
+   reported together and the build stops before a page is read, leaving
+   no site folder behind. Then the homework notebooks start
+   (``notebooks.Homework``, a kernel forked from the engine's server,
+   waited for in ``on_pre_page``) while the pages render.
 2. ``on_page_read_source``: MkDocs renders the text the deck read and
    the engine checked (exercise fences swapped for placeholders), never
    a second read of the file, so what is published is what was checked.
@@ -104,7 +105,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         # (page, its text, what else it renders from) -> exercises'
         # render_page result, kept from the last build (serve).
         self.exercise_pages: dict[tuple, exercises.PageResult] = {}
-        self.pool = None  # serve: fork servers kept across rebuilds
+        self.pool = None  # fork servers (serve: kept across rebuilds)
         self.homework: notebooks.Homework | None = None
 
     # --- 1. read, check, render exercises, nav -----------------------------
@@ -126,10 +127,10 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             self.pool.close()
             self.pool = None
 
-    def _serve_pool(self, root: Path):
-        """The fork servers this ``mkdocs serve`` keeps (None: a build)."""
-        if self.command != "serve":
-            return None
+    def _pool(self, root: Path):
+        """The snippet engine's fork servers: kept for the whole of a
+        ``mkdocs serve``; for a build, until the homework run on them
+        has finished (``on_post_build``)."""
         if self.pool is None or self.pool.root != root:
             from .engine.runner import Pool
 
@@ -151,7 +152,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.fingerprint = fingerprint(root)
         deck = read_deck(root, config.docs_dir, self.settings.parts)
         self.deck = deck
-        self._start_homework(deck)
+        self._cancel_homework()  # serve: an earlier build's, if unfinished
         problems = list(deck.problems)
         self.result = engine.check(
             deck,
@@ -159,14 +160,16 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             jobs=jobs,
             cache_dir=cache_dir(root),
             output_limits=self.settings.output_limits(),
-            pool=self._serve_pool(root),
+            pool=self._pool(root),
+            warm=self.command == "serve",
         )
         problems += self.result.problems
         problems += tampering(self.fingerprint, fingerprint(root))
         problems += self._render_exercises(config, deck)
         if problems:
-            self._cancel_homework()
             self._fail(config, problems, self.result.advice())
+        else:
+            self._start_homework(deck)
         log.info(self.result.summary())
         config.nav = self._nav(config.nav, deck)
         # "N / 55" in the slide header (overrides/main.html).
@@ -274,14 +277,15 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         return files
 
     def _start_homework(self, deck: Deck) -> None:
-        """Start the homework notebooks (``notebooks.Homework``) now, so
-        their kernel runs while the snippets do; ``on_pre_page`` waits."""
+        """Start the homework notebooks (``notebooks.Homework``) on the
+        engine's fork server, now that the snippets have run: the kernel
+        runs while the pages render; ``on_pre_page`` waits for it."""
         self._cancel_homework()
         if deck.slides:
             from .engine.cache import base_key
 
             key = base_key(deck.root / "snippets")
-            self.homework = notebooks.Homework(deck.root, key)
+            self.homework = notebooks.Homework(deck.root, key, self.pool)
 
     def _cancel_homework(self) -> None:
         homework, self.homework = self.homework, None
@@ -421,6 +425,8 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         # (mkdocs-jupyter not configured) still ends only when it has.
         self._wait_for_homework(config)
         self.homework = None
+        if self.command != "serve":
+            self._close_pool()
         if self.deck is not None and not getattr(self, "failure", None):
             math = self.math or MathRenderer(cache=self.formulas)
             present.write(
@@ -443,6 +449,8 @@ class LessonPlugin(BasePlugin[LessonConfig]):
     def on_build_error(self, *, error):
         self._close_math()
         self._cancel_homework()
+        if self.command != "serve":
+            self._close_pool()
         if self.mkdocs_config is not None:
             self._discard_site(self.mkdocs_config)
 

@@ -119,12 +119,15 @@ def check(
     cache_dir: Path | None,
     output_limits: tuple[int, int] = OUTPUT_LIMITS,
     pool=None,
+    warm: bool = False,
 ) -> Result:
     """Run every snippet the deck uses and compare every Output block.
 
     ``cache_dir``: the run cache's folder, or None for no cache.
     ``pool``: fork servers to reuse (``runner.Pool``, kept by the plugin
-    across ``mkdocs serve`` rebuilds), or None to start and stop some.
+    for the build, or across ``mkdocs serve`` rebuilds), or None to
+    start and stop some. ``warm``: then start the pool's servers with
+    what every snippet needs, ready for the next edit (serve).
     ``output_limits``: (lines, bytes) one Output block may hold; a
     snippet that prints more fails (and is never written by ``update``),
     so does an Output block typed longer.
@@ -136,7 +139,7 @@ def check(
     problems = result.problems
     used, pairs = plan(deck, problems)
     runs, unstable = _run_snippets(
-        root, sorted(used), store, timeout, jobs, pool
+        root, sorted(used), store, timeout, jobs, pool, warm
     )
     result.ran = sum(1 for r in runs.values() if not r.get("cached"))
     result.cached = sum(1 for r in runs.values() if r.get("cached"))
@@ -442,7 +445,7 @@ def _pair_output(root, snippets_dir, page, fence, pairs, problems):
 # --- runs --------------------------------------------------------------------
 
 
-def _run_snippets(root, rels, store, timeout, jobs, pool):
+def _run_snippets(root, rels, store, timeout, jobs, pool, warm=False):
     """({rel: result}, {rel: set-order problems}): each snippet cached,
     refused from its code, or run twice in forked processes.
 
@@ -451,8 +454,8 @@ def _run_snippets(root, rels, store, timeout, jobs, pool):
     output cannot be accepted). A cached record was linted when it was
     made, by the lint code its key covers, so only a miss is linted.
 
-    With a ``pool`` (``mkdocs serve``), its servers are then warmed with
-    what every snippet of the deck needs, ready for the next edit.
+    With ``warm`` (``mkdocs serve``), the pool's servers are then warmed
+    with what every snippet of the deck needs, ready for the next edit.
     """
     out: dict[str, dict] = {}
     unstable: dict[str, list[Problem]] = {}
@@ -477,7 +480,7 @@ def _run_snippets(root, rels, store, timeout, jobs, pool):
             out[rel] = judge(root, rel, a, b, timeout)
             if out[rel]["ok"]:
                 store.put(keys[rel], _record(root, rel, a, b))
-    if pool is not None:
+    if warm and pool is not None:
         pool.warm(preload_plan(list(sources.values())), key=base)
     return out, unstable
 

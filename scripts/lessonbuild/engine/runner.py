@@ -54,6 +54,16 @@ class Run:
     collateral: bool = False  # not run: another snippet killed the runner
 
 
+@dataclass(frozen=True)
+class Module:
+    """A job that is ``python -m NAME ARGS...`` instead of a snippet file:
+    the build's own code, run in a fork to inherit the server's imports
+    (the homework notebook's kernel, notebooks.py)."""
+
+    name: str
+    args: tuple[str, ...] = ()
+
+
 @dataclass
 class _Server:
     index: int
@@ -61,7 +71,7 @@ class _Server:
     log: Path
     folder: Path
     files: Path | None = None  # this batch's job files
-    jobs: list[Path] = field(default_factory=list)
+    jobs: list[Path | Module] = field(default_factory=list)
     buffer: bytes = b""
     ready: bool = False
     done: bool = False
@@ -69,6 +79,7 @@ class _Server:
     batches: int = 0
     preloaded: set[str] = field(default_factory=set)
     warming: bool = False  # a warm-up batch whose answer is unread
+    started_job: Started | None = None  # a job of Pool.start, unread
     results: dict[int, Run] = field(default_factory=dict)
     started: set[int] = field(default_factory=set)
 
@@ -178,6 +189,30 @@ class Pool:
             _submit(server, 0.0, 1, preload, 1)
             server.warming = True
 
+    def start(
+        self,
+        job: Module,
+        *,
+        timeout: float,
+        preload: list[str] | tuple[str, ...] = (),
+        key: str | None = None,
+        index: int = 0,
+    ) -> Started:
+        """Run one job on server ``index`` without waiting for it.
+
+        For the build's homework notebook: it runs in a fork of a server
+        that already imported torch while the pages render, and
+        ``Started.wait`` collects it. Until then the server serves
+        nothing else (a ``run`` that needs it waits for the job first).
+        """
+        self._prepare(key)
+        server = self._server(index, timeout)
+        server.jobs = [job]
+        threads = len(os.sched_getaffinity(0))  # torch's default
+        _submit(server, timeout, 1, preload, threads)
+        server.started_job = Started(self, server, timeout)
+        return server.started_job
+
     def _prepare(self, key: str | None) -> None:
         if key != self.key:  # what the servers preloaded may be stale
             self.close()
@@ -191,6 +226,9 @@ class Pool:
     def _server(self, i: int, timeout: float, wait: bool = True) -> _Server:
         """Server ``i``, up and idle: started if missing or dead."""
         server = self.servers.get(i)
+        if server is not None and server.started_job is not None and wait:
+            server.started_job.wait()
+            server = self.servers.get(i)
         if server is not None and server.warming and wait:
             server.jobs = []
             # Still importing, maybe: that is startup time.
@@ -225,6 +263,36 @@ class Pool:
         if self.tmp is not None:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
+
+
+class Started:
+    """A job ``Pool.start`` submitted: ``wait`` for its Run, or ``cancel``."""
+
+    def __init__(self, pool: Pool, server: _Server, timeout: float):
+        self._pool, self._server, self._timeout = pool, server, timeout
+        self._run: Run | None = None
+
+    def wait(self) -> Run:
+        """The job's Run, once it has finished (bounded by its timeout)."""
+        if self._run is None:
+            server = self._server
+            _collect([server], self._timeout)
+            self._run = server.results.get(0) or _lost(
+                self._pool.root, server, 0
+            )
+            server.started_job = None
+            self._pool._settle(server)
+        return self._run
+
+    def cancel(self) -> None:
+        """Stop the job now: its server is stopped, and with it the job
+        and whatever the job started (they die with their parent)."""
+        if self._run is None:
+            self._run = Run(failure="cancelled")
+            server = self._server
+            server.started_job = None
+            server.done = False  # so _settle stops and forgets it
+            self._pool._settle(server)
 
 
 def _exit_on_sigterm():
@@ -269,7 +337,7 @@ def _lost(root: Path, server: _Server, j: int) -> Run:
     started yet are named as collateral.
     """
     culprits = [
-        server.jobs[i].relative_to(root).as_posix()
+        _label(root, server.jobs[i])
         for i in sorted(server.started)
         if i not in server.results
     ]
@@ -289,6 +357,12 @@ def _lost(root: Path, server: _Server, j: int) -> Run:
         failure="the snippet runner stopped before this snippet "
         "finished\n" + server.log_tail()
     )
+
+
+def _label(root: Path, job: Path | Module) -> str:
+    if isinstance(job, Module):
+        return f"python -m {job.name}"
+    return job.relative_to(root).as_posix()
 
 
 #: glibc's malloc on transparent huge pages (where the kernel offers them
@@ -335,11 +409,16 @@ def _submit(server, timeout, concurrency, preload, threads) -> None:
     jobs = []
     for j, path in enumerate(server.jobs):
         stem = server.files / str(j)
+        what = (
+            {"module": path.name, "args": list(path.args)}
+            if isinstance(path, Module)
+            else {"path": str(path)}
+        )
         jobs.append(
             {
                 "id": j,
                 "token": f"{os.getpid()}-{server.index}-{j}-{time.time_ns()}",
-                "path": str(path),
+                **what,
                 "stdout": f"{stem}.out",
                 "stderr": f"{stem}.err",
                 "tables": f"{stem}.tables",

@@ -9,7 +9,9 @@ and answers one line per finished job and ``{"done": true}`` per batch.
 It exits on EOF, so one server can serve many checks (``mkdocs serve``).
 
 Each child is what ``python snippets/X.py`` run from the repo root would
-be: its own process, ``__main__``, ``sys.argv``, ``sys.path[0]`` the
+be (or ``python -m MODULE ARGS``, for a job that names a module: the
+build's homework notebook, see notebooks.py): its own process,
+``__main__``, ``sys.argv``, ``sys.path[0]`` the
 snippet's folder, cwd the root, the same environment (plus
 ``MHA_REF_TABLES_FILE``), stdout and stderr to files. Deliberate
 differences: the interpreter and the imports are inherited instead of
@@ -411,11 +413,17 @@ def _fork_child(root, job, threads, proto):
     try:
         try:
             _setup_child(root, job, threads, proto)
-            write_reads = _record_reads(root, job["reads"])
+            # A module job is the build's own code: what it reads is not
+            # part of any snippet's cache key.
+            write_reads = (
+                None
+                if job.get("module")
+                else _record_reads(root, job["reads"])
+            )
         except BaseException:
             os.write(2, traceback.format_exc().encode())
             os._exit(71)
-        code = _run_snippet(job["path"], write_reads)
+        code = _run_snippet(job, write_reads)
     finally:
         os._exit(code)
 
@@ -453,8 +461,12 @@ def _setup_child(root, job, threads, proto):
     os.environ[TABLES_ENV] = job["tables"]
     os.environ[JOB_ENV] = job["token"]
     os.chdir(root)
-    sys.argv = [job["path"]]
-    sys.path[0] = os.path.dirname(job["path"])
+    if job.get("module"):  # as `python -m MODULE ARGS...` from the root
+        sys.argv = [job["module"], *job.get("args", ())]
+        sys.path[0] = root
+    else:
+        sys.argv = [job["path"]]
+        sys.path[0] = os.path.dirname(job["path"])
     _own_exit_handlers()
     faulthandler.enable(file=sys.stderr)
     faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
@@ -525,15 +537,21 @@ def _record_reads(root, sink):
     return write
 
 
-def _run_snippet(path, write_reads=None):
-    """Run the snippet as __main__; return the exit status Python would."""
+def _run_snippet(job, write_reads=None):
+    """Run the job's snippet (or module) as __main__; return the exit
+    status Python would."""
     code = 0
     try:
-        runpy.run_path(path, run_name="__main__")
+        if job.get("module"):
+            runpy.run_module(
+                job["module"], run_name="__main__", alter_sys=True
+            )
+        else:
+            runpy.run_path(job["path"], run_name="__main__")
     except SystemExit as exc:
         code = _exit_code(exc)
     except BaseException as exc:
-        _print_exception(exc, path)
+        _print_exception(exc, job.get("path"))
         code = 1
     try:
         atexit._run_exitfuncs()
@@ -564,7 +582,7 @@ def _exit_code(exc):
 def _print_exception(exc, path):
     """Print the traceback from the snippet's frame on, as Python would."""
     tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename != path:
+    while path and tb is not None and tb.tb_frame.f_code.co_filename != path:
         tb = tb.tb_next
     traceback.print_exception(type(exc), exc, tb)
 
