@@ -97,6 +97,38 @@ def test_good_build_renders_outputs_and_tables(good):
     assert "<td>2</td>" in silent and "<td>256</td>" in silent
 
 
+def test_a_second_run_that_disagrees_fails_the_build_after_the_pages(
+    tmp_path,
+):
+    """The pages render from each snippet's first run while its second
+    run goes on; a second run that prints something else still fails
+    the build (at the include's line) and leaves no site behind."""
+    root = make_site(tmp_path, "good")
+    # hash('lesson') % 1000 is 732 under seed 0 (the first run), 761
+    # under seed 1: the Output block matches the first run only.
+    (root / "snippets/04_hashed.py").write_text(
+        "print(hash('lesson') % 1000)\n"
+    )
+    (root / "docs/slides/04-hashed.md").write_text(
+        "---\ntitle: Hashed\nslide: 4\nkind: Worked example\n"
+        "part: Fixture\n---\n\n# Hashed\n\n"
+        '```python title="snippets/04_hashed.py"\n'
+        '--8<-- "snippets/04_hashed.py"\n```\n\n'
+        '```text title="Output"\n732\n```\n'
+    )
+    site = _with_old_site(root)
+    proc = mkdocs_build(root, cache=None)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert re.search(
+        r"ERROR\s+-\s+docs/slides/04-hashed.md:11: snippets/04_hashed.py "
+        r"is nondeterministic",
+        out,
+    ), out
+    assert "Aborted: 1 problem(s)" in out
+    assert not site.exists()
+
+
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(
         os.environ,

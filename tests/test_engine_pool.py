@@ -232,3 +232,69 @@ def test_serve_keeps_servers_across_rebuilds(tmp_path, monkeypatch):
         config.plugins.on_shutdown()
     assert plugin.pool is None
     assert all(_gone(pid) for pid in servers.values())
+
+
+def test_deferred_second_runs_are_judged_and_cached_only_when_they_agree(
+    tmp_path,
+):
+    """A build's check returns after each snippet's first run (seed 0)
+    while the second runs (seed 1) go on; ``finish`` judges the pairs:
+    a snippet whose output depends on the hash seed is reported there,
+    at its include, and never cached; one whose runs agree is cached
+    only then."""
+    from lessonbuild import engine
+    from lessonbuild.deck import read_deck
+    from lessonbuild.engine.cache import Cache
+
+    root = make_site(tmp_path, "good")
+    # hash('lesson') % 1000 is 732 under seed 0 and 761 under seed 1.
+    _snippet(root, "04_hashed.py", "print(hash('lesson') % 1000)\n")
+    (root / "docs/slides/04-hashed.md").write_text(
+        "---\ntitle: Hashed\nslide: 4\nkind: Worked example\n"
+        "part: Fixture\n---\n\n# Hashed\n\n"
+        '```python title="snippets/04_hashed.py"\n'
+        '--8<-- "snippets/04_hashed.py"\n```\n\n'
+        '```text title="Output"\n732\n```\n',
+        encoding="utf-8",
+    )
+    cache = tmp_path / "cache"
+    pool = Pool(root)
+    try:
+        result = engine.check(
+            read_deck(root, parts=["Fixture"]),
+            timeout=60,
+            jobs=2,
+            cache_dir=cache,
+            pool=pool,
+            defer_second=True,
+        )
+        assert result.problems == []  # the first runs all passed
+        assert result.outputs["snippets/04_hashed.py"] == "732\n"
+        assert not list(cache.rglob("*.json")), "cached before both runs"
+        found = result.finish()
+    finally:
+        pool.close()
+    assert [(p.path, p.line) for p in found] == [
+        ("docs/slides/04-hashed.md", 11)
+    ]
+    assert "is nondeterministic" in found[0].message
+    assert result.problems == found
+    assert "snippets/04_hashed.py" not in result.outputs
+    store = Cache(cache)
+    records = [store.get(k, root) for k in _keys(root)]
+    cached = {r["snippet"] for r in records if r is not None}
+    assert cached == {
+        "snippets/01_shapes.py",
+        "snippets/02_softmax.py",
+        "snippets/03_params.py",
+    }
+
+
+def _keys(root: Path) -> list[str]:
+    from lessonbuild.engine import cache as cache_mod
+
+    base = cache_mod.base_key(root / "snippets")
+    return [
+        cache_mod.snippet_key(base, f"snippets/{p.name}", p.read_bytes())
+        for p in sorted((root / "snippets").glob("*.py"))
+    ]

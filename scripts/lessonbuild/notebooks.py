@@ -536,7 +536,7 @@ class Homework:
         if self._jobs:
             sources = [(self.root / rel).read_text() for rel in self._jobs]
             self._started = pool.start(
-                Module(__name__, tuple(self._jobs)),
+                [Module(__name__, tuple(self._jobs))],
                 timeout=EXECUTE_TIMEOUT,
                 preload=preload_plan(sources),
                 key=cache_key,
@@ -549,7 +549,7 @@ class Homework:
         started, self._started = self._started, None
         if started is None:
             return self.problems
-        run = started.wait()
+        (run,) = started.wait()
         done = set()
         for line in run.stdout.splitlines():
             rel, text, problems = json.loads(line)

@@ -162,10 +162,17 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             output_limits=self.settings.output_limits(),
             pool=self._pool(root),
             warm=self.command == "serve",
+            # A build renders its pages while each snippet's second run
+            # goes on (on_post_build judges them); serve re-runs only
+            # what an edit changed, and shows the verdict at once.
+            defer_second=self.command != "serve",
         )
+        exercise_problems = self._render_exercises(config, deck)
+        if problems or self.result.problems or exercise_problems:
+            self.result.finish()  # every problem at once: theirs too
         problems += self.result.problems
         problems += tampering(self.fingerprint, fingerprint(root))
-        problems += self._render_exercises(config, deck)
+        problems += exercise_problems
         if problems:
             self._fail(config, problems, self.result.advice())
         else:
@@ -425,6 +432,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         # (mkdocs-jupyter not configured) still ends only when it has.
         self._wait_for_homework(config)
         self.homework = None
+        self._judge_second_runs(config)
         if self.command != "serve":
             self._close_pool()
         if self.deck is not None and not getattr(self, "failure", None):
@@ -438,6 +446,17 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             )
             math.close()
         self._close_math()
+
+    def _judge_second_runs(self, config) -> None:
+        """The snippets' second runs (``engine.check(defer_second=True)``)
+        must agree with the first, which the pages show, and must have
+        changed nothing: otherwise the build fails, and its site goes."""
+        if self.result is None or self.deck is None:
+            return
+        problems = self.result.finish()
+        problems += tampering(self.fingerprint, fingerprint(self.deck.root))
+        if problems and not getattr(self, "failure", None):
+            self._fail(config, problems, self.result.advice())
 
     # --- 5. failure ------------------------------------------------------
 

@@ -52,6 +52,30 @@ class Result:
     seconds: float = 0.0
     updated: list[str] = field(default_factory=list)
     drifts: list[Drift] = field(default_factory=list, repr=False)
+    second: SecondRuns | None = field(default=None, repr=False)
+
+    def finish(self) -> list[Problem]:
+        """Wait for the second runs ``check(defer_second=True)`` left
+        running and judge each pair: the problems found (a snippet whose
+        two runs differ), also added to ``problems``. [] when nothing
+        was left running."""
+        second, self.second = self.second, None
+        if second is None:
+            return []
+        found = second.problems()
+        # What its first run printed stands for nothing now: no output,
+        # no drift (as when both runs are judged at once).
+        stale = [d.problem for d in self.drifts if d.snippet in found]
+        self.drifts = [d for d in self.drifts if d.snippet not in found]
+        self.problems = [
+            p for p in self.problems if not any(p is s for s in stale)
+        ]
+        for rel in found:
+            self.outputs.pop(rel, None)
+            self.failed.append(rel)
+        self.problems += found.values()
+        self.problems.sort(key=lambda p: (p.path, p.line))
+        return list(found.values())
 
     def summary(self) -> str:
         n = len(self.outputs) + len(self.failed)
@@ -120,6 +144,7 @@ def check(
     output_limits: tuple[int, int] = OUTPUT_LIMITS,
     pool=None,
     warm: bool = False,
+    defer_second: bool = False,
 ) -> Result:
     """Run every snippet the deck uses and compare every Output block.
 
@@ -128,6 +153,11 @@ def check(
     for the build, or across ``mkdocs serve`` rebuilds), or None to
     start and stop some. ``warm``: then start the pool's servers with
     what every snippet needs, ready for the next edit (serve).
+    ``defer_second`` (a build, with a ``pool``): return once every
+    snippet has run once, under hash seed 0 on every core; the second
+    runs (seed 1) go on in the background, for the build to render its
+    pages meanwhile, and ``Result.finish`` judges the pairs. Nothing is
+    cached before both runs of a snippet agree.
     ``output_limits``: (lines, bytes) one Output block may hold; a
     snippet that prints more fails (and is never written by ``update``),
     so does an Output block typed longer.
@@ -138,9 +168,19 @@ def check(
     result = Result(pages=len(deck.pages))
     problems = result.problems
     used, pairs = plan(deck, problems)
-    runs, unstable = _run_snippets(
-        root, sorted(used), store, timeout, jobs, pool, warm
+    runs, unstable, second = _run_snippets(
+        root,
+        sorted(used),
+        store,
+        timeout,
+        jobs,
+        pool,
+        warm=warm,
+        defer_second=defer_second,
     )
+    if second is not None:
+        second.where = {rel: used[rel][0] for rel in second.firsts}
+        result.second = second
     result.ran = sum(1 for r in runs.values() if not r.get("cached"))
     result.cached = sum(1 for r in runs.values() if r.get("cached"))
     for rel in sorted(used):
@@ -445,9 +485,12 @@ def _pair_output(root, snippets_dir, page, fence, pairs, problems):
 # --- runs --------------------------------------------------------------------
 
 
-def _run_snippets(root, rels, store, timeout, jobs, pool, warm=False):
-    """({rel: result}, {rel: set-order problems}): each snippet cached,
-    refused from its code, or run twice in forked processes.
+def _run_snippets(
+    root, rels, store, timeout, jobs, pool, *, warm=False, defer_second=False
+):
+    """({rel: result}, {rel: set-order problems}, SecondRuns or None):
+    each snippet cached, refused from its code, or run twice in forked
+    processes (the second runs left running with ``defer_second``).
 
     A set printed unsorted is certain to be caught from the syntax tree,
     only likely to be caught by two runs: such a snippet is not run (its
@@ -459,8 +502,9 @@ def _run_snippets(root, rels, store, timeout, jobs, pool, warm=False):
     """
     out: dict[str, dict] = {}
     unstable: dict[str, list[Problem]] = {}
+    second = None
     if not rels:
-        return out, unstable
+        return out, unstable, second
     base = cache_mod.base_key(root / "snippets")
     keys, todo, sources = {}, [], {}
     for rel in rels:
@@ -474,7 +518,23 @@ def _run_snippets(root, rels, store, timeout, jobs, pool, warm=False):
             unstable[rel] = found
         else:
             todo.append(rel)
-    if todo:
+    if todo and defer_second and pool is not None:
+        firsts = _run_first(root, todo, sources, base, timeout, jobs, pool)
+        # Judged alone for now: a failure, a hang, an exit status.
+        for rel, a in firsts.items():
+            out[rel] = judge(root, rel, a, a, timeout)
+        firsts = {rel: a for rel, a in firsts.items() if out[rel]["ok"]}
+        if firsts:
+            second = SecondRuns(root, firsts, timeout, store, keys)
+            second.started = pool.start(
+                [root / rel for rel in firsts],
+                index=1,  # the seed-1 server
+                timeout=timeout,
+                threads=FIRST_RUN_THREADS,
+                preload=preload_plan([sources[rel] for rel in firsts]),
+                key=base,
+            )
+    elif todo:
         runs = _run_twice(root, todo, sources, base, timeout, jobs, pool)
         for rel, (a, b) in runs.items():
             out[rel] = judge(root, rel, a, b, timeout)
@@ -482,7 +542,59 @@ def _run_snippets(root, rels, store, timeout, jobs, pool, warm=False):
                 store.put(keys[rel], _record(root, rel, a, b))
     if warm and pool is not None:
         pool.warm(preload_plan(list(sources.values())), key=base)
-    return out, unstable
+    return out, unstable, second
+
+
+#: torch threads per run while the first runs share every core, and so
+#: for the second runs too (a different number can change a float sum).
+FIRST_RUN_THREADS = 1
+
+
+def _run_first(root, todo, sources, base, timeout, jobs, pool):
+    """{rel: run under hash seed 0}, every core running first runs; the
+    second server (seed 1) imports meanwhile, for ``SecondRuns``."""
+    plan = preload_plan([sources[rel] for rel in todo])
+    pool.warm(plan, key=base)  # both servers import at once
+    (first,) = pool.run(
+        [[root / rel for rel in todo]],
+        timeout=timeout,
+        concurrency=jobs,
+        threads=FIRST_RUN_THREADS,
+        preload=plan,
+        key=base,
+    )
+    return dict(zip(todo, first, strict=True))
+
+
+@dataclass
+class SecondRuns:
+    """The second run of each snippet whose first run passed, going on
+    in the background on the seed-1 server; ``problems`` judges the
+    pairs."""
+
+    root: Path
+    firsts: dict  # rel -> its first Run
+    timeout: float
+    store: cache_mod.Cache
+    keys: dict[str, str]
+    started: object = None  # runner.Started
+    where: dict = field(default_factory=dict)  # rel -> (path, line)
+
+    def problems(self) -> dict[str, Problem]:
+        """{rel: problem} for each pair that disagrees (waiting for the
+        second runs); the pairs that agree are cached."""
+        found = {}
+        seconds = self.started.wait()
+        for (rel, a), b in zip(self.firsts.items(), seconds, strict=True):
+            verdict = judge(self.root, rel, a, b, self.timeout)
+            if verdict["ok"]:
+                self.store.put(self.keys[rel], _record(self.root, rel, a, b))
+                continue
+            path, line = self.where[rel]
+            found[rel] = Problem(
+                path, line, verdict["message"], verdict["detail"]
+            )
+        return found
 
 
 def _run_twice(root, todo, sources, base, timeout, jobs, pool):

@@ -137,10 +137,14 @@ class Pool:
         *,
         timeout: float,
         concurrency: int,
+        threads: int | None = None,
         preload: list[str] | tuple[str, ...] = (),
         key: str | None = None,
     ) -> list[list[Run]]:
-        """Run each batch on its server; one ``Run`` per path, in order."""
+        """Run each batch on its server; one ``Run`` per path, in order.
+
+        ``threads``: torch's threads per run; by default the cores shared
+        by every run going on at once."""
         self._prepare(key)
         restore = _exit_on_sigterm()
         active: list[_Server] = []
@@ -150,9 +154,9 @@ class Pool:
                     server = self._server(i, timeout)
                     server.jobs = list(jobs)
                     active.append(server)
-            # The cores, shared by every run going on at once.
-            cores = len(os.sched_getaffinity(0))
-            threads = max(1, cores // (concurrency * max(1, len(active))))
+            if threads is None:  # the cores, shared by every run at once
+                cores = len(os.sched_getaffinity(0))
+                threads = max(1, cores // (concurrency * max(1, len(active))))
             for server in active:
                 _submit(server, timeout, concurrency, preload, threads)
             _collect(active, timeout)
@@ -191,25 +195,30 @@ class Pool:
 
     def start(
         self,
-        job: Module,
+        jobs: list[Path | Module],
         *,
         timeout: float,
+        concurrency: int = 1,
+        threads: int | None = None,
         preload: list[str] | tuple[str, ...] = (),
         key: str | None = None,
         index: int = 0,
     ) -> Started:
-        """Run one job on server ``index`` without waiting for it.
+        """Run ``jobs`` on server ``index`` without waiting for them.
 
-        For the build's homework notebook: it runs in a fork of a server
-        that already imported torch while the pages render, and
-        ``Started.wait`` collects it. Until then the server serves
-        nothing else (a ``run`` that needs it waits for the job first).
+        For what a build can do while its pages render: the second run
+        of each snippet (check.py) and the homework notebook, each in
+        forks of a server that already imported torch; ``Started.wait``
+        collects their Runs. Until then the server serves nothing else
+        (a ``run`` or ``start`` that needs it waits for them first).
+        ``threads``: torch's threads per run (default: torch's own).
         """
         self._prepare(key)
         server = self._server(index, timeout)
-        server.jobs = [job]
-        threads = len(os.sched_getaffinity(0))  # torch's default
-        _submit(server, timeout, 1, preload, threads)
+        server.jobs = list(jobs)
+        if threads is None:
+            threads = len(os.sched_getaffinity(0))  # torch's default
+        _submit(server, timeout, concurrency, preload, threads)
         server.started_job = Started(self, server, timeout)
         return server.started_job
 
@@ -256,7 +265,11 @@ class Pool:
             self.servers.pop(server.index, None)
 
     def close(self) -> None:
-        """Stop every server and remove the temporary folder."""
+        """Stop every server (cancelling what ``start`` left running)
+        and remove the temporary folder."""
+        for server in list(self.servers.values()):
+            if server.started_job is not None:
+                server.started_job.cancel()
         for server in self.servers.values():
             _stop(server)
         self.servers = {}
@@ -266,30 +279,33 @@ class Pool:
 
 
 class Started:
-    """A job ``Pool.start`` submitted: ``wait`` for its Run, or ``cancel``."""
+    """Jobs ``Pool.start`` submitted: ``wait`` for their Runs, or
+    ``cancel`` them."""
 
     def __init__(self, pool: Pool, server: _Server, timeout: float):
         self._pool, self._server, self._timeout = pool, server, timeout
-        self._run: Run | None = None
+        self._runs: list[Run] | None = None
 
-    def wait(self) -> Run:
-        """The job's Run, once it has finished (bounded by its timeout)."""
-        if self._run is None:
+    def wait(self) -> list[Run]:
+        """One Run per job, in order, once all have finished (each
+        bounded by the timeout)."""
+        if self._runs is None:
             server = self._server
             _collect([server], self._timeout)
-            self._run = server.results.get(0) or _lost(
-                self._pool.root, server, 0
-            )
+            self._runs = [
+                server.results.get(j) or _lost(self._pool.root, server, j)
+                for j in range(len(server.jobs))
+            ]
             server.started_job = None
             self._pool._settle(server)
-        return self._run
+        return self._runs
 
     def cancel(self) -> None:
-        """Stop the job now: its server is stopped, and with it the job
-        and whatever the job started (they die with their parent)."""
-        if self._run is None:
-            self._run = Run(failure="cancelled")
+        """Stop the jobs now: their server is stopped, and with it the
+        jobs and whatever they started (they die with their parent)."""
+        if self._runs is None:
             server = self._server
+            self._runs = [Run(failure="cancelled") for _ in server.jobs]
             server.started_job = None
             server.done = False  # so _settle stops and forgets it
             self._pool._settle(server)
