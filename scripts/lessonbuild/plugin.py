@@ -18,9 +18,11 @@ The order of the build, in one place (each step is a method below):
    mha_ref/ must be as it was before: a snippet that wrote, created or
    deleted one fails the build, naming the file.
 4. ``on_page_context`` (last): keep each page's final content, then
-   typeset its math; ``on_post_build`` writes the reveal.js deck
-   ``present.html`` from the slides' contents (``present.py``) and
-   typesets the deck's math from the same cache.
+   typeset its math; ``on_post_build`` judges the snippets' second runs
+   (a build renders its pages while they run; a disagreement fails the
+   build, and the guarded files are checked again), then writes the
+   reveal.js deck ``present.html`` from the slides' contents
+   (``present.py``) and typesets the deck's math from the same cache.
 5. ``on_build_error``: a failed build leaves no site folder that looks
    finished.
 

@@ -12,6 +12,9 @@ a snippet whose result is not cached starts the fork servers that do.
   own process group with the server as subreaper, everything they
   started killed after each run; the cache records every file a
   snippet opened and a checksum (cache.py); outputs are bounded.
+  A build may let the second runs (seed 1) go on while it renders its
+  pages (``check(defer_second=True)``, ``Result.finish``): the verdict
+  and the cache are the same, only later.
 - ``update``: the same, then rewrite the drifted Output blocks.
 """
 
