@@ -171,6 +171,17 @@ def test_build_homework_reports_the_failing_line(pool, tmp_path):
     assert list((tmp_path / "tmp").glob("kernel-*")) == []
 
 
+def test_build_homework_whose_kernel_dies_is_a_problem_not_a_crash(pool):
+    root = _lesson(pool, "# %%\nimport os\nos._exit(3)\n")
+    problems = Homework(root, "key", pool).wait()
+    assert [(p.path, p.line) for p in problems] == [
+        ("notebooks/homework_solutions.py", 1)
+    ]
+    assert "executing the notebook failed" in problems[0].message
+    assert "DeadKernelError" in problems[0].detail
+    assert not (root / OUT_DIR / "notebooks/homework-solutions.ipynb").exists()
+
+
 def test_build_homework_runs_on_a_kernel_forked_from_the_engine(pool):
     """The kernel inherits the fork server's imports: torch is loaded
     before the notebook imports it (no fresh interpreter to pay for)."""

@@ -543,7 +543,12 @@ class Homework:
             )
 
     def wait(self) -> list:
-        """Block until the notebooks are written; the problems found."""
+        """Block until the notebooks are written; the problems found.
+
+        A notebook the job gave no answer for (it died, timed out, or
+        printed something else) is a problem with the job's last lines
+        of stderr, never a crash of the build.
+        """
         from .problems import Problem
 
         started, self._started = self._started, None
@@ -552,27 +557,27 @@ class Homework:
         (run,) = started.wait()
         done = set()
         for line in run.stdout.splitlines():
-            rel, text, problems = json.loads(line)
-            done.add(rel)
-            self.problems += [Problem(*p) for p in problems]
-            if text is not None:
-                uri, key = self._jobs[rel]
-                _save(self.root, uri, nbformat.reads(text, as_version=4), key)
+            try:
+                rel, text, problems = json.loads(line)
+            except (ValueError, TypeError):
+                continue  # not an answer: a stray print
+            if rel in self._jobs and rel not in done:
+                done.add(rel)
+                self.problems += [Problem(*p) for p in problems]
+                if text is not None:
+                    uri, key = self._jobs[rel]
+                    nb = nbformat.reads(text, as_version=4)
+                    _save(self.root, uri, nb, key)
         if run.timed_out:
             why = f"did not finish within {EXECUTE_TIMEOUT} s"
         elif run.failure or run.exit:
             why = f"failed ({run.failure or f'exit {run.exit}'})"
         else:
-            why = ""
-        if why:
-            detail = "\n".join(run.stderr.strip().splitlines()[-15:])
-            for rel in self._jobs:
-                if rel not in done:
-                    self.problems.append(
-                        Problem(
-                            rel, 1, f"executing the notebook {why}", detail
-                        )
-                    )
+            why = "gave no answer"
+        detail = "\n".join(run.stderr.strip().splitlines()[-15:])
+        for rel in self._jobs.keys() - done:
+            message = f"executing the notebook {why}"
+            self.problems.append(Problem(rel, 1, message, detail))
         return self.problems
 
     def cancel(self) -> None:
