@@ -106,6 +106,46 @@ def test_warm_servers_take_the_next_run(tmp_path):
         pool.close()
 
 
+def test_started_jobs_run_in_the_background_on_their_server(tmp_path):
+    """start() returns at once; a run that needs the same server waits
+    for the started jobs, then forks from that same server; wait()
+    gives each started job's Run, in order."""
+    path = _snippet(tmp_path, "who.py", WHO)
+    gate = tmp_path / "open"  # the first job waits until the test opens it
+    waits = _snippet(
+        tmp_path,
+        "waits.py",
+        f"import os, time\nwhile not os.path.exists({str(gate)!r}):\n"
+        "    time.sleep(0.01)\nprint('released')\n",
+    )
+    pool = Pool(tmp_path)
+    try:
+        started = pool.start([waits, path], timeout=60, key="k")
+        gate.touch()  # reached only if start() did not wait for its jobs
+        (after,) = pool.run([[path]], timeout=60, concurrency=1, key="k")
+        released, who = started.wait()
+        assert released.exit == 0 and released.stdout == "released\n"
+        assert _parents([[who]]) == _parents([after]), (
+            "expected the run after the started jobs to fork from the "
+            "same server"
+        )
+    finally:
+        pool.close()
+
+
+def test_closing_the_pool_cancels_what_was_started(tmp_path):
+    """A build that stops (close) kills the started jobs; their Runs say
+    so instead of hanging or raising."""
+    hang = _snippet(tmp_path, "hang.py", "import time\ntime.sleep(600)\n")
+    pool = Pool(tmp_path)
+    started = pool.start([hang], timeout=600, key="k")
+    server = pool.servers[0].proc.pid
+    pool.close()
+    (run,) = started.wait()
+    assert run.failure == "cancelled"
+    assert _gone(server), "expected close() to stop the server"
+
+
 def test_a_server_killed_by_its_snippet_is_replaced(tmp_path):
     """A snippet that kills its server is named; the next run of the
     same pool gets a fresh server instead of a dead pipe."""
