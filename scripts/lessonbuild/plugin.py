@@ -131,8 +131,9 @@ class LessonPlugin(BasePlugin[LessonConfig]):
 
     def _pool(self, root: Path):
         """The snippet engine's fork servers: kept for the whole of a
-        ``mkdocs serve``; for a build, until the homework run on them
-        has finished (``on_post_build``)."""
+        ``mkdocs serve``; for a build, until ``on_post_build`` has
+        collected what they ran in the background (the second runs,
+        the homework) or the build failed."""
         if self.pool is None or self.pool.root != root:
             from .engine.runner import Pool
 

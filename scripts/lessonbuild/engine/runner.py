@@ -7,9 +7,11 @@ overlap on two cores and the two runs of a snippet come from different
 interpreters (different hash seeds and addresses), which makes the
 nondeterminism check sharper at no extra wall-clock cost.
 
-``run_batches`` starts a pool and stops it when done (a build, the CLI);
-the lesson plugin keeps one pool for a whole ``mkdocs serve``, so an
-edited snippet runs at once in a fork of a server that is already up.
+``run_batches`` starts a pool and stops it when done (the CLI); the
+lesson plugin keeps one pool for a whole ``mkdocs serve``, so an edited
+snippet runs at once in a fork of a server that is already up, and one
+for a build, whose second runs and homework notebook go on in the
+background (``Pool.start``) while the pages render.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ class _Server:
     batches: int = 0
     preloaded: set[str] = field(default_factory=set)
     warming: bool = False  # a warm-up batch whose answer is unread
-    started_job: Started | None = None  # a job of Pool.start, unread
+    started_job: Started | None = None  # Pool.start's jobs, uncollected
     results: dict[int, Run] = field(default_factory=dict)
     started: set[int] = field(default_factory=set)
 
