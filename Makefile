@@ -13,7 +13,7 @@ export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: help venv browser serve build test lint format pytest \
         check-outputs update-outputs bench measure-heads clean pdf lint-workflows \
-        fastcheck site-diff pre-commit hooks
+        fastcheck site-diff pre-commit hooks bytecode
 
 help:
 	@echo "make serve           build and serve the site on http://127.0.0.1:8000"
@@ -45,6 +45,15 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
 	touch $@
 
+# The repository's own Python (scripts/, mha_ref/), compiled ahead. Where
+# PYTHONDONTWRITEBYTECODE is set, as on this project's machines, every
+# process compiled them again: the build, each fork server, the homework
+# job (measured: a warm `make check-outputs` 0.55 s -> 0.32-0.41 s). Up
+# to date, this takes 0.1 s; a file that does not compile is left to the
+# build to report, at its line.
+bytecode: $(STAMP)
+	@$(BIN)/python -m compileall -qq scripts mha_ref || true
+
 browser:
 	@test -x $(CHROMIUM) || { \
 	  echo "Installing Debian's chromium for the browser tests..."; \
@@ -53,10 +62,10 @@ browser:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 	@test -x $(CHROMIUM) || { echo "error: $(CHROMIUM) missing after install" >&2; exit 1; }
 
-serve: $(STAMP)
+serve: $(STAMP) bytecode
 	$(BIN)/mkdocs serve -a 127.0.0.1:8000
 
-build: $(STAMP)
+build: $(STAMP) bytecode
 	$(BIN)/mkdocs build --strict
 
 # Biome (pinned in package.json/package-lock.json) lints the site's own
@@ -101,10 +110,10 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-check-outputs: $(STAMP)
+check-outputs: $(STAMP) bytecode
 	$(BIN)/python -m lessonbuild check
 
-update-outputs: $(STAMP)
+update-outputs: $(STAMP) bytecode
 	$(BIN)/python -m lessonbuild update
 
 # Slide 17's wall-clock times, measured on this machine (not checked by
@@ -112,7 +121,7 @@ update-outputs: $(STAMP)
 measure-heads: $(STAMP)
 	$(BIN)/python scripts/measure_heads.py
 
-bench: $(STAMP)
+bench: $(STAMP) bytecode
 	$(BIN)/python -m lessonbuild bench
 
 # The handout: the deck's print view (present.html?print-pdf) printed by
