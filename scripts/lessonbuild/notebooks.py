@@ -542,6 +542,12 @@ class Homework:
                 key=cache_key,
             )
 
+    @property
+    def written(self) -> list[str]:
+        """The notebooks already written, with no run to wait for."""
+        running = {uri for uri, _ in self._jobs.values()}
+        return [uri for uri in self.uris if uri not in running]
+
     def wait(self) -> list:
         """Block until the notebooks are written; the problems found.
 
@@ -623,6 +629,76 @@ def _main(argv: list[str]) -> int:
         text, problems = _run(rel)
         print(json.dumps([rel, text, problems]), flush=True)
     return 0
+
+
+class Converting:
+    """mkdocs-jupyter's conversion of notebooks already written, done in a
+    forked child while MkDocs renders the slides.
+
+    The deck notebook is a megabyte of HTML to convert (1.2 s of a clean
+    build, run by the build process itself, one page after another). A
+    fork of the build process (mkdocs-jupyter and nbconvert imported)
+    renders those pages with mkdocs-jupyter's own code, on the other
+    core, and its cache keeps the result: when MkDocs reaches the page,
+    ``wait`` has let the child finish, and mkdocs-jupyter reads its
+    cache instead of converting. The pages are what mkdocs-jupyter
+    would make (its code, its cache); a child that fails or takes too
+    long only means the page is converted as before.
+    """
+
+    #: Seconds ``wait`` gives the child before killing it.
+    LIMIT = 60.0
+
+    def __init__(self, config, files, uris: list[str]):
+        self.uris = set()
+        self.pid: int | None = None
+        jupyter = config.plugins.get("mkdocs-jupyter")
+        if jupyter is None or not jupyter.config.get("cache"):
+            return
+        targets = [files.get_file_from_path(uri) for uri in uris]
+        targets = [file for file in targets if file is not None]
+        if not targets:
+            return
+        self.uris = {file.src_uri for file in targets}
+        pid = os.fork()
+        if pid == 0:
+            _convert_and_exit(jupyter, config, files, targets)
+        self.pid = pid
+
+    def wait(self) -> None:
+        """Let the child finish (bounded); after this the cache is whole."""
+        import time
+
+        pid, self.pid = self.pid, None
+        if pid is None:
+            return
+        deadline = time.monotonic() + self.LIMIT
+        while time.monotonic() < deadline:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return
+            time.sleep(0.01)
+        os.kill(pid, signal.SIGKILL)  # the page is converted as before
+        os.waitpid(pid, 0)
+
+
+def _convert_and_exit(jupyter, config, files, targets) -> None:
+    """The forked child: mkdocs-jupyter renders each page (writing its
+    cache), then the child exits without running the parent's exit
+    handlers or flushing its buffers."""
+    from mkdocs.structure.pages import Page
+
+    code = 1
+    try:
+        for file in targets:
+            page = Page(None, file, config)
+            page = jupyter.on_pre_page(page, config=config, files=files)
+            page.render(config, files)
+        code = 0
+    except BaseException:
+        pass
+    finally:
+        os._exit(code)
 
 
 def _write_if_changed(path: Path, text: str) -> None:

@@ -109,6 +109,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.exercise_pages: dict[tuple, exercises.PageResult] = {}
         self.pool = None  # fork servers (serve: kept across rebuilds)
         self.homework: notebooks.Homework | None = None
+        self.converting: notebooks.Converting | None = None
 
     # --- 1. read, check, render exercises, nav -----------------------------
 
@@ -121,6 +122,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.command = command
 
     def on_shutdown(self):
+        self._end_converting()
         self._cancel_homework()
         self._close_pool()
 
@@ -302,11 +304,33 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         if homework is not None:
             homework.cancel()
 
+    @event_priority(-100)  # after every plugin's on_files
+    def on_nav(self, nav, *, config, files):
+        """Convert the notebooks already written (the deck's, the
+        starter) in the background while the slides render
+        (``notebooks.Converting``)."""
+        self._end_converting()
+        if self.deck is not None and not getattr(self, "failure", None):
+            made = [notebooks.DECK_NOTEBOOK]
+            if self.homework is not None:
+                made += self.homework.written
+            self.converting = notebooks.Converting(config, files, made)
+        return nav
+
+    def _end_converting(self) -> None:
+        converting, self.converting = self.converting, None
+        if converting is not None:
+            converting.wait()
+
     def on_pre_page(self, page, *, config, files):
-        """Before mkdocs-jupyter reads a homework notebook: it is written."""
+        """Before mkdocs-jupyter reads a notebook: it is written, and its
+        conversion in the background has ended."""
         homework = self.homework
         if homework is not None and page.file.src_uri in homework.uris:
             self._wait_for_homework(config)
+        converting = self.converting
+        if converting is not None and page.file.src_uri in converting.uris:
+            self._end_converting()
         return page
 
     def _wait_for_homework(self, config) -> None:
@@ -433,6 +457,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
     def on_post_build(self, *, config):
         # Normally waited for by its page; a build without that page
         # (mkdocs-jupyter not configured) still ends only when it has.
+        self._end_converting()
         self._wait_for_homework(config)
         self.homework = None
         self._judge_second_runs(config)
@@ -469,6 +494,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             math.close()
 
     def on_build_error(self, *, error):
+        self._end_converting()
         self._close_math()
         self._cancel_homework()
         if self.command != "serve":
