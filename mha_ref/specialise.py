@@ -209,7 +209,10 @@ def _save(path: Path, data: dict) -> None:
     tmp = path.with_suffix(f".{os.getpid()}.tmp")  # one per process
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(data, tmp)
+        # Opened here, not by torch.save: a read-only folder is then an
+        # OSError, not torch's RuntimeError.
+        with open(tmp, "wb") as f:
+            torch.save(data, f)
         tmp.replace(path)  # atomic: a concurrent reader never sees half
     except OSError:
         with contextlib.suppress(OSError):

@@ -136,6 +136,20 @@ def test_a_cache_that_cannot_be_written_only_means_training(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
+def test_a_cache_file_that_cannot_be_written_only_means_training(tmp_path):
+    """The folder exists, the file cannot be made (the build's sandbox
+    mounts the checkout read-only: torch.save's own open then raised a
+    RuntimeError, not an OSError)."""
+    import os
+
+    key = specialise._cache_key(1, 5, specialise.NUM_HEADS)
+    blocked = (tmp_path / f"{key}.pt").with_suffix(f".{os.getpid()}.tmp")
+    blocked.mkdir()  # a folder where the temporary file would go
+    _, history = specialise.train(seed=1, steps=5, cache_dir=tmp_path)
+    assert history["cached"] is False
+    assert not (tmp_path / f"{key}.pt").exists()
+
+
 def test_attention_maps_are_causal_rows_of_one_sequence(trained, batch):
     maps = specialise.attention_maps(trained, batch.tokens[0])
     T = specialise.SEQ_LEN
