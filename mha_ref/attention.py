@@ -26,8 +26,8 @@ Padding must therefore hold finite numbers, e.g. zeros, never NaN.
 Fully masked rows: a query row that may attend to no key at all (every
 score ``-inf``) gets a row of zero weights and a zero output, never NaN;
 the gradient through such a row is zero. A plain softmax would compute
-``0 / 0`` there. ``F.scaled_dot_product_attention`` in torch 2.13 does the
-same, and the tests check the two agree.
+``0 / 0`` there. ``F.scaled_dot_product_attention`` (torch==2.13.0, the
+pin) does the same, and the tests check the two agree.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """Read the course author's lesson export into per-slide key facts.
 
 The deck tests compare the site against these facts, so they come from the
-author's text (a copy of their export: tests/data/lesson-81-source.txt),
-never from our own pages.
+author's text (a copy of their export: tests/data/lesson-81-source.txt,
+up to the end of its last slide; its list of sources, which named an
+older torch than the one the project pins, is left out), never from our
+own pages.
 """
 
 from __future__ import annotations
