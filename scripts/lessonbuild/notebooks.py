@@ -167,8 +167,10 @@ def _run_kernel(connection_file: str, cwd) -> None:
     """The forked child: become the kernel, then exit."""
     code = 1
     try:
+        from .engine.server import _die_with_parent
+
         os.setpgid(0, 0)
-        _die_with_parent()
+        _die_with_parent()  # never outlives the run that started it
         os.dup2(2, 1)  # the job's stdout carries its answer, nothing else
         os.chdir(cwd)
         # As a kernel manager starts one: its parent named, inline figures.
@@ -198,17 +200,6 @@ def _run_kernel(connection_file: str, cwd) -> None:
         traceback.print_exc()
     finally:
         os._exit(code)
-
-
-def _die_with_parent() -> None:
-    """SIGKILL when the parent dies (Linux): a kernel never outlives the
-    run that started it."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 class _Forked:
@@ -517,6 +508,7 @@ class Homework:
         self.problems: list = []
         self._jobs: dict[str, tuple[str, str]] = {}  # rel -> (uri, key)
         self._started = None
+        sources = []  # of the notebooks to run
         for uri, (rel, run) in HOMEWORK.items():
             source = self.root / rel
             if not source.is_file():
@@ -531,10 +523,10 @@ class Homework:
                     continue
             if run:
                 self._jobs[rel] = (uri, key)
+                sources.append(text)
             else:
                 _save(self.root, uri, to_ipynb(source), key)
         if self._jobs:
-            sources = [(self.root / rel).read_text() for rel in self._jobs]
             self._started = pool.start(
                 [Module(__name__, tuple(self._jobs))],
                 timeout=EXECUTE_TIMEOUT,

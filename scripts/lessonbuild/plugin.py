@@ -479,8 +479,8 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         """The snippets' second runs (``engine.check(defer_second=True)``)
         must agree with the first, which the pages show, and must have
         changed nothing: otherwise the build fails, and its site goes."""
-        if self.result is None or self.deck is None:
-            return
+        if self.result is None or self.result.second is None:
+            return  # nothing ran in the background (serve, a cached build)
         problems = self.result.finish()
         problems += tampering(self.fingerprint, fingerprint(self.deck.root))
         if problems and not getattr(self, "failure", None):
