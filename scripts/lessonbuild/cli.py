@@ -16,7 +16,8 @@ from pathlib import Path
 from . import engine
 from .deck import read_deck
 from .problems import report
-from .settings import SettingsError, cache_dir, read_settings
+from .settings import SLIDES_FILE, SettingsError, cache_dir, read_settings
+from .slidecache import SlideCache
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -81,14 +82,14 @@ def main(argv: list[str] | None = None) -> int:
         from .bench import bench
 
         return bench(root, jobs=args.jobs, timeout=args.timeout)
-    deck = read_deck(root, parts=settings.parts)
+    cache = None if args.no_cache else cache_dir(root, args.cache_dir)
+    slides = None if cache is None else SlideCache(cache / SLIDES_FILE)
+    deck = read_deck(root, parts=settings.parts, cache=slides)
     options = {
         "timeout": timeout,
         "jobs": jobs,
         "output_limits": settings.output_limits(),
-        "cache_dir": None
-        if args.no_cache
-        else cache_dir(root, args.cache_dir),
+        "cache_dir": cache,
     }
     run = engine.update if args.command == "update" else engine.check
     result = run(deck, **options)

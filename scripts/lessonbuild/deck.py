@@ -25,12 +25,10 @@ expands on every line of the page, so they are found on raw lines.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import yaml
-from markdown_it import MarkdownIt
 
 from .problems import Problem
 
@@ -74,8 +72,17 @@ FILE_NAME = re.compile(r"^(\d{2,3})-[a-z0-9]+(?:-[a-z0-9]+)*\.md$")
 #: A slide file larger than this is refused unread (a runaway write).
 MAX_SLIDE_BYTES = 1_000_000
 
-# Only block structure matters (fences): skip inline parsing, half the time.
-_MD = MarkdownIt("commonmark").disable(["inline", "text_join"])
+
+@functools.cache
+def _markdown():
+    """markdown-it, imported on the first parse (a deck read from
+    ``SlideCache`` never needs it). Only block structure matters
+    (fences): inline parsing is off, half the time."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").disable(["inline", "text_join"])
+
+
 _BLOCK_OPENER = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?|===\+?)(?:[ \t]|$)")
 _NOTE_OPENER = re.compile(r"^(?P<indent>[ \t]*)\?\?\?\+?[ \t]+instructor\b")
 _MINUTES = re.compile(r"\*\*Time:\*\*\s*(\d+(?:\.\d+)?)\s*min")
@@ -289,12 +296,15 @@ def read_deck(
     root: Path | str,
     docs_dir: Path | str | None = None,
     parts: list[str] | None = None,
+    cache=None,
 ) -> Deck:
     """Read every page under ``docs_dir`` once; check the deck's structure.
 
     ``parts`` are the lesson's part names in order (the plugin's ``parts``
     setting); when given, every slide must name one, and each part's
-    slides must be contiguous and in that order.
+    slides must be contiguous and in that order. ``cache``
+    (``slidecache.SlideCache``) keeps each page's parse, keyed by its
+    text: a page that did not change is not parsed again.
     """
     root = Path(root).resolve()
     docs = Path(docs_dir).resolve() if docs_dir else root / "docs"
@@ -306,8 +316,14 @@ def read_deck(
         if text is None:
             continue
         numbered = path.parent == docs / SLIDES_DIR
-        page = parse_slide(rel, text, problems, numbered, parts)
+        if cache is None:
+            page = parse_slide(rel, text, problems, numbered, parts)
+        else:
+            page, found = cache.parse(rel, text, numbered, parts)
+            problems += found
         pages.append(page)
+    if cache is not None:
+        cache.save()
     deck = Deck(root, docs, pages, problems, list(parts or []))
     _check_numbering(deck)
     if parts:
@@ -415,23 +431,31 @@ def _rel(path: Path, root: Path) -> str:
 # --- front matter ------------------------------------------------------------
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """SafeLoader that refuses anchors and aliases (no alias bombs)."""
+@functools.cache
+def _no_alias_loader():
+    """SafeLoader that refuses anchors and aliases (no alias bombs);
+    PyYAML is imported on the first parse, as markdown-it is."""
+    import yaml
 
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.MarkedYAMLError(
-                problem="aliases (*name) are not allowed here; write the "
-                "value out",
-                problem_mark=event.start_mark,
-            )
-        return super().compose_node(parent, index)
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.MarkedYAMLError(
+                    problem="aliases (*name) are not allowed here; write "
+                    "the value out",
+                    problem_mark=event.start_mark,
+                )
+            return super().compose_node(parent, index)
+
+    return NoAliasLoader
 
 
 def load_yaml_mapping(text: str) -> tuple[object, dict[str, int]]:
     """YAML with no aliases: (value, {top-level key: 0-based line})."""
-    loader = _NoAliasLoader(text)
+    import yaml
+
+    loader = _no_alias_loader()(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -458,6 +482,8 @@ def _front_matter_end(bare: list[str]) -> int | None:
 
 
 def _read_front_matter(slide: Slide, lines: list[str], problems) -> None:
+    import yaml
+
     try:
         meta, key_lines = load_yaml_mapping("\n".join(lines))
     except yaml.YAMLError as exc:
@@ -627,7 +653,7 @@ def _prepare(bare: list[str], front_end: int | None) -> list[str]:
 
 
 def _scan_fences(fences: list[Fence], lines, offset: int, indent: str):
-    tokens = _MD.parse("\n".join(lines) + "\n")
+    tokens = _markdown().parse("\n".join(lines) + "\n")
     for tok in tokens:
         if tok.map is None:
             continue

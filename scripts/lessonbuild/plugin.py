@@ -56,7 +56,14 @@ from . import engine, exercises, notebooks, present
 from .deck import Deck, read_deck
 from .mathrender import MathRenderer
 from .problems import Problem, report
-from .settings import SCHEMA, Settings, SettingsError, cache_dir
+from .settings import (
+    SCHEMA,
+    SLIDES_FILE,
+    Settings,
+    SettingsError,
+    cache_dir,
+)
+from .slidecache import SlideCache
 
 log = logging.getLogger("mkdocs.plugins.lesson")
 #: The notebooks the build makes, in the nav's order.
@@ -108,6 +115,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         # render_page result, kept from the last build (serve).
         self.exercise_pages: dict[tuple, exercises.PageResult] = {}
         self.pool = None  # fork servers (serve: kept across rebuilds)
+        self.slides: SlideCache | None = None  # parsed slides, kept too
         self.homework: notebooks.Homework | None = None
         self.converting: notebooks.Converting | None = None
 
@@ -155,7 +163,12 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         except SettingsError as exc:
             raise Abort(str(exc)) from None
         self.fingerprint = fingerprint(root)
-        deck = read_deck(root, config.docs_dir, self.settings.parts)
+        slides = cache_dir(root) / SLIDES_FILE
+        if self.slides is None or self.slides.path != slides:
+            self.slides = SlideCache(slides)
+        deck = read_deck(
+            root, config.docs_dir, self.settings.parts, cache=self.slides
+        )
         self.deck = deck
         self._cancel_homework()  # serve: an earlier build's, if unfinished
         problems = list(deck.problems)

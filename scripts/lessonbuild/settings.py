@@ -19,8 +19,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 PLUGIN_NAME = "lesson"
 TIMEOUT_ENV = "SNIPPET_TIMEOUT"
 JOBS_ENV = "SNIPPET_JOBS"
@@ -124,6 +122,10 @@ def positive_seconds(value, name: str) -> float:
     return number
 
 
+#: The parsed slides (``slidecache.py``), kept in the run cache's folder.
+SLIDES_FILE = "parsed-slides.pickle"
+
+
 def cache_dir(root: Path, flag: Path | None = None) -> Path:
     """The run cache: flag, else $SNIPPET_CACHE_DIR, else .cache/engine."""
     if flag is not None:
@@ -146,8 +148,10 @@ def _plugin_block(path: Path, depth: int) -> dict | None:
         text = path.read_text(encoding="utf-8")
     except OSError:
         return None
+    import yaml  # here: most commands that import settings never parse
 
-    class Loader(yaml.SafeLoader):
+    # libyaml's parser where PyYAML has it: mkdocs.yml in 3 ms, not 50.
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
         pass
 
     # !ENV and other MkDocs tags: not needed here, read as None.
