@@ -62,8 +62,11 @@ browser:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 	@test -x $(CHROMIUM) || { echo "error: $(CHROMIUM) missing after install" >&2; exit 1; }
 
+# --dirty: a rebuild renders only the pages an edit changed, judged by
+# the lesson plugin from what each page is made of (rebuild.py), so the
+# preview is the site a clean build writes.
 serve: $(STAMP) bytecode
-	$(BIN)/mkdocs serve -a 127.0.0.1:8000
+	$(BIN)/mkdocs serve --dirty -a 127.0.0.1:8000
 
 build: $(STAMP) bytecode
 	$(BIN)/mkdocs build --strict

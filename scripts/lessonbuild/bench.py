@@ -49,25 +49,41 @@ from pathlib import Path
 from mkdocs.commands.build import build
 from mkdocs.config import load_config
 
-# As `mkdocs serve`: on_startup once, a fresh config per rebuild (the
-# plugins are kept), on_shutdown at the end.
-first = load_config("mkdocs.yml", site_dir=sys.argv[1])
-first.plugins.on_startup(command="serve", dirty=False)
+# As `make serve` (`mkdocs serve --dirty`): on_startup once, a fresh
+# config per rebuild (the plugins are kept), on_shutdown at the end.
+site = Path(sys.argv[1])
+first = load_config("mkdocs.yml", site_dir=str(site))
+first.plugins.on_startup(command="serve", dirty=True)
 
 def once(config=None):
-    config = config or load_config("mkdocs.yml", site_dir=sys.argv[1])
+    config = config or load_config("mkdocs.yml", site_dir=str(site))
     start = time.perf_counter()
-    build(config, serve_url="")
+    build(config, serve_url="", dirty=True)
     return time.perf_counter() - start, config.plugins["lesson"].result
+
+def shows(config, src_uri, text):
+    # A rebuild counts only if the page it served shows the edit.
+    from mkdocs.structure.files import File
+
+    page = File(src_uri, config.docs_dir, str(site), config.use_directory_urls)
+    if text not in Path(page.abs_dest_path).read_text():
+        raise SystemExit(f"{page.dest_uri} does not show the edit {text!r}")
 
 try:
     once(first)
-    time.sleep(float(sys.argv[4]))  # the author reads, the servers start
-    slide, snippet = Path(sys.argv[2]), Path(sys.argv[3])
+    time.sleep(float(sys.argv[5]))  # the author reads, the servers start
+    slide, snippet = Path(first.docs_dir, sys.argv[2]), Path(sys.argv[3])
     slide.write_text(slide.read_text() + "\\nOne more line.\\n")
-    print("slide", once()[0])
-    snippet.write_text(snippet.read_text() + "\\n# touched\\n")
+    seconds = once()[0]
+    shows(first, sys.argv[2], "One more line.")
+    print("slide", seconds)
+    # A line the slide shows: in its section, if it shows one.
+    code = snippet.read_text()
+    mark = "[start:show]\\n"
+    at = code.find(mark) + len(mark) if mark in code else len(code)
+    snippet.write_text(code[:at] + "# edited under serve\\n" + code[at:])
     seconds, result = once()
+    shows(first, sys.argv[4], "# edited under serve")
     print("snippet", seconds)
     print("engine", result.seconds, result.ran)
 finally:
@@ -331,15 +347,21 @@ def bench(root: Path, jobs=None, timeout=None) -> int:
                 met=t_build <= 4 * t_import,
             )
         )
-        slide = read_deck(site).slides[0]
+        deck = read_deck(site)
+        showing = next(
+            page
+            for page in deck.slides
+            if any(i.path == snippets[0] for i in page.includes)
+        )
         _, proc = _timed(
             [
                 sys.executable,
                 "-c",
                 _BUILD_TWICE,
                 str(tmp / "rebuilt"),
-                str(site / slide.path),
+                deck.docs_rel(deck.slides[0]),
                 str(touched),
+                deck.docs_rel(showing),
                 str(SERVE_PAUSE),
             ],
             site,

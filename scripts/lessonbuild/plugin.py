@@ -36,7 +36,9 @@ edited snippet runs at once), typeset formulas are kept
 (``self.exercise_pages``), each slide's deck sections
 (``present.slide_sections``), each page's minified HTML (the
 ``lesson-minify`` plugin, ``minify.py``) and the theme's compiled
-templates (``.cache/templates``, from ``on_env``).
+templates (``.cache/templates``, from ``on_env``). Under ``mkdocs serve
+--dirty`` (``make serve``), MkDocs renders only the pages whose inputs
+changed (``rebuild.py``, from ``on_nav`` to ``on_post_build``).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from . import engine, exercises, notebooks, present
 from .deck import Deck, read_deck
 from .mathrender import MathRenderer
 from .problems import Problem, report
+from .rebuild import QuietDirtyWarning, Rebuild
 from .settings import (
     SCHEMA,
     SLIDES_FILE,
@@ -116,6 +119,9 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.exercise_pages: dict[tuple, exercises.PageResult] = {}
         self.pool = None  # fork servers (serve: kept across rebuilds)
         self.slides: SlideCache | None = None  # parsed slides, kept too
+        # `mkdocs serve --dirty`: which pages a rebuild renders.
+        self.rebuild: Rebuild | None = None
+        self.nav = None
         self.homework: notebooks.Homework | None = None
         self.converting: notebooks.Converting | None = None
 
@@ -126,8 +132,16 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         instance across rebuilds (its ``on_startup`` says so), so the
         snippet engine's fork servers stay up between them: an edited
         snippet re-runs at once, without an interpreter or torch to
-        start (``engine.runner.Pool``); ``on_shutdown`` stops them."""
+        start (``engine.runner.Pool``); ``on_shutdown`` stops them.
+
+        With ``--dirty`` (``make serve``), a rebuild renders only the
+        pages an edit changed (``rebuild.Rebuild``), and MkDocs' warning
+        that dirty builds are inaccurate is dropped: here they are not.
+        """
         self.command = command
+        if command == "serve" and dirty:
+            self.rebuild = Rebuild()
+            QuietDirtyWarning.install()
 
     def on_shutdown(self):
         self._end_converting()
@@ -251,12 +265,15 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         for part in deck.parts:
             nav.append({part.name: [deck.docs_rel(s) for s in part.slides]})
         if deck.slides:
-            # The homework only where its source is (not in a fixture).
+            # The homework this build makes: none where its source is
+            # missing (a fixture), or where the checks failed and
+            # serve shows the problems instead (a nav entry without its
+            # page would be one more warning, failing a strict build).
+            homework = self.homework.uris if self.homework else []
             made = [
                 uri
                 for uri in NOTEBOOK_TITLES
-                if uri not in notebooks.HOMEWORK
-                or (deck.root / notebooks.HOMEWORK[uri][0]).is_file()
+                if uri not in notebooks.HOMEWORK or uri in homework
             ]
             nav.append({"Notebooks": made})
         return nav
@@ -323,11 +340,20 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         starter) in the background while the slides render
         (``notebooks.Converting``)."""
         self._end_converting()
+        self.nav = nav
+        rendered = None
+        if self.rebuild is not None:
+            pending = set(self.homework.uris) if self.homework else set()
+            pending -= set(self.homework.written) if self.homework else set()
+            rendered = self.rebuild.plan(self, config, files, pending)
         if self.deck is not None and not getattr(self, "failure", None):
             made = [notebooks.DECK_NOTEBOOK]
             if self.homework is not None:
                 made += self.homework.written
-            self.converting = notebooks.Converting(config, files, made)
+            if rendered is not None:
+                made = [uri for uri in made if uri in rendered]
+            if made:
+                self.converting = notebooks.Converting(config, files, made)
         return nav
 
     def _end_converting(self) -> None:
@@ -454,6 +480,8 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         if self.problems:
             problems, self.problems = self.problems, []
             self._fail(config, problems)
+        if self.rebuild is not None:
+            self.rebuild.restore(config, files, self.nav)
         return env
 
     # --- 4. the presentation deck -------------------------------------------
@@ -465,8 +493,11 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.rendered[page.file.src_uri] = page.content
         if self.math is not None and page.content:
             page.content, _ = self.math.render_html(page.content, "")
+        if self.rebuild is not None:
+            self.rebuild.record(page)
         return context
 
+    @event_priority(50)  # before the search plugin writes its index
     def on_post_build(self, *, config):
         # Normally waited for by its page; a build without that page
         # (mkdocs-jupyter not configured) still ends only when it has.
@@ -487,6 +518,11 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             )
             math.close()
         self._close_math()
+        if self.rebuild is not None and self.nav is not None:
+            failure = getattr(self, "failure", None)
+            self.rebuild.finish(
+                config, self.nav, failure_page(failure) if failure else None
+            )
 
     def _judge_second_runs(self, config) -> None:
         """The snippets' second runs (``engine.check(defer_second=True)``)
@@ -507,6 +543,8 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             math.close()
 
     def on_build_error(self, *, error):
+        if self.rebuild is not None:
+            self.rebuild.forget()  # the site may be half written
         self._end_converting()
         self._close_math()
         self._cancel_homework()

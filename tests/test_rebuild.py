@@ -1,0 +1,211 @@
+"""``mkdocs serve --dirty`` (``make serve``): a rebuild renders only the
+pages an edit changed, and the site it leaves is the one a clean build
+writes, byte for byte."""
+
+from __future__ import annotations
+
+import filecmp
+import logging
+from pathlib import Path
+
+import pytest
+
+from tests.lesson_site import REPO, build, copy_lesson
+
+EDITED = "slides/03-what-survived-from-scaled-dot-product.md"
+SNIPPET = "snippets/15_trace.py"
+
+
+def html_times(site: Path) -> dict[str, int]:
+    return {
+        p.relative_to(site).as_posix(): p.stat().st_mtime_ns
+        for p in site.rglob("*.html")
+    }
+
+
+#: Written by every build: the theme's 404 page, the presentation.
+EVERY_BUILD = {"404.html", "present.html"}
+
+
+def rewritten(before: dict, after: dict) -> set[str]:
+    """The pages a rebuild wrote again."""
+    return {
+        page
+        for page in after
+        if before.get(page) != after[page] and page not in EVERY_BUILD
+    }
+
+
+def same_site(a: Path, b: Path) -> list[str]:
+    """Every file that differs, or is in one site only."""
+    out = []
+    files = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
+    files |= {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
+    for rel in sorted(files):
+        x, y = a / rel, b / rel
+        if not (x.is_file() and y.is_file()) or not filecmp.cmp(
+            x, y, shallow=False
+        ):
+            out.append(rel.as_posix())
+    return out
+
+
+def page_of(uri: str) -> str:
+    return uri.removesuffix(".md") + ".html"  # use_directory_urls: false
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+@pytest.fixture
+def serve(tmp_path, monkeypatch):
+    """A copy of the lesson and ``rebuild()``: one build as ``mkdocs
+    serve --dirty`` runs it, the plugins kept across rebuilds."""
+    from mkdocs.commands.build import build as mkdocs_build
+    from mkdocs.config import load_config
+
+    from lessonbuild.settings import CACHE_ENV
+
+    root = copy_lesson(tmp_path)
+    monkeypatch.setenv(CACHE_ENV, str(REPO / ".cache" / "engine"))
+    monkeypatch.setenv("NO_MKDOCS_2_WARNING", "1")
+    monkeypatch.chdir(root)
+    site = tmp_path / "served"
+    warnings = []
+
+    class Count(logging.Handler):
+        def emit(self, record):
+            if record.levelno >= logging.WARNING:
+                warnings.append(record.getMessage())
+
+    handler = Count()
+    logging.getLogger("mkdocs").addHandler(handler)
+    first = load_config(str(root / "mkdocs.yml"), site_dir=str(site))
+    first.plugins.on_startup(command="serve", dirty=True)
+
+    def rebuild(config=None):
+        config = config or load_config(
+            str(root / "mkdocs.yml"), site_dir=str(site)
+        )
+        mkdocs_build(config, serve_url="", dirty=True)  # strict: true
+        return config
+
+    rebuild.root, rebuild.site, rebuild.warnings = root, site, warnings
+    try:
+        rebuild(first)
+        yield rebuild
+    finally:
+        first.plugins.on_shutdown()
+        logging.getLogger("mkdocs").removeHandler(handler)
+
+
+def clean_build(root: Path, dest: Path) -> Path:
+    done = build(root, "-q", "-d", str(dest))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dest
+
+
+def test_an_edit_renders_its_pages_and_leaves_a_clean_builds_site(
+    serve, tmp_path
+):
+    root, site = serve.root, serve.site
+    assert not serve.warnings  # not even MkDocs' "dirty build" warning
+    before = html_times(site)
+
+    # Prose on one slide: that page alone.
+    edit(root / "docs" / EDITED, "what was the main idea", "the main idea")
+    serve()
+    after = html_times(site)
+    assert rewritten(before, after) == {page_of(EDITED)}
+
+    # A comment in a snippet: the slides that include it, and the deck
+    # notebook, which shows its code.
+    edit(root / SNIPPET, "\n", "\n# touched\n")
+    serve()
+    again = html_times(site)
+    including = {
+        page_of(p.relative_to(root / "docs").as_posix())
+        for p in (root / "docs" / "slides").glob("*.md")
+        if SNIPPET in p.read_text(encoding="utf-8")
+    }
+    assert including
+    notebook = "notebooks/lesson-81.html"
+    assert rewritten(after, again) == including | {notebook}
+    assert "touched" in (site / notebook).read_text()
+
+    # The search index too: every page's entries, in order.
+    assert same_site(site, clean_build(root, tmp_path / "clean-1")) == []
+    assert not serve.warnings
+
+
+def test_a_new_title_renders_every_page_and_a_failure_shows_on_all(
+    serve, tmp_path
+):
+    root, site = serve.root, serve.site
+    before = html_times(site)
+    # Every page's nav shows every title.
+    slide = root / "docs" / EDITED
+    title = next(
+        line
+        for line in slide.read_text(encoding="utf-8").split("\n")
+        if line.startswith("title:")
+    )
+    edit(slide, title, 'title: "Renamed slide"')
+    serve()
+    after = html_times(site)
+    slides = {p for p in before if p.startswith("slides/")}
+    assert slides <= rewritten(before, after)
+    clean = clean_build(root, tmp_path / "clean")
+    assert same_site(site, clean) == []
+    others = slides - {page_of(EDITED)}
+    assert any("Renamed slide" in (site / p).read_text() for p in others)
+
+    # A drifted Output block: serve shows the problems on every page,
+    # those the edit did not touch too.
+    slide = next(
+        p
+        for p in sorted((root / "docs" / "slides").glob("*.md"))
+        if 'title="Output"' in p.read_text(encoding="utf-8")
+    )
+    good = slide.read_text(encoding="utf-8")
+    lines = good.split("\n")
+    at = next(i for i, line in enumerate(lines) if 'title="Output"' in line)
+    lines[at + 1] = "drifted " + lines[at + 1]
+    slide.write_text("\n".join(lines), encoding="utf-8")
+    serve()
+    for page in html_times(site):
+        if page.startswith("slides/"):
+            assert "The build failed" in (site / page).read_text(), page
+
+    # Fixed: the lesson is back on every page, as a clean build has it.
+    slide.write_text(good, encoding="utf-8")
+    serve()
+    assert same_site(site, clean) == []
+
+
+def test_a_deleted_page_loses_its_html(serve):
+    root, site = serve.root, serve.site
+    extra = root / "docs" / "extra.md"
+    extra.write_text("# An extra page\n\nFor a moment.\n", encoding="utf-8")
+    serve()
+    assert (site / "extra.html").is_file()
+    extra.unlink()
+    serve()
+    assert not (site / "extra.html").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "dirty"), [("serve", False), ("build", True)]
+)
+def test_only_serve_dirty_skips_pages(command, dirty):
+    """Plain ``mkdocs serve`` renders every page (MkDocs cleans the site
+    first); so does ``mkdocs build --dirty``, which has no earlier
+    render to keep."""
+    from lessonbuild.plugin import LessonPlugin
+
+    plugin = LessonPlugin()
+    plugin.on_startup(command=command, dirty=dirty)
+    assert plugin.rebuild is None
