@@ -21,6 +21,7 @@ class KeptMinifyPlugin(MinifyPlugin):
         super().__init__()
         self._previous: dict[bytes, str] = {}
         self._current: dict[bytes, str] = {}
+        self._assets: dict[tuple, str] = {}  # the few assets, all kept
 
     def on_startup(self, *, command, dirty):
         """Defined so that MkDocs keeps this instance across rebuilds."""
@@ -31,6 +32,17 @@ class KeptMinifyPlugin(MinifyPlugin):
         self._previous = self._current or self._previous
         self._current = {}
         return super().on_pre_build(config=config)
+
+    def _minify_file_data_with_func(self, file_data, minify_func):
+        # The site's JavaScript and CSS, minified again on every build:
+        # the same text gives the same result.
+        digest = hashlib.sha256(file_data.encode()).digest()
+        key = (minify_func.__name__, digest)
+        done = self._assets.get(key)
+        if done is None:
+            done = super()._minify_file_data_with_func(file_data, minify_func)
+            self._assets[key] = done
+        return done
 
     def _minify_html_page(self, output):
         if not self.config["minify_html"] or output is None:

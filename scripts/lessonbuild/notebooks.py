@@ -473,13 +473,40 @@ def _arithmatex(match: re.Match) -> str:
     return f'<span class="arithmatex">\\({match["inline"]}\\)</span>'
 
 
-def write_deck_notebook(deck, outputs: dict[str, str]) -> Path:
-    """Write the deck notebook under ``OUT_DIR``; returns that folder."""
+def write_deck_notebook(deck, outputs: dict[str, str], made=None) -> Path:
+    """Write the deck notebook under ``OUT_DIR``; returns that folder.
+
+    ``made`` ({file: key}, kept by the plugin across ``mkdocs serve``
+    rebuilds): a notebook made from the same slides, snippets and
+    outputs is not made again (building and validating it took 50 ms
+    of every rebuild).
+    """
     out = deck.root / OUT_DIR
     target = out / DECK_NOTEBOOK
+    key = _deck_notebook_key(deck, outputs)
+    if made is not None and made.get(target) == key and target.is_file():
+        return out
     target.parent.mkdir(parents=True, exist_ok=True)
     _write_if_changed(target, nbformat.writes(deck_notebook(deck, outputs)))
+    if made is not None:
+        made[target] = key
     return out
+
+
+def _deck_notebook_key(deck, outputs: dict[str, str]) -> str:
+    """What ``deck_notebook`` reads: the slides, the snippets' code and
+    their outputs."""
+    import hashlib
+
+    h = hashlib.sha256(json.dumps(outputs, sort_keys=True).encode())
+    for slide in deck.slides:
+        h.update(f"{slide.number}\0{slide.path}\0{slide.text}\0".encode())
+    for rel in sorted(outputs):
+        try:
+            h.update((deck.root / rel).read_bytes())
+        except OSError:
+            h.update(b"\0missing")
+    return h.hexdigest()
 
 
 class Homework:
@@ -641,9 +668,14 @@ class Converting:
     #: Seconds ``wait`` gives the child before killing it.
     LIMIT = 60.0
 
-    def __init__(self, config, files, uris: list[str]):
+    def __init__(self, config, files, uris, then=None):
+        """``then``: called (from a thread) once the child has ended;
+        for pages ``mkdocs serve`` renders in a later rebuild."""
+        import threading
+
         self.uris = set()
         self.pid: int | None = None
+        self._lock = threading.Lock()  # one waitpid, whoever waits
         jupyter = config.plugins.get("mkdocs-jupyter")
         if jupyter is None or not jupyter.config.get("cache"):
             return
@@ -656,22 +688,57 @@ class Converting:
         if pid == 0:
             _convert_and_exit(jupyter, config, files, targets)
         self.pid = pid
+        if then is not None:
+            threading.Thread(
+                target=lambda: (self.wait(), then()), daemon=True
+            ).start()
 
     def wait(self) -> None:
         """Let the child finish (bounded); after this the cache is whole."""
         import time
 
-        pid, self.pid = self.pid, None
-        if pid is None:
-            return
-        deadline = time.monotonic() + self.LIMIT
-        while time.monotonic() < deadline:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-            if done:
+        with self._lock:
+            pid, self.pid = self.pid, None
+            if pid is None:
                 return
-            time.sleep(0.01)
-        os.kill(pid, signal.SIGKILL)  # the page is converted as before
-        os.waitpid(pid, 0)
+            deadline = time.monotonic() + self.LIMIT
+            while time.monotonic() < deadline:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    return
+                time.sleep(0.01)
+            os.kill(pid, signal.SIGKILL)  # the page is converted as before
+            os.waitpid(pid, 0)
+
+
+def conversion_cached(config, file) -> bool:
+    """Whether mkdocs-jupyter holds this notebook page's conversion (its
+    cache, keyed by the notebook's bytes and its options), so that
+    rendering it is a read; True for a page that is no notebook."""
+    jupyter = config.plugins.get("mkdocs-jupyter")
+    if jupyter is None or not jupyter.should_include(file):
+        return True
+    options = jupyter.config
+    if not options.get("cache") or options.get("execute_ignore"):
+        return False
+    from mkdocs_jupyter.plugin import _compute_cache_key, _get_cache_path
+
+    key = _compute_cache_key(file.abs_src_path, options, options["execute"])
+    return _get_cache_path(options["cache_dir"], key).exists()
+
+
+def keep_conversions(config, files, uris) -> None:
+    """Tell mkdocs-jupyter that these notebook pages, not rendered by
+    this build (``mkdocs serve --dirty``), still use their conversion:
+    its ``on_post_build`` deletes every cached conversion no page used."""
+    jupyter = config.plugins.get("mkdocs-jupyter")
+    if jupyter is None:
+        return
+    for uri in uris:
+        file = files.get_file_from_path(uri)
+        if file is not None and file.page is not None:
+            if jupyter.should_include(file):
+                jupyter.on_pre_page(file.page, config=config, files=files)
 
 
 def _convert_and_exit(jupyter, config, files, targets) -> None:

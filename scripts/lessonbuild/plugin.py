@@ -36,7 +36,7 @@ edited snippet runs at once), typeset formulas are kept
 (``self.exercise_pages``), each slide's deck sections
 (``present.slide_sections``), each page's minified HTML (the
 ``lesson-minify`` plugin, ``minify.py``) and the theme's compiled
-templates (``.cache/templates``, from ``on_env``). Under ``mkdocs serve
+templates (``.cache/templates``, ``themeenv.py``). Under ``mkdocs serve
 --dirty`` (``make serve``), MkDocs renders only the pages whose inputs
 changed (``rebuild.py``, from ``on_nav`` to ``on_post_build``).
 """
@@ -46,6 +46,7 @@ from __future__ import annotations
 import logging
 import shutil
 import sys
+import time
 from html import escape as html_escape
 from pathlib import Path
 
@@ -54,7 +55,7 @@ from mkdocs.config import config_options as c
 from mkdocs.exceptions import Abort
 from mkdocs.plugins import BasePlugin, event_priority
 
-from . import engine, exercises, notebooks, present
+from . import engine, exercises, notebooks, present, themeenv
 from .deck import Deck, read_deck
 from .mathrender import MathRenderer
 from .problems import Problem, report
@@ -124,6 +125,11 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.nav = None
         self.homework: notebooks.Homework | None = None
         self.converting: notebooks.Converting | None = None
+        # serve --dirty: notebook pages converting for the next rebuild.
+        self.deferred: notebooks.Converting | None = None
+        self.rebuild_trigger: Path | None = None
+        self.notebooks_made: dict = {}  # the deck notebook's inputs (serve)
+        self.theme_files: dict = {}  # the installed theme's file list
 
     # --- 1. read, check, render exercises, nav -----------------------------
 
@@ -145,6 +151,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
 
     def on_shutdown(self):
         self._end_converting()
+        self._end_deferred()
         self._cancel_homework()
         self._close_pool()
 
@@ -176,6 +183,12 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             jobs = self.settings.job_count()
         except SettingsError as exc:
             raise Abort(str(exc)) from None
+        # Every Jinja environment of this build (MkDocs', the search
+        # plugin's) reads compiled templates from .cache/templates and
+        # lists the installed theme once (themeenv.py).
+        themeenv.keep(
+            config, cache_dir(root).parent / "templates", self.theme_files
+        )
         self.fingerprint = fingerprint(root)
         slides = cache_dir(root) / SLIDES_FILE
         if self.slides is None or self.slides.path != slides:
@@ -304,7 +317,9 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         if self.deck is None or not self.deck.slides:
             return files
 
-        folder = notebooks.write_deck_notebook(self.deck, self.result.outputs)
+        folder = notebooks.write_deck_notebook(
+            self.deck, self.result.outputs, self.notebooks_made
+        )
         uris = [notebooks.DECK_NOTEBOOK]
         uris += self.homework.uris if self.homework else []
         for uri in uris:
@@ -338,14 +353,19 @@ class LessonPlugin(BasePlugin[LessonConfig]):
     def on_nav(self, nav, *, config, files):
         """Convert the notebooks already written (the deck's, the
         starter) in the background while the slides render
-        (``notebooks.Converting``)."""
+        (``notebooks.Converting``).
+
+        Under ``mkdocs serve --dirty``, first decide which pages this
+        rebuild renders (``_plan_rebuild``); a notebook page whose
+        conversion is not cached is left to a later rebuild, which the
+        conversion asks for when it ends (a rebuild that starts before
+        then waits for it)."""
         self._end_converting()
+        self._end_deferred()
         self.nav = nav
-        rendered = None
+        rendered, deferred = None, set()
         if self.rebuild is not None:
-            pending = set(self.homework.uris) if self.homework else set()
-            pending -= set(self.homework.written) if self.homework else set()
-            rendered = self.rebuild.plan(self, config, files, pending)
+            rendered, deferred = self._plan_rebuild(config, files)
         if self.deck is not None and not getattr(self, "failure", None):
             made = [notebooks.DECK_NOTEBOOK]
             if self.homework is not None:
@@ -354,12 +374,48 @@ class LessonPlugin(BasePlugin[LessonConfig]):
                 made = [uri for uri in made if uri in rendered]
             if made:
                 self.converting = notebooks.Converting(config, files, made)
+            if deferred:  # rendered by the rebuild this one asks for
+                self.deferred = notebooks.Converting(
+                    config, files, deferred, then=self._ask_rebuild
+                )
         return nav
+
+    def _plan_rebuild(self, config, files):
+        """``mkdocs serve --dirty``: which pages this rebuild renders,
+        and which notebook pages it leaves to the next one while they
+        convert (``rebuild.Rebuild.plan``)."""
+        pending = set()  # homework notebooks still being written
+        if self.homework is not None:
+            pending = set(self.homework.uris) - set(self.homework.written)
+        rendered, deferred = self.rebuild.plan(
+            self,
+            config,
+            files,
+            pending,
+            slow=lambda file: not notebooks.conversion_cached(config, file),
+        )
+        notebooks.keep_conversions(config, files, self.rebuild.skipped)
+        return rendered, deferred
+
+    def _ask_rebuild(self) -> None:
+        """A deferred notebook page is converted: touch the file
+        ``on_serve`` watches, so ``mkdocs serve`` rebuilds (and renders
+        it from the cache)."""
+        try:
+            self.rebuild_trigger.parent.mkdir(parents=True, exist_ok=True)
+            self.rebuild_trigger.write_text(str(time.time()))
+        except (OSError, AttributeError):
+            pass  # the next edit renders it
 
     def _end_converting(self) -> None:
         converting, self.converting = self.converting, None
         if converting is not None:
             converting.wait()
+
+    def _end_deferred(self) -> None:
+        deferred, self.deferred = self.deferred, None
+        if deferred is not None:
+            deferred.wait()
 
     def on_pre_page(self, page, *, config, files):
         """Before mkdocs-jupyter reads a notebook: it is written, and its
@@ -463,18 +519,6 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         return html
 
     def on_env(self, env, *, config, files):
-        # The theme's templates, compiled once and kept (keyed by their
-        # source): MkDocs makes a fresh Jinja environment for every
-        # build, so each rebuild under serve compiled them all again.
-        from jinja2 import FileSystemBytecodeCache
-
-        root = Path(config.config_file_path).resolve().parent
-        folder = cache_dir(root).parent / "templates"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            env.bytecode_cache = FileSystemBytecodeCache(str(folder))
-        except OSError:
-            pass  # no cache folder: compile, as MkDocs does
         if self.math is not None:
             self.math.close()  # every formula is cached by now
         if self.problems:
@@ -558,6 +602,10 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         for name in ("snippets", "mha_ref"):
             if (root / name).exists():
                 server.watch(str(root / name))
+        if self.rebuild is not None:  # deferred notebook pages, converted
+            self.rebuild_trigger = cache_dir(root).parent / "serve" / "now"
+            self.rebuild_trigger.parent.mkdir(parents=True, exist_ok=True)
+            server.watch(str(self.rebuild_trigger.parent))
         return server
 
     @event_priority(-100)  # the last word on every page

@@ -77,31 +77,50 @@ class Rebuild:
         self.nav: str | None = None  # the nav those renders showed
         self.keys: dict[str, str] = {}  # this build: src_uri -> key
         self.skipped: set[str] = set()
+        self.deferred: dict[str, str] = {}  # src_uri -> key deferred
         self.rendered: set[str] = set()
 
     # --- 1. plan ---------------------------------------------------------
 
-    def plan(self, plugin, config, files, pending=()) -> set[str]:
+    def plan(self, plugin, config, files, pending=(), slow=None):
         """Decide, for each page, whether this build renders it; returns
-        the src_uris it renders. ``pending``: pages whose file is still
-        being written (the homework notebooks), always rendered."""
+        (the src_uris it renders, those it defers).
+
+        ``pending``: pages whose file is still being written (the
+        homework notebooks), always rendered. ``slow(file)``: whether a
+        changed page would take long to render (a notebook not yet
+        converted). Such a page is deferred: this build keeps its last
+        render, so the slide an author edited shows at once, and the
+        caller renders it in the background and asks for a rebuild,
+        which renders it from mkdocs-jupyter's cache. A page is
+        deferred once per change: if it is still slow the next time,
+        that build renders it.
+        """
         shared = _shared_key(plugin, config, files)
         self.keys, self.skipped, self.rendered = {}, set(), set()
+        deferred = set()
         for file in files.documentation_pages():
             uri = file.src_uri
             key = _page_key(shared, plugin, file)
             self.keys[uri] = key
             last = self.renders.get(uri)
-            fresh = (
-                last is not None
-                and last.key == key
+            kept = last is not None and os.path.isfile(file.abs_dest_path)
+            fresh = kept and last.key == key and uri not in pending
+            if (
+                not fresh
+                and kept
+                and slow is not None
+                and self.deferred.get(uri) != key
                 and uri not in pending
-                and os.path.isfile(file.abs_dest_path)
-            )
+                and slow(file)
+            ):
+                deferred.add(uri)
+                fresh = True  # for this build: its last render stays
             if fresh:
                 self.skipped.add(uri)
             file.is_modified = _answer(not fresh)
-        return set(self.keys) - self.skipped
+        self.deferred = {uri: self.keys[uri] for uri in deferred}
+        return set(self.keys) - self.skipped, deferred
 
     # --- 2. restore ---------------------------------------------------------
 
@@ -125,7 +144,7 @@ class Rebuild:
         for uri in sorted(self.skipped):
             pages[uri].file.is_modified = _answer(True)
             _populate_page(pages[uri], config, files)
-        self.skipped = set()
+        self.skipped, self.deferred = set(), {}
 
     # --- 3. record ---------------------------------------------------------
 
@@ -164,7 +183,7 @@ class Rebuild:
 
     def forget(self) -> None:
         """Render every page next time (a failed build, or an error)."""
-        self.renders, self.nav = {}, None
+        self.renders, self.nav, self.deferred = {}, None, {}
 
     def _merge_search(self, search) -> None:
         """The search index a clean build writes: each page's entries,
