@@ -8,8 +8,9 @@ Measured on this machine, side by side, each against its target:
   snippet; one Jupyter kernel running the same snippets (nbclient);
 - synthetic decks of 16, 64 and 256 snippets: engine against one kernel;
 - a clean ``mkdocs build`` and a rebuild after touching one slide (in
-  one process, as ``mkdocs serve`` rebuilds), and one after touching a
-  snippet;
+  one process, as ``make serve``, that is ``mkdocs serve --dirty``,
+  rebuilds), and one after touching a line of a snippet that a slide
+  shows; each rebuild counts only if the page shows the edit;
 - the bytes of a first visit to slide 15 and of the next slide, in
   Chromium, raw and gzip.
 
