@@ -16,7 +16,13 @@ from pathlib import Path
 from . import engine
 from .deck import read_deck
 from .problems import report
-from .settings import SLIDES_FILE, SettingsError, cache_dir, read_settings
+from .settings import (
+    SETTINGS_FILE,
+    SLIDES_FILE,
+    SettingsError,
+    cache_dir,
+    read_settings,
+)
 from .slidecache import SlideCache
 
 
@@ -71,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     if not (root / "docs").is_dir():
         print(f"error: {args.root}/docs is not a folder", file=sys.stderr)
         return 2
+    cache = None if args.no_cache else cache_dir(root, args.cache_dir)
     try:
-        settings = read_settings(root)
+        settings = read_settings(root, cache and cache / SETTINGS_FILE)
         timeout = settings.timeout(args.timeout)
         jobs = settings.job_count(args.jobs)
     except SettingsError as exc:
@@ -82,7 +89,6 @@ def main(argv: list[str] | None = None) -> int:
         from .bench import bench
 
         return bench(root, jobs=args.jobs, timeout=args.timeout)
-    cache = None if args.no_cache else cache_dir(root, args.cache_dir)
     slides = None if cache is None else SlideCache(cache / SLIDES_FILE)
     deck = read_deck(root, parts=settings.parts, cache=slides)
     options = {
