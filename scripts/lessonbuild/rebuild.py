@@ -97,11 +97,12 @@ class Rebuild:
         that build renders it.
         """
         shared = _shared_key(plugin, config, files)
+        published = _published_key(plugin)
         self.keys, self.skipped, self.rendered = {}, set(), set()
         deferred = set()
         for file in files.documentation_pages():
             uri = file.src_uri
-            key = _page_key(shared, plugin, file)
+            key = _page_key(shared, published, plugin, file)
             self.keys[uri] = key
             last = self.renders.get(uri)
             kept = last is not None and os.path.isfile(file.abs_dest_path)
@@ -246,7 +247,18 @@ def _shared_key(plugin, config, files) -> str:
     return h.hexdigest()
 
 
-def _page_key(shared: str, plugin, file) -> str:
+def _published_key(plugin) -> str:
+    """The tables, values and figures the snippets published (a page
+    that calls a macro may show any of them)."""
+    result = plugin.result
+    if result is None:
+        return ""
+    published = [result.tables, result.values, result.figures]
+    text = json.dumps(published, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _page_key(shared: str, published: str, plugin, file) -> str:
     """What one page is made of, besides what all share."""
     h = hashlib.sha256(shared.encode())
     uri = file.src_uri
@@ -261,10 +273,8 @@ def _page_key(shared: str, plugin, file) -> str:
         for include in slide.includes:
             h.update(include.path.encode() + b"\0")
             h.update(_read(plugin.deck.root / include.path))
-        if "{{" in slide.text and plugin.result is not None:
-            result = plugin.result
-            published = [result.tables, result.values, result.figures]
-            h.update(json.dumps(published, sort_keys=True).encode())
+        if "{{" in slide.text:
+            h.update(published.encode())
     return h.hexdigest()
 
 
