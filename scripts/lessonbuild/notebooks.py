@@ -22,6 +22,8 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from .atomic import write_atomic
+
 __all__ = ["NotebookExecutionError", "execute", "to_ipynb"]
 
 KERNEL = "python3"
@@ -780,12 +782,7 @@ def _write_if_changed(path: Path, text: str) -> None:
     """Write ``text`` unless ``path`` holds it; atomically (no half file)."""
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic(path, text)
 
 
 if __name__ == "__main__":

@@ -184,22 +184,17 @@ def _cached_block(cache: Path | None) -> dict | None:
 
 def _save_block(cache: Path | None, block, read: dict[str, str]) -> None:
     import json
-    import tempfile
+
+    from .atomic import write_atomic
 
     if cache is None:
         return
     try:
         text = json.dumps({"files": read, "block": block})
         cache.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache.parent, suffix=".tmp")
+        write_atomic(cache, text)
     except (OSError, TypeError, ValueError):
-        return  # best effort: the next check parses again
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, cache)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
+        pass  # best effort: the next check parses again
 
 
 def _plugin_block(path: Path, depth: int, read=None) -> dict | None:

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import pickle
-import tempfile
 from pathlib import Path
 
 from . import deck as deck_mod
 from . import problems as problems_mod
+from .atomic import write_atomic
 
 #: The classes a parsed slide is made of; nothing else is unpickled.
 _ALLOWED = {
@@ -126,17 +125,9 @@ class SlideCache:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(
-                dir=self.path.parent, prefix=".slides-", suffix=".tmp"
-            )
+            write_atomic(self.path, pickle.dumps(entries, protocol=5))
         except OSError:
-            return
-        try:
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump(entries, f, protocol=5)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            pass
 
     def _load(self) -> dict[bytes, bytes]:
         if self._entries is None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
+
+from ..atomic import write_atomic
 
 #: Bump when the meaning of a cached record changes.
 FORMAT = 2
@@ -150,15 +150,6 @@ class Cache:
             self.directory.mkdir(parents=True, exist_ok=True)
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)
-            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+            write_atomic(target, json.dumps(record))
         except OSError:
             return  # no cache this time; the result is still right
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(record, f)
-            os.replace(tmp, target)
-        except OSError:
-            Path(tmp).unlink(missing_ok=True)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise

@@ -7,11 +7,10 @@ interrupted update leaves the old file or the new one, never half.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..atomic import write_atomic
 from ..deck import Fence, Slide
 from ..problems import Problem
 from .judge import unified_diff
@@ -76,7 +75,7 @@ def rewrite(root: Path, drifts: list[Drift]) -> list[Problem]:
     lines = list(slide.lines)
     for drift in sorted(drifts, key=lambda d: -d.fence.start):
         _replace_body(lines, drift.fence, drift.actual)
-    write_atomic(path, "".join(lines))
+    write_atomic(path, "".join(lines), prefix=TMP_MARK)
     return []
 
 
@@ -113,21 +112,3 @@ def remove_stale_temporaries(folder: Path) -> None:
     for path in folder.rglob(f".*.md{TMP_MARK}*"):
         if path.is_file():
             path.unlink(missing_ok=True)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one rename, keeping its mode."""
-    mode = path.stat().st_mode
-    fd, tmp = tempfile.mkstemp(
-        dir=path.parent, prefix=f".{path.name}{TMP_MARK}"
-    )
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -1,0 +1,46 @@
+"""lessonbuild.atomic.write_atomic: the one way the build replaces a file."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from lessonbuild.atomic import write_atomic
+
+
+def test_a_replaced_file_keeps_its_mode_and_a_new_one_gets_opens(tmp_path):
+    kept = tmp_path / "slide.md"
+    kept.write_text("old")
+    kept.chmod(0o640)
+    write_atomic(kept, "new ✓")
+    assert kept.read_text(encoding="utf-8") == "new ✓"
+    assert kept.stat().st_mode & 0o777 == 0o640
+
+    plain = tmp_path / "plain"
+    plain.write_bytes(b"")  # what open() makes here
+    fresh = tmp_path / "cache.pickle"
+    write_atomic(fresh, b"\0bytes")
+    assert fresh.read_bytes() == b"\0bytes"
+    assert fresh.stat().st_mode & 0o777 == plain.stat().st_mode & 0o777
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "cache.pickle",
+        "plain",
+        "slide.md",
+    ]
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(
+    tmp_path, monkeypatch
+):
+    target = tmp_path / "record.json"
+    target.write_text("old")
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError):
+        write_atomic(target, "new")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["record.json"]
