@@ -40,6 +40,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .settings import config_files
+
 #: MkDocs' warning on every dirty build, which ``Rebuild`` makes accurate
 #: (under ``strict: true`` the warning alone would fail the rebuild).
 DIRTY_WARNING = "A 'dirty' build is being performed"
@@ -233,8 +235,8 @@ def _shared_key(plugin, config, files) -> str:
     overrides, the lesson's code, the site's files, the plugin's nav
     and extra values, and whether the build failed."""
     h = hashlib.sha256()
-    for path in _config_files(Path(config.config_file_path)):
-        h.update(path.read_bytes())
+    for path in config_files(Path(config.config_file_path)):
+        h.update(_read(path))
     custom = config.theme.custom_dir
     if custom:
         _hash_tree(h, Path(custom), content=True)
@@ -276,20 +278,6 @@ def _page_key(shared: str, published: str, plugin, file) -> str:
         if "{{" in slide.text:
             h.update(published.encode())
     return h.hexdigest()
-
-
-def _config_files(path: Path, depth: int = 0) -> list[Path]:
-    """mkdocs.yml and the files it inherits from (``INHERIT:``)."""
-    out = [path]
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return out
-    for line in lines:
-        if line.startswith("INHERIT:") and depth < 5:
-            parent = line.split(":", 1)[1].strip().strip("'\"")
-            out += _config_files(path.parent / parent, depth + 1)
-    return out
 
 
 def _hash_tree(h, folder: Path, *, content: bool) -> None:

@@ -150,18 +150,23 @@ def read_settings(root: Path, cache: Path | None = None) -> Settings:
     block = _cached_block(cache)
     if block is None:
         read: dict[str, str] = {}
-        block = _plugin_block(path, depth=0, read=read)
+        block = _plugin_block(path, read=read)
         _save_block(cache, block, read)
     else:
         block = block["block"]
     return Settings.from_mapping(block or {}, "mkdocs.yml")
 
 
-def _digest(path: str) -> str:
+def _sha(data: bytes | None) -> str:
+    """sha256 of a config file's bytes; "" for a missing file."""
     import hashlib
 
+    return "" if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _digest(path: str) -> str:
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return _sha(Path(path).read_bytes())
     except OSError:
         return ""
 
@@ -197,20 +202,35 @@ def _save_block(cache: Path | None, block, read: dict[str, str]) -> None:
         pass  # best effort: the next check parses again
 
 
-def _plugin_block(path: Path, depth: int, read=None) -> dict | None:
+def config_files(path: Path) -> list[Path]:
+    """``mkdocs.yml`` and each file it inherits from (``INHERIT:``), in
+    order; a file named but missing is listed too."""
+    return [file for file, _, _ in _config_chain(path)]
+
+
+def _config_chain(path: Path):
+    """(path, its bytes or None if missing, its YAML) for ``path`` and
+    each file it inherits from, as MkDocs follows ``INHERIT:`` (at most
+    five deep here)."""
+    for _ in range(6):
+        try:
+            data_bytes = path.read_bytes()
+        except OSError:
+            yield path, None, None
+            return
+        data = _load_yaml(path, data_bytes)
+        yield path, data_bytes, data
+        parent = data.get("INHERIT") if isinstance(data, dict) else None
+        if not isinstance(parent, str):
+            return
+        path = path.parent / parent
+
+
+def _load_yaml(path: Path, data_bytes: bytes):
     try:
-        data_bytes = path.read_bytes()
         text = data_bytes.decode("utf-8")
-    except OSError:
-        if read is not None:
-            read[str(path)] = ""  # missing: so it must stay
-        return None
     except UnicodeDecodeError as exc:
         raise SettingsError(f"{path}: not UTF-8: {exc}") from None
-    if read is not None:
-        import hashlib
-
-        read[str(path)] = hashlib.sha256(data_bytes).hexdigest()
     import yaml  # here: most commands that import settings never parse
 
     # libyaml's parser where PyYAML has it: mkdocs.yml in 3 ms, not 50.
@@ -220,17 +240,23 @@ def _plugin_block(path: Path, depth: int, read=None) -> dict | None:
     # !ENV and other MkDocs tags: not needed here, read as None.
     Loader.add_multi_constructor("", lambda loader, suffix, node: None)
     try:
-        data = yaml.load(text, Loader=Loader)
+        return yaml.load(text, Loader=Loader)
     except yaml.YAMLError as exc:
         raise SettingsError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        return None
-    for item in data.get("plugins") or []:
-        if isinstance(item, dict) and PLUGIN_NAME in item:
-            return item[PLUGIN_NAME] or {}
-        if item == PLUGIN_NAME:
-            return {}
-    parent = data.get("INHERIT")
-    if isinstance(parent, str) and depth < 5:
-        return _plugin_block(path.parent / parent, depth + 1, read)
+
+
+def _plugin_block(path: Path, read=None) -> dict | None:
+    """The lesson plugin's block, from the first file of the chain that
+    lists the plugin; ``read`` gets the sha256 of each file read ("" for
+    a missing one), for the settings cache."""
+    for file, data_bytes, data in _config_chain(path):
+        if read is not None:
+            read[str(file)] = _sha(data_bytes)
+        if not isinstance(data, dict):
+            return None
+        for item in data.get("plugins") or []:
+            if isinstance(item, dict) and PLUGIN_NAME in item:
+                return item[PLUGIN_NAME] or {}
+            if item == PLUGIN_NAME:
+                return {}
     return None
