@@ -126,7 +126,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.homework: notebooks.Homework | None = None
         self.converting: notebooks.Converting | None = None
         # serve --dirty: notebook pages converting for the next rebuild.
-        self.deferred: notebooks.Converting | None = None
+        self.converting_next: notebooks.Converting | None = None
         self.rebuild_trigger: Path | None = None
         self.notebooks_made: dict = {}  # the deck notebook's inputs (serve)
         self.theme_files: dict = {}  # the installed theme's file list
@@ -151,7 +151,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
 
     def on_shutdown(self):
         self._end_converting()
-        self._end_deferred()
+        self._end_converting_next()
         self._cancel_homework()
         self._close_pool()
 
@@ -361,7 +361,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         conversion asks for when it ends (a rebuild that starts before
         then waits for it)."""
         self._end_converting()
-        self._end_deferred()
+        self._end_converting_next()
         self.nav = nav
         rendered, deferred = None, set()
         if self.rebuild is not None:
@@ -375,7 +375,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             if made:
                 self.converting = notebooks.Converting(config, files, made)
             if deferred:  # rendered by the rebuild this one asks for
-                self.deferred = notebooks.Converting(
+                self.converting_next = notebooks.Converting(
                     config, files, deferred, then=self._ask_rebuild
                 )
         return nav
@@ -412,10 +412,10 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         if converting is not None:
             converting.wait()
 
-    def _end_deferred(self) -> None:
-        deferred, self.deferred = self.deferred, None
-        if deferred is not None:
-            deferred.wait()
+    def _end_converting_next(self) -> None:
+        converting, self.converting_next = self.converting_next, None
+        if converting is not None:
+            converting.wait()
 
     def on_pre_page(self, page, *, config, files):
         """Before mkdocs-jupyter reads a notebook: it is written, and its
