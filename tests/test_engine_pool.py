@@ -197,6 +197,60 @@ def test_runs_share_the_cores(tmp_path, concurrency):
         )
 
 
+def test_a_run_sees_the_environment_it_was_run_from(tmp_path, monkeypatch):
+    """The server allocates its own way (runner.FORK_ENV: malloc on huge
+    pages, for cheaper forks), but a snippet, and what it starts, get
+    the environment of the run: a variable the runner set is gone, one
+    the user set keeps the user's value."""
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    monkeypatch.setenv("PYTHONMALLOC", "pymalloc")
+    path = _snippet(
+        tmp_path,
+        "env.py",
+        "import os, subprocess, sys\n"
+        "print(os.environ.get('GLIBC_TUNABLES'), "
+        "os.environ.get('PYTHONMALLOC'))\n"
+        "print(subprocess.run([sys.executable, '-c', 'import os; "
+        "print(sorted(k for k in os.environ if k.startswith(\"SNIPPET_\")))'],"
+        " capture_output=True, text=True).stdout.strip())\n",
+    )
+    ((run,),) = run_batches(tmp_path, [[path]], timeout=60, concurrency=1)
+    assert run.stdout.splitlines() == [
+        "None pymalloc",
+        "['SNIPPET_ENGINE_JOB']",
+    ], run.stderr
+
+
+def test_a_process_left_by_a_run_that_left_its_group_is_killed(tmp_path):
+    """A run whose group is empty skips the sweep of /proc only when the
+    server adopted nobody: a child that left the group (setsid) and
+    outlives the run, and its own child, are still killed."""
+    root, pids = tmp_path / "site", tmp_path / "pids"  # the root is read-only
+    path = _snippet(
+        root,
+        "escape.py",
+        "import os, time\n"
+        f"pids = {str(pids)!r}\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        with open(pids + '.tmp', 'w') as f:\n"
+        "            f.write(f'{os.getppid()} {os.getpid()}')\n"
+        "        os.rename(pids + '.tmp', pids)\n"
+        "    time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "while not os.path.exists(pids):\n"
+        "    time.sleep(0.01)\n"
+        "print('left')\n",
+    )
+    ((run,),) = run_batches(root, [[path]], timeout=60, concurrency=1)
+    assert run.stdout == "left\n", run.stderr
+    for pid in pids.read_text().split():
+        stat = Path(f"/proc/{pid}/stat")
+        alive = stat.exists() and stat.read_text().split(")")[-1].split()[0]
+        assert alive in (False, "Z"), f"process {pid} outlived its run"
+
+
 # --- the preload plan --------------------------------------------------------
 
 

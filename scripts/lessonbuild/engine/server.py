@@ -23,8 +23,9 @@ default; torch's generator starts from a
 random seed instead of torch's fixed start-up seed, so a snippet that
 forgets to seed prints different numbers on its two runs and is reported
 as nondeterministic; exit handlers registered by the server's imports do
-not run in the child; glibc's malloc asks for transparent huge pages
-(``runner.FORK_ENV``: cheaper forks, the same results).
+not run in the child; Python objects come from glibc's malloc, which
+asks for transparent huge pages (``runner.FORK_ENV``: cheaper forks,
+the same results; the environment itself is the run's).
 
 What a snippet may not do (issue 14): the server first makes the root
 read-only for itself and its children (a private mount namespace, when
@@ -53,6 +54,8 @@ import weakref
 TABLES_ENV = "MHA_REF_TABLES_FILE"
 #: Marks every process of one job, so its leftovers can be found.
 JOB_ENV = "SNIPPET_ENGINE_JOB"
+#: Set by the runner: the environment before its allocator settings.
+RESTORE_ENV = "SNIPPET_ENGINE_RESTORE_ENV"
 #: Seconds after which a running child no longer counts as busy.
 SLOW_AFTER = 2.0
 #: At most this many times the concurrency run at once (slow included).
@@ -77,6 +80,7 @@ def main():
     # As for `python snippets/X.py`: sys.path[0] is the snippet's folder.
     sys.path[0] = os.path.join(root, "snippets")
     os.environ.pop(TABLES_ENV, None)
+    _restore_env()
     faulthandler.enable()
 
     # Importing torch allocates millions of objects; the cyclic collector
@@ -102,6 +106,18 @@ def main():
         threads = min(default_threads, int(batch.get("threads", 0)) or 10**6)
         _run_batch(proto, root, batch, threads)
         _send(proto, {"done": True})
+
+
+def _restore_env():
+    """Put back what the runner set for this process's allocator only
+    (``runner.FORK_ENV``): read at start-up, it has done its work, and
+    children, and what they start, get the environment of the run."""
+    saved = json.loads(os.environ.pop(RESTORE_ENV, "{}"))
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def _preload(names):
@@ -313,11 +329,22 @@ def _kill_leftovers(pid, token, running):
     orphan this server adopted as subreaper that is not a running job
     (a double fork out of the group). Repeated until none is found,
     since killing one can orphan another.
+
+    Most jobs start no process: then their group is empty and this
+    server has adopted nobody, and the sweep of /proc (every process's
+    environment, 2-4 ms a job) finds nothing, so it is skipped. That is
+    sound: a leftover outside the group whose parent lives has a first
+    living ancestor below the dead job, and that one was adopted.
     """
     try:
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        group = True
+    except ProcessLookupError:
+        group = False
+    except PermissionError:  # someone else's process is in it
+        group = True
+    if not group and _adopted(running) == set():
+        return
     me = os.getpid()
     mine = _mark(token)
     others = [_mark(r[0]["token"]) for r in running.values()]
@@ -345,6 +372,19 @@ def _kill_leftovers(pid, token, running):
             except ChildProcessError:
                 pass
         time.sleep(0.005)
+
+
+def _adopted(running):
+    """This server's children that are not running jobs: orphans it
+    adopted as subreaper. None where /proc cannot list children."""
+    children = set()
+    try:
+        for task in os.listdir("/proc/self/task"):
+            listed = _read(f"/proc/self/task/{task}/children")
+            children.update(int(p) for p in listed.split())
+    except (OSError, ValueError):
+        return None
+    return children - set(running)
 
 
 def _mark(token):
