@@ -211,7 +211,7 @@ def test_a_run_sees_the_environment_it_was_run_from(tmp_path, monkeypatch):
         "print(os.environ.get('GLIBC_TUNABLES'), "
         "os.environ.get('PYTHONMALLOC'))\n"
         "print(subprocess.run([sys.executable, '-c', 'import os; "
-        "print(sorted(k for k in os.environ if k.startswith(\"SNIPPET_\")))'],"
+        'print(sorted(k for k in os.environ if k.startswith("SNIPPET_")))\'],'
         " capture_output=True, text=True).stdout.strip())\n",
     )
     ((run,),) = run_batches(tmp_path, [[path]], timeout=60, concurrency=1)
