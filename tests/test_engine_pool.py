@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from lessonbuild.engine import runner
 from lessonbuild.engine.preload import preload_plan
 from lessonbuild.engine.runner import Pool, run_batches
 from tests.engine_fixtures.sites import make_site
@@ -249,6 +250,38 @@ def test_a_process_left_by_a_run_that_left_its_group_is_killed(tmp_path):
         stat = Path(f"/proc/{pid}/stat")
         alive = stat.exists() and stat.read_text().split(")")[-1].split()[0]
         assert alive in (False, "Z"), f"process {pid} outlived its run"
+
+
+def test_runs_write_their_files_in_ram_and_leave_none(tmp_path):
+    """Each run's stdout, stderr and tables go to a folder in RAM where
+    the platform has one (cheaper to create than on disk); a data file
+    the snippet read, and the snippet itself, are still reported; the
+    folder goes with the pool."""
+    if not runner.RAM.is_dir() or not os.access(runner.RAM, os.W_OK):
+        pytest.skip(f"no writable {runner.RAM} here")
+    root = tmp_path / "site"
+    (root / "data").mkdir(parents=True)
+    (root / "data" / "n.txt").write_text("41\n")
+    reads = _snippet(
+        root,
+        "reads.py",
+        "print(open('data/n.txt').read().strip())\n",
+    )
+    quiet = _snippet(root, "quiet.py", "print('hi')\n")
+    mine = f"{runner.TMP_PREFIX}{os.getpid()}-*"
+    before = set(runner.RAM.glob(mine))
+    pool = Pool(root)
+    try:
+        ((a, b),) = pool.run([[reads, quiet]], timeout=60, concurrency=1)
+        assert a.stdout == "41\n", a.stderr
+        assert a.reads == ["data/n.txt", "snippets/reads.py"]
+        assert (b.stdout, b.reads) == ("hi\n", ["snippets/quiet.py"])
+        (server,) = pool.servers.values()
+        assert server.jobs_root.parent == runner.RAM
+        assert set(runner.RAM.glob(mine)) - before == {server.jobs_root}
+    finally:
+        pool.close()
+    assert set(runner.RAM.glob(mine)) == before, "left in RAM"
 
 
 # --- the preload plan --------------------------------------------------------

@@ -22,7 +22,7 @@ import pytest
 from lessonbuild.deck import parse_slide, read_deck
 from lessonbuild.engine.lint import set_order_problems
 from lessonbuild.engine.outputs import TMP_MARK
-from lessonbuild.engine.runner import TMP_PREFIX
+from lessonbuild.engine.runner import RAM, TMP_PREFIX
 from lessonbuild.engine.tables import table_output_conflicts
 from lessonbuild.exercises.parse import YamlProblem, load_yaml
 from lessonbuild.problems import Problem
@@ -592,6 +592,9 @@ def test_sigterm_leaves_no_temporary_folder(tmp_path):
     proc.communicate(timeout=30)
     assert proc.returncode != 0
     assert not folder.exists()
+    # Nor the runs' files, in RAM where the platform has some.
+    if RAM.is_dir():
+        assert not list(RAM.glob(pattern)), "the runs' folder was left"
 
 
 def test_what_a_killed_run_left_is_removed_by_the_next(tmp_path):

@@ -458,7 +458,7 @@ def _fork_child(root, job, threads, proto):
             write_reads = (
                 None
                 if job.get("module")
-                else _record_reads(root, job["reads"])
+                else _record_reads(root, job["reads"], job["path"])
             )
         except BaseException:
             os.write(2, traceback.format_exc().encode())
@@ -544,15 +544,18 @@ def _own_exit_handlers():
             atexit.register(getattr(sys.modules[module], name))
 
 
-def _record_reads(root, sink):
+def _record_reads(root, sink, own):
     """Note every file under ``root`` the snippet opens (audit hook).
 
     The cache keys a result by the snippet and ``mha_ref``; a data file
     the snippet reads is keyed through this list: the engine hashes
     each file named here, and a cached result whose files changed is run
-    again. The list goes to ``sink`` when the snippet ends.
+    again. The list goes to ``sink`` when the snippet ends, if it names
+    anything: the snippet itself (``own``), already in the key, is left
+    out, so most runs write no file (one file less to create a run).
     """
     prefix = os.path.join(os.path.realpath(root), "")
+    own = os.path.abspath(own)
     seen = set()
 
     def hook(event, args):
@@ -565,14 +568,15 @@ def _record_reads(root, sink):
             path = os.path.abspath(os.fsdecode(path))
         except (TypeError, ValueError):
             return
-        if path.startswith(prefix):
+        if path.startswith(prefix) and path != own:
             seen.add(path[len(prefix) :])
 
     sys.addaudithook(hook)
 
     def write():
-        with open(sink, "w", encoding="utf-8") as f:
-            json.dump(sorted(seen), f)
+        if seen:
+            with open(sink, "w", encoding="utf-8") as f:
+                json.dump(sorted(seen), f)
 
     return write
 
