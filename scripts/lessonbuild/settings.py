@@ -197,7 +197,7 @@ def _save_block(cache: Path | None, block, read: dict[str, str]) -> None:
     try:
         text = json.dumps({"files": read, "block": block})
         cache.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(cache, text)
+        write_atomic(cache, text, durable=False)  # damaged: a miss
     except (OSError, TypeError, ValueError):
         pass  # best effort: the next check parses again
 

@@ -125,7 +125,9 @@ class SlideCache:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(self.path, pickle.dumps(entries, protocol=5))
+            # A cache: a file a crash left short is a miss (_load).
+            data = pickle.dumps(entries, protocol=5)
+            write_atomic(self.path, data, durable=False)
         except OSError:
             pass
 

@@ -73,7 +73,9 @@ class _Server:
     log: Path
     folder: Path
     jobs_root: Path  # its batches' files: in RAM where there is some
-    root: Path  # the site's, which its children see read-only
+    # "<real path of the root>/": its children name what they read
+    # relative to it (server.py _record_reads), and so does _reads.
+    reads_prefix: str
     files: Path | None = None  # this batch's job files
     jobs: list[Path | Module] = field(default_factory=list)
     buffer: bytes = b""
@@ -464,7 +466,8 @@ def _start(root, index, tmp) -> _Server:
             env=env,
         )
     os.set_blocking(proc.stdout.fileno(), False)
-    server = _Server(index, proc, log, folder, jobs_root, root)
+    prefix = os.path.join(os.path.realpath(root), "")
+    server = _Server(index, proc, log, folder, jobs_root, prefix)
     server.deadline = time.monotonic() + STARTUP_LIMIT
     return server
 
@@ -572,7 +575,7 @@ def _handle(server: _Server, message: dict, timeout: float) -> None:
             stdout=_text(f"{stem}.out"),
             stderr=_text(f"{stem}.err"),
             tables=_text(f"{stem}.tables"),
-            reads=_reads(f"{stem}.reads", server.root, server.jobs[j]),
+            reads=_reads(f"{stem}.reads", server.reads_prefix, server.jobs[j]),
             exit=message["exit"],
             timed_out=message["timed_out"],
             seconds=message["seconds"],
@@ -587,17 +590,16 @@ def _text(path: str) -> str:
         return ""
 
 
-def _reads(path: str, root: Path, job: Path | Module) -> list[str]:
-    """The files under ``root`` the job opened: what its child listed,
-    and the snippet itself, which the child leaves out (it opens it to
-    run it, every time) to spare a file in most runs."""
+def _reads(path: str, prefix: str, job: Path | Module) -> list[str]:
+    """The files under the root (``prefix``) the job opened: what its
+    child listed, and the snippet itself, which the child leaves out (it
+    opens it to run it, every time) to spare a file in most runs."""
     try:
         value = json.loads(_text(path) or "[]")
     except ValueError:
         value = []
     reads = {p for p in value if isinstance(p, str)}
     if isinstance(job, Path):  # as the child sees it (server.py)
-        prefix = os.path.join(os.path.realpath(root), "")
         own = os.path.abspath(job)
         if own.startswith(prefix):
             reads.add(own[len(prefix) :])
