@@ -425,3 +425,76 @@ def _keys(root: Path) -> list[str]:
         cache_mod.snippet_key(base, f"snippets/{p.name}", p.read_bytes())
         for p in sorted((root / "snippets").glob("*.py"))
     ]
+
+
+# --- a build's first server, started while MkDocs loads its plugins ----------
+
+
+def test_prestart_starts_the_seed_0_server_only_for_a_snippet_to_run(
+    tmp_path,
+):
+    """``prestart`` has server 0 import torch at once when a snippet
+    has no cached run; the check then runs on that very server. Once
+    every snippet is cached, it starts nothing."""
+    from lessonbuild import engine
+    from lessonbuild.deck import read_deck
+    from lessonbuild.engine.cache import base_key
+
+    root = make_site(tmp_path, "good")
+    # Outside snippets/: prints which server forked it.
+    pid = tmp_path / "pid.py"
+    pid.write_text("import os\nprint(os.getppid())\n", encoding="utf-8")
+    cache = tmp_path / "cache"
+    pool = Pool(root)
+    try:
+        assert engine.prestart(root, cache, pool) is True
+        assert list(pool.servers) == [0], "expected seed 0's server alone"
+        early = pool.servers[0].proc.pid
+        result = engine.check(
+            read_deck(root, parts=["Fixture"]),
+            timeout=60,
+            jobs=2,
+            cache_dir=cache,
+            pool=pool,
+        )
+        assert result.problems == [], result.problems
+        first = pool.run(
+            [[pid]],
+            timeout=60,
+            concurrency=1,
+            key=base_key(root / "snippets"),
+        )
+        assert first[0][0].stdout.split() == [str(early)], (
+            "expected the prestarted server to be the one that ran"
+        )
+    finally:
+        pool.close()
+    again = Pool(root)
+    try:
+        assert engine.prestart(root, cache, again) is False
+        assert again.servers == {}, "expected no server: all is cached"
+    finally:
+        again.close()
+
+
+def test_a_pool_left_open_is_closed_at_exit(tmp_path):
+    """A pool whose build never came (MkDocs stopped at another plugin's
+    settings) is closed when the process exits: no folder is left."""
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from lessonbuild.engine.runner import Pool\n"
+        "pool = Pool(Path(sys.argv[1]))\n"
+        "pool.warm(['torch'], count=1)\n"
+        "print(pool.tmp, flush=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    folder = Path(done.stdout.strip())
+    assert folder.name.startswith(runner.TMP_PREFIX)
+    assert not folder.exists(), f"{folder} left behind"

@@ -16,13 +16,16 @@ import re
 import signal
 import sys
 from pathlib import Path
-
-import jupytext
-import nbformat
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from typing import TYPE_CHECKING
 
 from .atomic import write_atomic
+
+# jupytext, nbformat and nbclient (half a second) are imported where
+# used: the lesson plugin imports this module while MkDocs loads its
+# configuration, and the engine's first fork server starts only after.
+if TYPE_CHECKING:
+    import nbformat
+    from nbclient.exceptions import CellExecutionError
 
 __all__ = ["NotebookExecutionError", "execute", "to_ipynb"]
 
@@ -44,6 +47,9 @@ def to_ipynb(py_path: Path | str) -> nbformat.NotebookNode:
     The kernelspec is set here, not trusted from the script's header, so
     every notebook runs on the build's own ``python3`` kernel.
     """
+    import jupytext
+    import nbformat
+
     path = Path(py_path)
     nb = jupytext.read(path, fmt="py:percent")
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
@@ -79,6 +85,9 @@ def execute(
     :class:`NotebookExecutionError`. ``km``: a kernel already started
     (``forked_kernel``); by default a fresh one is started and stopped.
     """
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
     if cwd is None:
         cwd = Path(source).parent if source is not None else Path.cwd()
     client = NotebookClient(
@@ -305,6 +314,8 @@ def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
     very text the slides' Output blocks were checked against), so the
     notebook never shows output the build did not check.
     """
+    import nbformat
+
     cells = [
         _markdown_cell(
             f"# {deck_title(deck)}\n\n"
@@ -499,6 +510,8 @@ def write_deck_notebook(deck, outputs: dict[str, str], made=None) -> Path:
     outputs is not made again (building and validating it took 50 ms
     of every rebuild).
     """
+    import nbformat
+
     out = deck.root / OUT_DIR
     target = out / DECK_NOTEBOOK
     key = _deck_notebook_key(deck, outputs)
@@ -592,6 +605,8 @@ class Homework:
         printed something else) is a problem with the job's last lines
         of stderr, never a crash of the build.
         """
+        import nbformat
+
         from .problems import Problem
 
         started, self._started = self._started, None
@@ -631,6 +646,8 @@ class Homework:
 
 def _save(root: Path, uri: str, nb, key: str) -> None:
     """Write one homework notebook, then the stamp that says it is made."""
+    import nbformat
+
     target = root / OUT_DIR / uri
     target.parent.mkdir(parents=True, exist_ok=True)
     _write_if_changed(target, nbformat.writes(nb))
@@ -640,6 +657,8 @@ def _save(root: Path, uri: str, nb, key: str) -> None:
 def _run(rel: str) -> tuple[str | None, list]:
     """Execute ``rel`` (from the root) on a forked kernel: (notebook text
     or None, problems as [path, line, message])."""
+    import nbformat
+
     root = Path.cwd()
     nb = to_ipynb(root / rel)
     km = forked_kernel(root)

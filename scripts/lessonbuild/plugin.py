@@ -131,6 +131,18 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.notebooks_made: dict = {}  # the deck notebook's inputs (serve)
         self.theme_files: dict = {}  # the installed theme's file list
 
+    def load_config(self, options, config_file_path=None):
+        """MkDocs reads this plugin's settings first and then loads the
+        other plugins, a second or two on one core: meanwhile the
+        seed-0 fork server imports torch (``engine.prestart``, only if
+        a snippet has no cached run). Under ``serve`` the kept pool's
+        servers are already up."""
+        errors, warnings = super().load_config(options, config_file_path)
+        if not errors and config_file_path and self.pool is None:
+            root = Path(config_file_path).resolve().parent
+            engine.prestart(root, cache_dir(root), self._pool(root))
+        return errors, warnings
+
     # --- 1. read, check, render exercises, nav -----------------------------
 
     def on_startup(self, *, command, dirty):

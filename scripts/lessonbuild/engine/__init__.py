@@ -18,13 +18,14 @@ a snippet whose result is not cached starts the fork servers that do.
 - ``update``: the same, then rewrite the drifted Output blocks.
 """
 
-from .check import ACCEPT, Result, check, update, used_snippets
+from .check import ACCEPT, Result, check, prestart, update, used_snippets
 from .tables import render_table
 
 __all__ = [
     "ACCEPT",
     "Result",
     "check",
+    "prestart",
     "render_table",
     "update",
     "used_snippets",

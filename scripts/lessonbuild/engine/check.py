@@ -485,6 +485,36 @@ def _pair_output(root, snippets_dir, page, fence, pairs, problems):
 # --- runs --------------------------------------------------------------------
 
 
+def prestart(root: Path, cache_dir: Path | None, pool) -> bool:
+    """Have the seed-0 server start importing torch now, if a snippet
+    will run; True if it did.
+
+    A build spends its first seconds loading MkDocs' plugins on one
+    core while the other waits; the server's import of torch, the
+    longest wait of a cold build, can use it. Only when a file under
+    ``snippets/`` has no valid cached run (the deck is not read yet,
+    but a snippet no page includes fails the check anyway): a build
+    whose every result is cached starts no server. ``check`` then finds
+    the server importing, or ready, and sends it what the snippets need
+    (preload.py).
+    """
+    snippets = root / "snippets"
+    if not snippets.is_dir():
+        return False
+    base = cache_mod.base_key(snippets)
+    store = cache_mod.Cache(cache_dir)
+    for path in sorted(snippets.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        try:
+            key = cache_mod.snippet_key(base, rel, path.read_bytes())
+        except OSError:
+            continue  # check reports it, at the page that includes it
+        if store.get(key, root) is None:
+            pool.warm(["torch"], key=base, count=1)
+            return True
+    return False
+
+
 def _run_snippets(
     root, rels, store, timeout, jobs, pool, *, warm=False, defer_second=False
 ):

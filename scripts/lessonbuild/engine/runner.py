@@ -16,6 +16,7 @@ background (``Pool.start``) while the pages render.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import selectors
@@ -237,6 +238,9 @@ class Pool:
             self.tmp = Path(
                 tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")
             )
+            # A pool whose build never came (MkDocs stopped at another
+            # plugin's settings) is closed on the way out all the same.
+            atexit.register(self.close)
 
     def _server(self, i: int, timeout: float, wait: bool = True) -> _Server:
         """Server ``i``, up and idle: started if missing or dead."""
@@ -283,6 +287,7 @@ class Pool:
         if self.tmp is not None:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
+            atexit.unregister(self.close)
 
 
 class Started:
