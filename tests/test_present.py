@@ -9,7 +9,9 @@ present.py's own output.
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -117,6 +119,95 @@ def test_notes_are_excluded_from_search():
         present.exclude_notes_from_search(NOTES).count("data-search-exclude")
         == 1
     )
+
+
+# --- the deck's slides, parsed in two processes -------------------------
+
+
+def _deck(n: int) -> list[present.DeckSlide]:
+    """``n`` different slides, of different lengths."""
+    return [
+        present.DeckSlide(
+            number=i + 1,
+            title=f"Slide {i}",
+            kind="Concept",
+            url=f"slides/{i:02d}-s.html",
+            html=f"<h1>S{i}</h1>{CODE}{OUTPUT}" + "<p>more</p>" * (i % 5),
+            minutes=2,
+        )
+        for i in range(n)
+    ]
+
+
+@pytest.fixture
+def forks(monkeypatch):
+    """The pids of the children ``all_sections`` forked (fresh cache)."""
+    monkeypatch.setattr(present, "_kept", {})
+    pids: list[int] = []
+    fork = present._fork
+
+    def counted(work):
+        child = fork(work)
+        pids.append(child[0])
+        return child
+
+    monkeypatch.setattr(present, "_fork", counted)
+    return pids
+
+
+def _alone(slides: list[present.DeckSlide]) -> list[str]:
+    """Each slide's sections parsed here, one at a time, nothing kept."""
+    return [present._parse_sections(s, 55) for s in slides]
+
+
+def _reaped(pid: int) -> bool:
+    return not Path(f"/proc/{pid}").exists()
+
+
+def test_a_deck_is_parsed_in_two_processes_as_one_would(forks):
+    slides = _deck(present.FORK_FROM + 5)
+    assert present.all_sections(slides, 55) == _alone(slides)
+    assert len(forks) == 1 and _reaped(forks[0])
+    # Kept: the next build parses nothing, and forks nothing.
+    assert present.all_sections(slides, 55) == _alone(slides)
+    assert len(forks) == 1
+
+
+def test_a_few_slides_are_parsed_without_a_fork(forks):
+    slides = _deck(present.FORK_FROM - 1)
+    assert present.all_sections(slides, 55) == _alone(slides)
+    assert forks == []
+
+
+def test_a_child_that_fails_costs_time_not_slides(forks, monkeypatch):
+    parent = os.getpid()
+    parse = present._parse_sections
+
+    def failing_in_the_child(slide, total):
+        if os.getpid() != parent:
+            raise RuntimeError("a child that breaks")
+        return parse(slide, total)
+
+    monkeypatch.setattr(present, "_parse_sections", failing_in_the_child)
+    slides = _deck(present.FORK_FROM + 2)
+    assert present.all_sections(slides, 55) == _alone(slides)
+    assert len(forks) == 1 and _reaped(forks[0])
+
+
+def test_a_child_too_slow_is_killed(forks, monkeypatch):
+    parent = os.getpid()
+    parse = present._parse_sections
+
+    def stuck_in_the_child(slide, total):
+        while os.getpid() != parent:
+            time.sleep(1)
+        return parse(slide, total)
+
+    monkeypatch.setattr(present, "_parse_sections", stuck_in_the_child)
+    monkeypatch.setattr(present, "FORK_LIMIT", 0.5)
+    slides = _deck(present.FORK_FROM + 2)
+    assert present.all_sections(slides, 55) == _alone(slides)
+    assert len(forks) == 1 and _reaped(forks[0])
 
 
 # --- the built site ----------------------------------------------------

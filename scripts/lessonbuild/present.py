@@ -21,11 +21,14 @@ Every URL in the deck is relative, so it works from ``file://`` too.
 
 from __future__ import annotations
 
-import functools
 import html as htmlmod
 import json
+import os
 import posixpath
 import re
+import selectors
+import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -229,13 +232,114 @@ def _unsection_exercises(soup: BeautifulSoup) -> None:
         ex["role"] = "region"
 
 
-@functools.lru_cache(maxsize=512)
-def slide_sections(slide: DeckSlide, total: int) -> str:
-    """The ``<section>`` stack of one slide.
+#: (slide, total) -> its sections, kept per process (by the slide's whole
+#: content): under ``mkdocs serve`` a rebuild reparses only the slides an
+#: edit changed. At most ``KEEP`` (the oldest go first).
+_kept: dict[tuple[DeckSlide, int], str] = {}
+KEEP = 512
 
-    Kept per process (by the slide's whole content): under ``mkdocs
-    serve`` a rebuild reparses only the slides an edit changed.
+
+def slide_sections(slide: DeckSlide, total: int) -> str:
+    """The ``<section>`` stack of one slide (kept, see ``_kept``)."""
+    key = (slide, total)
+    if key not in _kept:
+        _keep(key, _parse_sections(slide, total))
+    return _kept[key]
+
+
+def _keep(key: tuple[DeckSlide, int], sections: str) -> None:
+    while len(_kept) >= KEEP:
+        del _kept[next(iter(_kept))]
+    _kept[key] = sections
+
+
+#: Slides to parse before a second process is worth its fork.
+FORK_FROM = 8
+#: Seconds the forked half may take before this process parses it too.
+FORK_LIMIT = 60.0
+
+
+def all_sections(slides: list[DeckSlide], total: int) -> list[str]:
+    """Each slide's ``<section>`` stack, in order.
+
+    Parsing the slides (BeautifulSoup) is nearly all the deck costs:
+    1.8 s for 55 slides, at the very end of a build, when the other core
+    has nothing left to do. So the slides no earlier build kept are
+    split in two: a forked child parses one half while this process
+    parses the other. A child that fails or is too slow costs only
+    time: this process then parses its half too.
     """
+    todo = [s for s in dict.fromkeys(slides) if (s, total) not in _kept]
+    if len(todo) >= FORK_FROM and hasattr(os, "fork"):
+        ours, theirs = _halves(todo)
+        child = _fork(lambda: [_parse_sections(s, total) for s in theirs])
+        for slide in ours:
+            slide_sections(slide, total)
+        done = _result(*child)
+        if isinstance(done, list) and len(done) == len(theirs):
+            for slide, sections in zip(theirs, done, strict=True):
+                _keep((slide, total), sections)
+    return [slide_sections(s, total) for s in slides]
+
+
+def _halves(slides: list[DeckSlide]) -> tuple[list, list]:
+    """Two lists of slides with about as much HTML to parse each."""
+    halves: tuple[list, list] = ([], [])
+    sizes = [0, 0]
+    for slide in sorted(slides, key=lambda s: -len(s.html)):
+        lighter = sizes.index(min(sizes))
+        halves[lighter].append(slide)
+        sizes[lighter] += len(slide.html)
+    return halves
+
+
+def _fork(work) -> tuple[int, int]:
+    """(pid, read end): a child that writes ``work()`` as JSON and exits."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into MkDocs
+        code = 1
+        try:
+            os.close(read)
+            with os.fdopen(write, "wb") as out:
+                out.write(json.dumps(work()).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    return pid, read
+
+
+def _result(pid: int, read: int):
+    """What the child wrote, or None (it failed, or took ``FORK_LIMIT``:
+    then it is killed). Always reaped."""
+    chunks, deadline = [], time.monotonic() + FORK_LIMIT
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(read, selectors.EVENT_READ)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    os.kill(pid, signal.SIGKILL)
+                    break
+                if not sel.select(left):
+                    continue
+                chunk = os.read(read, 1 << 20)
+                if not chunk:
+                    break  # the child closed its end: all is in
+                chunks.append(chunk)
+    finally:
+        os.close(read)
+        _, status = os.waitpid(pid, 0)
+    if status != 0:
+        return None
+    try:
+        return json.loads(b"".join(chunks))
+    except ValueError:
+        return None
+
+
+def _parse_sections(slide: DeckSlide, total: int) -> str:
     soup = BeautifulSoup(slide.html, "html.parser")
     for link in soup.find_all("a", class_="headerlink"):
         link.decompose()
@@ -321,7 +425,7 @@ def deck_html(
 ) -> str:
     """The whole ``present.html``."""
     total = len(slides)
-    sections = "\n".join(slide_sections(s, total) for s in slides)
+    sections = "\n".join(all_sections(slides, total))
     css = "".join(
         f'<link rel="stylesheet" href="{_asset(h, minified)}">' for h in CSS
     )
