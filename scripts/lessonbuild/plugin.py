@@ -2,6 +2,8 @@
 
 The order of the build, in one place (each step is a method below):
 
+0. ``load_config``: while MkDocs loads the other plugins, the engine's
+   seed-0 fork server starts importing torch, if a snippet will run.
 1. ``on_config``: read the deck once (``deck.read_deck``), run the
    snippet engine on it, validate and render every exercise, and build
    the nav from the slides' front matter. Every problem of all three is
