@@ -498,3 +498,39 @@ def test_a_pool_left_open_is_closed_at_exit(tmp_path):
     folder = Path(done.stdout.strip())
     assert folder.name.startswith(runner.TMP_PREFIX)
     assert not folder.exists(), f"{folder} left behind"
+
+
+def test_a_builds_second_runs_yield_the_cores(tmp_path):
+    """A build's seed-1 server works in the background (nice +10), and
+    so does every run it forks; seed 0's runs keep this process's
+    priority. Both seeds' results are judged as before."""
+    from lessonbuild import engine
+    from lessonbuild.deck import read_deck
+
+    root = make_site(tmp_path, "good")
+    nice = tmp_path / "nice.py"
+    nice.write_text("import os\nprint(os.nice(0))\n", encoding="utf-8")
+    ours = os.nice(0)
+    pool = Pool(root)
+    try:
+        result = engine.check(
+            read_deck(root, parts=["Fixture"]),
+            timeout=60,
+            jobs=2,
+            cache_dir=tmp_path / "cache",
+            pool=pool,
+            defer_second=True,
+        )
+        seed_1 = pool.servers[1].proc.pid
+        assert os.getpriority(os.PRIO_PROCESS, seed_1) == min(
+            19, ours + runner.BACKGROUND_NICE
+        )
+        assert result.finish() == []
+        key = pool.key
+        first, second = pool.run(
+            [[nice], [nice]], timeout=60, concurrency=1, key=key
+        )
+    finally:
+        pool.close()
+    assert int(first[0].stdout) == ours
+    assert int(second[0].stdout) == min(19, ours + runner.BACKGROUND_NICE)

