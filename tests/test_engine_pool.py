@@ -61,6 +61,21 @@ def _gone(pid: int, within: float = 20.0) -> bool:
     return False
 
 
+def _check(root: Path, cache: Path, pool: Pool, **options):
+    """The engine's check of the fixture deck at ``root`` on ``pool``."""
+    from lessonbuild import engine
+    from lessonbuild.deck import read_deck
+
+    return engine.check(
+        read_deck(root, parts=["Fixture"]),
+        timeout=60,
+        jobs=2,
+        cache_dir=cache,
+        pool=pool,
+        **options,
+    )
+
+
 # --- the kept servers --------------------------------------------------------
 
 
@@ -369,8 +384,6 @@ def test_deferred_second_runs_are_judged_and_cached_only_when_they_agree(
     a snippet whose output depends on the hash seed is reported there,
     at its include, and never cached; one whose runs agree is cached
     only then."""
-    from lessonbuild import engine
-    from lessonbuild.deck import read_deck
     from lessonbuild.engine.cache import Cache
 
     root = make_site(tmp_path, "good")
@@ -387,14 +400,7 @@ def test_deferred_second_runs_are_judged_and_cached_only_when_they_agree(
     cache = tmp_path / "cache"
     pool = Pool(root)
     try:
-        result = engine.check(
-            read_deck(root, parts=["Fixture"]),
-            timeout=60,
-            jobs=2,
-            cache_dir=cache,
-            pool=pool,
-            defer_second=True,
-        )
+        result = _check(root, cache, pool, defer_second=True)
         assert result.problems == []  # the first runs all passed
         assert result.outputs["snippets/04_hashed.py"] == "732\n"
         assert not list(cache.rglob("*.json")), "cached before both runs"
@@ -437,7 +443,6 @@ def test_prestart_starts_the_seed_0_server_only_for_a_snippet_to_run(
     has no cached run; the check then runs on that very server. Once
     every snippet is cached, it starts nothing."""
     from lessonbuild import engine
-    from lessonbuild.deck import read_deck
     from lessonbuild.engine.cache import base_key
 
     root = make_site(tmp_path, "good")
@@ -450,13 +455,7 @@ def test_prestart_starts_the_seed_0_server_only_for_a_snippet_to_run(
         assert engine.prestart(root, cache, pool) is True
         assert list(pool.servers) == [0], "expected seed 0's server alone"
         early = pool.servers[0].proc.pid
-        result = engine.check(
-            read_deck(root, parts=["Fixture"]),
-            timeout=60,
-            jobs=2,
-            cache_dir=cache,
-            pool=pool,
-        )
+        result = _check(root, cache, pool)
         assert result.problems == [], result.problems
         first = pool.run(
             [[pid]],
@@ -504,8 +503,6 @@ def test_a_builds_second_runs_yield_the_cores(tmp_path):
     """A build's seed-1 server works in the background (nice +10), and
     so does every run it forks; seed 0's runs keep this process's
     priority. Both seeds' results are judged as before."""
-    from lessonbuild import engine
-    from lessonbuild.deck import read_deck
 
     root = make_site(tmp_path, "good")
     nice = tmp_path / "nice.py"
@@ -513,14 +510,7 @@ def test_a_builds_second_runs_yield_the_cores(tmp_path):
     ours = os.nice(0)
     pool = Pool(root)
     try:
-        result = engine.check(
-            read_deck(root, parts=["Fixture"]),
-            timeout=60,
-            jobs=2,
-            cache_dir=tmp_path / "cache",
-            pool=pool,
-            defer_second=True,
-        )
+        result = _check(root, tmp_path / "cache", pool, defer_second=True)
         seed_1 = pool.servers[1].proc.pid
         assert os.getpriority(os.PRIO_PROCESS, seed_1) == min(
             19, ours + runner.BACKGROUND_NICE
