@@ -297,6 +297,11 @@
       margin: 0.04,
       center: false,
       hash: true,
+      // Always one slide at a time. reveal.js 5 turns a window narrower
+      // than 435 px (every phone) into a scrolling page, which drops the
+      // slide in the address: a reading page's Present link (#/15)
+      // opened slide 1 there (hakimel/reveal.js#3815).
+      scrollActivationWidth: null,
       // One-based in the address bar (#/15 is slide 15); the speaker
       // view's preview frames get zero-based hashes from the notes plugin,
       // and reading them one-based moved the deck back a slide.

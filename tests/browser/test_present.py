@@ -320,3 +320,17 @@ def test_pdf_has_one_page_per_slide(built_site, lesson, tmp_path):
         f"{out}: {pdf_pages(out)} pages for {len(lesson.slides)} slides; "
         "the print view (present.js fitPrint) makes one page per slide"
     )
+
+
+def test_a_phone_opens_the_deck_at_the_slide_it_asked_for(browser, built_site):
+    """A reading page's Present link on a phone (390 px wide) opens the
+    deck at that slide, one slide at a time, as on a laptop."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(built_site.as_uri() + f"/present.html#/{SLIDE}")
+        wait_ready(page)
+        assert on_slide(page) == SLIDE
+        assert page.evaluate("Reveal.isScrollView()") is False
+    finally:
+        context.close()
