@@ -124,7 +124,9 @@ update-outputs: $(STAMP) bytecode
 measure-heads: $(STAMP)
 	$(BIN)/python scripts/measure_heads.py
 
-bench: $(STAMP) bytecode
+# The page weights are measured in Chromium: `browser` installs it first,
+# so a fresh machine's bench prints every figure.
+bench: $(STAMP) bytecode browser
 	$(BIN)/python -m lessonbuild bench
 
 # The handout: the deck's print view (present.html?print-pdf) printed by

@@ -524,3 +524,28 @@ def test_a_builds_second_runs_yield_the_cores(tmp_path):
         pool.close()
     assert int(first[0].stdout) == ours
     assert int(second[0].stdout) == min(19, ours + runner.BACKGROUND_NICE)
+
+
+def test_the_warmed_server_forks_with_one_thread(tmp_path):
+    """The server runs a few small tensor operations before its first
+    fork (server._warm_torch), so each run inherits their set-up; it
+    must still fork single-threaded (a thread pool started before a
+    fork can deadlock the child), and a run that wants many threads
+    still gets a parallel matmul that agrees with a plain one."""
+    path = _snippet(
+        tmp_path,
+        "threads.py",
+        "import os\n"
+        "import torch\n"
+        "with open(f'/proc/{os.getppid()}/status') as f:\n"
+        "    print([l.split()[1] for l in f if l.startswith('Threads:')][0])\n"
+        "torch.set_num_threads(4)\n"
+        "g = torch.Generator().manual_seed(0)\n"
+        "a = torch.randn(384, 384, generator=g, dtype=torch.float64)\n"
+        "many = a @ a\n"
+        "torch.set_num_threads(1)\n"
+        "print(torch.allclose(many, a @ a))\n",
+    )
+    ((run,),) = run_batches(tmp_path, [[path]], timeout=60, concurrency=1)
+    assert run.exit == 0, run.failure or run.stderr
+    assert run.stdout.split() == ["1", "True"], run.stdout

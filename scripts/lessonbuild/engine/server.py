@@ -98,6 +98,7 @@ def main():
     # child; with one thread the pool is never started in this process.
     # Children set their own number before running their snippet.
     torch.set_num_threads(1)
+    _warm_torch(torch)
     _settle_imports()
     _send(proto, {"ready": True})
     for line in sys.stdin:
@@ -106,6 +107,35 @@ def main():
         threads = min(default_threads, int(batch.get("threads", 0)) or 10**6)
         _run_batch(proto, root, batch, threads)
         _send(proto, {"done": True})
+
+
+def _warm_torch(torch):
+    """Run, once, what nearly every snippet does first: make, reshape,
+    multiply and print small tensors.
+
+    The first call of an operator pays for lazy set-up (dispatch tables,
+    kernel selection, the printing code); done here, every fork
+    inherits it instead of paying again (measured on the bench's
+    256-snippet deck: 8.2-8.7 -> 7.5-7.7 ms of CPU per run, the check
+    3.8-4.3 -> 3.4-3.7 s). It computes on its own
+    generator and keeps nothing, so no run can see it; with one thread
+    (set before), no thread pool starts before a fork. A warm-up that
+    fails only costs that time.
+    """
+    try:
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn(2, 3, 4, generator=g)  # (B, T, d)
+        w = torch.ones(4, 4)
+        y = torch.nn.functional.linear(x, w, torch.zeros(4))  # (B, T, d)
+        heads = y.view(2, 3, 2, 2).transpose(1, 2)  # (B, h, T, d_k)
+        scores = heads @ heads.transpose(-2, -1) / 2.0  # (B, h, T, T)
+        mask = torch.ones(3, 3, dtype=torch.bool).triu(1)
+        weights = scores.masked_fill(mask, float("-inf")).softmax(dim=-1)
+        merged = (weights @ heads).transpose(1, 2).reshape(2, 3, 4)
+        repr(merged), merged.tolist(), tuple(merged.shape)
+        torch.allclose(merged, merged.contiguous())
+    except Exception:
+        pass
 
 
 def _restore_env():
