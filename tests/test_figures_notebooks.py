@@ -75,6 +75,24 @@ def test_figures_are_byte_identical_across_runs_and_described(
         assert "<dc:date>" not in record["svg"]
 
 
+def test_figure_text_stays_text_whatever_the_snippets_rcparams():
+    """Labels are SVG <text> (searchable, crisp, a third lighter than
+    glyph outlines), even when the snippet drew outside style()."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from mha_ref.figures import to_svg
+
+    fig = Figure()
+    fig.subplots().set_title("head 0: previous token")
+    with matplotlib.rc_context({"svg.fonttype": "path"}):
+        svg = to_svg(fig)
+    assert re.search(r"<text[^>]*>head 0: previous token</text>", svg), svg
+    assert "DejaVuSans-" not in svg  # no glyph outlines
+
+
 @pytest.mark.parametrize("number", SLIDES_WITH_FIGURES)
 def test_slide_shows_a_figure_with_alt_text(built_site, number):
     slide = deck().slides[number - 1]
