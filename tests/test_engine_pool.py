@@ -549,3 +549,48 @@ def test_the_warmed_server_forks_with_one_thread(tmp_path):
     ((run,),) = run_batches(tmp_path, [[path]], timeout=60, concurrency=1)
     assert run.exit == 0, run.failure or run.stderr
     assert run.stdout.split() == ["1", "True"], run.stdout
+
+
+def test_a_runs_exit_does_what_a_standalone_exit_does(tmp_path):
+    """A snippet's own exit work runs in the engine as in ``python X.py``:
+    its atexit handler, its weakref finalizers (a TemporaryDirectory
+    removed), and logging's shutdown (a buffering handler flushed); the
+    server's own finalizers and handlers are not the child's to run
+    (server._own_exit_handlers)."""
+    path = _snippet(
+        tmp_path,
+        "exits.py",
+        "import atexit, logging, logging.handlers, sys, tempfile, weakref\n"
+        "import torch\n"
+        "class Box:\n"
+        "    pass\n"
+        "box = Box()\n"
+        "weakref.finalize(box, print, 'finalizer ran')\n"
+        "scratch = tempfile.TemporaryDirectory()\n"
+        "open(scratch.name + '/f', 'w').close()\n"
+        "atexit.register(lambda: print('atexit ran'))\n"
+        "log = logging.getLogger('exits')\n"
+        "log.propagate = False\n"
+        "log.addHandler(logging.handlers.MemoryHandler(\n"
+        "    100, target=logging.StreamHandler(sys.stdout)))\n"
+        "log.warning('logged, flushed at exit')\n"
+        "print('body done', scratch.name, file=sys.stderr)\n",
+    )
+    ((run,),) = run_batches(tmp_path, [[path]], timeout=60, concurrency=1)
+    alone = subprocess.run(
+        [sys.executable, str(path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert run.exit == 0, run.failure or run.stderr
+    assert run.stdout == alone.stdout
+    assert run.stdout.split("\n") == [
+        "atexit ran",
+        "finalizer ran",
+        "logged, flushed at exit",
+        "",
+    ]
+    scratch = run.stderr.split()[-1]
+    assert not Path(scratch).exists(), f"{scratch} outlived its run"

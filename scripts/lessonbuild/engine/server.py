@@ -170,8 +170,9 @@ def _preload(names):
 
 def _settle_imports():
     """Ready what was imported so far to be inherited by each fork."""
-    # Their finalizers are the server's: not run at a child's exit (see
-    # _own_exit_handlers; marked here once, not in each child).
+    # Their finalizers are the server's, and not run at its exit either:
+    # a child never sees them (_own_exit_handlers), and the server's
+    # exit only ends a check, so it stays quick.
     for info in list(weakref.finalize._registry.values()):
         info.atexit = False
     # Move everything imported so far out of the collector's sight: a
@@ -554,24 +555,39 @@ def _setup_child(root, job, threads, proto):
         np_random.seed()
 
 
+_SERVER_REGISTRIES = []
+
+
 def _own_exit_handlers():
     """Keep the exit handlers a snippet's own resources need, not ours.
 
     The inherited ones belong to the server's imports: running them in
     every child is slow (torch's weakref finalizers take ~40 ms after a
-    fork) and could release what the server still holds (the server
-    marks its finalizers not to run at exit, ``_preload``). A snippet's own
+    fork) and could release what the server still holds. A snippet's own
     handlers, temporary folders (weakref.finalize), logging and
     multiprocessing still run at its exit, as in a standalone run.
+
+    The registries those walk start empty in the child: the server's
+    finalizers and log handlers stay the server's (never run by a
+    child, as before), and an exit no longer visits each of them, which
+    cost a copy of every page they sit on (measured: 0.9 of the 5 ms a
+    small snippet's child runs). The server's handlers flush on every
+    record, so nothing a snippet logs through them is lost.
     """
     atexit._clear()
+    # Kept, not dropped: freeing the server's registry would visit (and
+    # copy) every page the child is meant to leave alone.
+    _SERVER_REGISTRIES.append(weakref.finalize._registry)
+    weakref.finalize._registry = {}
+    # In the order `import torch` registers them (atexit runs the last
+    # first): the snippet's finalizers, then multiprocessing, then logging.
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        logging._handlerList = []  # what the snippet's handlers join
+        atexit.register(lambda: logging.shutdown(logging._handlerList))
+    if "multiprocessing.util" in sys.modules:
+        atexit.register(sys.modules["multiprocessing.util"]._exit_function)
     atexit.register(weakref.finalize._exitfunc)
-    for module, name in (
-        ("multiprocessing.util", "_exit_function"),
-        ("logging", "shutdown"),
-    ):
-        if module in sys.modules:
-            atexit.register(getattr(sys.modules[module], name))
 
 
 def _record_reads(root, sink, own):
