@@ -22,8 +22,11 @@ slower: measured, the runs' total halved), never more than its
 default; torch's generator starts from a
 random seed instead of torch's fixed start-up seed, so a snippet that
 forgets to seed prints different numbers on its two runs and is reported
-as nondeterministic; exit handlers registered by the server's imports do
-not run in the child; Python objects come from glibc's malloc, which
+as nondeterministic; exit handlers, finalizers and log handlers
+registered by the server's imports are not the child's to run at its
+exit (its own are); the server has already run a few small tensor
+operations and a seeding (``_warm_torch``), so their one-time set-up is
+inherited; Python objects come from glibc's malloc, which
 asks for transparent huge pages (``runner.FORK_ENV``: cheaper forks,
 the same results; the environment itself is the run's).
 
