@@ -120,10 +120,11 @@ def _warm_torch(torch):
     kernel selection, the printing code); done here, every fork
     inherits it instead of paying again (measured on the bench's
     256-snippet deck: 8.2-8.7 -> 7.5-7.7 ms of CPU per run, the check
-    3.8-4.3 -> 3.4-3.7 s). It computes on its own
-    generator and keeps nothing, so no run can see it; with one thread
-    (set before), no thread pool starts before a fork. A warm-up that
-    fails only costs that time.
+    3.8-4.3 -> 3.4-3.7 s). It computes on its own generator and keeps
+    nothing (the seeding puts the default generator back, and every run
+    reseeds it anyway), so no run can see it; with one thread (set
+    before), no thread pool starts before a fork. A warm-up that fails
+    only costs that time.
     """
     try:
         g = torch.Generator().manual_seed(0)
@@ -150,6 +151,9 @@ def _warm_torch(torch):
 
 
 def _accelerators_built(torch):
+    """Whether this torch can drive a GPU: its lazy seeding (queued by
+    torch.manual_seed until the device starts) could then run in a
+    child, so the server must not queue one of its own."""
     return (
         torch.backends.cuda.is_built()
         or torch.backends.mps.is_built()
