@@ -198,10 +198,18 @@
   Widget.prototype.announce = function (text) {
     const live = this.live;
     // Clear first so the same message twice is announced twice.
-    live.textContent = "";
-    window.setTimeout(() => {
+    this.silence();
+    this.announcing = window.setTimeout(() => {
+      this.announcing = null;
       live.textContent = text;
     }, 60);
+  };
+  // Empty the live region and drop an announcement still on its way, so a
+  // verdict the student has already changed is never read out late.
+  Widget.prototype.silence = function () {
+    if (this.announcing) window.clearTimeout(this.announcing);
+    this.announcing = null;
+    this.live.textContent = "";
   };
   // Verdict line plus optional cloned content, in the visible panel.
   Widget.prototype.feedback = function (status, message, extra) {
@@ -249,9 +257,9 @@
       mark(h, null);
     });
     this.clearFeedback();
-    // The live region still holds the old verdict for a screen reader
-    // that reads it again: it goes too.
-    this.live.textContent = "";
+    // The live region still holds (or is about to hold) the old verdict
+    // for a screen reader that reads it again: it goes too.
+    this.silence();
     if (this.state.checked) {
       this.state.checked = false;
       this.save();
@@ -848,6 +856,8 @@
     this.handlers[action] = handler;
   };
 
+  // Bring one exercise to life; returns its widget (nothing when the kind
+  // is unknown or the exercise is live already).
   function init(el) {
     const kind = el.getAttribute("data-ex-kind");
     if (!KINDS[kind] || el.hasAttribute("data-ex-ready")) return;
@@ -863,19 +873,17 @@
         forget(w.key);
         const fresh = pristine.cloneNode(true);
         el.replaceWith(fresh);
-        init(fresh);
+        const renewed = init(fresh);
         const label = one(fresh, ".ex-label");
         label.setAttribute("tabindex", "-1");
         label.focus();
-        const live = one(fresh, ".ex-live");
-        window.setTimeout(() => {
-          live.textContent = "Exercise reset: your answer is cleared.";
-        }, 60);
+        renewed.announce("Exercise reset: your answer is cleared.");
       } else if (w.handlers?.[action]) {
         w.handlers[action](b);
       }
     });
     KINDS[kind](w);
+    return w;
   }
 
   function initAll() {

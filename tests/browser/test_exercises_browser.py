@@ -191,6 +191,27 @@ def test_check_change_clears_correct(pages):
     assert "Correct" not in ex.inner_text()  # visible text only
 
 
+def test_a_changed_pick_is_never_announced_late(pages):
+    """The verdict reaches the live region a moment after Check (cleared
+    first, so the same verdict twice is read twice). A pick changed inside
+    that moment cancels it: a screen reader never hears "Correct" for an
+    answer the student has already changed. The page's clock is paused,
+    so the change lands inside the gap every time."""
+    page = pages.open("check.html")
+    page.clock.install()
+    page.clock.pause_at(page.evaluate("Date.now()") + 1000)
+    ex = page.locator("section.ex-check")
+    ex.locator('.ex-option[data-ex-option="A"] label').click()
+    ex.get_by_role("button", name="Check", exact=True).click()
+    expect(ex.locator(".ex-feedback")).to_contain_text("Correct")
+    expect(ex.locator(".ex-live")).to_have_text("")  # still on its way
+    ex.locator('.ex-option[data-ex-option="D"] label').click()
+    expect(ex.locator(".ex-feedback")).to_be_hidden()
+    page.clock.run_for(5000)  # every pending timer fires
+    expect(ex.locator(".ex-live")).to_have_text("")
+    assert "Correct" not in ex.inner_text()
+
+
 def test_check_with_keyboard(pages):
     page = pages.open("check.html")
     ex = page.locator("section.ex-check")
