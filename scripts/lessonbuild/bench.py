@@ -235,8 +235,6 @@ def kernel_seconds(site: Path, snippets: list[str]) -> float:
     "running over TCP without encryption" warning to print into the
     bench's table.
     """
-    import tempfile
-
     import nbformat
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
