@@ -7,6 +7,10 @@ Measured on this machine, side by side, each against its target:
 - the snippet engine: cold (empty cache), warm (nothing changed), after
   touching one snippet; the baseline of one fresh interpreter per
   snippet; one Jupyter kernel running the same snippets (nbclient);
+- the cold check's floor (benchfloor.py): bare interpreters that only
+  import what the snippets use and fork each run, with two hash seeds
+  and with one; how far the engine is above it, and how far it is above
+  ``import torch`` (what the deck's own computation costs);
 - synthetic decks of 16, 64 and 256 snippets: engine against one kernel;
 - a clean ``mkdocs build`` and a rebuild after touching one slide (in
   one process, as ``make serve``, that is ``mkdocs serve --dirty``,
@@ -35,10 +39,12 @@ from pathlib import Path
 
 from .deck import read_deck
 from .engine.check import used_snippets
-from .engine.runner import SERVER
+from .engine.preload import preload_plan
+from .engine.runner import HASH_SEEDS, SERVER
 from .settings import CACHE_ENV
 
 RUNS = 3
+FLOOR = Path(__file__).with_name("benchfloor.py")
 SCALES = (16, 64, 256)
 #: Seconds between the first build under serve and the first edit: the
 #: author reads the page while the kept fork servers start.
@@ -227,6 +233,43 @@ def check_seconds(site: Path, cache: Path | None) -> tuple[float, str]:
     return seconds, (summary or ["?"])[-1]
 
 
+def floor_seconds(site: Path, snippets: list[str], seeds: int) -> float:
+    """The least work a cold check can do (benchfloor.py): bare
+    interpreters importing torch and the engine's preload, then forking
+    two runs of every snippet. ``seeds`` 2: one interpreter per hash
+    seed, side by side, one run at a time each (the engine's way); 1:
+    one interpreter, both runs, two at a time."""
+    preload = ",".join(
+        preload_plan([(site / rel).read_text() for rel in snippets])
+    )
+    with tempfile.TemporaryDirectory(prefix="bench-floor-") as folder:
+        start = time.perf_counter()
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    str(FLOOR),
+                    str(site),
+                    os.path.join(folder, f"tables-{seed}"),
+                    preload,
+                    str(len(HASH_SEEDS) // seeds),  # runs per interpreter
+                    *snippets,
+                ],
+                cwd=site,
+                env=_env(PYTHONHASHSEED=str(seed)),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for seed in HASH_SEEDS[:seeds]
+        ]
+        errors = [p.communicate()[1] for p in procs]
+        seconds = time.perf_counter() - start
+    if any(p.returncode for p in procs):
+        raise RuntimeError(f"the floor's runs failed:\n{errors[-1][-2000:]}")
+    return seconds
+
+
 def kernel_seconds(site: Path, snippets: list[str]) -> float:
     """One Jupyter kernel (nbclient) runs every snippet as a cell.
 
@@ -283,9 +326,12 @@ def bench(root: Path, jobs=None, timeout=None) -> int:
         # minutes, and a ratio of two figures timed minutes apart
         # measured the drift.
         imports, colds, warms, kernels = [], [], [], []
+        floors: dict[int, list[float]] = {2: [], 1: []}
         for i in range(RUNS):
             cache = tmp / f"cache-{i}"
             imports.append(import_seconds(site))
+            for seeds, times in floors.items():
+                times.append(floor_seconds(site, snippets, seeds))
             colds.append(check_seconds(site, cache))
             warms.append(check_seconds(site, cache))
             kernels.append(kernel_seconds(site, snippets))
@@ -298,6 +344,7 @@ def bench(root: Path, jobs=None, timeout=None) -> int:
             )
         )
         t_cold = statistics.median(s for s, _ in colds)
+        t_floor, t_floor_one = map(statistics.median, floors.values())
         t_warm = statistics.median(s for s, _ in warms)
         touched = site / snippets[0]
         touched.write_text(touched.read_text() + "\n# touched\n")
@@ -315,6 +362,24 @@ def bench(root: Path, jobs=None, timeout=None) -> int:
                 target="<= 2 x import torch",
                 ratio=t_cold / t_import,
                 met=t_cold <= 2 * t_import,
+            ),
+            Figure(
+                "  its floor: bare interpreters, one per hash seed "
+                f"(median of {RUNS})",
+                t_floor,
+                target="x import torch",
+                ratio=t_floor / t_import,
+            ),
+            Figure(
+                f"  the floor with one hash seed (median of {RUNS})",
+                t_floor_one,
+                target="x import torch",
+                ratio=t_floor_one / t_import,
+            ),
+            Figure(
+                "  engine cold over the floor",
+                target="the engine's own cost",
+                ratio=t_cold / t_floor,
             ),
             Figure(
                 "baseline: a fresh interpreter per snippet",
