@@ -49,6 +49,7 @@ import logging
 import shutil
 import sys
 import time
+import warnings
 from html import escape as html_escape
 from pathlib import Path
 
@@ -98,6 +99,24 @@ LessonConfig = type(
         for name, (kind, default, _) in SCHEMA.items()
     },
 )
+
+
+def _quiet_library_warnings():
+    """Silence the one library warning every build printed.
+
+    mkdocs-macros-plugin reads its ``force_render_paths`` as pathspec
+    "gitwildmatch" patterns, which pathspec 1.x deprecates. The
+    ``mkdocs`` command shows every DeprecationWarning, so each build
+    logged two tracebacks that no contributor can fix. Only that
+    warning is silenced (the lesson plugin's ``on_config`` runs first);
+    pytest has the same filter in pyproject.toml.
+    """
+    warnings.filterwarnings(
+        "ignore",
+        message="GitWildMatchPattern",
+        category=DeprecationWarning,
+        module="pathspec",
+    )
 
 
 class LessonPlugin(BasePlugin[LessonConfig]):
@@ -188,6 +207,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
 
     @event_priority(100)
     def on_config(self, config):
+        _quiet_library_warnings()
         self.mkdocs_config = config
         self.failure = None  # serve: this build's problems, as a page
         root = Path(config.config_file_path).resolve().parent

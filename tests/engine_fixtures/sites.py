@@ -30,6 +30,8 @@ plugins:
       module_name: {repo}/scripts/lessonbuild/macros
       on_undefined: strict
       on_error_fail: true
+      render_by_default: false
+      force_render_paths: "*.md"
 markdown_extensions:
   - admonition
   - tables
@@ -85,12 +87,14 @@ def engine(root: Path, *args: str, cache: Path | None = SHARED_CACHE):
 def mkdocs_build(
     root: Path, cache: Path | None = SHARED_CACHE, env: dict | None = None
 ):
-    """``mkdocs build --strict`` of the site at ``root``.
+    """``mkdocs build --strict`` of the site at ``root``, by the
+    ``mkdocs`` command, as ``make build`` runs it (``python -m mkdocs``
+    shows fewer of the libraries' warnings).
 
     ``cache=None``: no shared cache (the site's own .cache/engine).
     """
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict"],
+        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict"],
         cwd=root,
         env={**_env(cache), **(env or {})},
         capture_output=True,
