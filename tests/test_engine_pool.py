@@ -213,11 +213,16 @@ def test_runs_share_the_cores(tmp_path, concurrency):
         )
 
 
-def test_a_run_sees_the_environment_it_was_run_from(tmp_path, monkeypatch):
-    """The server allocates its own way (runner.FORK_ENV: malloc on huge
-    pages, for cheaper forks), but a snippet, and what it starts, get
-    the environment of the run: a variable the runner set is gone, one
-    the user set keeps the user's value."""
+@pytest.mark.parametrize("malloc_from", [1, runner.MALLOC_FROM])
+def test_a_run_sees_the_environment_it_was_run_from(
+    tmp_path, monkeypatch, malloc_from
+):
+    """The server allocates its own way (runner.FORK_ENV: huge pages;
+    MALLOC_ENV, from MALLOC_FROM snippets: malloc; for cheaper forks),
+    but a snippet, and what it starts, get the environment of the run:
+    a variable the runner set is gone, one the user set keeps the
+    user's value."""
+    monkeypatch.setattr(runner, "MALLOC_FROM", malloc_from)
     monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
     monkeypatch.setenv("PYTHONMALLOC", "pymalloc")
     path = _snippet(
@@ -235,6 +240,43 @@ def test_a_run_sees_the_environment_it_was_run_from(tmp_path, monkeypatch):
         "None pymalloc",
         "['SNIPPET_ENGINE_JOB']",
     ], run.stderr
+
+
+def _server_environ(root: Path) -> dict[str, str]:
+    """The environment a started seed-0 server of ``root`` was run with."""
+    pool = Pool(root)
+    try:
+        pool.warm(["torch"], count=1)
+        pid = pool.servers[0].proc.pid
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    finally:
+        pool.close()
+    return dict(
+        item.split("=", 1) for item in raw.decode().split("\0") if "=" in item
+    )
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/environ").exists(), reason="needs Linux /proc"
+)
+def test_servers_allocate_with_malloc_only_for_a_deck_of_many_snippets(
+    tmp_path, monkeypatch
+):
+    """malloc makes a server's import slower and its forks cheaper: it is
+    asked for only where the deck has MALLOC_FROM snippets or more; huge
+    pages always."""
+    monkeypatch.setattr(runner, "MALLOC_FROM", 3)
+    monkeypatch.delenv("PYTHONMALLOC", raising=False)
+    root = tmp_path / "deck"
+    for i in range(2):
+        _snippet(root, f"s{i}.py", "print(1)\n")
+    few = _server_environ(root)
+    _snippet(root, "deeper/s2.py", "print(1)\n")
+    many = _server_environ(root)
+    assert "PYTHONMALLOC" not in few
+    assert many.get("PYTHONMALLOC") == "malloc"
+    for env in (few, many):
+        assert "glibc.malloc.hugetlb=1" in env.get("GLIBC_TUNABLES", "")
 
 
 def test_a_process_left_by_a_run_that_left_its_group_is_killed(tmp_path):

@@ -447,20 +447,27 @@ def _label(root: Path, job: Path | Module) -> str:
     return job.relative_to(root).as_posix()
 
 
-#: How a server allocates, for cheaper forks: every Python object from
-#: glibc's malloc (not Python's own arenas of 4 KiB pages), and glibc's
-#: heap on transparent huge pages (where the kernel offers them on
-#: request), so a fork copies and an exit frees a fraction of the
-#: page-table entries. Measured, a fork and exit of a server that
-#: imported torch: 26.6 ms -> 13.4 ms with huge pages; then 11.8 ms ->
-#: 6.0 ms (system time per fork and exit 14 ms -> 7 ms) with malloc.
-#: Without THP, or with another libc, the tunable does nothing. The
-#: server puts the environment back as it was (``RESTORE_ENV``), so a
-#: snippet sees the environment it was run from.
-FORK_ENV = {
-    "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1",
-    "PYTHONMALLOC": "malloc",
-}
+#: How a server allocates, for cheaper forks: glibc's heap on
+#: transparent huge pages (where the kernel offers them on request), so
+#: a fork copies and an exit frees a fraction of the page-table entries;
+#: and, for a deck of at least ``MALLOC_FROM`` snippets, every Python
+#: object from glibc's malloc (not Python's own arenas of 4 KiB pages).
+#: Measured, a fork and exit of a server that imported torch: 26.6 ms ->
+#: 13.4 ms with huge pages; then 11.8 ms -> 6.0 ms (system time per fork
+#: and exit 14 ms -> 7 ms) with malloc. But malloc makes the server's
+#: own import and preload slower, so it pays only for a server that
+#: forks many runs. Cold checks, alternating, huge pages alone against
+#: both: the lesson's 28 snippets 4.18 against 4.40 s (medians of 5);
+#: 64 synthetic snippets 1.97 against 2.15 s; 256 synthetic snippets
+#: 4.16 against 3.82 s (medians of 4), a crossover near 130. Without
+#: THP, or with another libc, the tunable does nothing. The server puts
+#: the environment back as it was (``RESTORE_ENV``), so a snippet sees
+#: the environment it was run from.
+FORK_ENV = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
+MALLOC_ENV = {"PYTHONMALLOC": "malloc"}
+#: Snippets under ``snippets/`` from which a server uses ``MALLOC_ENV``:
+#: a cold check forks one run of each on each server.
+MALLOC_FROM = 128
 #: JSON {name: value before FORK_ENV, or null}, for the server.
 RESTORE_ENV = "SNIPPET_ENGINE_RESTORE_ENV"
 
@@ -475,8 +482,11 @@ def _start(root, index, tmp) -> _Server:
     # Fixed and distinct per server: the same tree gives the same
     # verdict every time, and a snippet's two runs see two hash orders.
     env["PYTHONHASHSEED"] = str(HASH_SEEDS[index % len(HASH_SEEDS)])
-    env[RESTORE_ENV] = json.dumps({k: env.get(k) for k in FORK_ENV})
-    env.update(FORK_ENV)
+    allocator = dict(FORK_ENV)
+    if _many_snippets(root):
+        allocator.update(MALLOC_ENV)
+    env[RESTORE_ENV] = json.dumps({k: env.get(k) for k in allocator})
+    env.update(allocator)
     with open(log, "wb") as log_file:
         proc = subprocess.Popen(
             [sys.executable, str(SERVER), str(root), str(tmp), str(jobs_root)],
@@ -491,6 +501,17 @@ def _start(root, index, tmp) -> _Server:
     server = _Server(index, proc, log, folder, jobs_root, prefix)
     server.deadline = time.monotonic() + STARTUP_LIMIT
     return server
+
+
+def _many_snippets(root: Path) -> bool:
+    """Whether ``root/snippets`` holds ``MALLOC_FROM`` Python files or
+    more (counted only that far)."""
+    count = 0
+    for _ in Path(root, "snippets").rglob("*.py"):
+        count += 1
+        if count >= MALLOC_FROM:
+            return True
+    return False
 
 
 def _submit(server, timeout, concurrency, preload, threads) -> None:

@@ -26,9 +26,10 @@ as nondeterministic; exit handlers, finalizers and log handlers
 registered by the server's imports are not the child's to run at its
 exit (its own are); the server has already run a few small tensor
 operations and a seeding (``_warm_torch``), so their one-time set-up is
-inherited; Python objects come from glibc's malloc, which
-asks for transparent huge pages (``runner.FORK_ENV``: cheaper forks,
-the same results; the environment itself is the run's).
+inherited; glibc's heap asks for transparent huge pages, and
+in a deck of many snippets Python objects come from glibc's malloc
+(``runner.FORK_ENV``, ``MALLOC_ENV``: cheaper forks, the same results;
+the environment itself is the run's).
 
 What a snippet may not do (issue 14): the server first makes the root
 read-only for itself and its children (a private mount namespace, when
