@@ -243,30 +243,40 @@ def floor_seconds(site: Path, snippets: list[str], seeds: int) -> float:
         preload_plan([(site / rel).read_text() for rel in snippets])
     )
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as folder:
+        # stderr to files: a pipe read after the other interpreter ends
+        # could stall a chatty one and time the stall.
+        logs = [Path(folder, f"stderr-{seed}") for seed in HASH_SEEDS[:seeds]]
         start = time.perf_counter()
-        procs = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    str(FLOOR),
-                    str(site),
-                    os.path.join(folder, f"tables-{seed}"),
-                    preload,
-                    str(len(HASH_SEEDS) // seeds),  # runs per interpreter
-                    *snippets,
-                ],
-                cwd=site,
-                env=_env(PYTHONHASHSEED=str(seed)),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for seed in HASH_SEEDS[:seeds]
-        ]
-        errors = [p.communicate()[1] for p in procs]
+        procs = []
+        for seed, log in zip(HASH_SEEDS[:seeds], logs, strict=True):
+            with open(log, "w") as stderr:
+                procs.append(
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            str(FLOOR),
+                            str(site),
+                            os.path.join(folder, f"tables-{seed}"),
+                            preload,
+                            str(len(HASH_SEEDS) // seeds),  # runs each
+                            *snippets,
+                        ],
+                        cwd=site,
+                        env=_env(PYTHONHASHSEED=str(seed)),
+                        stdout=subprocess.DEVNULL,
+                        stderr=stderr,
+                    )
+                )
+        for proc in procs:
+            proc.wait()
         seconds = time.perf_counter() - start
-    if any(p.returncode for p in procs):
-        raise RuntimeError(f"the floor's runs failed:\n{errors[-1][-2000:]}")
+        failed = [
+            log.read_text(errors="replace")[-2000:]
+            for proc, log in zip(procs, logs, strict=True)
+            if proc.returncode
+        ]
+    if failed:
+        raise RuntimeError("the floor's runs failed:\n" + "\n".join(failed))
     return seconds
 
 
