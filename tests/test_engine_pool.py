@@ -243,10 +243,14 @@ def test_a_run_sees_the_environment_it_was_run_from(
 
 
 def _server_environ(root: Path) -> dict[str, str]:
-    """The environment a started seed-0 server of ``root`` was run with."""
+    """The environment the seed-0 server of ``root`` was run with, read
+    once it has answered a batch: until its exec is complete, /proc
+    shows an empty environment (or its parent's)."""
     pool = Pool(root)
     try:
-        pool.warm(["torch"], count=1)
+        first = sorted((root / "snippets").rglob("*.py"))[0]
+        ((run,),) = pool.run([[first]], timeout=60, concurrency=1)
+        assert run.exit == 0, run.stderr + run.failure
         pid = pool.servers[0].proc.pid
         raw = Path(f"/proc/{pid}/environ").read_bytes()
     finally:
