@@ -10,18 +10,23 @@ def violations(
 ) -> list[str]:
     """axe-core's findings on ``page`` (only ``impacts`` and ``rules``,
     when given), one readable line per offending element."""
-    from axe_playwright_python.sync_playwright import Axe
+    from axe_playwright_python.base import AXE_SCRIPT
 
     # Only violations are read: axe then stops gathering every passing
     # node (a quarter of its time per page here).
     options = {"resultTypes": ["violations"]}
     if rules:
         options["runOnly"] = list(rules)
-    result = Axe().run(page, context=context, options=options)
+    if page.evaluate("() => typeof axe") == "undefined":  # once a page
+        page.evaluate(AXE_SCRIPT)
+    response = page.evaluate(
+        "([context, options]) => axe.run(context ?? document, options)",
+        [context, options],
+    )
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at {node['target']}: "
         + node["html"][:80]
-        for v in result.response["violations"]
+        for v in response["violations"]
         if impacts is None or v["impact"] in impacts
         for node in v["nodes"]
     ]
