@@ -108,8 +108,8 @@ def _quiet_library_warnings():
     "gitwildmatch" patterns, which pathspec 1.x deprecates. The
     ``mkdocs`` command shows every DeprecationWarning, so each build
     logged two tracebacks that no contributor can fix. Only that
-    warning is silenced (the lesson plugin's ``on_config`` runs first);
-    pytest has the same filter in pyproject.toml.
+    warning is silenced (the lesson plugin's ``on_config`` runs first),
+    in every build: ``mkdocs``, ``make serve`` and the tests' own.
     """
     warnings.filterwarnings(
         "ignore",
