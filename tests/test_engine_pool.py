@@ -21,11 +21,12 @@ from lessonbuild.engine.preload import preload_plan
 from lessonbuild.engine.runner import Pool, run_batches
 from tests.engine_fixtures.sites import make_site
 
-#: Prints who forked it and the hash of a fixed string (per seed).
+#: Prints the hash of a fixed string (per seed) and its threads; which
+#: server forked it is ``Run.server`` (a run cannot see its server: it
+#: is PID 1 of a namespace of its own).
 WHO = (
-    "import os\n"
     "import torch\n"
-    "print(os.getppid(), hash('alpha'), torch.get_num_threads())\n"
+    "print(0, hash('alpha'), torch.get_num_threads())\n"
 )
 
 
@@ -42,7 +43,7 @@ def _parents(batches) -> list[str]:
     for runs in batches:
         for run in runs:
             assert run.exit == 0, run.failure or run.stderr
-            out.append(run.stdout.split()[0])
+            out.append(str(run.server))
     return out
 
 
@@ -162,21 +163,51 @@ def test_closing_the_pool_cancels_what_was_started(tmp_path):
     assert _gone(server), "expected close() to stop the server"
 
 
-def test_a_server_killed_by_its_snippet_is_replaced(tmp_path):
-    """A snippet that kills its server is named; the next run of the
-    same pool gets a fresh server instead of a dead pipe."""
-    killer = _snippet(
-        tmp_path,
-        "killer.py",
-        "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n",
-    )
+def test_a_snippet_cannot_signal_its_server(tmp_path):
+    """A run sees no process but its own (PID namespace): its parent's
+    pid is 0, kill(-1) reaches nothing, and its server's pid names no
+    process it can see; the server goes on serving."""
+    pool = Pool(tmp_path)
+    try:
+        [[run]] = pool.run(
+            [[_snippet(tmp_path, "who.py", WHO)]], timeout=60, concurrency=1
+        )
+        server = run.server
+        killer = _snippet(
+            tmp_path,
+            "killer.py",
+            "import os, signal\n"
+            "print(os.getpid(), os.getppid())\n"
+            f"for target in (-1, {server}):\n"
+            "    try:\n"
+            "        os.kill(target, signal.SIGKILL)\n"
+            "        print(target, 'killed')\n"
+            "    except ProcessLookupError:\n"
+            "        print(target, 'no such process')\n",
+        )
+        [[attack]] = pool.run([[killer]], timeout=60, concurrency=1)
+        assert attack.stdout.splitlines() == [
+            "1 0",
+            "-1 no such process",
+            f"{server} no such process",
+        ], attack.stderr + attack.failure
+        assert attack.server == server and pool.servers[0].proc.poll() is None
+    finally:
+        pool.close()
+
+
+def test_a_server_that_died_is_replaced(tmp_path):
+    """A server that died between runs (killed from outside, a crash) is
+    replaced by the next run instead of a dead pipe."""
     who = _snippet(tmp_path, "who.py", WHO)
     pool = Pool(tmp_path)
     try:
-        [[dead]] = pool.run([[killer]], timeout=60, concurrency=1)
-        assert "runner died while this snippet ran" in dead.failure
+        [[first]] = pool.run([[who]], timeout=60, concurrency=1)
+        pool.servers[0].proc.kill()
+        pool.servers[0].proc.wait()
         [[run]] = pool.run([[who]], timeout=60, concurrency=1)
         assert run.exit == 0, run.failure or run.stderr
+        assert run.server != first.server
     finally:
         pool.close()
 
@@ -213,33 +244,32 @@ def test_runs_share_the_cores(tmp_path, concurrency):
         )
 
 
-@pytest.mark.parametrize("malloc_from", [1, runner.MALLOC_FROM])
-def test_a_run_sees_the_environment_it_was_run_from(
-    tmp_path, monkeypatch, malloc_from
-):
-    """The server allocates its own way (runner.FORK_ENV: huge pages;
-    MALLOC_ENV, from MALLOC_FROM snippets: malloc; for cheaper forks),
-    but a snippet, and what it starts, get the environment of the run:
-    a variable the runner set is gone, one the user set keeps the
-    user's value."""
-    monkeypatch.setattr(runner, "MALLOC_FROM", malloc_from)
-    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+def test_a_run_sees_a_fixed_minimal_environment(tmp_path, monkeypatch):
+    """The caller's environment never reaches a run (it would be an
+    input the cache cannot see): a snippet, and what it starts, see the
+    same few variables on every machine (server.run_environment); the
+    server's allocator setting (runner.FORK_ENV) is not among them."""
+    monkeypatch.setenv("SECRET_TOKEN", "hunter2")
     monkeypatch.setenv("PYTHONMALLOC", "pymalloc")
     path = _snippet(
         tmp_path,
         "env.py",
         "import os, subprocess, sys\n"
-        "print(os.environ.get('GLIBC_TUNABLES'), "
-        "os.environ.get('PYTHONMALLOC'))\n"
+        "print(sorted(os.environ))\n"
+        "print(os.environ['HOME'] == os.environ['TMPDIR'])\n"
         "print(subprocess.run([sys.executable, '-c', 'import os; "
-        'print(sorted(k for k in os.environ if k.startswith("SNIPPET_")))\'],'
+        "print(sorted(os.environ))'],"
         " capture_output=True, text=True).stdout.strip())\n",
     )
     ((run,),) = run_batches(tmp_path, [[path]], timeout=60, concurrency=1)
-    assert run.stdout.splitlines() == [
-        "None pymalloc",
-        "['SNIPPET_ENGINE_JOB']",
-    ], run.stderr
+    names = str(
+        ["HOME", "LANG", "MHA_REF_TABLES_FILE", "MPLBACKEND", "PATH"]
+        + ["PYTHONHASHSEED", "TMPDIR", "TZ"]
+    )
+    assert run.stdout.splitlines() == [names, "True", names], run.stderr
+    # Having started a program, the run is not cached: what it read
+    # is not seen by the audit hook.
+    assert run.uncached == "started a program"
 
 
 def _server_environ(root: Path) -> dict[str, str]:
@@ -263,63 +293,63 @@ def _server_environ(root: Path) -> dict[str, str]:
 @pytest.mark.skipif(
     not Path("/proc/self/environ").exists(), reason="needs Linux /proc"
 )
-def test_servers_allocate_with_malloc_only_for_a_deck_of_many_snippets(
+def test_servers_allocate_on_huge_pages_without_switching_malloc(
     tmp_path, monkeypatch
 ):
-    """malloc makes a server's import slower and its forks cheaper: it is
-    asked for only where the deck has MALLOC_FROM snippets or more; huge
-    pages always."""
-    monkeypatch.setattr(runner, "MALLOC_FROM", 3)
+    """Huge pages for every server; Python's own allocator always (issue
+    33: the switch to glibc malloc at 128 snippets is gone)."""
     monkeypatch.delenv("PYTHONMALLOC", raising=False)
     root = tmp_path / "deck"
     for i in range(2):
         _snippet(root, f"s{i}.py", "print(1)\n")
-    few = _server_environ(root)
-    _snippet(root, "deeper/s2.py", "print(1)\n")
-    many = _server_environ(root)
-    assert "PYTHONMALLOC" not in few
-    assert many.get("PYTHONMALLOC") == "malloc"
-    for env in (few, many):
-        assert "glibc.malloc.hugetlb=1" in env.get("GLIBC_TUNABLES", "")
+    env = _server_environ(root)
+    assert "PYTHONMALLOC" not in env
+    assert "glibc.malloc.hugetlb=1" in env.get("GLIBC_TUNABLES", "")
+
+
+def _alive_with(token: str) -> list[int]:
+    """Processes of this machine whose command line holds ``token``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            state = (proc / "stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            continue
+        if token.encode() in cmdline and state != "Z":
+            found.append(int(proc.name))
+    return found
 
 
 def test_a_process_left_by_a_run_that_left_its_group_is_killed(tmp_path):
-    """A run whose group is empty skips the sweep of /proc only when the
-    server adopted nobody: a child that left the group (setsid) and
-    outlives the run, and its own child, are still killed."""
-    root, pids = tmp_path / "site", tmp_path / "pids"  # the root is read-only
+    """A run's PID namespace ends with the run: a program it started in
+    a session of its own (setsid, a double fork) that would sleep on is
+    gone when the run's result is in."""
+    token = f"outlive-{os.getpid()}-{time.monotonic_ns()}"
+    root = tmp_path / "site"
     path = _snippet(
         root,
         "escape.py",
-        "import os, time\n"
-        f"pids = {str(pids)!r}\n"
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
-        "        with open(pids + '.tmp', 'w') as f:\n"
-        "            f.write(f'{os.getppid()} {os.getpid()}')\n"
-        "        os.rename(pids + '.tmp', pids)\n"
-        "    time.sleep(60)\n"
-        "    os._exit(0)\n"
-        "while not os.path.exists(pids):\n"
-        "    time.sleep(0.01)\n"
+        "import os, subprocess, sys\n"
+        "r, w = os.pipe()\n"
+        "subprocess.Popen([sys.executable, '-c', 'import os, sys, time; "
+        "os.write(int(sys.argv[1]), b\"x\"); time.sleep(60)', str(w), "
+        f"{token!r}], pass_fds=[w], start_new_session=True)\n"
+        "os.read(r, 1)\n"
         "print('left')\n",
     )
     ((run,),) = run_batches(root, [[path]], timeout=60, concurrency=1)
     assert run.stdout == "left\n", run.stderr
-    for pid in pids.read_text().split():
-        stat = Path(f"/proc/{pid}/stat")
-        alive = stat.exists() and stat.read_text().split(")")[-1].split()[0]
-        assert alive in (False, "Z"), f"process {pid} outlived its run"
+    assert _alive_with(token) == [], "a process outlived its run"
 
 
-def test_runs_write_their_files_in_ram_and_leave_none(tmp_path):
-    """Each run's stdout, stderr and tables go to a folder in RAM where
-    the platform has one (cheaper to create than on disk); a data file
-    the snippet read, and the snippet itself, are still reported; the
-    folder goes with the pool."""
-    if not runner.RAM.is_dir() or not os.access(runner.RAM, os.W_OK):
-        pytest.skip(f"no writable {runner.RAM} here")
+def test_runs_write_their_files_in_the_pool_folder_and_leave_none(tmp_path):
+    """Each run's stdout, stderr and tables go to a folder of its own in
+    the pool's temporary folder (issue 33: no longer /dev/shm); a data
+    file the snippet read, and the snippet itself, are still reported;
+    the folder goes with the pool."""
     root = tmp_path / "site"
     (root / "data").mkdir(parents=True)
     (root / "data" / "n.txt").write_text("41\n")
@@ -329,8 +359,6 @@ def test_runs_write_their_files_in_ram_and_leave_none(tmp_path):
         "print(open('data/n.txt').read().strip())\n",
     )
     quiet = _snippet(root, "quiet.py", "print('hi')\n")
-    mine = f"{runner.TMP_PREFIX}{os.getpid()}-*"
-    before = set(runner.RAM.glob(mine))
     pool = Pool(root)
     try:
         ((a, b),) = pool.run([[reads, quiet]], timeout=60, concurrency=1)
@@ -338,11 +366,11 @@ def test_runs_write_their_files_in_ram_and_leave_none(tmp_path):
         assert a.reads == ["data/n.txt", "snippets/reads.py"]
         assert (b.stdout, b.reads) == ("hi\n", ["snippets/quiet.py"])
         (server,) = pool.servers.values()
-        assert server.jobs_root.parent == runner.RAM
-        assert set(runner.RAM.glob(mine)) - before == {server.jobs_root}
+        assert server.jobs_root.is_relative_to(pool.tmp)
+        tmp = pool.tmp
     finally:
         pool.close()
-    assert set(runner.RAM.glob(mine)) == before, "left in RAM"
+    assert not tmp.exists(), "the pool's folder outlived it"
 
 
 # --- the preload plan --------------------------------------------------------
@@ -492,9 +520,9 @@ def test_prestart_starts_the_seed_0_server_only_for_a_snippet_to_run(
     from lessonbuild.engine.cache import base_key
 
     root = make_site(tmp_path, "good")
-    # Outside snippets/: prints which server forked it.
-    pid = tmp_path / "pid.py"
-    pid.write_text("import os\nprint(os.getppid())\n", encoding="utf-8")
+    # Outside snippets/: which server forked it is its Run's server.
+    pid = root / "pid.py"
+    pid.write_text("print('ran')\n", encoding="utf-8")
     cache = tmp_path / "cache"
     pool = Pool(root)
     try:
@@ -509,7 +537,7 @@ def test_prestart_starts_the_seed_0_server_only_for_a_snippet_to_run(
             concurrency=1,
             key=base_key(root / "snippets"),
         )
-        assert first[0][0].stdout.split() == [str(early)], (
+        assert first[0][0].server == early, (
             "expected the prestarted server to be the one that ran"
         )
     finally:
@@ -573,17 +601,18 @@ def test_a_builds_second_runs_yield_the_cores(tmp_path):
 
 
 def test_the_warmed_server_forks_with_one_thread(tmp_path):
-    """The server runs a few small tensor operations before its first
-    fork (server._warm_torch), so each run inherits their set-up; it
-    must still fork single-threaded (a thread pool started before a
-    fork can deadlock the child), and a run that wants many threads
-    still gets a parallel matmul that agrees with a plain one."""
+    """The server imports torch before its first fork; it must still
+    fork single-threaded (a thread pool started before a fork can
+    deadlock the child), and a run that wants many threads still gets a
+    parallel matmul that agrees with a plain one. (The run is PID 1 of
+    its namespace: its parent, the server's child that waits for it, is
+    outside; the run reads its own thread count at start.)"""
     path = _snippet(
         tmp_path,
         "threads.py",
         "import os\n"
         "import torch\n"
-        "with open(f'/proc/{os.getppid()}/status') as f:\n"
+        "with open('/proc/self/status') as f:\n"
         "    print([l.split()[1] for l in f if l.startswith('Threads:')][0])\n"
         "torch.set_num_threads(4)\n"
         "g = torch.Generator().manual_seed(0)\n"
@@ -602,7 +631,7 @@ def test_a_runs_exit_does_what_a_standalone_exit_does(tmp_path):
     its atexit handler, its weakref finalizers (a TemporaryDirectory
     removed), and logging's shutdown (a buffering handler flushed); the
     server's own finalizers and handlers are not the child's to run
-    (server._own_exit_handlers)."""
+    (server._ExitWork, through public functions only)."""
     path = _snippet(
         tmp_path,
         "exits.py",
@@ -638,5 +667,3 @@ def test_a_runs_exit_does_what_a_standalone_exit_does(tmp_path):
         "logged, flushed at exit",
         "",
     ]
-    scratch = run.stderr.split()[-1]
-    assert not Path(scratch).exists(), f"{scratch} outlived its run"

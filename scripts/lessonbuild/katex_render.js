@@ -18,20 +18,32 @@ if (!katexPath) {
 const katex = require(katexPath);
 
 function render(request) {
+  // KaTeX with trust false shows a refused command (\href{javascript:…},
+  // \includegraphics, \htmlId...) as red text and goes on: here it is an
+  // error, so the build fails at the formula instead of publishing it.
+  const refused = [];
   try {
-    return {
-      id: request.id,
-      html: katex.renderToString(request.tex, {
+    const html = katex.renderToString(request.tex, {
         displayMode: Boolean(request.display),
         // A TeX error must fail the build, never show red TeX on a slide.
         throwOnError: true,
         // HTML for the eye, MathML for screen readers and search.
         output: "htmlAndMathml",
         // \href, \includegraphics and friends: not in a lesson's formulas.
-        trust: false,
+        trust: (context) => {
+          refused.push(context.command);
+          return false;
+        },
         strict: "error",
-      }),
-    };
+      });
+    if (refused.length) {
+      return {
+        id: request.id,
+        error: `KaTeX: ${refused.join(", ")} is not allowed in a formula (trust: false; links and HTML go in the Markdown)`,
+        position: null,
+      };
+    }
+    return { id: request.id, html };
   } catch (e) {
     return {
       id: request.id,

@@ -16,17 +16,19 @@ The order of the build, in one place (each step is a method below):
    a second read of the file, so what is published is what was checked.
 3. ``on_page_content``: the placeholders become the exercise widgets,
    and the instructor notes are kept out of the search index.
-   Right after the snippets ran, every file under docs/, snippets/ and
-   mha_ref/ must be as it was before: a snippet that wrote, created or
-   deleted one fails the build, naming the file.
+   Right after the snippets ran, every file of the repository must hash
+   as it did before (``engine/guard.py``): a snippet that wrote, created
+   or deleted one fails the build, naming the file.
 4. ``on_page_context`` (last): keep each page's final content, then
    typeset its math; ``on_post_build`` judges the snippets' second runs
    (a build renders its pages while they run; a disagreement fails the
    build, and the guarded files are checked again), then writes the
    reveal.js deck ``present.html`` from the slides' contents
    (``present.py``) and typesets the deck's math from the same cache.
-5. ``on_build_error``: a failed build leaves no site folder that looks
-   finished.
+5. The site is written into a fresh folder and moved into place in one
+   step at the very end (``atomic.SiteSwap``), one build of a site at a
+   time (``atomic.BuildLock``); ``on_build_error``: a failed build
+   leaves no site folder that looks finished.
 
 State lives on the plugin instance, never in module globals, so the
 macros module (``{{ table(...) }}``) reads the tables from here.
@@ -56,10 +58,13 @@ from pathlib import Path
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 from mkdocs.exceptions import Abort
-from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 
 from . import engine, exercises, notebooks, present, themeenv
+from .atomic import BuildLock, SiteSwap
+from .engine.guard import fingerprint, tampering
 from .deck import Deck, read_deck
+from .macros import TemplateProblem, Templates
 from .mathrender import MathRenderer
 from .problems import Problem, report
 from .rebuild import QuietDirtyWarning, Rebuild
@@ -78,8 +83,6 @@ NOTEBOOK_TITLES = (
     notebooks.DECK_NOTEBOOK,
     *notebooks.HOMEWORK,
 )
-#: Folders whose files snippets must not change while they run.
-GUARDED = ("docs", "snippets", "mha_ref")
 
 
 def _typed(kind, default):
@@ -151,6 +154,9 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.rebuild_trigger: Path | None = None
         self.notebooks_made: dict = {}  # the deck notebook's inputs (serve)
         self.theme_files: dict = {}  # the installed theme's file list
+        self.lock: BuildLock | None = None  # one build of a site at a time
+        self.swap: SiteSwap | None = None  # the site, moved in when done
+        self.templates: Templates | None = None  # the pages' macros
 
     def load_config(self, options, config_file_path=None):
         """MkDocs reads this plugin's settings first and then loads the
@@ -223,7 +229,13 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         themeenv.keep(
             config, cache_dir(root).parent / "templates", self.theme_files
         )
+        if self.command != "serve":  # serve builds into its own folder
+            if self.lock is None:
+                self.lock = BuildLock(cache_dir(root).parent / "build.lock", log.info)
+            self.swap = SiteSwap(config.site_dir)
+            config.site_dir = str(self.swap.building)
         self.fingerprint = fingerprint(root)
+        self.templates = Templates(config)
         slides = cache_dir(root) / SLIDES_FILE
         if self.slides is None or self.slides.path != slides:
             self.slides = SlideCache(slides)
@@ -475,6 +487,20 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             return "# The build failed\n"  # replaced in on_post_page
         return self.sources.get(page.file.src_uri)
 
+    def on_page_markdown(self, markdown, *, page, config, files):
+        """Render the page's macro calls: only the lesson's macros, with
+        literal arguments; code blocks literal (``macros.Templates``)."""
+        if getattr(self, "failure", None) or not page.file.src_uri.endswith(".md"):
+            return markdown
+        slide = self.deck.page_at(page.file.src_uri) if self.deck else None
+        path = slide.path if slide else f"{config.docs_dir}/{page.file.src_uri}"
+        lines = slide.lines if slide else markdown.split("\n")
+        try:
+            return self.templates.render(markdown, page, path, lines)
+        except TemplateProblem as exc:
+            self._fail(config, exc.problems)
+            return markdown
+
     # --- 3. widgets ----------------------------------------------------------
 
     def on_pre_build(self, *, config):
@@ -576,7 +602,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         return context
 
     @event_priority(50)  # before the search plugin writes its index
-    def on_post_build(self, *, config):
+    def _post_build(self, *, config):
         # Normally waited for by its page; a build without that page
         # (mkdocs-jupyter not configured) still ends only when it has.
         self._end_converting()
@@ -601,6 +627,15 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             self.rebuild.finish(
                 config, self.nav, failure_page(failure) if failure else None
             )
+
+    @event_priority(-1000)  # after every plugin wrote into the site
+    def _publish_site(self, *, config):
+        if self.swap is not None:
+            self.swap.publish()
+            config.site_dir = str(self.swap.final)
+            self.swap = None
+
+    on_post_build = CombinedEvent(_post_build, _publish_site)
 
     def _judge_second_runs(self, config) -> None:
         """The snippets' second runs (``engine.check(defer_second=True)``)
@@ -674,6 +709,10 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             # `mkdocs serve` builds into a temporary folder it never
             # shows after a failed build.
             return
+        if self.swap is not None:
+            self.swap.discard()
+            config.site_dir = str(self.swap.final)
+            self.swap = None
         site = Path(config.site_dir).resolve()
         root = Path(config.config_file_path).resolve().parent
         docs = Path(config.docs_dir).resolve()
@@ -702,52 +741,3 @@ def failure_page(text: str) -> str:
         f'<pre style="white-space: pre-wrap">{body}</pre></main>'
         "</body></html>"
     )
-
-
-def fingerprint(root: Path) -> dict[str, tuple]:
-    """(size, mtime, inode) of every file under the guarded folders.
-
-    Taken from ``stat`` alone: reading the files would make the deck's
-    read of the slides no longer the only one, and cost time.
-    """
-    out = {}
-    for name in GUARDED:
-        folder = root / name
-        if not folder.is_dir():
-            continue
-        for path in folder.rglob("*"):
-            if "__pycache__" in path.parts:
-                continue
-            try:
-                st = path.lstat()
-            except OSError:
-                continue
-            if path.is_dir() and not path.is_symlink():
-                continue
-            rel = path.relative_to(root).as_posix()
-            out[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
-    return out
-
-
-def tampering(before: dict, after: dict) -> list[Problem]:
-    """A problem for each guarded file created, changed or deleted."""
-    problems = []
-    for rel in sorted(set(before) | set(after)):
-        if rel not in after:
-            how = "deleted"
-        elif rel not in before:
-            how = "created"
-        elif before[rel] != after[rel]:
-            how = "changed"
-        else:
-            continue
-        problems.append(
-            Problem(
-                rel,
-                1,
-                f"{rel} was {how} while the snippets ran; snippets must "
-                "not write into the repository (write to a temporary "
-                "folder instead)",
-            )
-        )
-    return problems

@@ -26,13 +26,7 @@ theme:
 plugins:
   - lesson:
       parts: [Fixture]
-{settings}  - macros:
-      module_name: {repo}/scripts/lessonbuild/macros
-      on_undefined: strict
-      on_error_fail: true
-      render_by_default: false
-      force_render_paths: "*.md"
-markdown_extensions:
+{settings}markdown_extensions:
   - admonition
   - tables
   - pymdownx.details

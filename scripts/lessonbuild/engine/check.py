@@ -568,7 +568,7 @@ def _run_snippets(
         runs = _run_twice(root, todo, sources, base, timeout, jobs, pool)
         for rel, (a, b) in runs.items():
             out[rel] = judge(root, rel, a, b, timeout)
-            if out[rel]["ok"]:
+            if out[rel]["ok"] and out[rel]["cacheable"]:
                 store.put(keys[rel], _record(root, rel, a, b))
     if warm and pool is not None:
         pool.warm(preload_plan(list(sources.values())), key=base)
@@ -621,7 +621,9 @@ class SecondRuns:
         for (rel, a), b in zip(self.firsts.items(), seconds, strict=True):
             verdict = judge(self.root, rel, a, b, self.timeout)
             if verdict["ok"]:
-                self.store.put(self.keys[rel], _record(self.root, rel, a, b))
+                if verdict["cacheable"]:
+                    record = _record(self.root, rel, a, b)
+                    self.store.put(self.keys[rel], record)
                 continue
             path, line = self.where[rel]
             found[rel] = Problem(

@@ -42,8 +42,16 @@ def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
                 f"plugin in mkdocs.yml)",
                 "where it was:\n" + detail if detail else "",
             )
+    for run in (a, b):
+        if run.outside:
+            return fail(
+                f"{rel} read {', '.join(run.outside[:5])}, outside the "
+                "repository: a build on another machine would not have "
+                "it (put the data under the repository, or make it in "
+                "the snippet)"
+            )
     for run, other in ((a, b), (b, a)):
-        if run.exit != 0:
+        if run.exit != 0 or run.file_full:
             err = clean(root, run.stderr)
             last = err.strip().splitlines()[-1] if err.strip() else ""
             how = (
@@ -57,8 +65,12 @@ def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
                 else ""
             )
             message = f"{rel} {how}{flaky}"
+            limits = getattr(run, "limits", None)
+            hit = limits.message(run) if limits is not None else ""
+            if hit:
+                message += f"; {hit}"
             if last:
-                message += f": {last}"
+                message += f": {last[:300]}"
             return fail(message, tail(err))
     if a.stdout != b.stdout or table_records(a.tables) != table_records(
         b.tables
@@ -78,7 +90,12 @@ def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
             f"times, ids, or set order)",
             diff,
         )
-    return {"ok": True, "stdout": a.stdout, "tables": a.tables}
+    return {
+        "ok": True,
+        "stdout": a.stdout,
+        "tables": a.tables,
+        "cacheable": not (a.uncached or b.uncached),
+    }
 
 
 def _hang_dump(stderr: str) -> str:

@@ -40,8 +40,77 @@ STARTUP_LIMIT = 300.0
 HASH_SEEDS = (0, 1)
 #: Slack on top of the snippet timeout before a silent server is killed.
 SILENCE_SLACK = 60.0
-#: The nice value of a server whose work can wait (``Pool.background``).
+#: What ``Pool.background`` adds to a server's niceness.
 BACKGROUND_NICE = 10
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one run may use (server.py enforces them with setrlimit).
+
+    Each has a setting, an environment variable read by ``from_env``:
+    ``SNIPPET_MEMORY_MB`` (address space beyond what the server's imports
+    mapped: torch alone maps far more than it touches, so the limit is
+    counted from there), ``SNIPPET_MAX_PROCESSES`` (processes and
+    threads, counted in the run's own user namespace) and
+    ``SNIPPET_MAX_FILE_MB`` (any one file it writes, its stdout and
+    stderr included: a run printing without end stops at this size
+    instead of filling the disk and the build's memory).
+    """
+
+    memory_mb: int = 4096
+    processes: int = 256
+    file_mb: int = 64
+
+    ENV = {
+        "memory_mb": "SNIPPET_MEMORY_MB",
+        "processes": "SNIPPET_MAX_PROCESSES",
+        "file_mb": "SNIPPET_MAX_FILE_MB",
+    }
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        values = {}
+        for name, var in cls.ENV.items():
+            text = os.environ.get(var)
+            if text is None:
+                continue
+            try:
+                values[name] = int(text)
+                if values[name] <= 0:
+                    raise ValueError
+            except ValueError:
+                raise ValueError(
+                    f"{var}={text!r}: expected a whole number above 0"
+                ) from None
+        return cls(**values)
+
+    def for_server(self) -> dict:
+        return {
+            "memory": self.memory_mb << 20,
+            "processes": self.processes,
+            "file_size": self.file_mb << 20,
+        }
+
+    def message(self, run: Run) -> str:
+        """Which limit a failed run probably hit, and its setting; ""."""
+        err = run.stderr
+        if run.file_full or "File too large" in err:
+            return (
+                f"it wrote a file (or its output) past {self.file_mb} MiB, "
+                f"the limit ({self.ENV['file_mb']})"
+            )
+        if "MemoryError" in err or "can't allocate memory" in err:
+            return (
+                f"it asked for more than {self.memory_mb} MiB of memory, "
+                f"the limit ({self.ENV['memory_mb']})"
+            )
+        if "Resource temporarily unavailable" in err or "can't start new thread" in err:
+            return (
+                f"it started more than {self.processes} processes or "
+                f"threads, the limit ({self.ENV['processes']})"
+            )
+        return ""
 
 
 @dataclass
@@ -57,6 +126,11 @@ class Run:
     seconds: float = 0.0
     failure: str = ""  # the runner itself failed (no snippet result)
     collateral: bool = False  # not run: another snippet killed the runner
+    outside: list[str] = field(default_factory=list)  # read, not ours
+    uncached: str = ""  # why the result may not be cached (what it did)
+    file_full: bool = False  # stdout or stderr reached the size limit
+    server: int = 0  # the pid of the server that forked it
+    limits: Limits | None = None
 
 
 @dataclass(frozen=True)
@@ -75,7 +149,7 @@ class _Server:
     proc: subprocess.Popen
     log: Path
     folder: Path
-    jobs_root: Path  # its batches' files: in RAM where there is some
+    jobs_root: Path  # its batches' files
     # "<real path of the root>/": its children name what they read
     # relative to it (server.py _record_reads), and so does _reads.
     reads_prefix: str
@@ -87,6 +161,7 @@ class _Server:
     deadline: float = 0.0
     batches: int = 0
     preloaded: set[str] = field(default_factory=set)
+    limits: Limits = field(default_factory=Limits)
     warming: bool = False  # a warm-up batch whose answer is unread
     started_job: Started | None = None  # Pool.start's jobs, uncollected
     results: dict[int, Run] = field(default_factory=dict)
@@ -204,7 +279,8 @@ class Pool:
 
     def background(self, index: int) -> None:
         """Let server ``index`` (started) and what it forks from now on
-        yield the cores to the rest (nice ``BACKGROUND_NICE``): for the
+        yield the cores to the rest (``BACKGROUND_NICE`` added to its
+        niceness, so a build run under ``nice`` keeps the order): for the
         seed-1 server of a build, whose import and second runs are
         needed only at its end, while the first runs, the pages, the
         homework and the notebook conversion wait on no one else.
@@ -212,7 +288,9 @@ class Pool:
         runs it at full speed, and every result is the same."""
         server = self.servers[index]
         try:
-            os.setpriority(os.PRIO_PROCESS, server.proc.pid, BACKGROUND_NICE)
+            pid = server.proc.pid
+            now = os.getpriority(os.PRIO_PROCESS, pid)
+            os.setpriority(os.PRIO_PROCESS, pid, min(19, now + BACKGROUND_NICE))
         except OSError:
             pass  # it has just died: the next run replaces it
 
@@ -365,9 +443,7 @@ def _exit_on_sigterm():
 
 def _remove_stale_folders() -> None:
     """Remove the temporary folders of engine runs whose process died."""
-    for base in (Path(tempfile.gettempdir()), _ram()):
-        if base is None:
-            continue
+    for base in (Path(tempfile.gettempdir()),):
         for folder in base.glob(f"{TMP_PREFIX}*-*"):
             pid = folder.name[len(TMP_PREFIX) :].split("-", 1)[0]
             if not pid.isdigit() or Path(f"/proc/{pid}").exists():
@@ -375,34 +451,10 @@ def _remove_stale_folders() -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-#: A RAM-backed folder (tmpfs) for the files each run writes (its
-#: stdout, stderr, tables, reads), where the platform has one: creating
-#: a file on a disk's file system costs more (ext4 here: about 1 ms, in
-#: its search for a free inode). Measured, with the reads file left out
-#: of most runs (server.py): 256 synthetic snippets checked in 10.0-10.6
-#: s instead of 11.0-12.3 s (system time 9.3-9.7 s instead of 11.8-13.4).
-RAM = Path("/dev/shm")
-
-
-def _ram() -> Path | None:
-    """``RAM`` if this process may create folders there, else None."""
-    if RAM.is_dir() and os.access(RAM, os.W_OK | os.X_OK):
-        return RAM
-    return None
-
-
 def _jobs_root(folder: Path) -> Path:
-    """Where a server's batches write their files: a folder of its own
-    in RAM (``RAM``) where there is one, else ``folder``."""
-    ram = _ram()
-    if ram is None:
-        return folder
-    try:
-        return Path(
-            tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", dir=ram)
-        )
-    except OSError:
-        return folder
+    """Where a server's batches write their files (outside the root,
+    the one place a run may write besides its scratch, server.py)."""
+    return folder
 
 
 def _remove(server: _Server) -> None:
@@ -449,27 +501,11 @@ def _label(root: Path, job: Path | Module) -> str:
 
 #: How a server allocates, for cheaper forks: glibc's heap on
 #: transparent huge pages (where the kernel offers them on request), so
-#: a fork copies and an exit frees a fraction of the page-table entries;
-#: and, for a deck of at least ``MALLOC_FROM`` snippets, every Python
-#: object from glibc's malloc (not Python's own arenas of 4 KiB pages).
+#: a fork copies and an exit frees a fraction of the page-table entries.
 #: Measured, a fork and exit of a server that imported torch: 26.6 ms ->
-#: 13.4 ms with huge pages; then 11.8 ms -> 6.0 ms (system time per fork
-#: and exit 14 ms -> 7 ms) with malloc. But malloc makes the server's
-#: own import and preload slower, so it pays only for a server that
-#: forks many runs. Cold checks, alternating, huge pages alone against
-#: both: the lesson's 28 snippets 4.18 against 4.40 s (medians of 5);
-#: 64 synthetic snippets 1.97 against 2.15 s; 256 synthetic snippets
-#: 4.16 against 3.82 s (medians of 4), a crossover near 130. Without
-#: THP, or with another libc, the tunable does nothing. The server puts
-#: the environment back as it was (``RESTORE_ENV``), so a snippet sees
-#: the environment it was run from.
+#: 13.4 ms. Without THP, or with another libc, the tunable does nothing.
+#: A run never sees it: its environment is server.run_environment.
 FORK_ENV = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
-MALLOC_ENV = {"PYTHONMALLOC": "malloc"}
-#: Snippets under ``snippets/`` from which a server uses ``MALLOC_ENV``:
-#: a cold check forks one run of each on each server.
-MALLOC_FROM = 128
-#: JSON {name: value before FORK_ENV, or null}, for the server.
-RESTORE_ENV = "SNIPPET_ENGINE_RESTORE_ENV"
 
 
 def _start(root, index, tmp) -> _Server:
@@ -482,14 +518,10 @@ def _start(root, index, tmp) -> _Server:
     # Fixed and distinct per server: the same tree gives the same
     # verdict every time, and a snippet's two runs see two hash orders.
     env["PYTHONHASHSEED"] = str(HASH_SEEDS[index % len(HASH_SEEDS)])
-    allocator = dict(FORK_ENV)
-    if _many_snippets(root):
-        allocator.update(MALLOC_ENV)
-    env[RESTORE_ENV] = json.dumps({k: env.get(k) for k in allocator})
-    env.update(allocator)
+    env.update(FORK_ENV)
     with open(log, "wb") as log_file:
         proc = subprocess.Popen(
-            [sys.executable, str(SERVER), str(root), str(tmp), str(jobs_root)],
+            [sys.executable, str(SERVER), str(root), str(tmp)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log_file,
@@ -499,19 +531,9 @@ def _start(root, index, tmp) -> _Server:
     os.set_blocking(proc.stdout.fileno(), False)
     prefix = os.path.join(os.path.realpath(root), "")
     server = _Server(index, proc, log, folder, jobs_root, prefix)
+    server.limits = Limits.from_env()
     server.deadline = time.monotonic() + STARTUP_LIMIT
     return server
-
-
-def _many_snippets(root: Path) -> bool:
-    """Whether ``root/snippets`` holds ``MALLOC_FROM`` Python files or
-    more (counted only that far)."""
-    count = 0
-    for _ in Path(root, "snippets").rglob("*.py"):
-        count += 1
-        if count >= MALLOC_FROM:
-            return True
-    return False
 
 
 def _submit(server, timeout, concurrency, preload, threads) -> None:
@@ -524,7 +546,8 @@ def _submit(server, timeout, concurrency, preload, threads) -> None:
     server.deadline = time.monotonic() + STARTUP_LIMIT
     jobs = []
     for j, path in enumerate(server.jobs):
-        stem = server.files / str(j)
+        stem = server.files / str(j)  # the run's folder
+        stem.mkdir()
         what = (
             {"module": path.name, "args": list(path.args)}
             if isinstance(path, Module)
@@ -533,12 +556,12 @@ def _submit(server, timeout, concurrency, preload, threads) -> None:
         jobs.append(
             {
                 "id": j,
-                "token": f"{os.getpid()}-{server.index}-{j}-{time.time_ns()}",
                 **what,
-                "stdout": f"{stem}.out",
-                "stderr": f"{stem}.err",
-                "tables": f"{stem}.tables",
-                "reads": f"{stem}.reads",
+                "dir": str(stem),
+                "stdout": f"{stem}/out",
+                "stderr": f"{stem}/err",
+                "tables": f"{stem}/tables",
+                "reads": f"{stem}/reads",
             }
         )
     batch = {
@@ -547,6 +570,7 @@ def _submit(server, timeout, concurrency, preload, threads) -> None:
         "timeout": timeout,
         "threads": threads,
         "preload": list(preload),
+        "limits": server.limits.for_server(),
     }
     try:
         server.proc.stdin.write((json.dumps(batch) + "\n").encode())
@@ -613,39 +637,65 @@ def _handle(server: _Server, message: dict, timeout: float) -> None:
     else:
         j = message["id"]
         stem = server.files / str(j)
+        cap = server.limits.file_mb << 20
+        reads, outside, uncached = _reads(
+            f"{stem}/reads", server.reads_prefix, server.jobs[j]
+        )
+        out, err = _text(f"{stem}/out", cap), _text(f"{stem}/err", cap)
         server.results[j] = Run(
-            stdout=_text(f"{stem}.out"),
-            stderr=_text(f"{stem}.err"),
-            tables=_text(f"{stem}.tables"),
-            reads=_reads(f"{stem}.reads", server.reads_prefix, server.jobs[j]),
+            stdout=out,
+            stderr=err,
+            tables=_text(f"{stem}/tables", cap),
+            reads=reads,
+            outside=outside,
+            uncached=uncached,
             exit=message["exit"],
             timed_out=message["timed_out"],
             seconds=message["seconds"],
+            file_full=any(
+                _size(f"{stem}/{n}") >= cap for n in ("out", "err")
+            ),
+            limits=server.limits,
+            server=server.proc.pid,
         )
 
 
-def _text(path: str) -> str:
+def _text(path: str, cap: int = 1 << 30) -> str:
     try:
         with open(path, "rb") as f:
-            return f.read().decode("utf-8", errors="backslashreplace")
+            return f.read(cap).decode("utf-8", errors="backslashreplace")
     except FileNotFoundError:
         return ""
 
 
-def _reads(path: str, prefix: str, job: Path | Module) -> list[str]:
-    """The files under the root (``prefix``) the job opened: what its
-    child listed, and the snippet itself, which the child leaves out (it
-    opens it to run it, every time) to spare a file in most runs."""
+def _size(path: str) -> int:
     try:
-        value = json.loads(_text(path) or "[]")
-    except ValueError:
-        value = []
-    reads = {p for p in value if isinstance(p, str)}
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _reads(
+    path: str, prefix: str, job: Path | Module
+) -> tuple[list[str], list[str], str]:
+    """What the job's audit hook noted (server.py ``_record_reads``):
+    the files under the root (``prefix``) it opened, with the snippet
+    itself, which the child leaves out; the files outside the root it
+    read; why it may not be cached ("" if it may)."""
+    reads, outside, uncached = set(), set(), ""
+    for line in _text(path).splitlines():
+        kind, _, value = line.partition(" ")
+        if kind == "R":
+            reads.add(value)
+        elif kind == "O":
+            outside.add(value)
+        elif kind == "X":
+            uncached = uncached or value
     if isinstance(job, Path):  # as the child sees it (server.py)
         own = os.path.abspath(job)
         if own.startswith(prefix):
             reads.add(own[len(prefix) :])
-    return sorted(reads)
+    return sorted(reads), sorted(outside), uncached
 
 
 def _stop(server: _Server) -> None:

@@ -1,52 +1,72 @@
 """Fork server: import torch and what snippets need once, fork per snippet.
 
-Started by ``runner.py`` as ``python server.py ROOT`` (a plain script,
-stdlib only until it preloads, so it never depends on how ``scripts`` is
-importable). The protocol is JSON lines: the server imports torch,
-writes ``{"ready": ...}``, then reads job batches from stdin (each names
-the modules to preload first, see preload.py, and the threads per run)
-and answers one line per finished job and ``{"done": true}`` per batch.
-It exits on EOF, so one server can serve many checks (``mkdocs serve``).
+Started by ``runner.py`` as ``python server.py ROOT TMP`` (a plain
+script, stdlib only until it preloads, so it never depends on how
+``scripts`` is importable). The protocol is JSON lines: the server
+imports torch, writes ``{"ready": ...}``, then reads job batches from
+stdin (each names the modules to preload first, see preload.py, the
+threads per run and the run limits) and answers one line per finished
+job and ``{"done": true}`` per batch. It exits on EOF, so one server can
+serve many checks (``mkdocs serve``).
 
-Each child is what ``python snippets/X.py`` run from the repo root would
+Each run is what ``python snippets/X.py`` run from the repo root would
 be (or ``python -m MODULE ARGS``, for a job that names a module: the
 build's homework notebook, see notebooks.py): its own process,
-``__main__``, ``sys.argv``, ``sys.path[0]`` the
-snippet's folder, cwd the root, the same environment (plus
-``MHA_REF_TABLES_FILE``), stdout and stderr to files. Deliberate
-differences: the interpreter and the imports are inherited instead of
-paid for (``sys.argv[0]`` is the absolute path, as ``__file__`` is);
-torch gets the cores divided among the runs that share them (torch's
-default, all cores for each of two runs on two cores, made both
-slower: measured, the runs' total halved), never more than its
-default; torch's generator starts from a
-random seed instead of torch's fixed start-up seed, so a snippet that
-forgets to seed prints different numbers on its two runs and is reported
-as nondeterministic; exit handlers, finalizers and log handlers
-registered by the server's imports are not the child's to run at its
-exit (its own are); the server has already run a few small tensor
-operations and a seeding (``_warm_torch``), so their one-time set-up is
-inherited; glibc's heap asks for transparent huge pages, and
-in a deck of many snippets Python objects come from glibc's malloc
-(``runner.FORK_ENV``, ``MALLOC_ENV``: cheaper forks, the same results;
-the environment itself is the run's).
+``__main__``, ``sys.argv``, ``sys.path[0]`` the snippet's folder, cwd
+the root, stdout and stderr to files. Deliberate differences: the
+interpreter and the imports are inherited instead of paid for
+(``sys.argv[0]`` is the absolute path, as ``__file__`` is); the
+environment is a fixed, minimal one (``run_environment``), never the
+caller's, so no variable of the machine can change an output the cache
+keeps; torch gets the cores divided among the runs that share them,
+never more than its default; torch's generator starts from a random seed
+instead of torch's fixed start-up seed, so a snippet that forgets to
+seed prints different numbers on its two runs and is reported as
+nondeterministic; the exit handlers the server's imports registered are
+the server's, never run by a run (``_ExitWork``).
 
-What a snippet may not do (issue 14): the server first makes the root
-read-only for itself and its children (a private mount namespace, when
-the platform allows), so a snippet cannot change what is published; it
-is the subreaper of every process a snippet starts, and after each run
-kills whatever the run left (its process group, any process carrying
-the run's token in its environment, adopted orphans); every file under
-the root a snippet opens is reported (an audit hook) for the cache key.
+The sandbox (issue 31): a run cannot change what is published, cannot
+reach a process outside it and cannot undo either.
+
+- The server enters a user and mount namespace of its own and mounts
+  the root read-only (``_sandbox_server``).
+- Each run's child enters a private mount namespace, still owned by the
+  server's user namespace, in which every mount is read-only but the
+  run's folder (its ``scratch`` a size-bounded tmpfs, plus its tables
+  file) and a fresh ``/dev/shm``; then a new user, mount and PID
+  namespace. Mounts made in a more privileged user namespace are
+  *locked* in a less privileged one: the run holds every capability in
+  its own namespace and still cannot remount them writable, unmount
+  them or bind around them (the kernel refuses: EPERM / EINVAL).
+- The snippet is PID 1 of its PID namespace (``/proc`` remounted, then
+  locked by one more user namespace): it sees and can signal only
+  processes it started, and when it ends the kernel kills every one of
+  them. No process of the build, and no other run, has a pid it can
+  name, and ``/proc/<pid>/root`` of an outside process is not there to
+  walk through.
+- Limits (``setrlimit``, per run): address space, processes (counted in
+  the run's own user namespace) and the size of any file it writes
+  (stdout included: capped while it is written, not after), with
+  ``no_new_privs``.
+- Every file a run opens is reported as it is opened (an audit hook
+  appending to a file, so a run ending in ``os._exit`` loses nothing):
+  under the root for the cache key; outside the root and the system's
+  folders as an error; a run that starts a program or calls C through
+  ctypes is never cached (what those read is not seen).
+
+``LESSONBUILD_NO_SANDBOX=1`` runs snippets without any of this (for a
+platform without user namespaces; never in CI).
 """
 
 import atexit
+import ctypes
 import faulthandler
 import gc
 import importlib
 import io
 import json
 import os
+import resource
 import runpy
 import select
 import signal
@@ -56,35 +76,60 @@ import traceback
 import weakref
 
 TABLES_ENV = "MHA_REF_TABLES_FILE"
-#: Marks every process of one job, so its leftovers can be found.
-JOB_ENV = "SNIPPET_ENGINE_JOB"
-#: Set by the runner: the environment before its allocator settings.
-RESTORE_ENV = "SNIPPET_ENGINE_RESTORE_ENV"
+NO_SANDBOX_ENV = "LESSONBUILD_NO_SANDBOX"
 #: Seconds after which a running child no longer counts as busy.
 SLOW_AFTER = 2.0
 #: At most this many times the concurrency run at once (slow included).
 SLOW_EXTRA = 4
-PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 # Seconds between the traceback dump (SIGUSR1) and SIGKILL on a timeout.
 DUMP_GRACE = 0.3
+#: What a run may read outside the root without it being an error: the
+#: interpreter, its packages and the system (never a user's files).
+SYSTEM_FOLDERS = ("/usr/", "/lib/", "/lib64/", "/etc/", "/proc/", "/sys/")
+SYSTEM_FOLDERS += ("/dev/",)
+#: Audit events after which what a run reads is no longer all seen.
+UNTRACKED = {
+    "subprocess.Popen": "started a program",
+    "os.system": "started a program",
+    "os.exec": "started a program",
+    "os.posix_spawn": "started a program",
+    "os.spawn": "started a program",
+    "ctypes.dlopen": "called C code through ctypes",
+    "ctypes.call_function": "called C code through ctypes",
+}
 
 
 def main():
-    root = sys.argv[1]
+    root, tmp = sys.argv[1], sys.argv[2]
     _die_with_parent()
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)  # orphans of snippets come to us
+    # Orphans of a run that escaped its PID namespace's init come here.
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
     # Before any import starts a thread: unshare(CLONE_NEWUSER) refuses a
     # multithreaded process.
-    _read_only(root, sys.argv[2:])
+    sandboxed, error = True, ""
+    if not os.environ.get(NO_SANDBOX_ENV):
+        sandboxed, error = _sandbox_server(root, tmp), _LAST_ERROR[:1]
     # The protocol gets a private copy of stdout; fd 1 itself goes to
     # stderr, so a stray print during preload cannot corrupt the protocol.
     proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)
+    if not sandboxed:
+        _send(
+            proto,
+            {
+                "ready": False,
+                "error": "no sandbox for the snippets: "
+                + (error[0] if error else "user namespaces unavailable")
+                + f"\n(set {NO_SANDBOX_ENV}=1 to run them unconfined, "
+                "on a machine you trust)",
+            },
+        )
+        return
     os.chdir(root)
     # As for `python snippets/X.py`: sys.path[0] is the snippet's folder.
     sys.path[0] = os.path.join(root, "snippets")
     os.environ.pop(TABLES_ENV, None)
-    _restore_env()
     faulthandler.enable()
 
     # Importing torch allocates millions of objects; the cyclic collector
@@ -102,8 +147,7 @@ def main():
     # child; with one thread the pool is never started in this process.
     # Children set their own number before running their snippet.
     torch.set_num_threads(1)
-    _warm_torch(torch)
-    _settle_imports()
+    gc.freeze()
     _send(proto, {"ready": True})
     for line in sys.stdin:
         batch = json.loads(line)
@@ -113,74 +157,16 @@ def main():
         _send(proto, {"done": True})
 
 
-def _warm_torch(torch):
-    """Run, once, what nearly every snippet does first: make, reshape,
-    multiply and print small tensors.
-
-    The first call of an operator pays for lazy set-up (dispatch tables,
-    kernel selection, the printing code); done here, every fork
-    inherits it instead of paying again (measured on the bench's
-    256-snippet deck: 8.2-8.7 -> 7.5-7.7 ms of CPU per run, the check
-    3.8-4.3 -> 3.4-3.7 s). It computes on its own generator and keeps
-    nothing (the seeding puts the default generator back, and every run
-    reseeds it anyway), so no run can see it; with one thread (set
-    before), no thread pool starts before a fork. A warm-up that fails
-    only costs that time.
-    """
-    try:
-        g = torch.Generator().manual_seed(0)
-        x = torch.randn(2, 3, 4, generator=g)  # (B, T, d)
-        w = torch.ones(4, 4)
-        y = torch.nn.functional.linear(x, w, torch.zeros(4))  # (B, T, d)
-        heads = y.view(2, 3, 2, 2).transpose(1, 2)  # (B, h, T, d_k)
-        scores = heads @ heads.transpose(-2, -1) / 2.0  # (B, h, T, T)
-        mask = torch.ones(3, 3, dtype=torch.bool).triu(1)
-        weights = scores.masked_fill(mask, float("-inf")).softmax(dim=-1)
-        merged = (weights @ heads).transpose(1, 2).reshape(2, 3, 4)
-        repr(merged), merged.tolist(), tuple(merged.shape)
-        torch.allclose(merged, merged.contiguous())
-        if not _accelerators_built(torch):
-            # torch.manual_seed formats the stack for each accelerator's
-            # lazy seeding, reading torch's sources (1.6 -> 0.8 ms per
-            # run once done here). Without an accelerator that queued
-            # seeding can never run; the CPU generator is put back.
-            state = torch.random.get_rng_state()
-            torch.manual_seed(0)
-            torch.random.set_rng_state(state)
-    except Exception:
-        pass
-
-
-def _accelerators_built(torch):
-    """Whether this torch can drive a GPU: its lazy seeding (queued by
-    torch.manual_seed until the device starts) could then run in a
-    child, so the server must not queue one of its own."""
-    return (
-        torch.backends.cuda.is_built()
-        or torch.backends.mps.is_built()
-        or bool(getattr(torch._C, "_has_xpu", False))
-    )
-
-
-def _restore_env():
-    """Put back what the runner set for this process's allocator only
-    (``runner.FORK_ENV``): read at start-up, it has done its work, and
-    children, and what they start, get the environment of the run."""
-    saved = json.loads(os.environ.pop(RESTORE_ENV, "{}"))
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-
-
 def _preload(names):
     """Import the modules the batch's snippets need (engine/preload.py).
 
     A module that fails to import is left out: the child imports it
     again and fails like a standalone run. Modules imported for an
     earlier batch stay (a server under ``mkdocs serve`` lives across
-    rebuilds).
+    rebuilds). Then everything imported so far is moved out of the
+    collector's sight (``gc.freeze``, made for pre-fork servers): a
+    child's collection would otherwise touch every object of torch and
+    copy every page.
     """
     fresh = [name for name in names if name not in sys.modules]
     for name in fresh:
@@ -189,21 +175,7 @@ def _preload(names):
         except BaseException:
             pass
     if fresh:
-        _settle_imports()
-
-
-def _settle_imports():
-    """Ready what was imported so far to be inherited by each fork."""
-    # Their finalizers are the server's, and not run at its exit either:
-    # a child never sees them (_own_exit_handlers), and the server's
-    # exit only ends a check, so it stays quick.
-    for info in list(weakref.finalize._registry.values()):
-        info.atexit = False
-    # Move everything imported so far out of the collector's sight: a
-    # child's collection would otherwise touch every object of torch
-    # and copy every page (copy-on-write); gc.freeze exists for pre-fork
-    # servers like this one.
-    gc.freeze()
+        gc.freeze()
 
 
 def _die_with_parent():
@@ -217,84 +189,183 @@ def _die_with_parent():
         os._exit(1)
 
 
-# <linux/sched.h>, <linux/mount.h>, <sys/statvfs.h>
-_CLONE_NEWNS, _CLONE_NEWUSER = 0x00020000, 0x10000000
-_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = (
-    1,
-    32,
-    4096,
-    16384,
-    1 << 18,
-)
+# --- the sandbox -------------------------------------------------------------
+
+# <linux/sched.h>, <linux/mount.h>
+_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID = 0x20000, 0x10000000, 0x20000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
+_MOUNT_ATTR_RDONLY, _AT_RECURSIVE, _AT_FDCWD = 1, 0x8000, -100
+_SYS_MOUNT_SETATTR = 442  # the same number on every architecture
 # statvfs flag -> mount flag that must be kept on a remount in a user
 # namespace (the kernel refuses to drop a locked flag).
 _KEEP = {2: 2, 4: 4, 8: 8, 1024: 1024, 2048: 2048, 4096: 1 << 21}
+_LAST_ERROR = []
+#: Size of a run's scratch folder and of its /dev/shm (tmpfs, in RAM).
+SCRATCH_SIZE = "256m"
 
 
-def _read_only(root, writable):
-    """Make ``root`` read-only for this process and its children.
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
 
-    A private mount namespace (in a user namespace, so no privilege is
-    needed) where ``root`` is bind-mounted read-only: a snippet that
-    writes its slide, creates or deletes a file in the repository gets
-    "Read-only file system" and fails, so what the engine checked is
-    what MkDocs publishes. ``writable`` are folders that must stay
-    writable (the engine's temporary folder); if one is under ``root``,
-    or the platform has no namespaces (not Linux, or user namespaces
-    disabled), nothing is changed and False is returned: the plugin's
-    before/after fingerprint of docs/, snippets/ and mha_ref/ still
-    catches a write.
-    """
-    if os.environ.get("LESSONBUILD_NO_SANDBOX"):
-        return False
-    real = os.path.realpath(root)
-    for path in writable:
-        path = os.path.realpath(path)
-        if path == real or path.startswith(real.rstrip(os.sep) + os.sep):
-            return False
-    try:
-        import ctypes
 
+def _libc():
+    if not _LIBC:
         libc = ctypes.CDLL(None, use_errno=True)
-        uid, gid = os.getuid(), os.getgid()
-        flags = os.statvfs(real).f_flag
-        if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
-            return False
-        # Map our own ids to themselves: files keep their owners.
-        for name, text in (
-            ("setgroups", "deny"),
-            ("uid_map", f"{uid} {uid} 1"),
-            ("gid_map", f"{gid} {gid} 1"),
-        ):
-            with open(f"/proc/self/{name}", "w") as f:
-                f.write(text)
-        mount = libc.mount
-        mount.argtypes = [
-            ctypes.c_char_p,
-            ctypes.c_char_p,
-            ctypes.c_char_p,
+        libc.mount.argtypes = [ctypes.c_char_p] * 3 + [
             ctypes.c_ulong,
             ctypes.c_void_p,
         ]
+        libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        _LIBC.append(libc)
+    return _LIBC[0]
+
+
+def _check(result, what):
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source, target, fstype, flags, data=None):
+    _check(
+        _libc().mount(
+            source and os.fsencode(source),
+            os.fsencode(target),
+            fstype and fstype.encode(),
+            flags,
+            data and data.encode(),
+        ),
+        f"mount {target}",
+    )
+
+
+def _set_readonly(path, readonly, recursive):
+    """mount_setattr(2): set or clear read-only on the mount at ``path``
+    (and every mount below it), leaving its other flags as they are."""
+    attr = _MountAttr(
+        _MOUNT_ATTR_RDONLY if readonly else 0,
+        0 if readonly else _MOUNT_ATTR_RDONLY,
+        0,
+        0,
+    )
+    _check(
+        _libc().syscall(
+            _SYS_MOUNT_SETATTR,
+            _AT_FDCWD,
+            os.fsencode(path),
+            _AT_RECURSIVE if recursive else 0,
+            ctypes.byref(attr),
+            ctypes.sizeof(attr),
+        ),
+        f"mount_setattr {path}",
+    )
+
+
+def _unshare(flags, uid, gid):
+    """A new user namespace (and ``flags``) mapping our ids to
+    themselves: files keep their owners."""
+    _check(_libc().unshare(_CLONE_NEWUSER | flags), "unshare")
+    for name, text in (
+        ("setgroups", "deny"),
+        ("uid_map", f"{uid} {uid} 1"),
+        ("gid_map", f"{gid} {gid} 1"),
+    ):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+
+
+def _sandbox_server(root, tmp):
+    """Make ``root`` read-only for this process and its children: a
+    private user and mount namespace in which ``root`` is bind-mounted
+    read-only. ``tmp`` (the engine's folder, where runs write) must not
+    be under it. False (the reason in ``_LAST_ERROR``) where it cannot be
+    done: the server then refuses to run anything."""
+    real = os.path.realpath(root)
+    tmp = os.path.realpath(tmp)
+    if tmp == real or tmp.startswith(real.rstrip(os.sep) + os.sep):
+        _LAST_ERROR.append(f"the engine's folder {tmp} is inside {real}")
+        return False
+    try:
+        flags = os.statvfs(real).f_flag
+        _unshare(_CLONE_NEWNS, os.getuid(), os.getgid())
         keep = sum(m for s, m in _KEEP.items() if flags & s)
-        target = real.encode()
-        steps = (
-            (None, b"/", _MS_REC | _MS_PRIVATE),
-            (target, target, _MS_BIND | _MS_REC),
-            (None, target, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | keep),
-        )
-        for source, where, how in steps:
-            if mount(source, where, None, how, None) != 0:
-                err = ctypes.get_errno()
-                print(
-                    f"snippet runner: read-only mount failed: "
-                    f"{os.strerror(err)}",
-                    file=sys.stderr,
-                )
-                return False
-    except (OSError, AttributeError):
+        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+        _mount(real, real, None, _MS_BIND | _MS_REC)
+        _mount(None, real, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | keep)
+    except (OSError, AttributeError) as exc:
+        _LAST_ERROR.append(str(exc))
         return False
     return True
+
+
+def _sandbox_run(run_dir, tables):
+    """In a fresh child of the server: everything read-only but the
+    run's scratch (a new tmpfs), its tables file and a new /dev/shm;
+    then a user, mount and PID namespace of its own, which locks those
+    mounts. Returns; the caller forks the run (PID 1 of the namespace)."""
+    uid, gid = os.getuid(), os.getgid()
+    scratch = os.path.join(run_dir, "scratch")
+    _check(_libc().unshare(_CLONE_NEWNS), "unshare")  # the server's userns
+    _set_readonly("/", True, recursive=True)
+    # /proc stays writable for the uid maps below (and the run's own
+    # /proc, mounted over it, checks its own permissions).
+    _set_readonly("/proc", False, recursive=False)
+    size = f"size={SCRATCH_SIZE},mode=0700"
+    _mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV, size)
+    if os.path.isdir("/dev/shm"):
+        _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, size)
+    _mount(tables, tables, None, _MS_BIND)
+    _set_readonly(tables, False, recursive=False)
+    _unshare(_CLONE_NEWNS | _CLONE_NEWPID, uid, gid)
+
+
+def _enter_run_namespace():
+    """PID 1 of the run's namespace: its own /proc, then one more user
+    namespace so that /proc too is locked (unmounting it would show the
+    machine's processes)."""
+    uid, gid = os.getuid(), os.getgid()
+    _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    _unshare(_CLONE_NEWNS, uid, gid)
+
+
+def _limit(limits):
+    """The run's resource limits (``runner.Limits``), no_new_privs, and
+    a write past the file size limit an error (EFBIG), not a signal."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    address_space = None
+    if limits.get("memory"):  # beyond what the server's imports mapped
+        with open("/proc/self/statm") as f:
+            mapped = int(f.read().split()[0]) * resource.getpagesize()
+        address_space = mapped + limits["memory"]
+    for name, value in (
+        ("RLIMIT_AS", address_space),
+        ("RLIMIT_NPROC", limits.get("processes")),
+        ("RLIMIT_FSIZE", limits.get("file_size")),
+    ):
+        if value:
+            resource.setrlimit(getattr(resource, name), (value, value))
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def run_environment(job, scratch):
+    """The whole environment of a run: the same on every machine."""
+    bin_dir = os.path.dirname(sys.executable)
+    return {
+        "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": scratch,
+        "TMPDIR": scratch,
+        "LANG": "C.UTF-8",
+        "TZ": "UTC",
+        "MPLBACKEND": "agg",
+        "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"),
+        TABLES_ENV: job["tables"],
+    }
 
 
 _LIBC = []  # loaded once, in the server: each child would pay 0.7 ms
@@ -303,11 +374,7 @@ _LIBC = []  # loaded once, in the server: each child would pay 0.7 ms
 def _prctl(option, value):
     """prctl(2) (Linux); False where it is not available."""
     try:
-        if not _LIBC:
-            import ctypes
-
-            _LIBC.append(ctypes.CDLL(None, use_errno=True))
-        return _LIBC[0].prctl(option, value, 0, 0, 0) == 0
+        return _libc().prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 
@@ -317,10 +384,14 @@ def _send(proto, message):
     proto.flush()
 
 
+# --- batches -----------------------------------------------------------------
+
+
 def _run_batch(proto, root, batch, threads):
     queue = list(batch["jobs"])
     limit = max(1, int(batch["concurrency"]))
     timeout = float(batch["timeout"])
+    limits = batch.get("limits", {})
     # A child still running after `slow` seconds is probably waiting
     # (a hang, a sleep): it stops counting against the limit, so two
     # hanging snippets cost about one timeout, not two.
@@ -332,7 +403,9 @@ def _run_batch(proto, root, batch, threads):
         while queue and busy < limit and len(running) < limit * SLOW_EXTRA:
             job = queue.pop(0)
             _send(proto, {"started": job["id"]})
-            pid = _fork_child(root, job, threads, proto)
+            inherited = [proto.fileno()]
+            inherited += [r[3] for r in running.values() if r[3] is not None]
+            pid = _fork_child(root, job, threads, limits, inherited)
             busy += 1
             start = time.monotonic()
             try:
@@ -364,7 +437,7 @@ def _run_batch(proto, root, batch, threads):
             if pidfd is not None:
                 os.close(pidfd)
             del running[pid]
-            _kill_leftovers(pid, job["token"], running)
+            _reap_adopted(running)
             _send(
                 proto,
                 {
@@ -376,100 +449,30 @@ def _run_batch(proto, root, batch, threads):
             )
 
 
-def _kill_leftovers(pid, token, running):
-    """Kill every process the finished job ``pid`` left behind.
-
-    Its process group; every process that carries the job's token in
-    its environment (children keep it across setsid and exec); and every
-    orphan this server adopted as subreaper that is not a running job
-    (a double fork out of the group). Repeated until none is found,
-    since killing one can orphan another.
-
-    Most jobs start no process: then their group is empty and this
-    server has adopted nobody, and the sweep of /proc (every process's
-    environment, 2-4 ms a job) finds nothing, so it is skipped. That is
-    sound: a leftover outside the group whose parent lives has a first
-    living ancestor below the dead job, and that one was adopted.
-    """
+def _children(pid):
+    """The pids of ``pid``'s children (its run, for a sandboxed job)."""
     try:
-        os.killpg(pid, signal.SIGKILL)
-        group = True
-    except ProcessLookupError:
-        group = False
-    except PermissionError:  # someone else's process is in it
-        group = True
-    if not group and _adopted(running) == set():
-        return
-    me = os.getpid()
-    mine = _mark(token)
-    others = [_mark(r[0]["token"]) for r in running.values()]
-    for _ in range(50):
-        found = [
-            p
-            for p, ppid, env in _processes()
-            if p != me
-            and p not in running
-            and (
-                mine in env
-                or (ppid == me and not any(o in env for o in others))
-            )
-        ]
-        if not found:
-            return
-        for p in found:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        for p in found:
-            try:
-                os.waitpid(p, 0)  # ours (adopted); others: not a child
-            except ChildProcessError:
-                pass
-        time.sleep(0.005)
-
-
-def _adopted(running):
-    """This server's children that are not running jobs: orphans it
-    adopted as subreaper. None where /proc cannot list children."""
-    children = set()
-    try:
-        for task in os.listdir("/proc/self/task"):
-            listed = _read(f"/proc/self/task/{task}/children")
-            children.update(int(p) for p in listed.split())
+        return [int(p) for p in _read(f"/proc/{pid}/task/{pid}/children").split()]
     except (OSError, ValueError):
-        return None
-    return children - set(running)
+        return []
 
 
-def _mark(token):
-    return f"{JOB_ENV}={token}\0".encode()
-
-
-def _processes():
-    """(pid, ppid, environ bytes) of the processes /proc shows."""
-    out = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return out
-    for name in names:
-        if not name.isdigit():
+def _reap_adopted(running):
+    """Kill and reap what this server adopted as subreaper that is not a
+    running job: a run whose init lost its parent (it cannot, short of
+    a kernel change, but nothing may outlive a run)."""
+    for p in _children(os.getpid()):
+        if p in running:
             continue
         try:
-            stat = _read(f"/proc/{name}/stat")
-            ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
-            env = _read(f"/proc/{name}/environ")
-        except (OSError, ValueError, IndexError):
-            continue
-        out.append((int(name), ppid, env))
-    return out
+            os.kill(p, signal.SIGKILL)
+            os.waitpid(p, 0)
+        except (ProcessLookupError, PermissionError, ChildProcessError):
+            pass
 
 
 def _read(path):
-    """A whole file, with raw reads: this runs after every job, over every
-    process, and a Python file object costs twice the read (measured:
-    stat and environ of 64 processes, 2.5 ms with open(), 1.2 ms)."""
+    """A whole file, with raw reads."""
     fd = os.open(path, os.O_RDONLY)
     try:
         chunks = []
@@ -481,53 +484,96 @@ def _read(path):
 
 
 def _kill(pid):
-    """Dump the hung child's traceback (faulthandler), then kill its group."""
-    try:
-        os.kill(pid, signal.SIGUSR1)
-    except ProcessLookupError:
-        pass
+    """Dump the hung run's traceback (faulthandler), then kill it all:
+    its PID namespace ends with its first process."""
+    runs = _children(pid) or [pid]
+    for target in runs:
+        try:
+            os.kill(target, signal.SIGUSR1)
+        except ProcessLookupError:
+            pass
     end = time.monotonic() + DUMP_GRACE
     while time.monotonic() < end:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return status
         time.sleep(0.01)
-    for target in (lambda: os.killpg(pid, 9), lambda: os.kill(pid, 9)):
+    for target in [*_children(pid), pid]:
         try:
-            target()
+            os.kill(target, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
     return os.waitpid(pid, 0)[1]
 
 
-def _fork_child(root, job, threads, proto):
+# --- one run -----------------------------------------------------------------
+
+
+def _fork_child(root, job, threads, limits, inherited):
     pid = os.fork()
     if pid:
         return pid
     code = 70
     try:
         try:
-            _setup_child(root, job, threads, proto)
+            os.setpgid(0, 0)  # a timeout also kills what it started
+            _die_with_parent()
+            for fd in inherited:  # the protocol, other runs' pidfds
+                os.close(fd)
+            os.makedirs(os.path.join(job["dir"], "scratch"), exist_ok=True)
+            os.close(os.open(job["tables"], os.O_WRONLY | os.O_CREAT, 0o644))
+            reads = os.open(
+                job["reads"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
+            )
+            _redirect(job)
+            if not os.environ.get(NO_SANDBOX_ENV):
+                _sandbox_run(job["dir"], job["tables"])
+                # Signals meant for the run (the timeout's traceback
+                # dump) are not this waiting parent's to die of.
+                signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+                run = os.fork()
+                if run:
+                    _relay_exit(run)
+                _die_with_parent()
+                signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+                _enter_run_namespace()
+            scratch = os.path.join(job["dir"], "scratch")
+            os.environ.clear()
+            os.environ.update(run_environment(job, scratch))
+            _limit(limits)
+            _setup_child(root, job, threads)
             # A module job is the build's own code: what it reads is not
             # part of any snippet's cache key.
-            write_reads = (
-                None
-                if job.get("module")
-                else _record_reads(root, job["reads"], job["path"])
-            )
+            if not job.get("module"):
+                _record_reads(root, reads, job["path"], scratch)
         except BaseException:
             os.write(2, traceback.format_exc().encode())
             os._exit(71)
-        code = _run_snippet(job, write_reads)
+        code = _run_snippet(job)
     finally:
         os._exit(code)
 
 
-def _setup_child(root, job, threads, proto):
-    # Its own process group, so a timeout also kills what it started.
-    os.setpgid(0, 0)
-    _die_with_parent()
-    proto.close()
+def _relay_exit(pid):
+    """Wait for the run (PID 1 of its namespace), then end as it ended."""
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+
+def _redirect(job):
     for fd, path, flags in (
         (0, os.devnull, os.O_RDONLY),
         (1, job["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
@@ -536,6 +582,9 @@ def _setup_child(root, job, threads, proto):
         new = os.open(path, flags, 0o644)
         os.dup2(new, fd)
         os.close(new)
+
+
+def _setup_child(root, job, threads):
     # Fresh streams, encoded the way a standalone run with its output
     # redirected would encode them (this process started the same way).
     encoding, errors = sys.stdout.encoding, sys.stdout.errors
@@ -553,8 +602,6 @@ def _setup_child(root, job, threads, proto):
         errors="backslashreplace",
         line_buffering=True,
     )
-    os.environ[TABLES_ENV] = job["tables"]
-    os.environ[JOB_ENV] = job["token"]
     os.chdir(root)
     if job.get("module"):  # as `python -m MODULE ARGS...` from the root
         sys.argv = [job["module"], *job.get("args", ())]
@@ -562,7 +609,7 @@ def _setup_child(root, job, threads, proto):
     else:
         sys.argv = [job["path"]]
         sys.path[0] = os.path.dirname(job["path"])
-    _own_exit_handlers()
+    _ExitWork.install()
     faulthandler.enable(file=sys.stderr)
     faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     gc.enable()  # as in a standalone run (the server turned it off)
@@ -579,56 +626,88 @@ def _setup_child(root, job, threads, proto):
         np_random.seed()
 
 
-_SERVER_REGISTRIES = []
+class _ExitWork:
+    """The exit work of the run's own code, and only that.
 
-
-def _own_exit_handlers():
-    """Keep the exit handlers a snippet's own resources need, not ours.
-
-    The inherited ones belong to the server's imports: running them in
-    every child is slow (torch's weakref finalizers take ~40 ms after a
-    fork) and could release what the server still holds. A snippet's own
-    handlers, temporary folders (weakref.finalize), logging and
-    multiprocessing still run at its exit, as in a standalone run.
-
-    The registries those walk start empty in the child: the server's
-    finalizers and log handlers stay the server's (never run by a
-    child, as before), and an exit no longer visits each of them, which
-    cost a copy of every page they sit on (measured: 0.9 of the 5 ms a
-    small snippet's child runs). The server's handlers flush on every
-    record, so nothing a snippet logs through them is lost.
+    The server's imports registered exit handlers and finalizers (torch's
+    take ~40 ms after a fork, and an interpreter holding torch takes
+    tenths of a second to tear down): a run ends with ``os._exit``
+    after doing, in a standalone exit's order, what its own code
+    registered: ``atexit`` handlers (last first), ``weakref.finalize``
+    objects still alive (a TemporaryDirectory removed), and logging's
+    shutdown. What it registers is seen through the public functions,
+    replaced in the child for its code to call.
     """
-    atexit._clear()
-    # Kept, not dropped: freeing the server's registry would visit (and
-    # copy) every page the child is meant to leave alone.
-    _SERVER_REGISTRIES.append(weakref.finalize._registry)
-    weakref.finalize._registry = {}
-    # In the order `import torch` registers them (atexit runs the last
-    # first): the snippet's finalizers, then multiprocessing, then logging.
-    logging = sys.modules.get("logging")
-    if logging is not None:
-        logging._handlerList = []  # what the snippet's handlers join
-        atexit.register(lambda: logging.shutdown(logging._handlerList))
-    if "multiprocessing.util" in sys.modules:
-        atexit.register(sys.modules["multiprocessing.util"]._exit_function)
-    atexit.register(weakref.finalize._exitfunc)
+
+    handlers = []
+    finalizers = []
+
+    @classmethod
+    def install(cls):
+        def register(func, *args, **kwargs):
+            cls.handlers.append((func, args, kwargs))
+            return func
+
+        def unregister(func):
+            cls.handlers[:] = [h for h in cls.handlers if h[0] != func]
+
+        class finalize(weakref.finalize):
+            __slots__ = ()
+
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                cls.finalizers.append(self)
+
+        atexit.register, atexit.unregister = register, unregister
+        weakref.finalize = finalize
+
+    @classmethod
+    def run(cls):
+        while cls.handlers:
+            func, args, kwargs = cls.handlers.pop()
+            try:
+                func(*args, **kwargs)
+            except BaseException:
+                traceback.print_exc()
+        for f in reversed(cls.finalizers):
+            try:
+                if f.alive and f.atexit:
+                    f()
+            except BaseException:
+                traceback.print_exc()
+        logging = sys.modules.get("logging")
+        if logging is not None:
+            logging.shutdown()
 
 
-def _record_reads(root, sink, own):
-    """Note every file under ``root`` the snippet opens (audit hook).
+def _record_reads(root, fd, own, scratch):
+    """Note, as it happens, every file the snippet opens (audit hook).
 
-    The cache keys a result by the snippet and ``mha_ref``; a data file
-    the snippet reads is keyed through this list: the engine hashes
-    each file named here, and a cached result whose files changed is run
-    again. The list goes to ``sink`` when the snippet ends, if it names
-    anything: the snippet itself (``own``), already in the key, is left
-    out, so most runs write no file (one file less to create a run).
+    Under ``root``: for the cache key (the engine hashes each file named
+    here, and a cached result whose files changed is run again); the
+    snippet itself (``own``), already in the key, is left out. Outside
+    the root, its scratch folder and ``SYSTEM_FOLDERS``: an error naming
+    the file (a build elsewhere would not have it). A program started or
+    C called through ctypes: the run is not cached. One line each, the
+    first time, appended to ``fd`` (``R path``, ``O path``, ``X why``).
     """
     prefix = os.path.join(os.path.realpath(root), "")
     own = os.path.abspath(own)
-    seen = set()
+    allowed = [os.path.join(os.path.realpath(scratch), "")]
+    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+        allowed.append(os.path.join(os.path.realpath(p), ""))
+    allowed = tuple(allowed) + SYSTEM_FOLDERS
+    seen, paths = set(), set()
+
+    def note(line):
+        if line not in seen:
+            seen.add(line)
+            os.write(fd, (line + "\n").encode("utf-8", "surrogateescape"))
 
     def hook(event, args):
+        if event in UNTRACKED:
+            note("X " + UNTRACKED[event])
+            return
         if event != "open" or not args:
             return
         path = args[0]
@@ -638,20 +717,29 @@ def _record_reads(root, sink, own):
             path = os.path.abspath(os.fsdecode(path))
         except (TypeError, ValueError):
             return
-        if path.startswith(prefix) and path != own:
-            seen.add(path[len(prefix) :])
+        if path == own or path in paths:
+            return
+        paths.add(path)
+        if path.startswith(prefix):
+            real = os.path.realpath(path)
+            if real.startswith(prefix) or real == prefix[:-1]:
+                note("R " + path[len(prefix) :])
+                return
+            path = real
+        mode, flags = (list(args[1:3]) + [None, None])[:2]
+        if (isinstance(mode, str) and set(mode) & set("wax+")) or (
+            isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR)
+        ):
+            return  # a write: outside the scratch folder it fails anyway
+        if not path.startswith(allowed):
+            real = os.path.realpath(path)
+            if not real.startswith(allowed) and real + "/" not in allowed:
+                note("O " + real)
 
     sys.addaudithook(hook)
 
-    def write():
-        if seen:
-            with open(sink, "w", encoding="utf-8") as f:
-                json.dump(sorted(seen), f)
 
-    return write
-
-
-def _run_snippet(job, write_reads=None):
+def _run_snippet(job):
     """Run the job's snippet (or module) as __main__; return the exit
     status Python would."""
     code = 0
@@ -668,14 +756,9 @@ def _run_snippet(job, write_reads=None):
         _print_exception(exc, job.get("path"))
         code = 1
     try:
-        atexit._run_exitfuncs()
+        _ExitWork.run()
     except BaseException:
         traceback.print_exc()
-    if write_reads is not None:
-        try:
-            write_reads()
-        except OSError:
-            code = code or 121
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -3,16 +3,20 @@
 A snippet publishes a table with ``mha_ref.publish_table(name, ...)``;
 its id is ``<snippet stem>.<name>``. Slides place it with
 ``{{ table("15_trace.shapes") }}``; a call naming an unknown table or
-column is a problem at the call's line.
+column is a problem at the call's line. A cell is plain text (escaped:
+nothing in it is Markdown or HTML, but `text between backticks` is code),
+a figure is sanitised SVG (svgsafe.py), and both have a size limit.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from ..problems import Problem
 from .judge import table_records
+from .svgsafe import UnsafeSvg, sanitise
 
 
 def render_table(table: dict, hide: str | None = None) -> str:
@@ -35,8 +39,40 @@ def render_table(table: dict, hide: str | None = None) -> str:
     return "\n".join(lines)
 
 
+#: Characters Markdown, its extensions (tables, math, marks, emoji) or
+#: HTML could read as markup, written as character references instead.
+_MARKUP = re.compile(r"""[\\`*_{}\[\]<>&|$~^=:#!"']""")
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def _plain(text: str) -> str:
+    return _MARKUP.sub(lambda m: f"&#{ord(m[0])};", text).replace(
+        "\n", "<br>"
+    )
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", "<br>")
+    """A cell as plain text (issue 31): nothing in it is Markdown or HTML,
+    but text between backticks is shown as code."""
+    out, last = [], 0
+    for m in _CODE.finditer(text):
+        out.append(_plain(text[last : m.start()]))
+        out.append(f"<code>{_plain(m[1])}</code>")
+        last = m.end()
+    out.append(_plain(text[last:]))
+    return "".join(out)
+
+
+def _limit(name: str, default: int) -> int:
+    try:
+        return max(1, int(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
+#: Published sizes: a table's cells and a figure's bytes (settings:
+#: these environment variables). A page holds what a reader can read.
+TABLE_CELLS_ENV, FIGURE_KB_ENV = "SNIPPET_MAX_TABLE_CELLS", "SNIPPET_MAX_FIGURE_KB"
 
 
 def collect_tables(rel: str, raw: str, where, result) -> None:
@@ -66,6 +102,19 @@ def collect_tables(rel: str, raw: str, where, result) -> None:
             )
             continue
         table_id = f"{stem}.{record['name']}"
+        cells = len(record["columns"]) * (len(record["rows"]) + 1)
+        most = _limit(TABLE_CELLS_ENV, 2000)
+        if cells > most:
+            result.problems.append(
+                Problem(
+                    where[0],
+                    where[1],
+                    f"{rel} published table {record['name']!r} with "
+                    f"{cells} cells; a page table holds at most {most} "
+                    f"(publish fewer rows, or set {TABLE_CELLS_ENV})",
+                )
+            )
+            continue
         if table_id in result.tables:
             result.problems.append(
                 Problem(
@@ -101,7 +150,18 @@ def collect_figure(rel: str, record: dict, where, result) -> None:
         )
     elif figure_id in result.figures:
         problem(f"{rel} published figure {name!r} twice")
+    elif len(svg.encode()) > _limit(FIGURE_KB_ENV, 2048) << 10:
+        problem(
+            f"{rel}: figure {name!r} is {len(svg.encode()) >> 10} KiB; a "
+            f"figure is at most {_limit(FIGURE_KB_ENV, 2048)} KiB (fewer "
+            f"points, a raster for dense data, or set {FIGURE_KB_ENV})"
+        )
     else:
+        try:
+            svg, _ = sanitise(svg)
+        except UnsafeSvg as exc:
+            problem(f"{rel}: figure {name!r} cannot be published: {exc}")
+            return
         result.figures[figure_id] = {"alt": alt.strip(), "svg": svg}
 
 

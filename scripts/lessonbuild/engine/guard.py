@@ -1,0 +1,138 @@
+"""The repository after the snippets ran is the repository before, byte
+for byte.
+
+The sandbox (server.py) makes the repository read-only to every run;
+this is the second line, and the only one under
+``LESSONBUILD_NO_SANDBOX``: every tracked and untracked file (what
+``git ls-files --cached --others --exclude-standard`` lists, or, outside
+a git work tree, every file but the build's own products), the git
+hooks and config, hashed before the snippets run and after their last
+run ends. A same-size rewrite that puts the old mtime back changes the
+hash. The files are read as bytes and hashed, never parsed (the deck
+module stays the one reader of the slides' text).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+from ..atomic import BUILDING
+from ..problems import Problem
+
+#: Folders that are the build's own products or caches, never inputs.
+PRODUCTS = {".cache", ".venv", "node_modules", "__pycache__", "site"}
+#: Under .git: what runs the next time git does (hooks) or says where.
+GIT_GUARDED = ("config", "hooks", "info")
+
+
+def _listed(root: Path) -> list[str] | None:
+    """Tracked and untracked (not ignored) files, by git; None outside a
+    work tree."""
+    try:
+        out = subprocess.run(
+            [
+                "git",
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+            ],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    if not (root / ".git").exists():
+        return None  # a folder inside someone else's work tree
+    return [os.fsdecode(p) for p in out.split(b"\0") if p]
+
+
+def _walked(root: Path, top: Path, skip_products: bool) -> list[str]:
+    out = []
+    for folder, dirs, files in os.walk(top):
+        if skip_products:
+            dirs[:] = [
+                d
+                for d in dirs
+                if d not in PRODUCTS
+                and BUILDING not in d
+                and not (folder == str(root) and d == ".git")
+            ]
+        for name in files:
+            path = os.path.join(folder, name)
+            out.append(os.path.relpath(path, root))
+        for name in dirs:  # a link to a folder is listed, not followed
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                out.append(os.path.relpath(path, root))
+    return out
+
+
+def fingerprint(root: Path) -> dict[str, str]:
+    """{path: sha256 of its bytes (a link: of its target's name)} for
+    every file the guard watches."""
+    root = Path(root)
+    rels = _listed(root)
+    if rels is None:
+        rels = _walked(root, root, skip_products=True)
+    git = root / ".git"
+    if git.is_dir():
+        for name in GIT_GUARDED:
+            if (git / name).is_dir():
+                rels += _walked(root, git / name, skip_products=False)
+            elif (git / name).exists():
+                rels.append(f".git/{name}")
+    out = {}
+    for rel in sorted(set(rels)):
+        if BUILDING not in rel.split("/", 1)[0]:  # a site being built
+            out[rel] = _digest(root / rel)
+    return out
+
+
+def _digest(path: Path) -> str:
+    try:
+        if path.is_symlink():
+            return "link:" + os.readlink(path)
+        h = hashlib.sha256()
+        fd = os.open(os.fsencode(path), os.O_RDONLY)
+        try:
+            while chunk := os.read(fd, 1 << 20):
+                h.update(chunk)
+        finally:
+            os.close(fd)
+        return h.hexdigest()
+    except IsADirectoryError:
+        return "folder"
+    except OSError:
+        return "missing"
+
+
+def tampering(before: dict, after: dict) -> list[Problem]:
+    """A problem for each watched file created, changed or deleted."""
+    problems = []
+    for rel in sorted(set(before) | set(after)):
+        if after.get(rel, "missing") == "missing":
+            how = "deleted"
+        elif before.get(rel, "missing") == "missing":
+            how = "created"
+        elif before[rel] != after[rel]:
+            how = "changed"
+        else:
+            continue
+        if how == "deleted" and rel not in before:
+            continue
+        problems.append(
+            Problem(
+                rel,
+                1,
+                f"{rel} was {how} while the snippets ran; snippets must "
+                "not write into the repository (write to a temporary "
+                "folder instead)",
+            )
+        )
+    return problems

@@ -1,0 +1,92 @@
+"""A published figure is a picture, never a program: SVG through a
+strict allow-list.
+
+``publish_figure`` hands the build an SVG string a snippet made; the
+site serves it as ``figures/<id>.svg``, which a browser opened directly
+would run scripts in. ``sanitise`` keeps only drawing elements and
+attributes (what matplotlib writes), drops every event handler, every
+link that is not to the same document (``#id``) and every embedded
+image that is not PNG or JPEG data, and refuses entity declarations
+(an entity bomb). An SVG it had nothing to remove from is returned
+byte for byte, so a clean figure's bytes do not depend on this module.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+SVG = "http://www.w3.org/2000/svg"
+XLINK = "http://www.w3.org/1999/xlink"
+XML = "http://www.w3.org/XML/1998/namespace"
+#: Drawing elements (local names in the SVG namespace).
+ELEMENTS = {
+    "svg", "g", "defs", "style", "path", "rect", "circle", "ellipse",
+    "line", "polyline", "polygon", "text", "tspan", "use", "clipPath",
+    "title", "desc", "linearGradient", "radialGradient", "stop",
+    "pattern", "mask", "marker", "symbol", "image",
+}  # fmt: skip
+#: Whole subtrees dropped without a word: matplotlib's metadata (RDF).
+QUIET = {"metadata"}
+_IMAGE_DATA = re.compile(r"^data:image/(png|jpeg);base64,[A-Za-z0-9+/=\s]*$")
+_BAD_CSS = re.compile(r"@import|url\(\s*['\"]?\s*(?!#)|expression\(|javascript:", re.I)
+_NAME = re.compile(r"^\{([^}]*)\}(.*)$")
+
+
+class UnsafeSvg(ValueError):
+    """An SVG that cannot be read safely (not XML, an entity declaration)."""
+
+
+def _split(tag: str) -> tuple[str, str]:
+    m = _NAME.match(tag)
+    return (m[1], m[2]) if m else ("", tag)
+
+
+def sanitise(svg: str) -> tuple[str, list[str]]:
+    """(the SVG to publish, what was removed). Raises ``UnsafeSvg``."""
+    if "<!ENTITY" in svg.upper():
+        raise UnsafeSvg("it declares an XML entity")
+    try:
+        root = ET.fromstring(svg)
+    except ET.ParseError as exc:
+        raise UnsafeSvg(f"it is not well-formed XML ({exc})") from None
+    if _split(root.tag) != (SVG, "svg"):
+        raise UnsafeSvg("its root element is not <svg> (SVG namespace)")
+    removed: list[str] = []
+    _clean(root, removed)
+    if not removed:
+        return svg, []
+    ET.register_namespace("", SVG)
+    ET.register_namespace("xlink", XLINK)
+    return ET.tostring(root, encoding="unicode"), removed
+
+
+def _clean(element, removed: list[str]) -> None:
+    for child in list(element):
+        ns, name = _split(child.tag) if isinstance(child.tag, str) else ("", "")
+        if ns == SVG and name in QUIET:
+            element.remove(child)
+        elif ns != SVG or name not in ELEMENTS:
+            element.remove(child)
+            removed.append(f"<{name or child.tag}>")
+        else:
+            _clean(child, removed)
+    _, name = _split(element.tag)
+    for attr, value in list(element.attrib.items()):
+        ans, aname = _split(attr)
+        low = value.strip().lower()
+        bad = (
+            aname.lower().startswith("on")
+            or "javascript:" in low.replace(" ", "")
+            or (ans not in ("", XLINK, XML))
+            or (aname == "style" and _BAD_CSS.search(value))
+        )
+        if aname == "href":
+            ok_image = name == "image" and _IMAGE_DATA.match(value.strip())
+            bad = bad or not (value.startswith("#") or ok_image)
+        if bad:
+            del element.attrib[attr]
+            removed.append(f"{aname}={value[:40]!r}")
+    if name == "style" and element.text and _BAD_CSS.search(element.text):
+        element.text = _BAD_CSS.sub("invalid(", element.text)
+        removed.append("a CSS import or url()")
