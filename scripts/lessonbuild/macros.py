@@ -160,6 +160,7 @@ class Templates:
         refused construct at its line (``markdown`` has lost the front
         matter). Raises ``TemplateProblem``.
         """
+        lines = [line.rstrip("\r\n") for line in lines]
         source, problems = literal_fences(markdown, path, lines)
         if not problems:
             problems = check_calls(source, path, lines, set(self.macros))
@@ -333,7 +334,8 @@ def _describe(node) -> str:
 def template_problems(page) -> list[Problem]:
     """The refusals ``Templates.render`` would make for a deck page (its
     whole text, front matter included): for ``make fastcheck``."""
-    text = "\n".join(page.lines)
+    lines = [line.rstrip("\r\n") for line in page.lines]
+    text = "\n".join(lines)
     names = set(Templates().macros)
-    source, problems = literal_fences(text, page.path, page.lines)
-    return problems or check_calls(source, page.path, page.lines, names)
+    source, problems = literal_fences(text, page.path, lines)
+    return problems or check_calls(source, page.path, lines, names)

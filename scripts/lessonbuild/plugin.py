@@ -62,6 +62,7 @@ from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 
 from . import engine, exercises, notebooks, present, themeenv
 from .atomic import BuildLock, SiteSwap
+from .engine import markup
 from .engine.guard import fingerprint, tampering
 from .deck import Deck, read_deck
 from .macros import TemplateProblem, Templates
@@ -245,6 +246,9 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.deck = deck
         self._cancel_homework()  # serve: an earlier build's, if unfinished
         problems = list(deck.problems)
+        for page in deck.pages:  # raw HTML, titles (engine/markup.py)
+            problems += markup.page_problems(page)
+        problems += markup.symlink_problems(Path(config.docs_dir), root)
         self.result = engine.check(
             deck,
             timeout=timeout,

@@ -1,8 +1,14 @@
 """The run cache: a snippet's result, keyed by everything it depends on.
 
 The key hashes the snippet file and its path, every file of the
-``mha_ref`` package the snippet imports, the torch and Python versions and
-the engine code that runs and judges it. Checking the cache reads files
+``mha_ref`` package the snippet imports, the Python version, every
+installed package's version (torch's build included), today's date (UTC:
+a run may read the clock; the engine cannot fix it) and the engine code
+that runs and judges it; the environment of a run is fixed
+(server.run_environment), so it is covered by the engine's code. A
+record names every file under the root the run opened, with its hash;
+a run that started a program or called C through ctypes is never
+cached (what those read is not seen). Checking the cache reads files
 only: it never imports torch.
 """
 
@@ -10,8 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 from ..atomic import write_atomic
@@ -20,7 +28,7 @@ from ..atomic import write_atomic
 FORMAT = 2
 #: The engine code a record's verdict depends on: how snippets run
 #: (server, runner), how two runs are judged, what is refused unrun.
-_RUNNER_FILES = ("server.py", "runner.py", "judge.py", "lint.py")
+_RUNNER_FILES = ("server.py", "runner.py", "judge.py", "lint.py", "tables.py")
 
 
 def find_package(name: str, snippets_dir: Path) -> Path | None:
@@ -56,7 +64,12 @@ def base_key(snippets_dir: Path) -> str:
     """Hash of what every snippet depends on besides its own file:
     Python, torch, the runner and every file of ``mha_ref``."""
     h = hashlib.sha256()
-    head = {"format": FORMAT, "python": sys.version}
+    head = {
+        "format": FORMAT,
+        "python": sys.version,
+        "packages": installed_versions(),
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+    }
     h.update(json.dumps(head, sort_keys=True).encode())
     here = Path(__file__).parent
     _digest_files(h, here, [here / name for name in _RUNNER_FILES])
@@ -77,6 +90,24 @@ def base_key(snippets_dir: Path) -> str:
         h.update(b"mha_ref\0")
         _digest_files(h, mha_ref, files)
     return h.hexdigest()
+
+
+def installed_versions() -> list[str]:
+    """Every installed distribution as its metadata folder names it
+    (``torch-2.13.0+cpu.dist-info``), sorted: a run imports what it
+    likes, so any of them can change an output. The folder names, not
+    their metadata (importlib.metadata: 1.7 s for 118 packages here;
+    listing the folders: 8 ms)."""
+    found = set()
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        found.update(
+            n for n in names if n.endswith((".dist-info", ".egg-info"))
+        )
+    return sorted(found)
 
 
 def snippet_key(base: str, rel: str, data: bytes) -> str:

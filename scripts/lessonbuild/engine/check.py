@@ -343,6 +343,9 @@ def _check_page(root, snippets_dir, page, used, pairs, problems):
                 )
             )
             continue
+        for problem in included_text_problems(root, inc.path):
+            if problem not in problems:
+                problems.append(problem)
         if inc.section and not section_exists(
             file.read_text(encoding="utf-8", errors="replace"), inc.section
         ):
@@ -382,6 +385,48 @@ def _check_page(root, snippets_dir, page, used, pairs, problems):
             )
         if fence.is_output:
             _pair_output(root, snippets_dir, page, fence, pairs, problems)
+
+
+def included_text_problems(root: Path, rel: str) -> list[Problem]:
+    """An included file is published as it is: it must be UTF-8 (the
+    build reads it so; a byte it cannot read is named at its line), and
+    no line of it may be one pymdownx.snippets would replace with
+    another file (an include inside an included file, hidden in a
+    docstring: code the engine never ran, beside its output)."""
+    try:
+        data = (root / rel).read_bytes()
+    except OSError:
+        return []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return [
+            Problem(
+                rel,
+                line,
+                f"{rel} is not UTF-8 (byte 0x{data[exc.start]:02x} at line "
+                f"{line}); save it as UTF-8",
+            )
+        ]
+    from pymdownx.snippets import SnippetPreprocessor
+
+    nested = SnippetPreprocessor.RE_ALL_SNIPPETS
+    problems = []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = nested.match(line)
+        if m and not m.group("escape"):
+            problems.append(
+                Problem(
+                    rel,
+                    n,
+                    f"{line.strip()!r} would include another file where "
+                    f"{rel} is included (pymdownx.snippets expands it); "
+                    "published code must be the code that ran: remove "
+                    "the line",
+                )
+            )
+    return problems
 
 
 def inline_code_problems(page: Slide) -> list[Problem]:

@@ -108,6 +108,7 @@ def main():
     # Before any import starts a thread: unshare(CLONE_NEWUSER) refuses a
     # multithreaded process.
     sandboxed, error = True, ""
+    _CGROUP.append(pids_cgroup() if os.getuid() == 0 else None)
     if not os.environ.get(NO_SANDBOX_ENV):
         sandboxed, error = _sandbox_server(root, tmp), _LAST_ERROR[:1]
     # The protocol gets a private copy of stdout; fd 1 itself goes to
@@ -155,6 +156,8 @@ def main():
         threads = min(default_threads, int(batch.get("threads", 0)) or 10**6)
         _run_batch(proto, root, batch, threads)
         _send(proto, {"done": True})
+    if _CGROUP and _CGROUP[0]:
+        _leave_pids_cgroup(_CGROUP[0], "")
 
 
 def _preload(names):
@@ -201,6 +204,7 @@ _SYS_MOUNT_SETATTR = 442  # the same number on every architecture
 # namespace (the kernel refuses to drop a locked flag).
 _KEEP = {2: 2, 4: 4, 8: 8, 1024: 1024, 2048: 2048, 4096: 1 << 21}
 _LAST_ERROR = []
+_CGROUP = []  # this server's pids cgroup folder, or None
 #: Size of a run's scratch folder and of its /dev/shm (tmpfs, in RAM).
 SCRATCH_SIZE = "256m"
 
@@ -334,6 +338,60 @@ def _enter_run_namespace():
     _unshare(_CLONE_NEWNS, uid, gid)
 
 
+def pids_cgroup():
+    """A folder of the pids cgroup controller this process may make
+    children in (``<controller>/lessonbuild-<pid>``), or None.
+
+    RLIMIT_NPROC bounds a run's processes for any user but root (the
+    kernel exempts uid 0); for a build run as root (CI), each run also
+    gets a pids cgroup of its own, where the platform has the controller
+    (cgroup v1, or v2 with pids delegated)."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        hid, controllers, path = line.split(":", 2)
+        if "pids" in controllers.split(","):
+            base = f"/sys/fs/cgroup/pids{path}"
+        elif hid == "0" and controllers == "":
+            base = f"/sys/fs/cgroup{path}"
+            try:
+                with open(os.path.join(base, "cgroup.subtree_control")) as f:
+                    if "pids" not in f.read().split():
+                        continue
+            except OSError:
+                continue
+        else:
+            continue
+        folder = os.path.join(base.rstrip("/"), f"lessonbuild-{os.getpid()}")
+        try:
+            os.mkdir(folder)
+            return folder
+        except OSError:
+            continue
+    return None
+
+
+def _join_pids_cgroup(folder, name, most):
+    """Move this process into a new cgroup ``folder/name`` holding at
+    most ``most`` tasks."""
+    path = os.path.join(folder, name)
+    os.mkdir(path)
+    with open(os.path.join(path, "pids.max"), "w") as f:
+        f.write(str(most))
+    with open(os.path.join(path, "cgroup.procs"), "w") as f:
+        f.write(str(os.getpid()))
+
+
+def _leave_pids_cgroup(folder, name):
+    try:
+        os.rmdir(os.path.join(folder, name))
+    except OSError:
+        pass
+
+
 def _limit(limits):
     """The run's resource limits (``runner.Limits``), no_new_privs, and
     a write past the file size limit an error (EFBIG), not a signal."""
@@ -438,6 +496,8 @@ def _run_batch(proto, root, batch, threads):
                 os.close(pidfd)
             del running[pid]
             _reap_adopted(running)
+            if _CGROUP and _CGROUP[0]:
+                _leave_pids_cgroup(_CGROUP[0], str(job["id"]))
             _send(
                 proto,
                 {
@@ -530,6 +590,11 @@ def _fork_child(root, job, threads, limits, inherited):
                 job["reads"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
             )
             _redirect(job)
+            if _CGROUP and _CGROUP[0] and limits.get("processes"):
+                # + 1: this process, which waits for the run
+                _join_pids_cgroup(
+                    _CGROUP[0], str(job["id"]), limits["processes"] + 1
+                )
             if not os.environ.get(NO_SANDBOX_ENV):
                 _sandbox_run(job["dir"], job["tables"])
                 # Signals meant for the run (the timeout's traceback
@@ -542,9 +607,14 @@ def _fork_child(root, job, threads, limits, inherited):
                 signal.signal(signal.SIGUSR1, signal.SIG_DFL)
                 _enter_run_namespace()
             scratch = os.path.join(job["dir"], "scratch")
+            env = run_environment(job, scratch)
             os.environ.clear()
-            os.environ.update(run_environment(job, scratch))
+            os.environ.update(env)
             _limit(limits)
+            # tempfile read TMPDIR in the server, if it was imported:
+            # its documented setting points it at the run's scratch.
+            if "tempfile" in sys.modules:
+                sys.modules["tempfile"].tempdir = scratch
             _setup_child(root, job, threads)
             # A module job is the build's own code: what it reads is not
             # part of any snippet's cache key.

@@ -24,6 +24,11 @@ class Fragments:
             extensions=list(extensions),
             extension_configs=dict(extension_configs or {}),
         )
+        # An exercise's fields are data: raw HTML in them is shown as
+        # text, never published as HTML (issue 31; Python-Markdown's
+        # documented way to turn raw HTML off).
+        self._md.preprocessors.deregister("html_block", strict=False)
+        self._md.inlinePatterns.deregister("html", strict=False)
 
     def block(self, text: str) -> str:
         self._md.reset()

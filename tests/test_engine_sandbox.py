@@ -1,0 +1,330 @@
+"""The sandbox holds (issue 31): each attack a snippet can make on its
+isolation, its limits and the cache, run as root and as an unprivileged
+user, and what it gets.
+
+Before this, the run owned the namespace that made the repository
+read-only, so one ``mount -o remount,rw`` undid it; it could signal any
+process of its user; nothing but time was bounded; and the cache key
+missed files read by other programs, the environment, the date and the
+installed packages. Each test below fails on that code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from lessonbuild.engine import cache as cache_mod
+from lessonbuild.engine.runner import run_batches
+
+#: Every way out a snippet was found to try; each line says what it got.
+ATTACKS = r'''
+import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_void_p]
+libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+root = os.getcwd().encode()
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC = 1, 32, 4096, 16384
+
+def attempt(name, result):
+    err = ctypes.get_errno()
+    print(name, "DONE" if result == 0 else errno.errorcode.get(err, err))
+
+def try_open(name, path):
+    try:
+        open(path, "a").close()
+        print(name, "DONE")
+    except OSError as exc:
+        print(name, errno.errorcode.get(exc.errno, exc.errno))
+
+try_open("write-repo", "README.md")
+try_open("write-tmp", "/tmp/escaped-" + str(os.getpid()))
+attempt("remount-rw", libc.mount(None, root, None, MS_BIND | MS_REMOUNT, None))
+attempt("remount-root-rw", libc.mount(None, b"/", None, MS_REMOUNT | MS_BIND, None))
+attempt("umount-repo", libc.umount2(root, 0))
+attempt("umount-repo-lazy", libc.umount2(root, 2))
+attempt("umount-proc", libc.umount2(b"/proc", 2))
+parent = os.path.dirname(os.getcwd()).encode()
+attempt("bind-parent", libc.mount(parent, b"/mnt", None, MS_BIND, None))
+# A new user namespace of its own gives every capability in it, and
+# still no way to unlock a mount made by a more privileged one.
+if libc.unshare(0x10000000 | 0x20000) == 0:
+    attempt("unshare-remount-rw", libc.mount(None, root, None, MS_BIND | MS_REMOUNT, None))
+    attempt("unshare-umount", libc.umount2(root, 2))
+else:
+    print("unshare-remount-rw", errno.errorcode.get(ctypes.get_errno()))
+    print("unshare-umount", errno.errorcode.get(ctypes.get_errno()))
+try_open("write-repo-again", "README.md")
+try:
+    os.kill(-1, 9)
+    print("kill-all DONE")
+except OSError as exc:
+    print("kill-all", errno.errorcode[exc.errno])
+others = [p for p in os.listdir("/proc") if p.isdigit() and p != "1"]
+print("processes-seen", len(others))
+try_open("write-scratch", os.path.join(os.environ["TMPDIR"], "ok"))
+'''
+
+
+def _site(base: Path) -> Path:
+    root = base / "site"
+    (root / "snippets").mkdir(parents=True)
+    (root / "README.md").write_text("# untouched\n")
+    return root
+
+
+def _run_as(user: str, root: Path, sources: dict[str, str], env=None):
+    """Run each snippet once, as ``user`` ("root": this process, or
+    "nobody": a child dropped to uid 65534); a list of Run-like dicts."""
+    for name, text in sources.items():
+        (root / "snippets" / name).write_text(text)
+    paths = [root / "snippets" / name for name in sources]
+    if user == "root":
+        old = dict(os.environ)
+        os.environ.update(env or {})
+        try:
+            [runs] = run_batches(root, [paths], timeout=60, concurrency=1)
+        finally:
+            os.environ.clear()
+            os.environ.update(old)
+        return [r.__dict__ | {"limits": None} for r in runs]
+    if os.getuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("dropping to an unprivileged user needs root and setpriv")
+    # pytest's folders are root's alone: a copy in a folder of its own.
+    base = Path(tempfile.mkdtemp(prefix="sandbox-nobody-"))
+    try:
+        return _run_as_nobody(base, root, list(sources), env)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _run_as_nobody(base: Path, site: Path, names: list[str], env):
+    os.chmod(base, 0o755)
+    root, tmp = base / "site", base / "tmp"
+    shutil.copytree(site, root)
+    tmp.mkdir()
+    for path in [base, root, tmp, *root.rglob("*")]:
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+    paths = [root / "snippets" / name for name in names]
+    code = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from lessonbuild.engine.runner import run_batches\n"
+        "paths = [Path(p) for p in sys.argv[2:]]\n"
+        "[runs] = run_batches(Path(sys.argv[1]), [paths], timeout=60,"
+        " concurrency=1)\n"
+        "print(json.dumps([r.__dict__ | {'limits': None} for r in runs]))\n"
+    )
+    python, extra = _interpreter_for_nobody()
+    proc = subprocess.run(
+        [*NOBODY, python, "-c", code, str(root), *map(str, paths)],
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "TMPDIR": str(tmp),
+            "HOME": str(tmp),
+            **extra,
+            **(env or {}),
+        },
+        cwd=tmp,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+USERS = ["root", "nobody"]
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _interpreter_for_nobody() -> tuple[str, dict]:
+    """(python, environment) an unprivileged user can run with this
+    project importable: this interpreter, or, where it lives in a folder
+    only root may enter (a pyenv under /root), the system's Python of
+    the same minor version with the virtual environment's packages."""
+    probe = [
+        sys.executable,
+        "-c",
+        "import subprocess, sys; subprocess.run([sys.executable, '-c', "
+        "'import torch, lessonbuild'], check=True)",
+    ]
+    if subprocess.run([*NOBODY, *probe], capture_output=True).returncode == 0:
+        return sys.executable, {}
+    python = shutil.which(f"python{sys.version_info[0]}.{sys.version_info[1]}", path="/usr/bin")
+    if python is None:
+        pytest.skip(f"no Python an unprivileged user may run ({sys.executable})")
+    import sysconfig
+
+    path = [sysconfig.get_paths()["purelib"], str(REPO / "scripts"), str(REPO)]
+    return python, {"PYTHONPATH": os.pathsep.join(path)}
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_a_run_cannot_undo_its_isolation(tmp_path, user):
+    """Remounting the repository writable, unmounting it or /proc,
+    binding around it, doing so from a user namespace of its own, writing
+    outside its scratch folder, signalling everything: each refused."""
+    root = _site(tmp_path)
+    [run] = _run_as(user, root, {"attack.py": ATTACKS})
+    assert run["exit"] == 0, run["stderr"] + run["failure"]
+    got = dict(line.split(" ", 1) for line in run["stdout"].splitlines())
+    assert got == {
+        "write-repo": "EROFS",
+        "write-tmp": "EROFS",
+        "remount-rw": "EPERM",
+        "remount-root-rw": "EPERM",
+        "umount-repo": "EINVAL",
+        "umount-repo-lazy": "EINVAL",
+        "umount-proc": "EINVAL",
+        "bind-parent": "EINVAL",
+        "unshare-remount-rw": "EPERM",
+        "unshare-umount": "EINVAL",
+        "write-repo-again": "EROFS",
+        "kill-all": "ESRCH",
+        "processes-seen": "0",
+        "write-scratch": "DONE",
+    }, run["stdout"]
+    assert (root / "README.md").read_text() == "# untouched\n"
+    assert not list(Path("/tmp").glob("escaped-*"))
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_memory_processes_and_output_are_bounded(tmp_path, user):
+    """20 GiB asked for, a fork bomb, 200 MB printed: each stops at its
+    limit (a setting each), with a message naming the setting; the
+    output is cut while it is written, never read whole."""
+    root = _site(tmp_path)
+    env = {
+        "SNIPPET_MEMORY_MB": "1024",
+        "SNIPPET_MAX_PROCESSES": "32",
+        "SNIPPET_MAX_FILE_MB": "1",
+    }
+    runs = _run_as(
+        user,
+        root,
+        {
+            "memory.py": "x = bytearray(20 << 30)\nprint('allocated')\n",
+            "bomb.py": (
+                "import os, sys, time\n"
+                "n = 0\n"
+                "try:\n"
+                "    while n < 1000:\n"
+                "        if os.fork() == 0:\n"
+                "            time.sleep(30)\n"
+                "            os._exit(0)\n"
+                "        n += 1\n"
+                "except OSError as exc:\n"
+                "    print('stopped after', n, exc.strerror)\n"
+            ),
+            "flood.py": (
+                "import sys\n"
+                "line = 'x' * 999 + '\\n'\n"
+                "for _ in range(200_000):\n"
+                "    sys.stdout.write(line)\n"
+            ),
+        },
+        env,
+    )
+    memory, bomb, flood = runs
+    assert memory["exit"] == 1 and "MemoryError" in memory["stderr"]
+    assert "allocated" not in memory["stdout"]
+    words = bomb["stdout"].split()
+    assert words[:2] == ["stopped", "after"], bomb["stdout"] + bomb["stderr"]
+    assert int(words[2]) < 32
+    assert flood["file_full"] and flood["exit"] != 0
+    assert len(flood["stdout"]) <= 1 << 20
+    assert "File too large" in flood["stderr"]
+
+
+def test_limit_messages_name_their_setting(tmp_path, monkeypatch):
+    """The judge says which limit a failed run hit and how to raise it."""
+    from lessonbuild.engine.judge import judge
+
+    root = _site(tmp_path)
+    monkeypatch.setenv("SNIPPET_MAX_FILE_MB", "1")
+    monkeypatch.setenv("SNIPPET_MEMORY_MB", "1024")
+    path = root / "snippets" / "memory.py"
+    path.write_text("x = bytearray(20 << 30)\n")
+    flood = root / "snippets" / "flood.py"
+    flood.write_text("import sys\nsys.stdout.write('x' * (3 << 20))\n")
+    [[a, b]] = run_batches(root, [[path, flood]], timeout=60, concurrency=1)
+    verdict = judge(root, "snippets/memory.py", a, a, 60)
+    assert "more than 1024 MiB of memory" in verdict["message"]
+    assert "SNIPPET_MEMORY_MB" in verdict["message"]
+    verdict = judge(root, "snippets/flood.py", b, b, 60)
+    assert "past 1 MiB" in verdict["message"], verdict
+    assert "SNIPPET_MAX_FILE_MB" in verdict["message"]
+
+
+# --- the cache sees what a run can observe ----------------------------------
+
+
+def test_what_a_run_reads_is_seen_and_outside_reads_are_named(tmp_path):
+    """A data file under the root is in the run's reads, even when the
+    run ends with os._exit (noted as it is opened); a file outside the
+    repository is named; a program it starts (cat) makes it uncacheable;
+    the caller's environment is not there to read."""
+    outside = tmp_path / "secret.txt"
+    outside.write_text("outside\n")
+    root = _site(tmp_path)
+    (root / "data.txt").write_text("inside\n")
+    os.environ["LESSON_PROBE"] = "leaked"
+    try:
+        [exits, reads_outside, cat, env] = _run_as(
+            "root",
+            root,
+            {
+                "exits.py": (
+                    "import os\nprint(open('data.txt').read().strip(), flush=True)\n"
+                    "os._exit(0)\n"
+                ),
+                "outside.py": f"print(open({str(outside)!r}).read())\n",
+                "cat.py": (
+                    "import subprocess\n"
+                    "subprocess.run(['cat', 'data.txt'], check=True)\n"
+                ),
+                "env.py": "import os\nprint(os.environ.get('LESSON_PROBE'))\n",
+            },
+        )
+    finally:
+        del os.environ["LESSON_PROBE"]
+    assert exits["stdout"] == "inside\n"
+    assert exits["reads"] == ["data.txt", "snippets/exits.py"]
+    assert reads_outside["outside"] == [str(outside)]
+    assert cat["stdout"] == "inside\n" and cat["uncached"] == "started a program"
+    assert env["stdout"] == "None\n"
+
+
+def test_outside_read_fails_the_check_naming_the_file(tmp_path):
+    from lessonbuild.engine.judge import judge
+    from lessonbuild.engine.runner import Run
+
+    run = Run(stdout="x\n", exit=0, outside=["/home/me/data.csv"])
+    verdict = judge(tmp_path, "snippets/a.py", run, run, 60)
+    assert not verdict["ok"]
+    assert "/home/me/data.csv, outside the repository" in verdict["message"]
+
+
+def test_the_key_covers_packages_and_the_date(tmp_path, monkeypatch):
+    """Installing or upgrading any package, or a new day (a run may read
+    the clock), changes every snippet's key."""
+    snippets = tmp_path / "snippets"
+    snippets.mkdir()
+    before = cache_mod.base_key(snippets)
+    site = tmp_path / "site-packages"
+    (site / "extra_pkg-1.0.dist-info").mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(site)])
+    with_package = cache_mod.base_key(snippets)
+    assert with_package != before
+    tomorrow = time.gmtime(time.time() + 86400)
+    monkeypatch.setattr(time, "gmtime", lambda *a: tomorrow)
+    assert cache_mod.base_key(snippets) != with_package
