@@ -187,7 +187,7 @@ def test_a_snippet_cannot_signal_its_server(tmp_path):
         )
         [[attack]] = pool.run([[killer]], timeout=60, concurrency=1)
         assert attack.stdout.splitlines() == [
-            "1 0",
+            "2 1",
             "-1 no such process",
             f"{server} no such process",
         ], attack.stderr + attack.failure

@@ -343,8 +343,9 @@ def test_no_process_outlives_its_snippet(tmp_path):
 
 def test_a_snippet_cannot_kill_its_runner_or_the_build(tmp_path):
     """Issue 31: no PID namespace, a snippet could signal any process of
-    its user. Now its parent is pid 0, the build's pid names nothing it
-    can see, and kill(-1) reaches only itself: its neighbour runs."""
+    its user. Now its parent is the namespace's init (pid 1), the
+    build's pid names nothing it can see, and kill(-1) reaches nothing:
+    its neighbour runs."""
     build = os.getpid()
     root = tiny_site(
         tmp_path,
@@ -356,7 +357,7 @@ def test_a_snippet_cannot_kill_its_runner_or_the_build(tmp_path):
         "    except ProcessLookupError:\n"
         "        print(target, 'not found')\n"
         "print(os.getppid())\n",
-        f"{build} not found\n-1 not found\n0",
+        f"{build} not found\n-1 not found\n1",
     )
     (root / "docs/slides/02-two.md").write_text(
         ONE_SLIDE.replace("01_one", "02_two")
@@ -718,3 +719,404 @@ def test_value_macro_renders_the_computed_figure(tmp_path):
     assert proc.returncode == 0, proc.stderr
     page = (root / "site/slides/01-one/index.html").read_text()
     assert "The count: 1,048,576." in page
+
+
+# --- issue 31: what ships is what was reviewed and checked -------------------
+
+NO_SANDBOX = {"LESSONBUILD_NO_SANDBOX": "1"}
+
+TAMPER = """\
+import os
+from pathlib import Path
+
+if os.environ["PYTHONHASHSEED"] == "0":
+    slide = Path("docs/slides/01-one.md")
+    st = slide.stat()
+    text = slide.read_text()
+    # Same size, same mtime: a stat-only guard sees nothing.
+    slide.write_text(text.replace("# One", "# 0ne"))
+    os.utime(slide, ns=(st.st_atime_ns, st.st_mtime_ns))
+    Path("mkdocs.yml").write_text(Path("mkdocs.yml").read_text() + "#\\n")
+    Path("overrides").mkdir(exist_ok=True)
+    Path("overrides/main.html").write_text("<script>alert(1)</script>")
+print("hi")
+"""
+
+
+def test_a_write_anywhere_in_the_repository_is_caught_by_content(tmp_path):
+    """Issue 31: the guard compared size, mtime and inode under three
+    folders. Without the sandbox (the guard's own test), a same-size
+    rewrite with the old mtime, an edit of mkdocs.yml and a new file in
+    overrides/ each fail the build, named."""
+    root = tiny_site(tmp_path, TAMPER, "hi")
+    proc = mkdocs_build(root, cache=None, env=NO_SANDBOX)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    for rel, how in (
+        ("docs/slides/01-one.md", "changed"),
+        ("mkdocs.yml", "changed"),
+        ("overrides/main.html", "created"),
+    ):
+        assert f"{rel}:1: {rel} was {how} while the snippets ran" in out, out
+    assert not (root / "site").exists()
+
+
+SITE_WRITER = """\
+import os
+from pathlib import Path
+
+if os.environ["PYTHONHASHSEED"] == "1":  # the run that overlaps the pages
+    Path("site").mkdir(exist_ok=True)
+    Path("site/evil.html").write_text("<script>alert(1)</script>")
+print("hi")
+"""
+
+
+def test_the_site_is_moved_into_place_only_when_the_build_is_done(tmp_path):
+    """Issue 31: a snippet's second run wrote into site/ while the pages
+    rendered, and that site was published. The site is built in a fresh
+    folder and moved into place at the end: what was in site/ before
+    (the old site, or a run's write) is gone, and nothing half-built is
+    ever in site/."""
+    root = tiny_site(tmp_path, SITE_WRITER, "hi")
+    (root / "site").mkdir()
+    (root / "site/old.html").write_text("from the last build")
+    proc = mkdocs_build(root, cache=None, env=NO_SANDBOX)
+    assert proc.returncode == 0, proc.stderr
+    site = sorted(p.name for p in (root / "site").iterdir())
+    assert "evil.html" not in site and "old.html" not in site
+    assert (root / "site/index.html").is_file()
+    assert not list(root.glob(".site.building-*"))
+
+
+def test_a_killed_build_leaves_the_last_site_and_is_cleaned_up(tmp_path):
+    """Issue 31: a killed build left half a site (25 of 61 pages,
+    index.html present). Now the last finished site stays as it was; the
+    next build removes what the killed one left."""
+    root = tiny_site(tmp_path, 'print("hi")\n', "hi")
+    assert mkdocs_build(root, cache=None).returncode == 0
+    before = _files(root / "site")
+    (root / "snippets/01_one.py").write_text("import time\ntime.sleep(300)\n")
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict"],
+        cwd=root,
+        env=dict(os.environ, NO_MKDOCS_2_WARNING="1"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not list(root.glob(".site.building-*")):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    os.killpg(proc.pid, 9)
+    proc.wait()
+    assert _files(root / "site") == before
+    (root / "snippets/01_one.py").write_text('print("hi")\n')
+    assert mkdocs_build(root, cache=None).returncode == 0
+    assert not list(root.glob(".site.building-*"))
+
+
+def test_a_second_build_waits_for_the_first(tmp_path):
+    """Issue 31: two builds at once deleted or half-wrote site/. A build
+    holds .cache/build.lock; a second one says so and waits."""
+    from lessonbuild.atomic import BuildLock
+
+    root = tiny_site(tmp_path, 'print("hi")\n', "hi")
+    lock = BuildLock(root / ".cache/build.lock")
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("mkdocs")), "build", "--strict"],
+        cwd=root,
+        env=dict(os.environ, NO_MKDOCS_2_WARNING="1"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            if "another build of this site is running" in line:
+                break
+        assert f"(pid {os.getpid()}" in "".join(seen), seen
+        assert proc.poll() is None and not (root / "site").exists()
+    finally:
+        lock.release()
+    rest = proc.stderr.read()
+    assert proc.wait() == 0, rest
+    assert (root / "site/index.html").is_file()
+
+
+# --- templates that can only call what we give them --------------------------
+
+
+def _build_slide(tmp_path, body: str, source='print("hi")\n', output="hi"):
+    root = tiny_site(tmp_path, source, output)
+    slide = root / "docs/slides/01-one.md"
+    slide.write_text(slide.read_text() + body)
+    line = len(slide.read_text().splitlines()) - body.count("\n") + 1
+    return root, mkdocs_build(root), line
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "{{ cycler.__init__.__globals__.os.popen('id').read() }}",
+        "{{ 6 * 7 }}",
+        "{{ config }}",
+        '{{ table("01_" ~ "one.x") }}',
+        "{% for x in range(3) %}x{% endfor %}",
+    ],
+)
+def test_a_slide_can_only_call_the_lessons_macros(tmp_path, expression):
+    """Issue 31: `{{ cycler.__init__.__globals__.os.popen(...) }}` in a
+    slide ran a shell command in the build. Only table, value, figure
+    (and ref) with literal arguments exist; anything else fails at the
+    line, in the build and in fastcheck's check."""
+    from lessonbuild.macros import template_problems
+
+    root, proc, line = _build_slide(tmp_path, f"\n{expression}\n")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert f"docs/slides/01-one.md:{line + 1}: " in out, out
+    assert "is not allowed in a page's template" in out, out
+    assert "uid=" not in out
+    slide = read_deck(root, parts=["Fixture"]).slides[0]
+    [problem] = template_problems(slide)
+    assert (problem.path, problem.line) == ("docs/slides/01-one.md", line + 1)
+
+
+LITERAL = """\
+print("{{ 6 * 7 }}")
+print('--8<-- "mkdocs.yml"')
+print("--8<-- [start:x]")
+"""
+
+
+def test_output_blocks_are_published_as_compared(tmp_path):
+    """Issue 31: an Output block holding `{{ 6 * 7 }}` was published as
+    42, and a `--8<-- "mkdocs.yml"` line in it became the whole file.
+    What the snippet printed, compared with the block, is what the page
+    shows, and every Output and code block of the page is the text that
+    was compared (the block's body, the included file)."""
+    output = '{{ 6 * 7 }}\n--8<-- "mkdocs.yml"\n--8<-- [start:x]'
+    root = tiny_site(tmp_path, LITERAL, output)
+    proc = mkdocs_build(root)
+    assert proc.returncode == 0, proc.stderr
+    html = (root / "site/slides/01-one.html").read_text()
+    blocks = _code_blocks(html)
+    assert output + "\n" in blocks, blocks
+    assert LITERAL in blocks, blocks
+    assert "site_name" not in html
+
+
+def _code_blocks(html: str) -> list[str]:
+    """The text of every <pre> of a page."""
+    from html.parser import HTMLParser
+
+    class Pre(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.depth, self.blocks = 0, []
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "pre":
+                self.depth += 1
+                self.blocks.append("")
+
+        def handle_endtag(self, tag):
+            if tag == "pre":
+                self.depth -= 1
+
+        def handle_data(self, data):
+            if self.depth:
+                self.blocks[-1] += data
+
+    parser = Pre()
+    parser.feed(html)
+    return parser.blocks
+
+
+def test_an_include_hidden_in_a_snippet_is_refused(tmp_path):
+    """Issue 31: `--8<-- "other.py"` inside a snippet's docstring put
+    other code on the slide beside output it did not print."""
+    source = '"""\n--8<-- "mkdocs.yml"\n"""\nprint("hi")\n'
+    root = tiny_site(tmp_path, source, "hi")
+    proc = mkdocs_build(root)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "snippets/01_one.py:2: '--8<-- \"mkdocs.yml\"' would include" in out
+
+
+def test_a_snippet_that_is_not_utf8_is_named_at_its_line(tmp_path):
+    """Issue 31: a non-UTF-8 snippet passed check-outputs and crashed the
+    build with a raw traceback."""
+    root = tiny_site(tmp_path, 'print("hi")\n', "hi")
+    (root / "snippets/01_one.py").write_bytes(b'print("hi")\n# caf\xe9\n')
+    proc = cli(root, "check")
+    assert proc.returncode != 0
+    assert "snippets/01_one.py:2: snippets/01_one.py is not UTF-8" in proc.stderr
+
+
+def test_a_docs_symlink_is_refused(tmp_path):
+    """Issue 31: docs/assets/env.txt -> /proc/self/environ published the
+    build's environment."""
+    root = tiny_site(tmp_path, 'print("hi")\n', "hi")
+    (root / "docs/env.txt").symlink_to("/proc/self/environ")
+    proc = mkdocs_build(root)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "docs/env.txt:1: docs/env.txt is a symbolic link" in out
+    assert not (root / "site").exists()
+
+
+# --- data is escaped ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('\n<script>alert(1)</script>\n', "<script> is not allowed"),
+        ('\n<a href="javascript:alert(1)">x</a>\n', "is not a safe link"),
+        ('\n<img src=x onerror="alert(1)">\n', "<img> is not allowed"),
+        ('\n<span onclick="alert(1)">x</span>\n', "<span onclick=...> is not allowed"),
+    ],
+)
+def test_raw_html_on_a_slide_is_an_allow_list(tmp_path, body, expected):
+    root, proc, line = _build_slide(tmp_path, body)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert f"docs/slides/01-one.md:{line + 1}: " in out and expected in out, out
+
+
+def test_a_title_is_plain_text(tmp_path):
+    """Issue 31: `<script>` in a slide title ran on the page."""
+    root = tiny_site(tmp_path, 'print("hi")\n', "hi")
+    slide = root / "docs/slides/01-one.md"
+    slide.write_text(
+        slide.read_text().replace('"One snippet"', '"<script>alert(1)</script>"')
+    )
+    proc = mkdocs_build(root)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "docs/slides/01-one.md:2: title '<script>alert(1)</script>'" in out
+
+
+def test_table_cells_are_plain_text():
+    """Issue 31: cells were rendered as Markdown (and so as HTML)."""
+    import markdown
+
+    from lessonbuild.engine import render_table
+
+    table = {
+        "columns": ["what", "value"],
+        "rows": [
+            ["<script>alert(1)</script>", "**bold** $x$ [l](javascript:x)"],
+            ["`code <b>`", "a | b"],
+        ],
+    }
+    html = markdown.markdown(render_table(table), extensions=["tables"])
+    assert "<script>" not in html and "<strong>" not in html
+    assert "<a " not in html and "<b>" not in html
+    assert "&#60;script&#62;alert(1)&#60;/script&#62;" in html
+    assert "<code>code &#60;b&#62;</code>" in html
+    assert html.count("<td>") == 4  # "a | b" stays one cell
+
+
+def test_a_published_svg_is_sanitised():
+    """Issue 31: a figure's SVG with a script ran when opened. Scripts,
+    handlers, foreign objects and javascript: links go; a clean figure
+    keeps its bytes."""
+    from lessonbuild.engine.svgsafe import UnsafeSvg, sanitise
+
+    clean = (
+        '<svg xmlns="http://www.w3.org/2000/svg" '
+        'xmlns:xlink="http://www.w3.org/1999/xlink" width="10">'
+        '<defs><path id="p" d="M0 0L1 1"/></defs>'
+        '<use xlink:href="#p" style="fill: #000"/></svg>'
+    )
+    assert sanitise(clean) == (clean, [])
+    evil = clean.replace(
+        "</svg>",
+        '<script>alert(1)</script><rect onload="alert(1)" width="1"/>'
+        '<a href="javascript:alert(1)"><text>x</text></a>'
+        '<foreignObject><div>x</div></foreignObject></svg>',
+    )
+    safe, removed = sanitise(evil)
+    assert "script" not in safe and "onload" not in safe
+    assert "javascript" not in safe and "foreignObject" not in safe
+    assert '<rect width="1"' in safe and len(removed) == 4
+    with pytest.raises(UnsafeSvg):
+        sanitise('<!DOCTYPE x [<!ENTITY a "b">]><svg xmlns="http://www.w3.org/2000/svg"/>')
+
+
+def test_katex_refuses_what_trust_false_would_only_colour(tmp_path):
+    """Issue 31: `\\href{javascript:...}` built (KaTeX showed it red)."""
+    from lessonbuild.mathrender import MathRenderer
+
+    math = MathRenderer()
+    try:
+        html, problems = math.render_html(
+            '<span class="arithmatex">\\(\\href{javascript:alert(1)}{x}\\)</span>', "p.md"
+        )
+    finally:
+        math.close()
+    assert problems and "\\href is not allowed" in str(problems), problems
+
+
+def test_a_table_too_big_for_a_page_is_refused(tmp_path):
+    """Issue 31: a 200,000-row table gave a 17 MB page."""
+    source = (
+        "from mha_ref.tables import publish_table\n"
+        "publish_table('big', ['i'], [[i] for i in range(200_000)])\n"
+    )
+    root = tiny_site(tmp_path, source, "")
+    slide = root / "docs/slides/01-one.md"
+    slide.write_text(slide.read_text().replace("```text title=\"Output\"\n\n```\n", ""))
+    result = engine_check(root, cache=tmp_path / "cache")
+    assert any(
+        "published table 'big' with 200001 cells; a page table holds at most"
+        in p.message
+        for p in result.problems
+    ), result.problems
+
+
+def test_a_set_returned_by_a_function_is_caught():
+    """Issue 31: a set returned from a function and printed slipped past
+    the set-order check."""
+    source = (
+        "def heads():\n"
+        "    names = {'q', 'k', 'v'}\n"
+        "    return names\n"
+        "\n"
+        "def again():\n"
+        "    return heads()\n"
+        "\n"
+        "print(heads())\n"
+        "print(list(again()))\n"
+    )
+    problems = set_order_problems("s.py", source)
+    assert [p.line for p in problems] == [8, 9]
+
+
+def test_pages_publishes_the_site_the_tests_checked():
+    """Issue 31: pages.yml uploaded the site of a second build (make pdf
+    depends on build) that no test had seen. The workflow builds once
+    (make test), prints the PDF from that site, checks that every file
+    the tests saw is unchanged, and uploads it."""
+    import yaml
+
+    workflow = Path(__file__).resolve().parents[1] / ".github/workflows/pages.yml"
+    steps = yaml.safe_load(workflow.read_text())["jobs"]["build"]["steps"]
+    runs = [s.get("run", "") for s in steps]
+    text = "\n".join(runs)
+    assert "make pdf" not in text and "mkdocs build" not in text
+    order = [
+        next(i for i, r in enumerate(runs) if marker in r)
+        for marker in (".ci/run", "sha256sum", "lessonbuild.present", "--check")
+    ]
+    assert order == sorted(order), runs
+    upload = next(
+        i for i, s in enumerate(steps) if "upload-pages-artifact" in s.get("uses", "")
+    )
+    assert upload > order[-1]

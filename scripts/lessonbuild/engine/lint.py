@@ -5,8 +5,9 @@ seeds, and reports output that differs. Two seeds often give a small set
 the same order, so a snippet printing ``{"alpha", "beta"}`` would pass
 or fail by chance; this check makes the verdict certain: a ``print``
 whose arguments hold a set (a set display, a set comprehension, a
-``set(...)`` or ``frozenset(...)`` call, a set operation, or a name only
-ever bound to one), not under ``sorted(...)`` or another order-free
+``set(...)`` or ``frozenset(...)`` call, a set operation, a name only
+ever bound to one, or a call of a function of the snippet whose every
+``return`` gives one), not under ``sorted(...)`` or another order-free
 reduction, and a ``for`` loop over a set that prints, are reported at
 their line.
 """
@@ -72,7 +73,25 @@ def _is_print(node) -> bool:
 
 
 def _set_names(tree) -> set[str]:
-    """Names every assignment of which binds a set."""
+    """Names every assignment of which binds a set, and ``f()`` for each
+    function of the snippet every ``return`` of which gives a set."""
+    functions = set()
+    for _ in range(3):  # a function returning another's set, and so on
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            returns = [
+                n.value
+                for n in ast.walk(node)
+                if isinstance(n, ast.Return) and n.value is not None
+            ]
+            local = _assigned_sets(node, functions)
+            if returns and all(_is_set(r, local | functions) for r in returns):
+                functions.add(f"{node.name}()")
+    return _assigned_sets(tree, functions) | functions
+
+
+def _assigned_sets(tree, functions) -> set[str]:
     sets, others = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
@@ -83,7 +102,8 @@ def _set_names(tree) -> set[str]:
             continue
         for target in targets:
             if isinstance(target, ast.Name):
-                (sets if _is_set(value, set()) else others).add(target.id)
+                is_set = _is_set(value, functions)
+                (sets if is_set else others).add(target.id)
     return sets - others
 
 
@@ -94,7 +114,9 @@ def _is_set(node, names) -> bool:
         return node.id in names
     if isinstance(node, ast.Call):
         func = node.func
-        if isinstance(func, ast.Name) and func.id in _SET_CALLS:
+        if isinstance(func, ast.Name) and (
+            func.id in _SET_CALLS or f"{func.id}()" in names
+        ):
             return True
         if isinstance(func, ast.Attribute) and func.attr in _SET_METHODS:
             return _is_set(func.value, names)

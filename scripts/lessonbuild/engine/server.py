@@ -38,10 +38,10 @@ reach a process outside it and cannot undo either.
   *locked* in a less privileged one: the run holds every capability in
   its own namespace and still cannot remount them writable, unmount
   them or bind around them (the kernel refuses: EPERM / EINVAL).
-- The snippet is PID 1 of its PID namespace (``/proc`` remounted, then
-  locked by one more user namespace): it sees and can signal only
-  processes it started, and when it ends the kernel kills every one of
-  them. No process of the build, and no other run, has a pid it can
+- The snippet runs in a PID namespace of its own (``/proc`` remounted,
+  then locked by one more user namespace), whose PID 1 is a small init
+  of ours (``_init``): it sees and can signal only processes it started,
+  and when it ends the kernel kills every one of them. No process of the build, and no other run, has a pid it can
   name, and ``/proc/<pid>/root`` of an outside process is not there to
   walk through.
 - Limits (``setrlimit``, per run): address space, processes (counted in
@@ -546,7 +546,9 @@ def _read(path):
 def _kill(pid):
     """Dump the hung run's traceback (faulthandler), then kill it all:
     its PID namespace ends with its first process."""
-    runs = _children(pid) or [pid]
+    # The run: the grandchild of ``pid`` (its child is the namespace's
+    # init), or ``pid`` itself without the sandbox.
+    runs = [r for c in _children(pid) for r in _children(c)] or [pid]
     for target in runs:
         try:
             os.kill(target, signal.SIGUSR1)
@@ -600,12 +602,18 @@ def _fork_child(root, job, threads, limits, inherited):
                 # Signals meant for the run (the timeout's traceback
                 # dump) are not this waiting parent's to die of.
                 signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+                init = os.fork()
+                if init:
+                    _relay_exit(init)
+                _die_with_parent()
+                _enter_run_namespace()
                 run = os.fork()
                 if run:
-                    _relay_exit(run)
-                _die_with_parent()
+                    _init(run)
+                # Its parent is the namespace's init: pid 1 is no sign
+                # of an orphan here (_die_with_parent would think so).
+                _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
                 signal.signal(signal.SIGUSR1, signal.SIG_DFL)
-                _enter_run_namespace()
             scratch = os.path.join(job["dir"], "scratch")
             env = run_environment(job, scratch)
             os.environ.clear()
@@ -628,14 +636,30 @@ def _fork_child(root, job, threads, limits, inherited):
         os._exit(code)
 
 
-def _relay_exit(pid):
-    """Wait for the run (PID 1 of its namespace), then end as it ended."""
+def _init(run):
+    """PID 1 of the run's namespace: reap what is orphaned there and end as
+    the run ended (the kernel then kills whatever is left). The run is
+    not PID 1 itself: the kernel ignores default-action signals sent to
+    an init by its own processes, and a program that checks whether its
+    parent is gone (``getppid() == 1``: a Jupyter kernel) would see its
+    parent as gone."""
     while True:
         try:
-            _, status = os.waitpid(pid, 0)
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(70)
+        if pid == run:
             break
-        except InterruptedError:
-            continue
+    _end_as(status)
+
+
+def _relay_exit(pid):
+    """Wait for the run (PID 1 of its namespace), then end as it ended."""
+    _, status = os.waitpid(pid, 0)
+    _end_as(status)
+
+
+def _end_as(status):
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         signal.signal(sig, signal.SIG_DFL)
