@@ -889,7 +889,7 @@ def test_a_slide_can_only_call_the_lessons_macros(tmp_path, expression):
 LITERAL = """\
 print("{{ 6 * 7 }}")
 print('--8<-- "mkdocs.yml"')
-print("--8<-- [start:x]")
+print("--8<-- " + "[start:x]")
 """
 
 
@@ -903,7 +903,7 @@ def test_output_blocks_are_published_as_compared(tmp_path):
     root = tiny_site(tmp_path, LITERAL, output)
     proc = mkdocs_build(root)
     assert proc.returncode == 0, proc.stderr
-    html = (root / "site/slides/01-one.html").read_text()
+    html = (root / "site/slides/01-one/index.html").read_text()
     blocks = _code_blocks(html)
     assert output + "\n" in blocks, blocks
     assert LITERAL in blocks, blocks
@@ -939,13 +939,18 @@ def _code_blocks(html: str) -> list[str]:
 
 def test_an_include_hidden_in_a_snippet_is_refused(tmp_path):
     """Issue 31: `--8<-- "other.py"` inside a snippet's docstring put
-    other code on the slide beside output it did not print."""
-    source = '"""\n--8<-- "mkdocs.yml"\n"""\nprint("hi")\n'
+    other code on the slide beside output it did not print; a section
+    marker inside a line of code would drop that line from the page."""
+    source = (
+        '"""\n--8<-- "mkdocs.yml"\n"""\nprint("hi")\n'
+        'x = "--8<-- [end:y]"\n'
+    )
     root = tiny_site(tmp_path, source, "hi")
     proc = mkdocs_build(root)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert "snippets/01_one.py:2: '--8<-- \"mkdocs.yml\"' would include" in out
+    assert "snippets/01_one.py:5: 'x = \"--8<-- [end:y]\"' holds a section" in out
 
 
 def test_a_snippet_that_is_not_utf8_is_named_at_its_line(tmp_path):

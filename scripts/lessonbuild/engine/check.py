@@ -387,6 +387,10 @@ def _check_page(root, snippets_dir, page, used, pairs, problems):
             _pair_output(root, snippets_dir, page, fence, pairs, problems)
 
 
+#: A section marker as a snippet writes one: a comment line of its own.
+_MARKER = re.compile(r"^\s*#\s*-+8<-+[ \t]+\[[^\]]*\]\s*$")
+
+
 def included_text_problems(root: Path, rel: str) -> list[Problem]:
     """An included file is published as it is: it must be UTF-8 (the
     build reads it so; a byte it cannot read is named at its line), and
@@ -412,8 +416,23 @@ def included_text_problems(root: Path, rel: str) -> list[Problem]:
     from pymdownx.snippets import SnippetPreprocessor
 
     nested = SnippetPreprocessor.RE_ALL_SNIPPETS
+    section = SnippetPreprocessor.RE_SNIPPET_SECTION
     problems = []
     for n, line in enumerate(text.splitlines(), 1):
+        m = section.match(line)
+        if m and not m.group("escape") and not _MARKER.match(line):
+            problems.append(
+                Problem(
+                    rel,
+                    n,
+                    f"{line.strip()!r} holds a section marker that "
+                    f"pymdownx.snippets would drop where {rel} is "
+                    "included: published code must be the code that ran "
+                    "(a marker is a line of its own: "
+                    "`# --8<-- [start:name]`)",
+                )
+            )
+            continue
         m = nested.match(line)
         if m and not m.group("escape"):
             problems.append(
