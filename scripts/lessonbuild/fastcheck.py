@@ -67,6 +67,12 @@ def fast_problems(root: Path) -> list[Problem]:
     problems = list(deck.problems)
     plan(deck, problems)
     problems += exercise_problems(deck)
+    # The pages' templates, raw HTML and titles (issue 31), as the build.
+    from .engine import markup
+    from .macros import template_problems
+
+    for page in deck.pages:
+        problems += template_problems(page) + markup.page_problems(page)
     return sorted(problems, key=lambda p: (p.path, p.line))
 
 

@@ -191,6 +191,9 @@ def _run_kernel(connection_file: str, cwd) -> None:
         matplotlib = sys.modules.get("matplotlib")
         if matplotlib is not None:  # imported before the variable was set
             matplotlib.rcParams["backend"] = backend
+        torch = sys.modules.get("torch")
+        if torch is not None:  # each kernel its own random start
+            torch.default_generator.seed()
         sys.argv = [
             "ipykernel_launcher",
             "-f",
@@ -683,8 +686,44 @@ def _main(argv: list[str]) -> int:
     """
     for rel in argv:
         text, problems = _run(rel)
+        if text is not None and not problems:  # checked like a snippet
+            again, problems = _run(rel)
+            if again is not None and not problems:
+                problems = _disagreement(rel, text, again)
         print(json.dumps([rel, text, problems]), flush=True)
     return 0
+
+
+def _disagreement(rel: str, first: str, second: str) -> list:
+    """A problem if two executions of a notebook printed different
+    outputs (its kernels start from different random seeds)."""
+    import nbformat
+
+    def outputs(text):
+        cells = nbformat.reads(text, as_version=4).cells
+        return [
+            json.dumps(
+                [
+                    {k: v for k, v in out.items() if k != "execution_count"}
+                    for out in cell.get("outputs", [])
+                ],
+                sort_keys=True,
+            )
+            for cell in cells
+        ]
+
+    for n, (a, b) in enumerate(zip(outputs(first), outputs(second)), 1):
+        if a != b:
+            return [
+                [
+                    rel,
+                    1,
+                    f"cell {n} printed different output in two runs: the "
+                    "notebook is nondeterministic (seed torch with "
+                    "torch.manual_seed; do not print times, ids or set order)",
+                ]
+            ]
+    return []
 
 
 class Converting:
