@@ -58,3 +58,69 @@ def test_only_a_durable_write_waits_for_the_disk(tmp_path, monkeypatch):
     assert len(synced) == 1, "a write that need not be durable synced"
     assert (tmp_path / "kept.txt").read_text() == "kept"
     assert (tmp_path / "cache.json").read_text() == "{}"
+
+
+def test_a_site_is_moved_into_place_in_one_step(tmp_path):
+    """SiteSwap: pages go to a fresh folder beside site/; publish swaps it
+    in (the old site gone), discard leaves site/ as it was."""
+    from lessonbuild.atomic import SiteSwap
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "old.html").write_text("old")
+    swap = SiteSwap(site)
+    assert swap.building.parent == tmp_path and swap.building != site
+    (swap.building / "index.html").write_text("new")
+    assert sorted(p.name for p in site.iterdir()) == ["old.html"]
+    swap.publish()
+    assert sorted(p.name for p in site.iterdir()) == ["index.html"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+    failed = SiteSwap(site)
+    (failed.building / "half.html").write_text("half")
+    failed.discard()
+    assert sorted(p.name for p in site.iterdir()) == ["index.html"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_what_a_killed_build_left_is_removed_by_the_next(tmp_path):
+    from lessonbuild.atomic import BUILDING, SiteSwap
+
+    child = os.fork()
+    if child == 0:
+        os._exit(0)
+    os.waitpid(child, 0)  # a pid that is gone
+    left = tmp_path / f".site{BUILDING}{child}-abc"
+    left.mkdir()
+    (left / "index.html").write_text("half")
+    mine = SiteSwap(tmp_path / "site")
+    assert not left.exists() and mine.building.exists()
+    mine.discard()
+
+
+def test_a_second_lock_waits_for_the_first(tmp_path):
+    """BuildLock: a second holder says who holds it and waits."""
+    import subprocess
+    import sys
+
+    from lessonbuild.atomic import BuildLock
+
+    path = tmp_path / "build.lock"
+    first = BuildLock(path)
+    code = (
+        "import sys\n"
+        "from lessonbuild.atomic import BuildLock\n"
+        "BuildLock(sys.argv[1], say=lambda m: print(m, flush=True))\n"
+        "print('got it', flush=True)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    line = proc.stdout.readline()
+    assert f"another build of this site is running (pid {os.getpid()}" in line
+    assert proc.poll() is None
+    first.release()
+    assert proc.stdout.readline() == "got it\n"
+    assert proc.wait() == 0

@@ -1018,6 +1018,7 @@ def test_table_cells_are_plain_text():
         "rows": [
             ["<script>alert(1)</script>", "**bold** $x$ [l](javascript:x)"],
             ["`code <b>`", "a | b"],
+            [r"\(W^Q<script>|\)", "x"],
         ],
     }
     html = markdown.markdown(render_table(table), extensions=["tables"])
@@ -1025,7 +1026,8 @@ def test_table_cells_are_plain_text():
     assert "<a " not in html and "<b>" not in html
     assert "&#60;script&#62;alert(1)&#60;/script&#62;" in html
     assert "<code>code &#60;b&#62;</code>" in html
-    assert html.count("<td>") == 4  # "a | b" stays one cell
+    assert html.count("<td>") == 6  # "a | b" stays one cell
+    assert "<script" not in html  # not even inside a formula
 
 
 def test_a_published_svg_is_sanitised():

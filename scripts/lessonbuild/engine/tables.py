@@ -42,7 +42,9 @@ def render_table(table: dict, hide: str | None = None) -> str:
 #: Characters Markdown, its extensions (tables, math, marks, emoji) or
 #: HTML could read as markup, written as character references instead.
 _MARKUP = re.compile(r"""[\\`*_{}\[\]<>&|$~^=:#!"']""")
-_CODE = re.compile(r"`([^`\n]+)`")
+_SPAN = re.compile(r"`(?P<code>[^`\n]+)`|(?P<math>\\\(.+?\\\))")
+#: In a formula: what would end the cell or start HTML, as TeX says it.
+_TEX = {"|": r"\vert{}", "<": r"\lt{}", ">": r"\gt{}", "&": r"\&"}
 
 
 def _plain(text: str) -> str:
@@ -53,11 +55,15 @@ def _plain(text: str) -> str:
 
 def _cell(text: str) -> str:
     """A cell as plain text (issue 31): nothing in it is Markdown or HTML,
-    but text between backticks is shown as code."""
+    but text between backticks is shown as code, and ``\\( \\)`` is a
+    formula (typeset by KaTeX, which refuses links and HTML)."""
     out, last = [], 0
-    for m in _CODE.finditer(text):
+    for m in _SPAN.finditer(text):
         out.append(_plain(text[last : m.start()]))
-        out.append(f"<code>{_plain(m[1])}</code>")
+        if m["code"] is not None:
+            out.append(f"<code>{_plain(m['code'])}</code>")
+        else:
+            out.append("".join(_TEX.get(c, c) for c in m["math"]))
         last = m.end()
     out.append(_plain(text[last:]))
     return "".join(out)
