@@ -97,7 +97,7 @@ def serve(tmp_path, monkeypatch):
     rebuild.root, rebuild.site, rebuild.warnings = root, site, warnings
     # What `mkdocs serve` watches (on_serve), to be asked for a rebuild.
     plugin = first.plugins["lesson"]
-    rebuild.trigger = plugin.rebuild_trigger = tmp_path / "asked" / "now"
+    rebuild.trigger = plugin.build.trigger = tmp_path / "asked" / "now"
     try:
         rebuild(first)
         yield rebuild
