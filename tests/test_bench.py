@@ -3,8 +3,6 @@ never counts as met."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from lessonbuild import bench, pageweight

@@ -131,10 +131,11 @@ def test_a_serve_rebuild_renders_again_only_the_exercises_an_edit_changed(
     first = load_config(str(root / "mkdocs.yml"))
     plugin = first.plugins["lesson"]
     plugin.on_startup(command="serve", dirty=False)
+    build = plugin.build
     edited = "slides/03-what-survived-from-scaled-dot-product.md"
     try:
         plugin.on_config(first)
-        before = dict(plugin.widgets)
+        before = dict(build.widgets)
         assert before[edited]  # the page has an exercise
         slide = root / "docs" / edited
         slide.write_text(
@@ -144,7 +145,7 @@ def test_a_serve_rebuild_renders_again_only_the_exercises_an_edit_changed(
             encoding="utf-8",
         )
         plugin.on_config(load_config(str(root / "mkdocs.yml")))
-        after = plugin.widgets
+        after = build.widgets
     finally:
         plugin.on_shutdown()
     assert "central idea" in "".join(after[edited].values())

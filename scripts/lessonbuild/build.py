@@ -487,7 +487,7 @@ class Build:
             return
         for line in text.splitlines():
             log.error(line)
-        self.discard_site()
+        self.discard_site(self.config)
         raise Abort(
             f"Aborted: {len(problems)} problem(s), listed above. No site "
             "was written."
@@ -508,13 +508,12 @@ class Build:
         self.cancel_homework()
         if not self.serving:
             self.close_pool()
-        self.discard_site()
+        self.discard_site(self.config)
 
-    def discard_site(self) -> None:
+    def discard_site(self, config) -> None:
         """Leave no site that looks like the result of a failed build.
         (``mkdocs serve`` builds into a temporary folder it never shows
         after a failed build.)"""
-        config = self.config
         if self.serving or config is None:
             return
         site = Path(config.site_dir).resolve()

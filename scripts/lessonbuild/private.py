@@ -18,15 +18,20 @@ MATERIAL = "9.8.1"
 
 def search_entries(config) -> list[dict]:
     """This build's search index entries (none without the plugin)."""
-    search = config.plugins.get(SEARCH)
-    if search is None or search.search_index is None:
-        return []
-    return search.search_index.entries
+    index = _index(config)
+    return [] if index is None else index.entries
 
 
 def set_search_entries(config, entries: list[dict]) -> None:
     """Make ``entries`` the whole index Material writes."""
+    index = _index(config)
+    if index is not None:
+        index.entries = entries
+        config.plugins[SEARCH].search_index_prev = None
+
+
+def _index(config):
+    """Material's index of this build; None without search (or before
+    its ``on_config`` made one)."""
     search = config.plugins.get(SEARCH)
-    if search is not None and search.search_index is not None:
-        search.search_index.entries = entries
-        search.search_index_prev = None
+    return getattr(search, "search_index", None)

@@ -109,7 +109,8 @@ class Rebuild:
                     deferred[uri] = key
             if keep:
                 self.skipped.add(uri)
-                os.utime(dest)  # newer than its source: MkDocs skips it
+                if file.is_modified():  # its source was written again
+                    os.utime(dest)  # now newer: MkDocs skips it
             elif os.path.isfile(dest):
                 os.unlink(dest)  # no output: MkDocs renders it
         self.deferred = deferred
