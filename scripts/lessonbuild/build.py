@@ -80,6 +80,9 @@ class Build:
         self.formulas: dict[tuple[str, bool], str] = {}  # (TeX, display)
         self.exercise_pages: dict[tuple, exercises.PageResult] = {}
         self.notebooks_made: dict = {}  # the deck notebook's inputs
+        # src_uri -> final content, for present.html (serve --dirty: a
+        # page a rebuild skipped keeps its last).
+        self.rendered: dict[str, str] = {}
         self.trigger: Path | None = None  # touched to ask for a rebuild
         self.config = None
         self.homework: notebooks.Homework | None = None
@@ -94,7 +97,6 @@ class Build:
         self.sources: dict[str, str] = {}  # src_uri -> text to render
         self.widgets: dict[str, dict[str, str]] = {}  # src_uri -> html
         self.problems: list[Problem] = []  # found while pages render
-        self.rendered: dict[str, str] = {}  # src_uri -> final content
         self.fingerprint: dict[str, tuple] = {}
         self.failure: str | None = None  # serve: the report pages show
 
