@@ -273,7 +273,7 @@ def page_weight_rows(bench: Bench) -> list[Figure]:
 ROWS = [engine_rows, build_rows, serve_rows, page_weight_rows]
 
 
-def bench(root: Path, jobs=None, timeout=None) -> int:
+def bench(root: Path) -> int:
     root = Path(root).resolve()
     load = os.getloadavg()
     cores = len(os.sched_getaffinity(0))

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bench":
         from .bench import bench
 
-        return bench(root, jobs=args.jobs, timeout=args.timeout)
+        return bench(root)
     deck = read_deck(root, parts=settings.parts)
     options = {
         "timeout": timeout,
