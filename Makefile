@@ -21,7 +21,7 @@ help:
 	@echo "make build           strict site build into site/"
 	@echo "make check-outputs   run every snippet, compare with Output blocks"
 	@echo "make update-outputs  accept new snippet outputs (rewrites drifted blocks)"
-	@echo "make bench           time the snippet engine (cold, warm, baseline)"
+	@echo "make bench           engine, build, serve edits, page weight vs targets"
 	@echo "make format          apply ruff's formatter and autofixes"
 	@echo "make pdf             handout: site/lesson-81.pdf, one page per slide"
 	@echo "make fastcheck       front matter, inline Python, exercises (no snippets run)"

@@ -3,8 +3,6 @@ never counts as met."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from lessonbuild import bench, pageweight
@@ -17,7 +15,11 @@ def test_page_weight_without_a_browser_is_missed(
         raise RuntimeError("chromium missing at /usr/bin/chromium")
 
     monkeypatch.setattr(pageweight, "measure", no_browser)
-    figures = bench._page_weight(Path(tmp_path))
+
+    class Built:
+        built = tmp_path
+
+    figures = bench.page_weight_rows(Built())
     assert [f.label for f in figures] == [
         "first visit to slide 15 (Chromium)",
         "then the next slide",
@@ -26,9 +28,30 @@ def test_page_weight_without_a_browser_is_missed(
     assert "chromium missing" in capsys.readouterr().err
 
 
+def test_a_row_that_fails_is_missed_and_the_others_still_run(
+    monkeypatch, tmp_path, capsys
+):
+    """One broken row (a build that fails) costs its own verdict only."""
+
+    def broken(state):
+        raise RuntimeError("build failed: boom")
+
+    def fine(state):
+        return [bench.within("fine", 0.1, 1.0)]
+
+    monkeypatch.setattr(bench, "ROWS", [broken, fine])
+    monkeypatch.setattr(bench, "Bench", lambda root, tmp: None)
+    assert bench.bench(tmp_path) == 1
+    out = capsys.readouterr()
+    assert "boom" in out.err
+    assert "FAILED" in out.out and "fine" in out.out
+
+
 def test_a_time_over_its_ceiling_is_missed():
     assert bench.within("x", 1.2, 1.0).met is False
     assert bench.within("x", 0.8, 1.0).met is True
+    assert bench.at_most("x", 2.3, 2.0, 1.1, "floor").met is False
+    assert bench.at_most("x", 2.1, 2.0, 1.1, "floor").met is True
 
 
 _RECORDER = """\
@@ -52,18 +75,16 @@ def _floor_site(tmp_path, bodies):
 def test_the_floor_runs_each_snippet_twice_as_the_engine_does(
     monkeypatch, tmp_path
 ):
-    """Two seeds: one interpreter per hash seed, each runs every snippet
-    once; one seed: one interpreter runs both runs."""
+    """One interpreter per hash seed, each runs every snippet once."""
     site, rels = _floor_site(tmp_path, [_RECORDER, _RECORDER])
-    for seeds, hashes in ((2, 2), (1, 1)):
-        record = tmp_path / f"record-{seeds}"
-        monkeypatch.setenv("FLOOR_RECORD", str(record))
-        assert bench.floor_seconds(site, rels, seeds) > 0
-        lines = [line.split() for line in record.read_text().splitlines()]
-        for rel in rels:
-            runs = [h for path, h in lines if path.endswith(rel)]
-            assert len(runs) == 2
-            assert len(set(runs)) == hashes
+    record = tmp_path / "record"
+    monkeypatch.setenv("FLOOR_RECORD", str(record))
+    assert bench.floor_seconds(site, rels) > 0
+    lines = [line.split() for line in record.read_text().splitlines()]
+    for rel in rels:
+        runs = [h for path, h in lines if path.endswith(rel)]
+        assert len(runs) == 2
+        assert len(set(runs)) == 2  # two hash seeds
 
 
 def test_a_floor_whose_snippet_fails_is_an_error(tmp_path):
@@ -71,4 +92,4 @@ def test_a_floor_whose_snippet_fails_is_an_error(tmp_path):
         tmp_path, ["print('fine')\n", "raise SystemExit(3)\n"]
     )
     with pytest.raises(RuntimeError, match="floor's runs failed"):
-        bench.floor_seconds(site, rels, 2)
+        bench.floor_seconds(site, rels)

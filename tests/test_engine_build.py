@@ -238,7 +238,7 @@ def test_serve_failure_leaves_the_served_folder(tmp_path):
     config = _config(tmp_path)
     plugin = LessonPlugin()
     plugin.on_startup(command="serve", dirty=False)
-    plugin._discard_site(config)
+    plugin.build.discard_site(config)
     assert (Path(config.site_dir) / "index.html").read_text() == OLD_SITE
 
 
@@ -248,7 +248,7 @@ def test_site_dir_holding_the_project_is_never_removed(tmp_path):
     config.site_dir = str(tmp_path)
     plugin = LessonPlugin()
     plugin.on_startup(command="build", dirty=False)
-    plugin._discard_site(config)
+    plugin.build.discard_site(config)
     assert Path(config.config_file_path).exists()
 
 

@@ -432,14 +432,14 @@ def test_serve_keeps_servers_across_rebuilds(tmp_path, monkeypatch):
     config.plugins.on_startup(command="serve", dirty=False)
     try:
         build(config, serve_url="")
-        plugin = config.plugins["lesson"]
+        plugin = config.plugins["lesson"].build
         servers = {i: s.proc.pid for i, s in plugin.pool.servers.items()}
         assert len(servers) == 2, "expected two servers kept after a build"
         snippet = sorted((root / "snippets").glob("*.py"))[0]
         snippet.write_text(snippet.read_text() + "\n# edited\n")
         again = load_config("mkdocs.yml", site_dir=site)
         build(again, serve_url="")
-        assert again.plugins["lesson"] is plugin, "MkDocs kept the plugin"
+        assert again.plugins["lesson"].build is plugin, "MkDocs kept it"
         assert plugin.result.ran == 1, plugin.result.summary()
         assert {
             i: s.proc.pid for i, s in plugin.pool.servers.items()

@@ -261,11 +261,11 @@ def test_serve_keeps_the_homework_run_when_it_starts_its_servers(tmp_path):
 
     plugin = LessonPlugin()
     plugin.on_startup(command="serve", dirty=False)
-    run = plugin.homework = Run()
-    assert plugin._pool(tmp_path) is not None
-    assert not run.cancelled and plugin.homework is run
+    run = plugin.build.homework = Run()
+    assert plugin.build._pool(tmp_path) is not None
+    assert not run.cancelled and plugin.build.homework is run
     plugin.on_shutdown()
-    assert run.cancelled and plugin.homework is None
+    assert run.cancelled and plugin.build.homework is None
 
 
 # The checks on their own: each branch a student can hit.

@@ -131,10 +131,11 @@ def test_a_serve_rebuild_renders_again_only_the_exercises_an_edit_changed(
     first = load_config(str(root / "mkdocs.yml"))
     plugin = first.plugins["lesson"]
     plugin.on_startup(command="serve", dirty=False)
+    build = plugin.build
     edited = "slides/03-what-survived-from-scaled-dot-product.md"
     try:
         plugin.on_config(first)
-        before = dict(plugin.widgets)
+        before = dict(build.widgets)
         assert before[edited]  # the page has an exercise
         slide = root / "docs" / edited
         slide.write_text(
@@ -144,7 +145,7 @@ def test_a_serve_rebuild_renders_again_only_the_exercises_an_edit_changed(
             encoding="utf-8",
         )
         plugin.on_config(load_config(str(root / "mkdocs.yml")))
-        after = plugin.widgets
+        after = build.widgets
     finally:
         plugin.on_shutdown()
     assert "central idea" in "".join(after[edited].values())
@@ -153,3 +154,40 @@ def test_a_serve_rebuild_renders_again_only_the_exercises_an_edit_changed(
     assert others
     for uri in others:
         assert after[uri] is before[uri], f"{uri} was rendered again"
+
+
+@pytest.mark.parametrize(
+    ("block", "name", "expected"),
+    [
+        ({"snippet_timeout": "soon"}, "snippet_timeout", "expected float"),
+        ({"parts": ["A", 2]}, "parts", "expected a list of str"),
+        ({"output_max_lines": 0}, "output_max_lines", "positive whole"),
+        ({"colour": "red"}, "colour", "unknown setting"),
+    ],
+)
+def test_the_plugin_and_the_cli_refuse_a_bad_setting_alike(
+    tmp_path, block, name, expected
+):
+    """One schema (settings.Settings): MkDocs reports the plugin's error
+    against the setting; the CLI's reader raises the same message."""
+    import yaml
+
+    from lessonbuild.plugin import LessonPlugin
+    from lessonbuild.settings import SettingsError, read_settings
+
+    errors, _ = LessonPlugin().load_config(block)
+    assert [key for key, _ in errors] == [name]
+    assert expected in str(errors[0][1])
+    config = {"site_name": "x", "plugins": [{"lesson": block}]}
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config))
+    with pytest.raises(SettingsError, match=expected) as raised:
+        read_settings(tmp_path)
+    assert str(raised.value) == str(errors[0][1])
+
+
+def test_settings_defaults_and_help_come_from_one_definition():
+    from lessonbuild.settings import Settings
+
+    assert Settings.from_mapping({}) == Settings()
+    assert Settings.from_mapping({"snippet_timeout": 5}).timeout() == 5.0
+    assert "seconds" in Settings.help("snippet_timeout")

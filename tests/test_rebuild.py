@@ -4,55 +4,20 @@ writes, byte for byte."""
 
 from __future__ import annotations
 
-import filecmp
 import logging
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.lesson_site import REPO, build, copy_lesson
+from tests.test_same_site import differing
 
 EDITED = "slides/03-what-survived-from-scaled-dot-product.md"
 SNIPPET = "snippets/15_trace.py"
 
 
-def html_times(site: Path) -> dict[str, int]:
-    return {
-        p.relative_to(site).as_posix(): p.stat().st_mtime_ns
-        for p in site.rglob("*.html")
-    }
-
-
-#: Written by every build: the theme's 404 page, the presentation.
-EVERY_BUILD = {"404.html", "present.html"}
-
-
-def rewritten(before: dict, after: dict) -> set[str]:
-    """The pages a rebuild wrote again."""
-    return {
-        page
-        for page in after
-        if before.get(page) != after[page] and page not in EVERY_BUILD
-    }
-
-
-def same_site(a: Path, b: Path) -> list[str]:
-    """Every file that differs, or is in one site only."""
-    out = []
-    files = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
-    files |= {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
-    for rel in sorted(files):
-        x, y = a / rel, b / rel
-        if not (x.is_file() and y.is_file()) or not filecmp.cmp(
-            x, y, shallow=False
-        ):
-            out.append(rel.as_posix())
-    return out
-
-
 def page_of(uri: str) -> str:
-    return uri.removesuffix(".md") + ".html"  # use_directory_urls: false
+    return uri.rsplit(".", 1)[0] + ".html"  # use_directory_urls: false
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -87,33 +52,25 @@ def serve(tmp_path, monkeypatch):
     first = load_config(str(root / "mkdocs.yml"), site_dir=str(site))
     first.plugins.on_startup(command="serve", dirty=True)
 
-    def rebuild(config=None):
+    def rebuild(config=None) -> set[str]:
+        """One rebuild; the pages MkDocs rendered (src_uris: those whose
+        on_page_context ran)."""
         config = config or load_config(
             str(root / "mkdocs.yml"), site_dir=str(site)
         )
         mkdocs_build(config, serve_url="", dirty=True)  # strict: true
-        return config
+        return set(first.plugins["lesson"].build.rebuild.rendered)
 
     rebuild.root, rebuild.site, rebuild.warnings = root, site, warnings
     # What `mkdocs serve` watches (on_serve), to be asked for a rebuild.
     plugin = first.plugins["lesson"]
-    rebuild.trigger = plugin.rebuild_trigger = tmp_path / "asked" / "now"
+    rebuild.trigger = plugin.build.trigger = tmp_path / "asked" / "now"
     try:
         rebuild(first)
         yield rebuild
     finally:
         first.plugins.on_shutdown()
         logging.getLogger("mkdocs").removeHandler(handler)
-
-
-def wait_for(condition, within: float = 60.0) -> bool:
-    """Poll ``condition`` until it holds (bounded)."""
-    end = time.monotonic() + within
-    while time.monotonic() < end:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 def clean_build(root: Path, dest: Path) -> Path:
@@ -127,38 +84,34 @@ def test_an_edit_renders_its_pages_and_leaves_a_clean_builds_site(
 ):
     root, site = serve.root, serve.site
     assert not serve.warnings  # not even MkDocs' "dirty build" warning
-    before = html_times(site)
 
     # Prose on one slide: that page alone.
     edit(root / "docs" / EDITED, "what was the main idea", "the main idea")
-    serve()
-    after = html_times(site)
-    assert rewritten(before, after) == {page_of(EDITED)}
+    assert serve() == {EDITED}
+    assert "the main idea" in (site / page_of(EDITED)).read_text()
 
     # A comment in a snippet: the slides that include it, and the deck
     # notebook, which shows its code.
     edit(root / SNIPPET, "\n", "\n# touched\n")
-    serve()
-    again = html_times(site)
     including = {
-        page_of(p.relative_to(root / "docs").as_posix())
+        p.relative_to(root / "docs").as_posix()
         for p in (root / "docs" / "slides").glob("*.md")
         if SNIPPET in p.read_text(encoding="utf-8")
     }
     assert including
     # The deck notebook shows the code too, but converting it takes
-    # seconds: this rebuild keeps its last render and converts it in the
-    # background, then asks serve for a rebuild, which renders it.
-    notebook = "notebooks/lesson-81.html"
-    assert rewritten(after, again) == including
-    assert "touched" not in (site / notebook).read_text()
-    assert wait_for(serve.trigger.is_file)  # the rebuild asked for
-    serve()
-    assert rewritten(again, html_times(site)) == {notebook}
-    assert "touched" in (site / notebook).read_text()
+    # seconds: this rebuild keeps its last render and asks serve for
+    # one more rebuild, which renders it.
+    notebook = "notebooks/lesson-81.ipynb"
+    assert not serve.trigger.exists()
+    assert serve() == including
+    assert "touched" not in (site / page_of(notebook)).read_text()
+    assert serve.trigger.is_file()  # the rebuild asked for
+    assert serve() == {notebook}
+    assert "touched" in (site / page_of(notebook)).read_text()
 
     # The search index too: every page's entries, in order.
-    assert same_site(site, clean_build(root, tmp_path / "clean-1")) == []
+    assert differing(site, clean_build(root, tmp_path / "clean-1")) == []
     assert not serve.warnings
 
 
@@ -166,7 +119,6 @@ def test_a_new_title_renders_every_page_and_a_failure_shows_on_all(
     serve, tmp_path
 ):
     root, site = serve.root, serve.site
-    before = html_times(site)
     # Every page's nav shows every title.
     slide = root / "docs" / EDITED
     title = next(
@@ -175,14 +127,17 @@ def test_a_new_title_renders_every_page_and_a_failure_shows_on_all(
         if line.startswith("title:")
     )
     edit(slide, title, 'title: "Renamed slide"')
-    serve()
-    after = html_times(site)
-    slides = {p for p in before if p.startswith("slides/")}
-    assert slides <= rewritten(before, after)
+    slides = {
+        p.relative_to(root / "docs").as_posix()
+        for p in (root / "docs" / "slides").glob("*.md")
+    }
+    assert slides <= serve()
     clean = clean_build(root, tmp_path / "clean")
-    assert same_site(site, clean) == []
-    others = slides - {page_of(EDITED)}
-    assert any("Renamed slide" in (site / p).read_text() for p in others)
+    assert differing(site, clean) == []
+    others = slides - {EDITED}
+    assert any(
+        "Renamed slide" in (site / page_of(p)).read_text() for p in others
+    )
 
     # A drifted Output block: serve shows the problems on every page,
     # those the edit did not touch too.
@@ -197,14 +152,13 @@ def test_a_new_title_renders_every_page_and_a_failure_shows_on_all(
     lines[at + 1] = "drifted " + lines[at + 1]
     slide.write_text("\n".join(lines), encoding="utf-8")
     serve()
-    for page in html_times(site):
-        if page.startswith("slides/"):
-            assert "The build failed" in (site / page).read_text(), page
+    for page in (site / "slides").glob("*.html"):
+        assert "The build failed" in page.read_text(), page
 
     # Fixed: the lesson is back on every page, as a clean build has it.
     slide.write_text(good, encoding="utf-8")
     serve()
-    assert same_site(site, clean) == []
+    assert differing(site, clean) == []
 
 
 def test_a_deleted_page_loses_its_html(serve):
@@ -229,4 +183,4 @@ def test_only_serve_dirty_skips_pages(command, dirty):
 
     plugin = LessonPlugin()
     plugin.on_startup(command=command, dirty=dirty)
-    assert plugin.rebuild is None
+    assert plugin.build.rebuild is None

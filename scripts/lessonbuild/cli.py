@@ -16,14 +16,7 @@ from pathlib import Path
 from . import engine
 from .deck import read_deck
 from .problems import report
-from .settings import (
-    SETTINGS_FILE,
-    SLIDES_FILE,
-    SettingsError,
-    cache_dir,
-    read_settings,
-)
-from .slidecache import SlideCache
+from .settings import Settings, SettingsError, cache_dir, read_settings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,14 +41,16 @@ def _parser() -> argparse.ArgumentParser:
         "--timeout",
         type=str,
         default=None,
-        help="seconds a snippet may run (default: $SNIPPET_TIMEOUT, else "
-        "snippet_timeout of the lesson plugin in mkdocs.yml, else 60)",
+        help=f"{Settings.help('snippet_timeout')} (default: "
+        "$SNIPPET_TIMEOUT, else snippet_timeout of the lesson plugin in "
+        f"mkdocs.yml, else {Settings().snippet_timeout:g})",
     )
     parser.add_argument(
         "--jobs",
         type=int,
         default=None,
-        help="snippets run at once (default: the number of cores)",
+        help=f"{Settings.help('jobs')} (default: $SNIPPET_JOBS, else jobs "
+        "of the lesson plugin in mkdocs.yml)",
     )
     cache = parser.add_mutually_exclusive_group()
     cache.add_argument(
@@ -79,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     cache = None if args.no_cache else cache_dir(root, args.cache_dir)
     try:
-        settings = read_settings(root, cache and cache / SETTINGS_FILE)
+        settings = read_settings(root)
         timeout = settings.timeout(args.timeout)
         jobs = settings.job_count(args.jobs)
     except SettingsError as exc:
@@ -88,9 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bench":
         from .bench import bench
 
-        return bench(root, jobs=args.jobs, timeout=args.timeout)
-    slides = None if cache is None else SlideCache(cache / SLIDES_FILE)
-    deck = read_deck(root, parts=settings.parts, cache=slides)
+        return bench(root)
+    deck = read_deck(root, parts=settings.parts)
     options = {
         "timeout": timeout,
         "jobs": jobs,

@@ -75,9 +75,8 @@ MAX_SLIDE_BYTES = 1_000_000
 
 @functools.cache
 def _markdown():
-    """markdown-it, imported on the first parse (a deck read from
-    ``SlideCache`` never needs it). Only block structure matters
-    (fences): inline parsing is off, half the time."""
+    """markdown-it, imported on the first parse. Only block structure
+    matters (fences): inline parsing is off, half the time."""
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").disable(["inline", "text_join"])
@@ -298,15 +297,12 @@ def read_deck(
     root: Path | str,
     docs_dir: Path | str | None = None,
     parts: list[str] | None = None,
-    cache=None,
 ) -> Deck:
     """Read every page under ``docs_dir`` once; check the deck's structure.
 
     ``parts`` are the lesson's part names in order (the plugin's ``parts``
     setting); when given, every slide must name one, and each part's
-    slides must be contiguous and in that order. ``cache``
-    (``slidecache.SlideCache``) keeps each page's parse, keyed by its
-    text: a page that did not change is not parsed again.
+    slides must be contiguous and in that order.
     """
     root = Path(root).resolve()
     docs = Path(docs_dir).resolve() if docs_dir else root / "docs"
@@ -318,14 +314,7 @@ def read_deck(
         if text is None:
             continue
         numbered = path.parent == docs / SLIDES_DIR
-        if cache is None:
-            page = parse_slide(rel, text, problems, numbered, parts)
-        else:
-            page, found = cache.parse(rel, text, numbered, parts)
-            problems += found
-        pages.append(page)
-    if cache is not None:
-        cache.save()
+        pages.append(parse_slide(rel, text, problems, numbered, parts))
     deck = Deck(root, docs, pages, problems, list(parts or []))
     _check_numbering(deck)
     if parts:

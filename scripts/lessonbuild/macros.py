@@ -47,6 +47,7 @@ def define_env(env):
 
     def plugin():
         found = env.conf.plugins.get(PLUGIN_NAME)
+        found = found.build if found is not None else None  # build.Build
         if found is None or found.result is None:
             raise ValueError(
                 "table(): the lesson plugin is not configured; expected "

@@ -403,9 +403,9 @@ def _asset(href: str, minified: frozenset[str]) -> str:
 
 
 def minified_assets(config) -> frozenset[str]:
-    """The files the ``lesson-minify`` plugin (if configured) renames to
-    .min (scripts/lessonbuild/minify.py: mkdocs-minify-plugin)."""
-    plugin = config["plugins"].get("lesson-minify")
+    """The files the ``minify`` plugin (mkdocs-minify-plugin, if
+    configured) renames to .min."""
+    plugin = config["plugins"].get("minify")
     if plugin is None:
         return frozenset()
     options = plugin.config

@@ -1,4 +1,4 @@
-"""The lesson plugin's settings: one schema, for the plugin and the CLI.
+"""The lesson plugin's settings: one typed schema, for the plugin and the CLI.
 
 In mkdocs.yml::
 
@@ -7,16 +7,19 @@ In mkdocs.yml::
           parts: ["Opening", "Part 1 — Why multiple heads?", ...]
           snippet_timeout: 60
 
-The plugin turns ``SCHEMA`` into MkDocs' typed config; the CLI reads the
-same block from mkdocs.yml without importing MkDocs (a warm check must
-stay fast) and validates it with the same table. Environment variables
-win over mkdocs.yml, and command-line flags over both.
+``Settings`` is the one definition (as MyST-NB defines its options): each
+field has its type, its default and its help. The plugin validates its
+block with it (``LessonPlugin.load_config``), and so does the CLI, which
+reads mkdocs.yml with MkDocs' own YAML loader (``INHERIT:`` and MkDocs'
+tags included). Environment variables win over mkdocs.yml, and
+command-line flags over both.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import typing
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 PLUGIN_NAME = "lesson"
@@ -24,63 +27,87 @@ TIMEOUT_ENV = "SNIPPET_TIMEOUT"
 JOBS_ENV = "SNIPPET_JOBS"
 CACHE_ENV = "SNIPPET_CACHE_DIR"
 
-#: name -> (type, default, what it is). The one definition of the schema.
-SCHEMA: dict[str, tuple[type, object, str]] = {
-    "parts": (list, [], "the lesson's part names, in order"),
-    "snippet_timeout": (float, 60.0, "seconds one snippet may run"),
-    "jobs": (int, 0, "snippets run at once (0: one per core)"),
-    "storage_prefix": (str, "lesson81", "prefix of localStorage keys"),
-    "output_max_lines": (int, 200, "most lines in one Output block"),
-    "output_max_bytes": (int, 20_000, "most bytes in one Output block"),
-}
-
 
 class SettingsError(ValueError):
     """A setting has the wrong type or value; the message says which."""
 
+    def __init__(self, message: str, name: str = ""):
+        super().__init__(message)
+        self.name = name  # the setting, if one is to blame
+
+
+def _setting(default, help: str, *, positive: bool = False):
+    return field(
+        default_factory=lambda: (
+            type(default)(default) if isinstance(default, list) else default
+        ),
+        metadata={"help": help, "positive": positive},
+    )
+
 
 @dataclass
 class Settings:
-    parts: list[str] = field(default_factory=list)
-    snippet_timeout: float = 60.0
-    jobs: int = 0
-    storage_prefix: str = "lesson81"
-    output_max_lines: int = 200
-    output_max_bytes: int = 20_000
+    parts: list[str] = _setting([], "the lesson's part names, in order")
+    snippet_timeout: float = _setting(
+        60.0, "seconds one snippet may run", positive=True
+    )
+    jobs: int = _setting(0, "snippets run at once (0: one per core)")
+    storage_prefix: str = _setting("lesson81", "prefix of localStorage keys")
+    output_max_lines: int = _setting(
+        200, "most lines in one Output block", positive=True
+    )
+    output_max_bytes: int = _setting(
+        20_000, "most bytes in one Output block", positive=True
+    )
 
     @classmethod
     def from_mapping(cls, data: dict, where: str = "mkdocs.yml") -> Settings:
-        """Validate ``data`` (the plugin's block) against ``SCHEMA``."""
-        unknown = sorted(set(data) - set(SCHEMA))
+        """Validate ``data`` (the plugin's block) against the fields."""
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(data) - set(names))
         if unknown:
             raise SettingsError(
                 f"{where}: unknown setting(s) of the lesson plugin: "
-                f"{', '.join(unknown)}; expected {', '.join(SCHEMA)}"
+                f"{', '.join(unknown)}; expected {', '.join(names)}",
+                unknown[0],
             )
+        hints = typing.get_type_hints(cls)
         values = {}
-        for name, (kind, default, _help) in SCHEMA.items():
-            value = data.get(name, default)
+        for f in fields(cls):
+            if f.name not in data:
+                continue
+            value, kind = data[f.name], hints[f.name]
+            item = None
+            if typing.get_origin(kind) is list:
+                kind, (item,) = list, typing.get_args(kind)
             if kind is float and isinstance(value, int):
-                value = float(value)
-            if not isinstance(value, kind) or isinstance(value, bool):
+                value = float(value)  # `snippet_timeout: 5` is seconds too
+            wrong = not isinstance(value, kind) or isinstance(value, bool)
+            if item is not None and not wrong:
+                wrong = any(not isinstance(v, item) for v in value)
+            if wrong:
+                expected = f"a list of {item.__name__}" if item else kind
                 raise SettingsError(
-                    f"{where}: lesson plugin setting {name}: expected "
-                    f"{kind.__name__}, got {value!r}"
+                    f"{where}: lesson plugin setting {f.name}: expected "
+                    f"{getattr(expected, '__name__', expected)}, got "
+                    f"{value!r}",
+                    f.name,
                 )
-            values[name] = value
-        if any(not isinstance(p, str) for p in values["parts"]):
-            raise SettingsError(f"{where}: parts: expected a list of names")
-        for name in ("output_max_lines", "output_max_bytes"):
-            if values[name] < 1:
+            if f.metadata["positive"] and kind is float:
+                value = positive_seconds(value, f"{where}: {f.name}")
+            elif f.metadata["positive"] and value < 1:
                 raise SettingsError(
-                    f"{where}: lesson plugin setting {name}: expected a "
-                    f"positive whole number, got {values[name]!r}"
+                    f"{where}: lesson plugin setting {f.name}: expected a "
+                    f"positive whole number, got {value!r}",
+                    f.name,
                 )
-        settings = cls(**values)
-        settings.snippet_timeout = positive_seconds(
-            settings.snippet_timeout, f"{where}: snippet_timeout"
-        )
-        return settings
+            values[f.name] = value
+        return cls(**values)
+
+    @classmethod
+    def help(cls, name: str) -> str:
+        """A setting's help text (the CLI's flags quote it)."""
+        return next(f.metadata["help"] for f in fields(cls) if f.name == name)
 
     def timeout(self, flag: float | None = None) -> float:
         """The snippet timeout: flag, else $SNIPPET_TIMEOUT, else setting."""
@@ -122,10 +149,6 @@ def positive_seconds(value, name: str) -> float:
     return number
 
 
-#: The parsed slides (``slidecache.py``), kept in the run cache's folder.
-SLIDES_FILE = "parsed-slides.pickle"
-
-
 def cache_dir(root: Path, flag: Path | None = None) -> Path:
     """The run cache: flag, else $SNIPPET_CACHE_DIR, else .cache/engine."""
     if flag is not None:
@@ -134,129 +157,25 @@ def cache_dir(root: Path, flag: Path | None = None) -> Path:
     return Path(env) if env else root / ".cache" / "engine"
 
 
-#: The lesson plugin's block, as last read, with the files it came from.
-SETTINGS_FILE = "settings.json"
+def read_mkdocs_yml(path: Path) -> dict:
+    """``mkdocs.yml`` as MkDocs reads it: its own loader, which follows
+    ``INHERIT:`` and knows MkDocs' tags."""
+    from mkdocs.exceptions import ConfigurationError
+    from mkdocs.utils.yaml import yaml_load
+
+    try:
+        with open(path, "rb") as f:
+            return yaml_load(f)
+    except (OSError, ConfigurationError) as exc:
+        raise SettingsError(f"{path}: {exc}") from None
 
 
-def read_settings(root: Path, cache: Path | None = None) -> Settings:
-    """The lesson plugin's block of ``root/mkdocs.yml`` (defaults if none).
-
-    Follows ``INHERIT:`` (fixture sites inherit the lesson's config).
-    ``cache`` (a JSON file): the block last read, kept with the hash of
-    every file it was read from, so that a warm check reads those files
-    but parses no YAML (importing PyYAML alone took 25 ms of 0.25 s).
-    """
+def read_settings(root: Path) -> Settings:
+    """The lesson plugin's block of ``root/mkdocs.yml`` (defaults if none)."""
     path = Path(root) / "mkdocs.yml"
-    block = _cached_block(cache)
-    if block is None:
-        read: dict[str, str] = {}
-        block = _plugin_block(path, read=read)
-        _save_block(cache, block, read)
-    else:
-        block = block["block"]
-    return Settings.from_mapping(block or {}, "mkdocs.yml")
-
-
-def _sha(data: bytes | None) -> str:
-    """sha256 of a config file's bytes; "" for a missing file."""
-    import hashlib
-
-    return "" if data is None else hashlib.sha256(data).hexdigest()
-
-
-def _digest(path: str) -> str:
-    try:
-        return _sha(Path(path).read_bytes())
-    except OSError:
-        return ""
-
-
-def _cached_block(cache: Path | None) -> dict | None:
-    """{"block": ...} if every file it was read from is unchanged."""
-    import json
-
-    if cache is None:
-        return None
-    try:
-        data = json.loads(cache.read_text(encoding="utf-8"))
-        files = data["files"]
-        if not files or any(_digest(p) != h for p, h in files.items()):
-            return None
-        return {"block": data["block"]}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None  # missing, damaged, foreign: read mkdocs.yml
-
-
-def _save_block(cache: Path | None, block, read: dict[str, str]) -> None:
-    import json
-
-    from .atomic import write_atomic
-
-    if cache is None:
-        return
-    try:
-        text = json.dumps({"files": read, "block": block})
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(cache, text, durable=False)  # damaged: a miss
-    except (OSError, TypeError, ValueError):
-        pass  # best effort: the next check parses again
-
-
-def config_files(path: Path) -> list[Path]:
-    """``mkdocs.yml`` and each file it inherits from (``INHERIT:``), in
-    order; a file named but missing is listed too."""
-    return [file for file, _, _ in _config_chain(path)]
-
-
-def _config_chain(path: Path):
-    """(path, its bytes or None if missing, its YAML) for ``path`` and
-    each file it inherits from, as MkDocs follows ``INHERIT:`` (at most
-    five deep here)."""
-    for _ in range(6):
-        try:
-            data_bytes = path.read_bytes()
-        except OSError:
-            yield path, None, None
-            return
-        data = _load_yaml(path, data_bytes)
-        yield path, data_bytes, data
-        parent = data.get("INHERIT") if isinstance(data, dict) else None
-        if not isinstance(parent, str):
-            return
-        path = path.parent / parent
-
-
-def _load_yaml(path: Path, data_bytes: bytes):
-    try:
-        text = data_bytes.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise SettingsError(f"{path}: not UTF-8: {exc}") from None
-    import yaml  # here: most commands that import settings never parse
-
-    # libyaml's parser where PyYAML has it: mkdocs.yml in 3 ms, not 50.
-    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-        pass
-
-    # !ENV and other MkDocs tags: not needed here, read as None.
-    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
-    try:
-        return yaml.load(text, Loader=Loader)
-    except yaml.YAMLError as exc:
-        raise SettingsError(f"{path}: not valid YAML: {exc}") from None
-
-
-def _plugin_block(path: Path, read=None) -> dict | None:
-    """The lesson plugin's block, from the first file of the chain that
-    lists the plugin; ``read`` gets the sha256 of each file read ("" for
-    a missing one), for the settings cache."""
-    for file, data_bytes, data in _config_chain(path):
-        if read is not None:
-            read[str(file)] = _sha(data_bytes)
-        if not isinstance(data, dict):
-            return None
-        for item in data.get("plugins") or []:
-            if isinstance(item, dict) and PLUGIN_NAME in item:
-                return item[PLUGIN_NAME] or {}
-            if item == PLUGIN_NAME:
-                return {}
-    return None
+    if not path.is_file():
+        return Settings()
+    for item in read_mkdocs_yml(path).get("plugins") or []:
+        if isinstance(item, dict) and PLUGIN_NAME in item:
+            return Settings.from_mapping(item[PLUGIN_NAME] or {})
+    return Settings()

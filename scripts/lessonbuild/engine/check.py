@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..deck import PYTHON_LANGS, Deck, Fence, Slide, section_exists
 from ..problems import Problem
+from ..settings import Settings
 from . import cache as cache_mod
 from .judge import judge
 from .lint import set_order_problems
@@ -31,7 +32,7 @@ from .tables import (
 
 ACCEPT = "make update-outputs"
 #: (lines, bytes) one Output block may hold, unless configured.
-OUTPUT_LIMITS = (200, 20_000)
+OUTPUT_LIMITS = Settings().output_limits()
 # `--8<-- "x"` after `ruff format`: `--8 < --"x"`.
 _MANGLED = re.compile(r"""^\s*-+\s*8\s*<\s*-+\s*["']""")
 

@@ -26,8 +26,17 @@ from .validate import (
     TableSource,
     TablesUnavailable,
     normalize_tables,
-    validate,
 )
+from .validate import validate as _validate
+
+
+def validate(body: str, *, path: str, first_line: int, tables=None):
+    """``validate.validate`` with the kinds' registry, which imports
+    validate.py and render.py (so neither imports it back)."""
+    return _validate(
+        body, path=path, first_line=first_line, tables=tables, kinds=KINDS
+    )
+
 
 __all__ = [
     "KINDS",
@@ -121,7 +130,7 @@ def render_page(
             block=fragments.block,
             inline=fragments.inline,
         )
-        result.html[token] = render(exercise, ctx)
+        result.html[token] = render(exercise, ctx, KINDS[exercise.kind])
         replaced.append((fence.start, fence.end, fence.indent + token))
     for start, end, placeholder in reversed(replaced):
         newline = "\r\n" if lines[start].endswith("\r\n") else "\n"

@@ -111,11 +111,9 @@ _ENV.filters["block"] = _block
 _ENV.filters["inline"] = _inline
 
 
-def render(ex: Exercise, ctx: RenderContext) -> str:
-    """The exercise's HTML (one <section>)."""
-    from .kinds import KINDS  # the registry imports this module
-
-    kind = KINDS[ex.kind]
+def render(ex: Exercise, ctx: RenderContext, kind) -> str:
+    """The exercise's HTML (one <section>); ``kind``: its entry in the
+    registry (``kinds.KINDS``, which imports this module)."""
     title = Markup(ctx.inline(ex.title)) if ex.title else kind.label
     data = {
         "ex": ex,

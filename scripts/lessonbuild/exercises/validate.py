@@ -166,6 +166,7 @@ def validate(
     path: str,
     first_line: int,
     tables: TableSource = None,
+    kinds: dict,
 ) -> tuple[Exercise | None, list[Problem]]:
     """Validate the YAML `body` of a fence that opens at `first_line`.
 
@@ -193,21 +194,19 @@ def validate(
             "followed by that kind's keys",
         )
         return None, c.problems
-    from .kinds import KINDS  # the registry imports this module
-
-    kinds = ", ".join(KINDS)
+    names = ", ".join(kinds)  # kinds.KINDS
     kind = data.get("kind")
     if kind is None:
-        c.add(data.line, f"exercise has no 'kind'; expected one of: {kinds}")
+        c.add(data.line, f"exercise has no 'kind'; expected one of: {names}")
         return None, c.problems
-    if kind not in KINDS:
-        hint = _did_you_mean(str(kind), KINDS)
+    if kind not in kinds:
+        hint = _did_you_mean(str(kind), kinds)
         c.add(
             data.line_of("kind"),
-            f"unknown exercise kind '{kind}'{hint}; expected one of: {kinds}",
+            f"unknown exercise kind '{kind}'{hint}; expected one of: {names}",
         )
         return None, c.problems
-    entry = KINDS[kind]
+    entry = kinds[kind]
     c.keys(data, ("kind",) + entry.required, entry.keys, kind)
     common: dict[str, Any] = {"line": first_line}
     if "title" in data:

@@ -1,0 +1,573 @@
+"""One lesson build: deck -> checks -> pages -> site, and what it owns.
+
+``plugin.LessonPlugin``'s hooks each hand off to one method here, in the
+order MkDocs calls them:
+
+0. ``prestart`` (``load_config``): while MkDocs loads the other plugins,
+   the engine's seed-0 fork server starts importing torch, if a snippet
+   will run.
+1. ``start`` (``on_config``): read the deck once (``deck.read_deck``),
+   run the snippet engine on it, validate and render every exercise, and
+   build the nav from the slides' front matter. Every problem of all
+   three is reported together and the build stops before a page is read,
+   leaving no site folder behind. Then the homework notebooks start
+   (``notebooks.Homework``, waited for in ``pre_page``) while the pages
+   render.
+2. ``add_files`` and ``plan`` (``on_files``, ``on_nav``): the figures and
+   notebooks the build makes; under ``mkdocs serve --dirty``, which
+   pages this rebuild renders (``rebuild.py``).
+3. ``source`` (``on_page_read_source``): MkDocs renders the text the deck
+   read and the engine checked, never a second read of the file, so what
+   is published is what was checked.
+4. ``page_content`` (``on_page_content``): the placeholders become the
+   exercise widgets, code and notes are kept out of the search index,
+   and every formula is checked.
+5. ``page_context`` (last): keep each page's final content, then typeset
+   its math; ``finish`` (``on_post_build``) judges the snippets' second
+   runs (a build renders its pages while they run; a disagreement fails
+   the build), then writes the reveal.js deck ``present.html``.
+6. ``error`` (``on_build_error``): a failed build leaves no site folder
+   that looks finished.
+
+The one way to fail is ``fail``: ``mkdocs build`` logs the report and
+raises MkDocs' ``Abort``; ``mkdocs serve`` (which waits forever for a
+build that aborts) goes on, and every page shows the failure page.
+
+Under ``mkdocs serve`` MkDocs keeps the plugin, so this object lives
+across rebuilds, and a rebuild redoes only what an edit changed: the
+fork servers stay up (an edited snippet runs at once), typeset formulas
+are kept (``formulas``), and so are each page's rendered exercises
+(``exercise_pages``).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader
+from mkdocs.exceptions import Abort
+
+from . import engine, exercises, notebooks, present
+from .atomic import BuildLock, SiteSwap
+from .deck import Deck, read_deck
+from .engine import markup
+from .engine.guard import fingerprint, tampering
+from .macros import TemplateProblem, Templates
+from .mathrender import MathRenderer
+from .problems import Problem, report
+from .rebuild import QuietDirtyWarning, Rebuild
+from .settings import Settings, cache_dir
+
+log = logging.getLogger("mkdocs.plugins.lesson")
+#: The notebooks the build makes, in the nav's order.
+NOTEBOOK_TITLES = (notebooks.DECK_NOTEBOOK, *notebooks.HOMEWORK)
+_TEMPLATES = Environment(
+    loader=PackageLoader("lessonbuild", "templates"), autoescape=True
+)
+
+
+class Build:
+    def __init__(self, command: str = "build", dirty: bool = False):
+        self.command = command
+        self.serving = command == "serve"
+        # `mkdocs serve --dirty`: which pages a rebuild renders.
+        self.rebuild = Rebuild() if self.serving and dirty else None
+        if self.rebuild is not None:
+            QuietDirtyWarning.install()
+        self.settings = Settings()
+        self.pool = None  # fork servers (serve: kept across rebuilds)
+        self.formulas: dict[tuple[str, bool], str] = {}  # (TeX, display)
+        self.exercise_pages: dict[tuple, exercises.PageResult] = {}
+        self.notebooks_made: dict = {}  # the deck notebook's inputs
+        # src_uri -> final content, for present.html (serve --dirty: a
+        # page a rebuild skipped keeps its last).
+        self.rendered: dict[str, str] = {}
+        self.trigger: Path | None = None  # touched to ask for a rebuild
+        self.config = None
+        self.homework: notebooks.Homework | None = None
+        self.converting: notebooks.Converting | None = None
+        self.math: MathRenderer | None = None
+        self.lock: BuildLock | None = None  # one build of a site at a time
+        self._new_build()
+
+    def _new_build(self) -> None:
+        """What one build (one rebuild, under serve) starts without."""
+        self.deck: Deck | None = None
+        self.result: engine.Result | None = None
+        self.sources: dict[str, str] = {}  # src_uri -> text to render
+        self.widgets: dict[str, dict[str, str]] = {}  # src_uri -> html
+        self.problems: list[Problem] = []  # found while pages render
+        self.fingerprint: dict[str, tuple] = {}
+        self.failure: str | None = None  # serve: the report pages show
+        self.swap: SiteSwap | None = None  # the site, moved in when done
+        self.templates: Templates | None = None  # the pages' macros
+
+    # --- 0. before MkDocs loads the other plugins --------------------------
+
+    def prestart(self, root: Path) -> None:
+        """The seed-0 fork server imports torch now (only if a snippet
+        has no cached run); under ``serve`` the kept pool is up."""
+        if self.pool is None:
+            engine.prestart(root, cache_dir(root), self._pool(root))
+
+    def _pool(self, root: Path):
+        """The snippet engine's fork servers: kept for the whole of a
+        ``mkdocs serve``; for a build, until ``finish`` has collected
+        what they ran in the background (the second runs, the homework)
+        or the build failed."""
+        if self.pool is None or self.pool.root != root:
+            from .engine.runner import Pool
+
+            self.close_pool()
+            self.pool = Pool(root)
+        return self.pool
+
+    def close_pool(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            pool.close()
+
+    # --- 1. read, check, render exercises, nav -----------------------------
+
+    def start(self, config, settings: Settings):
+        self._new_build()
+        self.config, self.settings = config, settings
+        root = Path(config.config_file_path).resolve().parent
+        if not self.serving:  # serve builds into its own folder
+            if self.lock is None:
+                lock = cache_dir(root).parent / "build.lock"
+                self.lock = BuildLock(lock, log.info)
+            self.swap = SiteSwap(config.site_dir)
+            config.site_dir = str(self.swap.building)
+        self.fingerprint = fingerprint(root)
+        self.templates = Templates(config)
+        deck = self.deck = read_deck(root, config.docs_dir, settings.parts)
+        self.cancel_homework()  # serve: an earlier build's, if unfinished
+        self.result = engine.check(
+            deck,
+            timeout=settings.timeout(),
+            jobs=settings.job_count(),
+            cache_dir=cache_dir(root),
+            output_limits=settings.output_limits(),
+            pool=self._pool(root),
+            warm=self.serving,
+            # A build renders its pages while each snippet's second run
+            # goes on (finish judges them); serve re-runs only what an
+            # edit changed, and shows the verdict at once.
+            defer_second=not self.serving,
+        )
+        exercise_problems = self._render_exercises(config, deck)
+        problems = list(deck.problems)
+        for page in deck.pages:  # raw HTML, titles (engine/markup.py)
+            problems += markup.page_problems(page)
+        problems += markup.symlink_problems(Path(config.docs_dir), root)
+        if problems or self.result.problems or exercise_problems:
+            self.result.finish()  # every problem at once: theirs too
+        problems += self.result.problems
+        problems += tampering(self.fingerprint, fingerprint(root))
+        problems += exercise_problems
+        if problems:
+            self.fail(problems, self.result.advice())
+        elif deck.slides:
+            from .engine.cache import base_key
+
+            key = base_key(deck.root / "snippets")
+            self.homework = notebooks.Homework(deck.root, key, self.pool)
+        log.info(self.result.summary())
+        config.nav = self._nav(config.nav, deck)
+        # "N / 55" in the slide header (overrides/main.html).
+        config.extra["slide_count"] = len(deck.slides)
+        return config
+
+    def _render_exercises(self, config, deck: Deck) -> list[Problem]:
+        fragments = None  # made on the first page not rendered before
+        problems = []
+        tables = self.result.tables
+        # A page renders the same for the same text, tables, Markdown
+        # settings and storage prefix: under serve, the pages an edit
+        # did not touch are taken from the last build.
+        context = repr(
+            (
+                sorted(tables.items()),
+                config.markdown_extensions,
+                config.mdx_configs,
+                self.settings.storage_prefix,
+            )
+        )
+        kept, self.exercise_pages = self.exercise_pages, {}
+        found = []  # (path, exercise) over the deck, for check_spread
+        for page in deck.pages:
+            src_uri = deck.docs_rel(page)
+            key = (src_uri, page.path, page.text, context)
+            out = kept.get(key)
+            if out is None:
+                if fragments is None:
+                    fragments = exercises.Fragments(
+                        config.markdown_extensions, config.mdx_configs
+                    )
+                out = exercises.render_page(
+                    page,
+                    url=src_uri[: -len(".md")] + ".html",
+                    fragments=fragments,
+                    tables=tables,
+                    key_prefix=self.settings.storage_prefix,
+                )
+            self.exercise_pages[key] = out
+            problems += out.problems
+            found += [(page.path, ex) for ex in out.exercises]
+            self.sources[src_uri] = out.text
+            self.widgets[src_uri] = out.html
+        return problems + exercises.check_spread(found)
+
+    def _nav(self, nav, deck: Deck):
+        """The configured nav (Home, ...) followed by the lesson's parts."""
+        nav = list(nav or [])
+        if not nav and (deck.docs / "index.md").is_file():
+            nav = [{"Home": "index.md"}]
+        for part in deck.parts:
+            nav.append({part.name: [deck.docs_rel(s) for s in part.slides]})
+        if deck.slides:
+            # The homework this build makes: none where its source is
+            # missing (a fixture), or where the checks failed and
+            # serve shows the problems instead (a nav entry without its
+            # page would be one more warning, failing a strict build).
+            homework = self.homework.uris if self.homework else []
+            made = [
+                uri
+                for uri in NOTEBOOK_TITLES
+                if uri not in notebooks.HOMEWORK or uri in homework
+            ]
+            nav.append({"Notebooks": made})
+        return nav
+
+    # --- 2. figures and notebooks; which pages render -----------------------
+
+    def add_files(self, files, config):
+        """The figures snippets published (figures/<id>.svg, where
+        ``{{ figure(id) }}`` points) and the notebooks, written under
+        .cache/notebooks: the deck's from the engine's verified outputs,
+        the homework from notebooks/*.py, executed (cached by content).
+        The lesson plugin is listed before mkdocs-jupyter, so its
+        on_files sees them."""
+        from mkdocs.structure.files import File
+
+        for figure_id, data in (
+            self.result.figures if self.result else {}
+        ).items():
+            path = f"figures/{figure_id}.svg"
+            files.append(File.generated(config, path, content=data["svg"]))
+        if self.deck is None or not self.deck.slides:
+            return files
+        folder = notebooks.write_deck_notebook(
+            self.deck, self.result.outputs, self.notebooks_made
+        )
+        uris = [notebooks.DECK_NOTEBOOK]
+        uris += self.homework.uris if self.homework else []
+        for uri in uris:
+            files.append(
+                File(
+                    uri,
+                    str(folder),
+                    config.site_dir,
+                    config.use_directory_urls,
+                )
+            )
+        return files
+
+    def plan(self, config, files) -> None:
+        """Under ``serve --dirty``, which pages this rebuild renders
+        (``rebuild.Rebuild.plan``); then the notebooks it renders convert
+        in the background while the slides render
+        (``notebooks.Converting``)."""
+        self._end_converting()
+        rendered = None
+        if self.rebuild is not None:
+            pending = set()  # homework notebooks still being written
+            if self.homework is not None:
+                pending = set(self.homework.uris) - set(self.homework.written)
+            rendered = self.rebuild.plan(self, config, files, pending)
+        if self.deck is None or self.failure:
+            return
+        made = [notebooks.DECK_NOTEBOOK]
+        if self.homework is not None:
+            made += self.homework.written
+        if rendered is not None:
+            made = [uri for uri in made if uri in rendered]
+        if made:
+            self.converting = notebooks.Converting(config, files, made)
+
+    def _end_converting(self) -> None:
+        converting, self.converting = self.converting, None
+        if converting is not None:
+            converting.wait()
+
+    def pre_page(self, page) -> None:
+        """Before mkdocs-jupyter reads a notebook: it is written, and its
+        conversion in the background has ended."""
+        uri = page.file.src_uri
+        if self.homework is not None and uri in self.homework.uris:
+            self._wait_for_homework()
+        if self.converting is not None and uri in self.converting.uris:
+            self._end_converting()
+
+    def _wait_for_homework(self) -> None:
+        """Wait for the homework run; its problems fail the build."""
+        problems = self.homework.wait() if self.homework else []
+        if problems and not self.failure:
+            self.fail(problems)
+
+    def cancel_homework(self) -> None:
+        homework, self.homework = self.homework, None
+        if homework is not None:
+            homework.cancel()
+
+    # --- 3. MkDocs renders the checked text --------------------------------
+
+    def source(self, page) -> str | None:
+        if self.failure:
+            return "# The build failed\n"  # replaced in post_page
+        return self.sources.get(page.file.src_uri)
+
+    def markdown(self, markdown: str, page, config) -> str:
+        """Render the page's macro calls: only the lesson's macros, with
+        literal arguments; code blocks literal (``macros.Templates``)."""
+        if self.failure or not page.file.src_uri.endswith(".md"):
+            return markdown
+        slide = self.deck.page_at(page.file.src_uri) if self.deck else None
+        docs = Path(config.docs_dir).name
+        path = slide.path if slide else f"{docs}/{page.file.src_uri}"
+        lines = slide.lines if slide else markdown.split("\n")
+        try:
+            return self.templates.render(markdown, page, path, lines)
+        except TemplateProblem as exc:
+            self.fail(exc.problems)
+            return markdown
+
+    # --- 4. widgets, search, math --------------------------------------------
+
+    def pre_build(self) -> None:
+        self._close_math()
+        self.math = MathRenderer(cache=self.formulas)
+
+    def page_content(self, html: str, page, config) -> str:
+        if self.failure:
+            return html
+        uri = page.file.src_uri
+        html = present.exclude_notes_from_search(html)
+        if uri in notebooks.NOT_SEARCHED:
+            page.meta.setdefault("search", {})["exclude"] = True
+        # Code and Output blocks stay out of the search index: a third of
+        # its text, which the first visit to a slide downloads (page
+        # weight budget); search finds the prose, tables and math that
+        # teach, and the code is one click away on the slide it names.
+        html = html.replace(
+            '<div class="highlight">',
+            '<div class="highlight" data-search-exclude>',
+        )
+        if uri.endswith(".ipynb"):
+            html = notebooks.mark_math(html)  # typeset below, like slides
+        html += self._notebook_link(page)
+        stash = self.widgets.get(uri)
+        if stash:
+            html, missing = exercises.fill_placeholders(html, stash)
+            if missing and self.deck is not None:
+                self.problems.append(
+                    Problem(
+                        f"{Path(config.docs_dir).name}/{uri}",
+                        1,
+                        "an exercise lost its place while the page "
+                        "rendered; expected each ```exercise fence on "
+                        "lines of its own",
+                    )
+                )
+        # Typeset every formula now only to check it (and cache it): the
+        # page keeps its TeX until page_context, after the search plugin
+        # indexed it, so the index holds each formula once, as TeX.
+        if self.math is not None:
+            path, text = self._source_of(page, config)
+            self.problems += self.math.render_html(html, path, text)[1]
+        return html
+
+    def _notebook_link(self, page) -> str:
+        """A slide that runs code offers the lesson notebook to download."""
+        slide = self.deck.page_at(page.file.src_uri) if self.deck else None
+        if slide is None or slide.number is None:
+            return ""
+        if not any(i.path.startswith("snippets/") for i in slide.includes):
+            return ""
+        depth = page.file.src_uri.count("/")
+        href = "../" * depth + notebooks.DECK_NOTEBOOK
+        return (
+            f'\n<p class="notebook-download" data-search-exclude><a '
+            f'href="{href}" download>Run this code yourself: download the '
+            "lesson as a notebook (.ipynb)</a></p>"
+        )
+
+    def _source_of(self, page, config) -> tuple[str, str]:
+        """The page's path (from the root) and text, from the deck."""
+        found = self.deck.page_at(page.file.src_uri) if self.deck else None
+        if found is not None:
+            return found.path, found.text
+        homework = notebooks.HOMEWORK.get(page.file.src_uri)
+        if homework and self.deck is not None:
+            source = self.deck.root / homework[0]
+            return homework[0], source.read_text(encoding="utf-8")
+        if page.file.src_uri == notebooks.DECK_NOTEBOOK:
+            return (notebooks.OUT_DIR / page.file.src_uri).as_posix(), ""
+        return f"{Path(config.docs_dir).name}/{page.file.src_uri}", ""
+
+    def env(self, files) -> None:
+        if self.math is not None:
+            self.math.close()  # every formula is cached by now
+        if self.problems:
+            problems, self.problems = self.problems, []
+            self.fail(problems)
+        if self.rebuild is not None:
+            self.rebuild.restore(files)
+
+    # --- 5. the presentation deck -------------------------------------------
+
+    def page_context(self, page) -> None:
+        # The deck takes the content before typesetting: present.py
+        # reparses it, and TeX is a tenth the size of KaTeX's HTML.
+        self.rendered[page.file.src_uri] = page.content
+        if self.math is not None and page.content:
+            page.content, _ = self.math.render_html(page.content, "")
+        if self.rebuild is not None:
+            self.rebuild.record(page)
+
+    def finish(self, config) -> None:
+        # Normally waited for by its page; a build without that page
+        # (mkdocs-jupyter not configured) still ends only when it has.
+        self._end_converting()
+        self._wait_for_homework()
+        self.homework = None
+        self._judge_second_runs()
+        if not self.serving:
+            self.close_pool()
+        if self.deck is not None and not self.failure:
+            math = self.math or MathRenderer(cache=self.formulas)
+            present.write(
+                config.site_dir,
+                self.deck,
+                self.rendered,
+                config,
+                typeset=lambda html: math.render_html(html, "")[0],
+            )
+            math.close()
+        self._close_math()
+        if self.rebuild is not None:
+            failed = self.failure_page() if self.failure else None
+            if self.rebuild.finish(config, failed):
+                self._ask_rebuild()
+
+    def _judge_second_runs(self) -> None:
+        """The snippets' second runs (``engine.check(defer_second=True)``)
+        must agree with the first, which the pages show, and must have
+        changed nothing: otherwise the build fails, and its site goes."""
+        if self.result is None or self.result.second is None:
+            return  # nothing ran in the background (serve, a cached build)
+        problems = self.result.finish()
+        problems += tampering(self.fingerprint, fingerprint(self.deck.root))
+        if problems and not self.failure:
+            self.fail(problems, self.result.advice())
+
+    def publish_site(self, config) -> None:
+        """After every plugin wrote into the site: move it into place in
+        one step (``atomic.SiteSwap``)."""
+        if self.swap is not None:
+            self.swap.publish()
+            config.site_dir = str(self.swap.final)
+            self.swap = None
+
+    def _ask_rebuild(self) -> None:
+        """A notebook page was deferred: touch the file ``serve`` watches,
+        so that it rebuilds (and renders that page)."""
+        if self.trigger is not None:
+            self.trigger.parent.mkdir(parents=True, exist_ok=True)
+            self.trigger.write_text("rebuild")
+
+    def _close_math(self) -> None:
+        math, self.math = self.math, None
+        if math is not None:
+            math.close()
+
+    # --- serve ---------------------------------------------------------------
+
+    def serve(self, server, config) -> None:
+        """Watch what pages are made of besides docs/: the snippets, the
+        reference package, and the file a deferred page touches."""
+        root = Path(config.config_file_path).resolve().parent
+        for name in ("snippets", "mha_ref"):
+            if (root / name).exists():
+                server.watch(str(root / name))
+        if self.rebuild is not None:
+            self.trigger = cache_dir(root).parent / "serve" / "now"
+            self.trigger.parent.mkdir(parents=True, exist_ok=True)
+            server.watch(str(self.trigger.parent))
+
+    def shutdown(self) -> None:
+        self._end_converting()
+        self.cancel_homework()
+        self.close_pool()
+
+    # --- 6. failure ------------------------------------------------------
+
+    def fail(self, problems: list[Problem], advice: str = "") -> None:
+        """The one way a build fails (see the module's docstring)."""
+        text = report(problems, advice)
+        if self.serving:
+            # Printed, not logged: --strict would count each logged
+            # line as an error and abort the build after all.
+            print(text, file=sys.stderr)
+            self.failure = f"{self.failure}\n{text}" if self.failure else text
+            return
+        for line in text.splitlines():
+            log.error(line)
+        self.discard_site(self.config)
+        raise Abort(
+            f"Aborted: {len(problems)} problem(s), listed above. No site "
+            "was written."
+        )
+
+    def failure_page(self) -> str:
+        """A whole HTML page listing a failed build's problems (serve)."""
+        return _TEMPLATES.get_template("failure.html").render(
+            report=self.failure
+        )
+
+    def error(self) -> None:
+        """``on_build_error``: stop what runs, leave no half site."""
+        if self.rebuild is not None:
+            self.rebuild.forget()  # the site may be half written
+        self._end_converting()
+        self._close_math()
+        self.cancel_homework()
+        if not self.serving:
+            self.close_pool()
+        self.discard_site(self.config)
+
+    def discard_site(self, config) -> None:
+        """Leave no site that looks like the result of a failed build.
+        (``mkdocs serve`` builds into a temporary folder it never shows
+        after a failed build.)"""
+        if self.serving or config is None:
+            return
+        if self.swap is not None:
+            self.swap.discard()
+            config.site_dir = str(self.swap.final)
+            self.swap = None
+        site = Path(config.site_dir).resolve()
+        root = Path(config.config_file_path).resolve().parent
+        docs = Path(config.docs_dir).resolve()
+        # Never delete the project, the docs or anything above them.
+        if site in (root, docs) or root.is_relative_to(site):
+            log.warning(f"not removing site_dir {site}: it holds the project")
+            return
+        if docs.is_relative_to(site) or not site.is_dir():
+            return
+        shutil.rmtree(site, ignore_errors=True)
+
