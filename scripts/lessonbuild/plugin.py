@@ -60,6 +60,7 @@ from mkdocs.plugins import BasePlugin, event_priority
 
 from . import engine, exercises, notebooks, present, themeenv
 from .deck import Deck, read_deck
+from .engine import prose
 from .mathrender import MathRenderer
 from .problems import Problem, report
 from .rebuild import QuietDirtyWarning, Rebuild
@@ -246,6 +247,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             # what an edit changed, and shows the verdict at once.
             defer_second=self.command != "serve",
         )
+        problems += prose.hand_typed(deck.pages, self.result.values)
         exercise_problems = self._render_exercises(config, deck)
         if problems or self.result.problems or exercise_problems:
             self.result.finish()  # every problem at once: theirs too
@@ -267,12 +269,14 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         problems = []
         self.sources, self.widgets = {}, {}
         tables = self.result.tables if self.result else {}
+        values = self.result.values if self.result else {}
         # A page renders the same for the same text, tables, Markdown
         # settings and storage prefix: under serve, the pages an edit
         # did not touch are taken from the last build.
         context = repr(
             (
                 sorted(tables.items()),
+                sorted(values.items()),
                 config.markdown_extensions,
                 config.mdx_configs,
                 self.settings.storage_prefix,
@@ -296,6 +300,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
                     fragments=fragments,
                     tables=tables,
                     key_prefix=self.settings.storage_prefix,
+                    values=values,
                 )
             self.exercise_pages[key] = out
             problems += out.problems
