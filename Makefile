@@ -145,7 +145,7 @@ measure-heads: $(STAMP)
 
 # The page weights are measured in Chromium: `browser` installs it first,
 # so a fresh machine's bench prints every figure.
-bench: $(STAMP) bytecode browser
+bench: $(STAMP) bytecode browser node
 	$(BIN)/python -m lessonbuild bench
 
 # The handout: the deck's print view (present.html?print-pdf) printed by

@@ -61,7 +61,7 @@ def test_slides_22_and_23_show_the_new_heads_everywhere(h32_site):
     s22, s23 = _text(h32_site, SLIDE_22), _text(h32_site, SLIDE_23)
     new_list = "1, 2, 4, 8, 16, 32"
     assert f"h = {new_list}" in s22  # the exercise prompt
-    assert f"For h = {new_list} , every row prints 1,048,576" in s23
+    assert f"For h = {new_list}, every row prints 1,048,576" in s23
     assert "h=32 d_k= 16 params=1,048,576" in s23  # the Output block
     soup = BeautifulSoup((h32_site / SLIDE_23).read_text(), "html.parser")
     rows = [
