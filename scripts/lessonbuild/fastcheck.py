@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     pages = sum(1 for _ in (root / "docs").rglob("*.md"))
     print(
-        f"fastcheck: {pages} pages, no problems (front matter, inline "
+        f"fastcheck: {pages} page{'' if pages == 1 else 's'}, no problems "
+        "(front matter, inline "
         f"Python, includes, exercise YAML; no snippet run) in "
         f"{time.perf_counter() - started:.2f} s"
     )

@@ -22,7 +22,10 @@ above them, never by position, so one inserted cell renames nothing.
 A revision is built from a ``git worktree`` with its own ``lessonbuild``
 and ``mha_ref`` first on the path and the run cache of this checkout
 (its keys hash every input, so sharing is safe), once: the build of a
-commit is kept in ``.cache/sitediff/<sha>`` and reused.
+commit is kept in ``.cache/sitediff/<sha>`` and reused. A tree that
+``git status`` calls clean is its HEAD commit, so a second
+run on the same branch builds nothing and takes a second or two; an
+edited tree is built afresh.
 """
 
 from __future__ import annotations
@@ -565,6 +568,9 @@ def main(argv: list[str] | None = None) -> int:
             new = args.head_site
         elif args.head:
             new = build_revision(repo, args.head, builds, cache)
+        elif not _git(repo, "status", "--porcelain"):
+            # A clean tree is its commit: built once, like the base.
+            new = build_revision(repo, "HEAD", builds, cache)
         else:
             new = Path(tmp) / "head"
             build_tree(repo, new, cache)
