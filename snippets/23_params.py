@@ -15,7 +15,7 @@ torch.manual_seed(0)
 
 # --8<-- [start:show]
 d = 512
-rows = []  # (h, d_k, params), one per printed line
+rows = []  # (h, d_k, params) of each printed line
 for h in [1, 2, 4, 8, 16]:
     m = MultiHeadAttention(d, h)
     p = sum(x.numel() for x in m.parameters())
