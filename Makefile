@@ -156,7 +156,8 @@ pdf: build browser
 # The tests reuse the strict build in site/ instead of building again,
 # and run on every core (pytest-xdist; --dist loadgroup keeps tests that
 # share a served site or a fixture build on one worker).
-PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadgroup
+# PYTEST_ARGS adds pytest options (make test PYTEST_ARGS=--durations=25).
+PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadgroup $(PYTEST_ARGS)
 pytest: build browser
 	LESSON_SITE_DIR=site $(PYTEST)
 
