@@ -1,7 +1,7 @@
 """Shared fixtures: the real site, built once per test session.
 
 The suite runs on every core (pytest-xdist, ``make test`` and ``make
-test-fast`` pass ``-n auto --dist loadgroup``). Two rules keep that from
+test-fast`` pass ``-n auto --dist loadscope``). Two rules keep that from
 doing work twice:
 
 - a file's tests stay on one worker (its module fixtures, such as a
@@ -29,17 +29,21 @@ ROOT = Path(__file__).resolve().parents[1]
 BROWSER_TESTS = ROOT / "tests" / "browser"
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    """Name each test's xdist group (read by ``--dist loadgroup``): its
-    file, or "browser" for everything under tests/browser."""
-    for item in items:
-        path = Path(str(item.path))
-        if BROWSER_TESTS in path.parents:
-            group = "browser"
-        else:
-            group = path.relative_to(ROOT).as_posix()
-        item.add_marker(pytest.mark.xdist_group(group))
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadscope``, with this project's scopes: a test file, or
+    all of tests/browser as one. (xdist's own ``--dist loadgroup`` marks
+    do not take under pytest 9, whose node ids no longer come from the
+    attribute xdist rewrites.)"""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFile(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "browser" if path.startswith("tests/browser/") else path
+
+    return ByFile(config, log)
 
 
 def session_folder(tmp_path_factory, worker_id: str) -> Path:
