@@ -40,6 +40,13 @@ CHROMIUM_ARGS = [
 ]
 
 
+def pytest_itemcollected(item):
+    """Every test in this folder drives Chromium or serves a site for it:
+    marked ``browser``, so ``make test-fast`` (``-m "not browser"``)
+    leaves the whole folder out."""
+    item.add_marker(pytest.mark.browser)
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - stdlib name
         pass
