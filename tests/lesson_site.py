@@ -46,13 +46,30 @@ def copy_lesson(dest: Path, extra_yml: str = "") -> Path:
     return root
 
 
-def build(root: Path, *args: str, code: str | None = None):
-    """``mkdocs build --strict`` at ``root`` (optionally via ``code``)."""
+def _env() -> dict[str, str]:
+    """The project's run cache: a copy's unchanged snippets are not run
+    again (its keys hash every input, so sharing is safe)."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     env.setdefault("SNIPPET_CACHE_DIR", str(REPO / ".cache" / "engine"))
+    return env
+
+
+def build(root: Path, *args: str, code: str | None = None):
+    """``mkdocs build --strict`` at ``root`` (optionally via ``code``)."""
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", *args]
     if code is not None:
         command = [sys.executable, "-c", code, *args]
     return subprocess.run(
-        command, cwd=root, env=env, capture_output=True, text=True
+        command, cwd=root, env=_env(), capture_output=True, text=True
+    )
+
+
+def lessonbuild(root: Path, *args: str):
+    """``python -m lessonbuild ARGS`` at ``root`` (``update``, ``check``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "lessonbuild", *args],
+        cwd=root,
+        env=_env(),
+        capture_output=True,
+        text=True,
     )

@@ -101,3 +101,57 @@ def test_no_relative_path_leaves_the_repository():
             ):
                 problems.append(f"{rel}: {climb}")
     assert sorted(problems) == []
+
+
+#: `mha_ref.tables.publish_value`, `lessonbuild.engine.prose`: a dotted
+#: Python name in a code span of a contributor document.
+DOTTED = re.compile(r"`((?:mha_ref|lessonbuild)(?:\.\w+)+)[`(]")
+#: `from mha_ref.tables import publish_value` in a code block.
+FROM_IMPORT = re.compile(
+    r"^from ((?:mha_ref|lessonbuild)[\w.]*) import ([\w, ]+)$", re.M
+)
+
+
+def _importable(dotted: str) -> bool:
+    """Does ``a.b.c`` name a module, or an attribute of one, as written?"""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("name", DOCS)
+def test_every_python_name_a_document_gives_is_importable_as_written(name):
+    """`mha_ref.publish_value` must be a name a snippet can import: a
+    contributor copies what the documents say."""
+    text = (ROOT / name).read_text(encoding="utf-8")
+    names = set(DOTTED.findall(text))
+    for module, imported in FROM_IMPORT.findall(text):
+        names |= {f"{module}.{n.strip()}" for n in imported.split(",")}
+    wrong = sorted(n for n in names if not _importable(n))
+    assert wrong == [], f"{name} names what Python cannot import"
+
+
+def test_contributing_teaches_value_and_figure_with_the_worked_example():
+    """The worked example is the real one: slide 23 calls what the
+    document shows, and the snippet publishes it."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    slide = (
+        ROOT / "docs/slides/23-verify-param-count-for-any-h.md"
+    ).read_text(encoding="utf-8")
+    snippet = (ROOT / "snippets/23_params.py").read_text(encoding="utf-8")
+    for call in ('{{ value("23_params.heads") }}', '{{ figure("'):
+        assert call in text
+    assert '{{ value("23_params.heads") }}' in slide
+    for line in ('publish_value("heads"', 'publish_value("total"'):
+        assert line in text and line in snippet

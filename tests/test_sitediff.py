@@ -1,10 +1,12 @@
 """lessonbuild.sitediff: two git revisions of a tiny site, built and compared.
 
 The fixture is a three-slide site in its own git repository, built with
-the real lesson plugin and Material. Revision 2 edits slide 1's prose and
-slide 2's snippet (and accepts its new output); slide 3 is untouched. The
-summary must list exactly slides 1 and 2, and for slide 2 the changed
-Output block with the old and new lines.
+the real lesson plugin, Material and mkdocs-jupyter (so it has the deck
+`present.html` and the lesson notebook). Revision 2 adds a second,
+printing snippet to slide 2 (with its accepted output) and rewords its
+prose; slides 1 and 3 are untouched. The summary must list exactly one
+changed page, slide 2, with the deck and the notebook mapped to it, a
+word diff of the prose and the new Output block's lines.
 """
 
 from __future__ import annotations
@@ -32,6 +34,13 @@ markdown_extensions:
   - pymdownx.snippets:
       base_path: ["."]
       check_paths: true
+"""
+# The deck notebook rendered as a page, as in the lesson's mkdocs.yml.
+JUPYTER = """\
+  - mkdocs-jupyter:
+      include: ["notebooks/*.ipynb"]
+      ignore: ["*.md"]
+      execute: false
 """
 
 SLIDE = """\
@@ -66,9 +75,12 @@ TABLE = """\
 """
 
 
-def _slide(n, title, prose, stem=None, output=None):
-    code = CODE.format(stem=stem, output=output) if stem else TABLE
-    return SLIDE.format(n=n, title=title, prose=prose, code=code)
+def _slide(n, title, prose, *snippets):
+    """A slide showing each (stem, output) snippet, or else a table."""
+    code = "\n".join(
+        CODE.format(stem=stem, output=output) for stem, output in snippets
+    )
+    return SLIDE.format(n=n, title=title, prose=prose, code=code or TABLE)
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -97,17 +109,21 @@ def two_revisions(tmp_path_factory):
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "config", "user.email", "test@example.invalid")
     _git(repo, "config", "user.name", "test")
+    # After the lesson plugin, whose on_files adds the notebooks.
+    config = MKDOCS_YML.replace(
+        "markdown_extensions:\n", JUPYTER + "markdown_extensions:\n"
+    )
     base = _commit(
         repo,
         {
-            "mkdocs.yml": MKDOCS_YML,
+            "mkdocs.yml": config,
             "docs/index.md": "# Home\n",
             "docs/slides/01-prose.md": _slide(
-                1, "Prose", "Heads attend.", "01_one", "one = 1"
+                1, "Prose", "Heads attend.", ("01_one", "one = 1")
             ),
             "snippets/01_one.py": 'print("one =", 1)\n',
             "docs/slides/02-snippet.md": _slide(
-                2, "Snippet", "Shapes.", "02_two", "two = 2"
+                2, "Snippet", "Shapes of every tensor.", ("02_two", "two = 2")
             ),
             "snippets/02_two.py": 'print("two =", 2)\n',
             "docs/slides/03-table.md": _slide(3, "Table", "Untouched."),
@@ -117,15 +133,16 @@ def two_revisions(tmp_path_factory):
     head = _commit(
         repo,
         {
-            "docs/slides/01-prose.md": _slide(
-                1, "Prose", "Each head attends.", "01_one", "one = 1"
-            ),
-            "snippets/02_two.py": 'print("two =", 1 + 1 + 0.5)\n',
+            "snippets/02_three.py": 'print("three =", 3)\n',
             "docs/slides/02-snippet.md": _slide(
-                2, "Snippet", "Shapes.", "02_two", "two = 2.5"
+                2,
+                "Snippet",
+                "Shapes and sizes of every tensor.",
+                ("02_two", "two = 2"),
+                ("02_three", "three = 3"),
             ),
         },
-        "edit one slide's prose and one snippet",
+        "slide 2: one more snippet, reworded",
     )
     return repo, base, head
 
@@ -143,53 +160,138 @@ def _sitediff(repo: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def _rows(summary: str) -> dict[str, str]:
-    """The summary's table: page -> what changed."""
+def _rows(summary: str) -> dict[str, tuple[str, str]]:
+    """The summary's table: page -> (what changed, also changed in)."""
     rows = {}
     for line in summary.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if line.startswith("| `") and len(cells) == 3:
-            rows[cells[0].strip("`")] = cells[2]
+        if line.startswith("| `") and len(cells) == 4:
+            rows[cells[0].strip("`")] = (cells[2], cells[3])
     return rows
 
 
-def test_a_revision_against_the_tree_lists_exactly_the_edited_slides(
+def test_a_revision_against_the_tree_lists_the_one_changed_slide_once(
     two_revisions,
 ):
     """``make site-diff BASE=...``: the base from a worktree, the tree
-    (at the second revision) built where it is."""
+    (at the second revision) built where it is. The deck and the
+    notebook changed too, and are named on slide 2's row, not as pages
+    of their own with cells counted by position."""
     repo, base, head = two_revisions
     run = _sitediff(repo, "--base", base)
     assert run.returncode == 0, run.stderr
     summary = run.stdout
-    # Pages that gather every slide (the plugin's deck view) change with
-    # any slide; the slide pages themselves must be exactly the two.
-    rows = {p: w for p, w in _rows(summary).items() if "slides/" in p}
-    assert set(rows) == {
-        "slides/01-prose.html",
-        "slides/02-snippet.html",
-    }, summary
-    assert rows["slides/01-prose.html"] == "text", summary
-    assert "`Output of snippets/02_two.py`" in rows["slides/02-snippet.html"]
-    assert "code `snippets/02_two.py`" in rows["slides/02-snippet.html"]
-    assert "text" not in rows["slides/02-snippet.html"].split(", ")
-    assert "-two = 2\n+two = 2.5" in summary, summary
+    rows = _rows(summary)
+    assert list(rows) == ["slides/02-snippet.html"], summary
+    what, also = rows["slides/02-snippet.html"]
+    assert what.split(", ") == [
+        "`Output of snippets/02_three.py`",
+        "code `snippets/02_three.py`",
+        "text",
+    ], summary
+    assert also == "`notebooks/lesson-81.html`, `present.html`", summary
+    assert "Shapes <ins>and sizes</ins> of every tensor." in summary
+    assert "+three = 3" in summary, summary
     # The worktrees are gone: only the repository's own tree is listed.
     assert len(_git(repo, "worktree", "list").splitlines()) == 1
+    # The base's build is kept for the next run, keyed by its commit.
+    assert (repo / ".cache" / "sitediff" / base / "index.html").is_file()
+
+
+PAGE = "<html><body><main><h1>{title}</h1>{body}</main></body></html>"
+
+
+def _sites(tmp_path, old: dict[str, str], new: dict[str, str]):
+    for name, pages in (("old", old), ("new", new)):
+        for rel, body in pages.items():
+            path = tmp_path / name / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(PAGE.format(title="T", body=body))
+    return tmp_path / "old", tmp_path / "new"
 
 
 def test_two_site_folders(two_revisions, tmp_path):
     repo = two_revisions[0]
-    old, new = tmp_path / "old", tmp_path / "new"
-    for site in (old, new):
-        (site / "slides").mkdir(parents=True)
-    page = "<html><body><main><h1>T</h1>{}</main></body></html>"
-    (old / "slides/01-x.html").write_text(page.format("<p>a</p>"))
-    (new / "slides/01-x.html").write_text(page.format("<p>b</p>"))
-    (new / "slides/02-y.html").write_text(page.format("<p>new</p>"))
+    old, new = _sites(
+        tmp_path,
+        {"slides/01-x.html": "<p>a</p>"},
+        {"slides/01-x.html": "<p>b</p>", "slides/02-y.html": "<p>new</p>"},
+    )
     run = _sitediff(repo, str(old), str(new))
     assert run.returncode == 0, run.stderr
     assert _rows(run.stdout) == {
-        "slides/01-x.html": "text",
-        "slides/02-y.html": "added",
+        "slides/01-x.html": ("text", "—"),
+        "slides/02-y.html": ("added", "—"),
     }, run.stdout
+    assert "<del>a</del> <ins>b</ins>" in run.stdout
+
+
+def test_a_changed_table_is_shown_before_and_after():
+    from lessonbuild.sitediff import table_diff
+
+    old = [["h", "d_k"], ["1", "512"], ["16", "32"]]
+    new = [["h", "d_k"], ["1", "512"], ["16", "32"], ["32", "16"]]
+    assert table_diff(old, new) == [
+        "**Before**",
+        "",
+        "|  | h | d_k |",
+        "|---|---|---|",
+        "|  | 1 | 512 |",
+        "|  | 16 | 32 |",
+        "",
+        "**After**",
+        "",
+        "|  | h | d_k |",
+        "|---|---|---|",
+        "|  | 1 | 512 |",
+        "|  | 16 | 32 |",
+        "| + | 32 | 16 |",
+    ]
+
+
+def test_exercise_text_is_a_word_diff_and_a_fill_in_cell_says_so():
+    from lessonbuild.sitediff import read_page
+
+    page = read_page(
+        PAGE.format(
+            title="T",
+            body='<p>Prose.</p><section class="exercise"><p>Predict h=8.'
+            "</p><table><tr><th>h</th></tr><tr><td><input></td></tr>"
+            "</table></section>",
+        )
+    )
+    assert page.exercises == {"exercise 1": "Predict h=8."}
+    assert page.prose == "T Prose."
+    assert list(page.tables.values()) == [[["h"], ["(to fill in)"]]]
+
+
+def test_code_blocks_without_a_file_name_are_named_by_their_heading():
+    """A homework notebook's cells: one inserted cell renames nothing
+    under the other headings."""
+    from lessonbuild.sitediff import read_page
+
+    cell = '<div class="highlight"><pre>{}</pre></div>'
+    before = read_page(
+        PAGE.format(
+            title="T",
+            body="<h2>Split</h2>"
+            + cell.format("a")
+            + "<h2>Merge</h2>"
+            + cell.format("b"),
+        )
+    )
+    after = read_page(
+        PAGE.format(
+            title="T",
+            body="<h2>Split</h2>"
+            + cell.format("new")
+            + cell.format("a")
+            + "<h2>Merge</h2>"
+            + cell.format("b"),
+        )
+    )
+    assert before.code == {
+        "code under “Split”": "a",
+        "code under “Merge”": "b",
+    }
+    assert after.code["code under “Merge”"] == "b"

@@ -128,13 +128,69 @@ def test_every_action_is_pinned_to_a_commit_with_its_tag(workflow):
         )
 
 
-def test_ci_installs_the_cpu_torch_and_runs_what_a_contributor_runs():
+def _ci() -> tuple[dict, dict[str, dict]]:
     data = _load(ROOT / ".github" / "workflows" / "ci.yml")
-    job = data["jobs"]["test"]
-    assert job["env"]["TORCH_INDEX"].endswith("/whl/cpu")
-    runs = [s.get("run", "") for s in job["steps"]]
-    assert "bash .ci/run" in runs
-    assert {"pull_request", "push"} <= _triggers(data)
+    steps = {}
+    for step in data["jobs"]["test"]["steps"]:
+        steps[step.get("id") or step.get("name") or step.get("uses")] = step
+    return data, steps
+
+
+def test_ci_installs_the_cpu_torch_and_runs_what_a_contributor_runs():
+    """`make lint` then `make pytest` (the strict build and the tests):
+    together, `make test` (Makefile), as .ci/run runs it."""
+    data, steps = _ci()
+    assert data["jobs"]["test"]["env"]["TORCH_INDEX"].endswith("/whl/cpu")
+    assert steps["lint"]["run"] == "make lint"
+    assert steps["tests"]["run"] == "make pytest"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^test: lint pytest$", makefile, re.M)
+
+
+def test_ci_runs_once_per_change():
+    """A pull request runs ci once; main is checked by pages.yml. A
+    `push` trigger here would run a same-repository branch twice (its
+    push and its pull request)."""
+    data, _ = _ci()
+    assert _triggers(data) <= {"pull_request", "workflow_dispatch"}
+    assert "pull_request" in _triggers(data)
+    pages = _load(ROOT / ".github" / "workflows" / "pages.yml")
+    assert pages["on"]["push"]["branches"] == ["main"]
+
+
+def _runs_after_a_failure(step: dict) -> bool:
+    condition = str(step.get("if", ""))
+    return "!cancelled()" in condition or "always()" in condition
+
+
+def test_ci_reports_and_uploads_the_preview_even_when_a_check_fails():
+    """The later checks, the summary and the preview run after a failed
+    step (unless cancelled); the summary names each check's outcome."""
+    data, steps = _ci()
+    assert "if" not in steps["lint"]  # the first check: nothing before it
+    for name in ("tests", "pdf"):
+        assert _runs_after_a_failure(steps[name]), steps[name]
+    summary = next(
+        s for key, s in steps.items() if "summary" in str(key).lower()
+    )
+    upload = next(
+        s
+        for s in steps.values()
+        if s.get("uses", "").startswith("actions/upload-artifact@")
+    )
+    for step in (summary, upload):
+        assert _runs_after_a_failure(step), step
+        assert "github.event_name" not in str(step.get("if", "")), step
+    env = summary["env"]
+    for check in ("lint", "tests", "pdf"):
+        outcome = f"${{{{ steps.{check}.outcome }}}}"
+        assert outcome in env.values(), (check, env)
+        name = next(k for k, v in env.items() if v == outcome)
+        assert f"${name}" in summary["run"], (name, summary["run"])
+    assert "$GITHUB_STEP_SUMMARY" in summary["run"]
+    assert "make -s site-diff BASE=HEAD^1 HEAD_SITE=site" in summary["run"]
+    assert upload["with"]["name"] == "site-preview"
+    assert upload["with"]["path"] == "site/"
 
 
 def test_pages_builds_with_site_url_and_deploys_with_official_actions():

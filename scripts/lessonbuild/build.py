@@ -53,7 +53,7 @@ from mkdocs.exceptions import Abort
 from . import engine, exercises, notebooks, present
 from .atomic import BuildLock, SiteSwap
 from .deck import Deck, read_deck
-from .engine import markup
+from .engine import markup, prose
 from .engine.guard import fingerprint, tampering
 from .macros import TemplateProblem, Templates
 from .mathrender import MathRenderer
@@ -161,6 +161,7 @@ class Build:
         )
         exercise_problems = self._render_exercises(config, deck)
         problems = list(deck.problems)
+        problems += prose.hand_typed(deck.pages, self.result.values)
         for page in deck.pages:  # raw HTML, titles (engine/markup.py)
             problems += markup.page_problems(page)
         problems += markup.symlink_problems(Path(config.docs_dir), root)
@@ -186,12 +187,14 @@ class Build:
         fragments = None  # made on the first page not rendered before
         problems = []
         tables = self.result.tables
+        values = self.result.values
         # A page renders the same for the same text, tables, Markdown
         # settings and storage prefix: under serve, the pages an edit
         # did not touch are taken from the last build.
         context = repr(
             (
                 sorted(tables.items()),
+                sorted(values.items()),
                 config.markdown_extensions,
                 config.mdx_configs,
                 self.settings.storage_prefix,
@@ -214,6 +217,7 @@ class Build:
                     fragments=fragments,
                     tables=tables,
                     key_prefix=self.settings.storage_prefix,
+                    values=values,
                 )
             self.exercise_pages[key] = out
             problems += out.problems

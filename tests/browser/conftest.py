@@ -5,7 +5,10 @@ mkdocs.yml inherits the lesson's, so the real lesson plugin, its snippet
 engine and the real docs/assets build it) is built once per session into
 a temporary folder and served by http.server in a thread on a free port.
 Playwright drives Debian's Chromium (/usr/bin/chromium); no browser is
-ever downloaded.
+ever downloaded. Under pytest-xdist every test in this folder runs on
+one worker (tests/conftest.py names their group), so this build, its
+server and Chromium are made once per run; the lesson's own site is
+``built_site`` (``make test`` passes its strict build in).
 """
 
 from __future__ import annotations
@@ -35,6 +38,13 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
+
+
+def pytest_itemcollected(item):
+    """Every test in this folder drives Chromium or serves a site for it:
+    marked ``browser``, so ``make test-fast`` (``-m "not browser"``)
+    leaves the whole folder out."""
+    item.add_marker(pytest.mark.browser)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

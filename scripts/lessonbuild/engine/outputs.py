@@ -45,7 +45,10 @@ def compare(slide: Slide, fence: Fence, rel: str, stdout: str, accept: str):
     if expected:
         message = f"output of {rel} drifted"
     else:
-        message = f"Output block of {rel} is empty (fill it in)"
+        message = (
+            f"Output block of {rel} is empty: run {accept} to fill it "
+            "with what the snippet prints"
+        )
     detail = unified_diff(
         expected, actual, f"expected ({where})", f"actual ({rel})"
     )

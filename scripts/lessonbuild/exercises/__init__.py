@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..deck import Slide
+from ..engine.prose import expand_values
 from .fragments import Fragments
 from .kinds import KINDS, OPTIONAL, Kind
 from .model import Exercise, Problem, Table
@@ -74,6 +75,7 @@ def render_page(
     fragments: Fragments,
     tables: TableSource = None,
     key_prefix: str = "lesson81",
+    values: dict[str, str] | None = None,
 ) -> PageResult:
     """Validate and render every exercise fence of one page.
 
@@ -81,7 +83,9 @@ def render_page(
     "<key_prefix>:<url>:<n or id>". The returned text is the page's own,
     with each fence replaced by a placeholder paragraph (letters and
     digits only, so Markdown leaves it be) that ``fill_placeholders``
-    swaps for the widget once the page is HTML.
+    swaps for the widget once the page is HTML. ``values`` (the
+    engine's published values) fill each ``{{ value(id) }}`` in the
+    exercise text, which mkdocs-macros never sees.
     """
     result = PageResult(slide.text)
     fences = slide.exercises
@@ -103,7 +107,10 @@ def render_page(
             )
             continue
         exercise, problems = validate(
-            fence.body, path=slide.path, first_line=fence.line, tables=tables
+            expand_values(fence.body, values or {}),
+            path=slide.path,
+            first_line=fence.line,
+            tables=tables,
         )
         if exercise is not None and exercise.id:
             if exercise.id in ids:

@@ -179,11 +179,17 @@ def validate(
     try:
         data, duplicates = load_yaml(body)
     except YamlProblem as exc:
-        c.add(
-            exc.line,
-            f"{exc.message}; expected a YAML mapping such as "
-            "'kind: check' followed by that kind's keys",
-        )
+        if "mapping values are not allowed here" in exc.message:
+            expected = (
+                "a ': ' inside an unquoted value starts a new key; quote "
+                "the value ('…') or write it as a block scalar (|)"
+            )
+        else:
+            expected = (
+                "expected a YAML mapping such as 'kind: check' followed "
+                "by that kind's keys"
+            )
+        c.add(exc.line, f"{exc.message}; {expected}")
         return None, c.problems
     for line0, key in duplicates:
         c.add(line0, f"key '{key}' appears twice; expected each key once")

@@ -1,0 +1,259 @@
+"""Computed numbers in a slide's prose: referenced, never typed by hand.
+
+A snippet publishes the figures its slide's prose restates
+(``mha_ref.tables.publish_value("total", f"{n:,}")``) and the slide
+writes ``{{ value("23_params.total") }}``, so an edit to the snippet
+changes the prose with the output. Two jobs keep that true:
+
+- :func:`expand_values` puts published values into exercise text
+  (prompts, answers), which becomes HTML before mkdocs-macros sees the
+  page, so its ``{{ value(...) }}`` would otherwise stay literal;
+- :func:`hand_typed` finds a published value typed by hand into a
+  slide's prose, exercise text or instructor notes, and says which
+  reference to write instead. Code, Output blocks and macro calls are
+  not prose: the engine checks them against the run already.
+
+What counts as a copy: a number of three or more digits, or any
+non-integer, in any of the ways prose writes it (``1,048,576``,
+``1048576``, ``1{,}048{,}576`` in TeX); a list or a shape of two or
+more numbers (``1, 2, 4, 8, 16``, ``(2, 5, 8)``). A smaller integer
+("8 heads") is too common to say which published one it restates. A
+number shown as the result of arithmetic on the same line
+(``4 \\cdot 512^2 = 1{,}048{,}576``) is derived on the page, where a
+reader can check it, and is not a copy.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Mapping
+
+from ..problems import Problem
+
+#: ``{{ value("stem.name") }}`` (the form the engine checks, tables.py).
+VALUE_CALL = re.compile(
+    r"""\{\{-?\s*value\(\s*(["'])(?P<id>[^"']+)\1\s*\)\s*-?\}\}"""
+)
+#: Any macro call or HTML comment: never prose.
+_NOT_PROSE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|<!--.*?-->")
+#: Thousands separators as prose and TeX write them.
+_SEPARATOR = r"(?:,|\{,\}|\\,|_|\u202f|\u2009| )"
+_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
+_SMALL = 100
+
+
+def expand_values(text: str, values: Mapping[str, str]) -> str:
+    """``text`` with every known ``{{ value(id) }}`` replaced by its value.
+
+    An unknown id is left as written: the engine reports it at its line.
+    """
+    return VALUE_CALL.sub(
+        lambda m: values.get(m.group("id"), m.group(0)), text
+    )
+
+
+def hand_typed(slides, values: Mapping[str, str]) -> list[Problem]:
+    """Every published value typed by hand into a slide's prose."""
+    patterns = [
+        (value_id, text, pattern)
+        for value_id, text in sorted(values.items())
+        if (pattern := _copy_pattern(text)) is not None
+    ]
+    problems = []
+    if not patterns:
+        return problems
+    for slide in slides:
+        for number, line in _prose_lines(slide):
+            for value_id, text, pattern in patterns:
+                for match in pattern.finditer(line):
+                    if _derived(line, match, text):
+                        continue
+                    problems.append(_problem(slide, number, match, value_id))
+    return problems
+
+
+def _problem(slide, number: int, match, value_id: str) -> Problem:
+    stem = value_id.split(".")[0]
+    return Problem(
+        slide.path,
+        number,
+        f"{match.group(0).strip()!r} is typed by hand, but "
+        f"snippets/{stem}.py publishes it as {value_id!r}; write "
+        f'{{{{ value("{value_id}") }}}} so the page shows what the run '
+        "computed (or show the arithmetic that gives it, as in "
+        "'4 \\cdot 512^2 = 1{,}048{,}576')",
+        kind="table",
+    )
+
+
+def _prose_lines(slide):
+    """(1-based line, text) of the prose: outside front matter, code
+    and Output fences (exercise YAML is prose), macros removed."""
+    hidden = set()
+    for fence in slide.fences:
+        if fence.is_exercise:
+            hidden.add(fence.start)
+            if fence.end is not None:
+                hidden.add(fence.end)
+            continue
+        last = fence.end if fence.end is not None else len(slide.lines) - 1
+        hidden.update(range(fence.start, last + 1))
+    for i in range(slide.body_line - 1, len(slide.lines)):
+        if i in hidden:
+            continue
+        line = slide.lines[i]
+        if "--8<--" in line:
+            continue
+        yield i + 1, _NOT_PROSE.sub(" ", line.rstrip("\r\n"))
+
+
+def _numbers(text: str) -> list[str] | None:
+    """The numbers of a published value that is a number, a list or a
+    shape (``1,048,576``; ``1, 2, 4``; ``(2, 5, 8)``), else None."""
+    text = text.strip()
+    if re.fullmatch(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?", text):
+        return [text.replace(",", "")]
+    inner = text[1:-1] if text[:1] == "(" and text[-1:] == ")" else text
+    parts = [p.strip() for p in inner.split(",")]
+    parts = [p for p in parts if p]
+    if parts and all(_NUMBER.fullmatch(p) for p in parts):
+        return parts
+    return None
+
+
+def _spelled(number: str) -> str:
+    """A regex for one number as prose may write it."""
+    sign, digits = re.fullmatch(r"([+-]?)(.*)", number).groups()
+    whole, _, fraction = digits.partition(".")
+    groups = []
+    while len(whole) > 3:
+        groups.insert(0, whole[-3:])
+        whole = whole[:-3]
+    groups.insert(0, whole)
+    body = (_SEPARATOR + "?").join(groups)
+    if fraction:
+        body += r"\." + fraction
+    return re.escape(sign) + body
+
+
+def _copy_pattern(text: str):
+    """A regex for hand-typed copies of a published value, or None
+    when the value is not a number, list or shape, or too small."""
+    numbers = _numbers(text)
+    if numbers is None:
+        return None
+    if len(numbers) == 1:
+        n = float(numbers[0])
+        if n.is_integer() and abs(n) < _SMALL:
+            return None
+        body = _spelled(numbers[0])
+    else:
+        body = r"\s*,\s*(?:and\s+)?".join(_spelled(n) for n in numbers)
+        if text.strip().startswith("("):
+            body = r"\(\s*" + body + r"\s*,?\s*\)"
+    # Not part of a longer number or list on either side.
+    return re.compile(
+        r"(?<![\w.,])(?<!,\s)(?<!\{,\})" + body + r"(?![\w]|[.,]\d|\s*,\s*\d)"
+    )
+
+
+# --- a number derived on the page ------------------------------------------
+
+_TEX = [
+    (re.compile(r"\{,\}|\\,|\\!|\\;"), ""),
+    (re.compile(r"\\cdot|\\times|·|×"), "*"),
+    (re.compile(r"\\left|\\right"), ""),
+    (re.compile(r"[{]"), "("),
+    (re.compile(r"[}]"), ")"),
+    (re.compile(r"\^"), "**"),
+    (re.compile(r"(?<=\d),(?=\d{3}(?!\d))"), ""),
+]
+
+
+def _plain(tex: str) -> str:
+    for pattern, repl in _TEX:
+        tex = pattern.sub(repl, tex)
+    return tex
+
+
+def _derived(line: str, match, text: str) -> bool:
+    """Is the copy at ``match`` the result of arithmetic written right
+    beside it (``4 \\cdot 512^2 = <copy>`` or ``<copy> = 4 \\cdot 512^2``)?"""
+    numbers = _numbers(text)
+    if numbers is None or len(numbers) != 1:
+        return False
+    target = float(numbers[0])
+    before = line[: match.start()].rstrip()
+    after = line[match.end() :].lstrip(" \\()")
+    if before.endswith("="):
+        side = _plain(before[:-1].split("=")[-1])
+        if _ends_on(side, target):
+            return True
+    if after.startswith("="):
+        side = _plain(after[1:].split("=")[0])
+        if _starts_on(side, target):
+            return True
+    return False
+
+
+_ARITHMETIC = re.compile(r"[\d\s.+\-*/()]+")
+
+
+def _ends_on(side: str, target: float) -> bool:
+    tail = re.search(r"[\d\s.+\-*/()]*$", side).group(0)
+    return any(_equal(_evaluate(tail[i:]), target) for i in range(len(tail)))
+
+
+def _starts_on(side: str, target: float) -> bool:
+    head = re.match(r"[\d\s.+\-*/()]*", side).group(0)
+    return any(
+        _equal(_evaluate(head[:i]), target) for i in range(len(head), 0, -1)
+    )
+
+
+def _equal(value: float | None, target: float) -> bool:
+    return value is not None and abs(value - target) <= 1e-9 * max(
+        1.0, abs(target)
+    )
+
+
+_OPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+}
+
+
+def _evaluate(expr: str) -> float | None:
+    """Digits, + - * / ** and brackets, with one operator at least (a
+    bare number is a copy, not arithmetic); None for anything else."""
+    expr = expr.strip()
+    if not expr or not _ARITHMETIC.fullmatch(expr):
+        return None
+    try:
+        tree = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(tree, ast.BinOp):
+        return None
+
+    def walk(node):
+        if isinstance(node, ast.Constant) and isinstance(
+            node.value, int | float
+        ):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            left, right = walk(node.left), walk(node.right)
+            if isinstance(node.op, ast.Pow) and abs(right) > 64:
+                raise ValueError("exponent too large")
+            return _OPS[type(node.op)](left, right)
+        raise ValueError("not arithmetic")
+
+    try:
+        return float(walk(tree))
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+        return None

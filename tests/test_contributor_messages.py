@@ -1,0 +1,80 @@
+"""What a contributor reads when something is wrong (or right).
+
+Each message says what to do, once: a drift's accept hint appears once,
+an empty Output block says to run the accept command (not to type it),
+a YAML value with an unquoted ': ' says to quote it, and `make
+fastcheck` says in one line that all is well.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from lessonbuild.exercises import validate
+from tests.engine_fixtures.sites import engine, make_site
+
+ACCEPT = "make update-outputs"
+
+
+def _site(tmp_path, edit):
+    root = make_site(tmp_path, "good")
+    slide = root / "docs" / "slides" / "01-shapes.md"
+    slide.write_text(edit(slide.read_text(encoding="utf-8")))
+    return root
+
+
+def test_a_drift_says_how_to_accept_it_once(tmp_path):
+    root = _site(
+        tmp_path, lambda t: t.replace("merged  : (2, 5, 8)", "merged  : (2,)")
+    )
+    run = engine(root, "check")
+    assert run.returncode == 1, run.stderr
+    assert "output of snippets/01_shapes.py drifted" in run.stderr
+    assert run.stderr.count(ACCEPT) == 1, run.stderr
+
+
+def test_an_empty_output_block_says_to_run_the_accept_command(tmp_path):
+    def empty(text):
+        start = text.index('```text title="Output"\n') + len(
+            '```text title="Output"\n'
+        )
+        return text[:start] + text[text.index("```", start) :]
+
+    run = engine(_site(tmp_path, empty), "check")
+    assert run.returncode == 1, run.stderr
+    assert (
+        f"Output block of snippets/01_shapes.py is empty: run {ACCEPT} to "
+        "fill it with what the snippet prints"
+    ) in run.stderr
+    assert run.stderr.count(ACCEPT) == 2, run.stderr  # message, then hint
+
+
+def test_an_unquoted_colon_in_a_yaml_value_says_to_quote_it():
+    body = "kind: discussion\nprompt: Why: because\nhint: h\nanswer: a\n"
+    exercise, problems = validate(body, path="docs/x.md", first_line=10)
+    assert exercise is None
+    [problem] = problems
+    assert problem.line == 12  # the prompt's line: fence at 10, body at 11
+    assert "a ': ' inside an unquoted value starts a new key" in str(problem)
+    assert "quote the value" in str(problem)
+    assert "expected a YAML mapping" not in str(problem)
+
+
+def test_other_yaml_errors_keep_the_general_advice():
+    body = "kind: discussion\nprompt: [unclosed\n"
+    _, problems = validate(body, path="docs/x.md", first_line=1)
+    assert "expected a YAML mapping such as 'kind: check'" in str(problems[0])
+
+
+def test_fastcheck_says_in_one_line_that_all_is_well(tmp_path):
+    root = make_site(tmp_path, "good")
+    run = subprocess.run(
+        [sys.executable, "-m", "lessonbuild.fastcheck", "--root", root],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    [line] = run.stdout.splitlines()
+    pages = len(list((root / "docs").rglob("*.md")))
+    assert line.startswith(f"fastcheck: {pages} pages, no problems ("), line

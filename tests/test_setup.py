@@ -1,0 +1,115 @@
+"""The Makefile's set-up on a machine without Node.js: `make node`.
+
+README promises two commands on a machine with only Python 3.11 (and
+apt). The build needs node (KaTeX typesets the math) and `make lint`
+needs npm, so `make node` (a prerequisite of build, serve, lint and
+test-fast) installs Debian's nodejs and npm when node is missing. Run
+for real with a PATH that holds no node and a fake apt-get that records
+what it was asked to install (and, like the real one, puts node there).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: What the recipe itself calls, besides the shell's builtins.
+TOOLS = ("id",)
+
+FAKE_APT = """\
+#!/bin/sh
+echo "$*" >> "{log}"
+case "$*" in
+  *install*nodejs*)
+    printf '#!/bin/sh\\n[ "$1" = --version ] && echo v{version}; '\\
+'[ "$1" = -e ] && exit {verdict}; exit 0\\n' > "{bin}/node"
+    printf '#!/bin/sh\\nexit 0\\n' > "{bin}/npm"
+    {chmod} +x "{bin}/node" "{bin}/npm" ;;
+esac
+"""
+
+
+def _executable(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP)
+
+
+def _machine(tmp_path: Path, version: str = "18.20.4") -> tuple[Path, Path]:
+    """A bin folder with no node, a fake apt-get and sudo; its log."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "apt.log"
+    bin_dir.mkdir()
+    for tool in TOOLS:
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    verdict = 0 if int(version.split(".")[0]) >= 18 else 1
+    _executable(
+        bin_dir / "apt-get",
+        FAKE_APT.format(
+            log=log,
+            bin=bin_dir,
+            version=version,
+            verdict=verdict,
+            chmod=shutil.which("chmod"),
+        ),
+    )
+    _executable(bin_dir / "sudo", '#!/bin/sh\nexec "$@"\n')
+    return bin_dir, log
+
+
+def _make(bin_dir: Path, *targets: str) -> subprocess.CompletedProcess:
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    return subprocess.run(
+        [make, "--no-print-directory", *targets],
+        cwd=ROOT,
+        env={"PATH": str(bin_dir), "HOME": os.environ.get("HOME", "/")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_make_node_installs_debians_nodejs_and_npm_when_node_is_missing(
+    tmp_path,
+):
+    bin_dir, log = _machine(tmp_path)
+    assert shutil.which("node", path=str(bin_dir)) is None
+    run = _make(bin_dir, "node")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Installing Debian's nodejs and npm" in run.stdout
+    assert log.read_text().splitlines() == [
+        "update -qq",
+        "install -y -qq nodejs npm",
+    ]
+    # Once it is there, nothing is installed again.
+    log.unlink()
+    again = _make(bin_dir, "node")
+    assert again.returncode == 0, again.stderr
+    assert not log.exists()
+
+
+def test_make_node_refuses_a_node_older_than_18(tmp_path):
+    bin_dir, _ = _machine(tmp_path, version="12.22.12")
+    run = _make(bin_dir, "node")
+    assert run.returncode != 0
+    assert "node v18 or later is needed, found v12.22.12" in run.stderr
+
+
+def test_every_target_that_runs_node_or_npm_installs_it_first():
+    """Each target whose recipe runs node (the build's math) or npm has
+    `node` as a prerequisite, so it installs node first."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in ("build", "serve", "test-fast"):
+        line = next(
+            ln for ln in makefile.splitlines() if ln.startswith(f"{target}:")
+        )
+        assert "node" in line.split(":", 1)[1].split(), line
+    assert "| node" in next(
+        ln for ln in makefile.splitlines() if ln.startswith("$(BIOME):")
+    )
