@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from html import escape
 
+from lessonbuild import present
 from lessonbuild.engine import render_table
 from lessonbuild.engine.tables import (
     unknown_column_message,
@@ -86,6 +87,12 @@ def define_env(env):
             f'<figure class="lesson-figure"><img src="{escape(src)}" '
             f'alt="{escape(data["alt"])}" loading="lazy"></figure>'
         )
+
+    @env.macro
+    def class_period():
+        """ "120 min + homework": every slide's "Time: N min" from the
+        instructor notes, added up (the speaker view says the same)."""
+        return present.class_period(plugin().deck)
 
 
 def _where(env, lesson, table_id: str) -> str:
