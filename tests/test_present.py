@@ -64,7 +64,11 @@ def test_reading_only_blocks_are_not_on_stage():
 def test_an_author_marked_break_starts_a_new_screen():
     html = f"<h1>T</h1><p>a</p>{BREAK}<p>b</p>{CODE}{BREAK}<p>c</p>{BREAK}"
     screens = _screens(html)
-    assert [s.get_text() for s in screens] == ["Ta", "bprint(1)\n", "c"]
+    assert [s.get_text() for s in screens] == [
+        "Ta",
+        "bsnippets/x.pyprint(1)\n",
+        "c",
+    ]
 
 
 def test_output_and_table_after_code_are_steps_but_code_is_not():

@@ -93,10 +93,20 @@
   }
 
   // R: the reading page, scrolled to the first heading of this screen or
-  // before it (its anchor), so the reader is where the class is.
+  // before it (its anchor), so the reader is where the class is. The
+  // screen and step are remembered for this tab: the reading page's
+  // Present link (Shift+P) names only the slide, and comes back to them.
+  const RETURN = "deck/return";
   function toReading() {
     const stack = currentStack();
     if (!stack) return;
+    const where = window.Reveal.getIndices();
+    try {
+      window.sessionStorage.setItem(
+        RETURN,
+        JSON.stringify({ slide: stack.getAttribute("data-slide"), v: where.v, f: where.f })
+      );
+    } catch (_e) { /* not remembered: Shift+P opens the slide's first screen */ }
     const screen = window.Reveal.getCurrentSlide();
     const screens = all(stack, ":scope > section");
     let anchor = "";
@@ -106,6 +116,20 @@
       if (head) anchor = head.id.replace(/^s\d+-/, "");
     }
     window.location.href = stack.getAttribute("data-reading") + (anchor ? `#${anchor}` : "");
+  }
+
+  // Back from the reading page (Shift+P opens #/N): the screen and step R
+  // left, if R left slide N.
+  function backToPlace() {
+    let place = null;
+    try {
+      place = JSON.parse(window.sessionStorage.getItem(RETURN) || "null");
+      window.sessionStorage.removeItem(RETURN);
+    } catch (_e) { return; }
+    const asked = /^#\/(\d+)$/.exec(window.location.hash);
+    if (!place || !asked || asked[1] !== place.slide) return;
+    const h = window.Reveal.getIndices().h;
+    window.Reveal.slide(h, place.v || 0, place.f === undefined ? -1 : place.f);
   }
 
   // --- speaker view -----------------------------------------------------------
@@ -203,6 +227,7 @@
     window.Reveal.on("fragmentshown", openStep);
     window.Reveal.on("fragmenthidden", openStep);
     window.Reveal.on("ready", () => {
+      if (!RECEIVER && !PRINT) backToPlace();
       document.documentElement.setAttribute("data-deck-ready", "");
     });
   }

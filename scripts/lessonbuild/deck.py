@@ -91,8 +91,8 @@ _NOTE_OPENER = re.compile(r"^(?P<indent>[ \t]*)\?\?\?\+?[ \t]+instructor\b")
 READING_OPEN = '<div class="reading" markdown>'
 SCREEN_BREAK = '<div class="screen-break"></div>'
 _STAGE_MARKER = re.compile(
-    r"^(?:%s|%s|</div>)[ \t]*\r?$"
-    % (re.escape(READING_OPEN), re.escape(SCREEN_BREAK))
+    rf"^(?:{re.escape(READING_OPEN)}|{re.escape(SCREEN_BREAK)}|</div>)"
+    r"[ \t]*\r?$"
 )
 _MINUTES = re.compile(r"\*\*Time:\*\*\s*(\d+(?:\.\d+)?)\s*min")
 # pymdownx.snippets' single-line include, `--8<-- "path"`, and its block
@@ -470,8 +470,8 @@ def _check_stage_markers(slide: Slide, bare: list[str], problems) -> None:
                     Problem(
                         slide.path,
                         i,
-                        "expected a blank "
-                        "line before the '</div>' closing a reading-only block",
+                        "expected a blank line before the '</div>' "
+                        "closing a reading-only block",
                     )
                 )
             opened = None

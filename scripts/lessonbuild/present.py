@@ -20,7 +20,6 @@ Every URL in the deck is relative, so it works from ``file://`` too.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -168,9 +167,6 @@ def deck_html(
                 "url": slide.url,
                 "screens": layout.screens,
                 "notes": layout.notes,
-                "exercises": any(
-                    "data-ex-key" in screen for screen in layout.screens
-                ),
                 "timing": _share(seconds, len(layout.screens))
                 if seconds
                 else None,
