@@ -67,6 +67,11 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     soup = BeautifulSoup(html, "html.parser")
     for link in soup.find_all("a", class_="headerlink"):
         link.decompose()
+    # Code lines' anchors (pymdownx "anchor_linenums"): empty links a
+    # reading page offers for citing a line; on stage, links without a
+    # name (axe) that Tab would stop at 20 times in one block.
+    for link in soup.find_all("a", href=re.compile(r"^#__codelineno-")):
+        link.decompose()
     notes = _take_notes(soup)
     for block in soup.find_all(class_=READING_ONLY):
         block.decompose()
@@ -111,14 +116,26 @@ def _take_notes(soup: BeautifulSoup) -> str:
 # --- steps --------------------------------------------------------------
 
 
+#: Exercises whose folds (hint, model answer, answer, why) the class opens
+#: when the instructor decides: steps. The other kinds open their key
+#: themselves once answered (exercises.js): as a step it would be empty.
+STEP_KEYS = ("ex-discussion", "ex-predict")
+
+
 def _folds_to_steps(soup: BeautifulSoup) -> int:
-    """Every fold becomes a step: ``details.fragment.deck-fold`` (present.js
-    opens it when shown; present.css lays it over the stage)."""
-    folds = soup.find_all("details")
-    for fold in folds:
-        fold["class"] = [*fold.get("class", []), "fragment", "deck-fold"]
+    """Every fold is a panel laid over the stage when open
+    (``details.deck-fold``, present.css), and a step (``.fragment``:
+    present.js opens it when shown) unless its exercise opens it."""
+    steps = 0
+    for fold in soup.find_all("details"):
+        ex = fold.find_parent(class_="exercise")
+        step = ex is None or any(k in ex.get("class", []) for k in STEP_KEYS)
+        fold["class"] = [*fold.get("class", []), "deck-fold"] + (
+            ["fragment"] if step else []
+        )
         fold.attrs.pop("open", None)
-    return len(folds)
+        steps += step
+    return steps
 
 
 def _filename(block: Tag) -> str:
