@@ -35,8 +35,7 @@ Under ``mkdocs serve`` MkDocs keeps this instance across rebuilds, and a
 rebuild redoes only what an edit changed: the fork servers stay up (an
 edited snippet runs at once), typeset formulas are kept
 (``self.formulas``), and so are each page's rendered exercises
-(``self.exercise_pages``), each slide's deck sections
-(``present.slide_sections``), each page's minified HTML (the
+(``self.exercise_pages``), each page's minified HTML (the
 ``lesson-minify`` plugin, ``minify.py``) and the theme's compiled
 templates (``.cache/templates``, ``themeenv.py``). Under ``mkdocs serve
 --dirty`` (``make serve``), MkDocs renders only the pages whose inputs
