@@ -14,7 +14,7 @@ CHROMIUM := /usr/bin/chromium
 export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: help venv browser node serve build test test-fast lint format pytest \
-        check-outputs update-outputs bench measure-heads clean pdf lint-workflows \
+        check-outputs update-outputs bench measure-heads clean pdf pdf-notes lint-workflows \
         fastcheck site-diff pre-commit hooks bytecode
 
 help:
@@ -26,7 +26,8 @@ help:
 	@echo "make update-outputs  accept new snippet outputs (rewrites drifted blocks)"
 	@echo "make bench           engine, build, serve edits, page weight vs targets"
 	@echo "make format          apply ruff's formatter and autofixes"
-	@echo "make pdf             handout: site/lesson-81.pdf, one page per slide"
+	@echo "make pdf             handout: site/lesson-81.pdf, every screen and answer"
+	@echo "make pdf-notes       the same with the instructor notes: site/lesson-81-notes.pdf"
 	@echo "make fastcheck       front matter, inline Python, exercises (no snippets run)"
 	@echo "make site-diff BASE=main  slides, Output blocks, tables that differ from BASE"
 	@echo "make hooks           install the pre-commit hooks (ruff, fastcheck)"
@@ -149,9 +150,14 @@ bench: $(STAMP) bytecode browser node
 	$(BIN)/python -m lessonbuild bench
 
 # The handout: the deck's print view (present.html?print-pdf) printed by
-# headless Chromium, every step shown, one page per slide.
+# headless Chromium: every screen a page at full size, every answer open
+# (a fold is a page after its screen). The notes edition adds each
+# screen's instructor notes on the page after it.
 pdf: build browser
-	$(BIN)/python -m lessonbuild.present site site/lesson-81.pdf
+	$(BIN)/python -m lessonbuild.present site site/lesson-81.pdf --chromium $(CHROMIUM)
+
+pdf-notes: build browser
+	$(BIN)/python -m lessonbuild.present site site/lesson-81-notes.pdf --chromium $(CHROMIUM) --edition notes
 
 # The tests reuse the strict build in site/ instead of building again,
 # and run on every core (pytest-xdist; with --dist loadscope each test

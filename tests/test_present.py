@@ -1,23 +1,23 @@
 """The deck (present.html): what lessonbuild.present makes of the pages.
 
-The first tests feed present.py small rendered pages; the rest read the
-built site (tests/conftest.py builds it once, or LESSON_SITE_DIR) and
-check it against the deck model (lessonbuild.deck), never against
-present.py's own output.
+The first tests feed the deck's layout (lessonbuild.decklayout) small
+rendered pages; the rest read the built site (tests/conftest.py builds it
+once, or LESSON_SITE_DIR) and check it against the deck model
+(lessonbuild.deck) and the slide files, never against present.py's own
+output.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 
-from lessonbuild import present
+from lessonbuild import decklayout, present
 from lessonbuild.deck import read_deck
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,83 +35,156 @@ NOTES = (
     "<p><strong>Ask:</strong> what prints?</p>"
     "<p><strong>Time:</strong> 3 min</p></details>"
 )
+BREAK = '<div class="screen-break"></div>'
 
 
-def _slide(html: str, minutes: float | None = 3) -> present.DeckSlide:
-    return present.DeckSlide(
-        number=7,
-        title="A <title>",
-        kind="Concept",
-        url="slides/07-a.html",
-        html=html,
-        minutes=minutes,
-    )
+def _layout(html: str) -> decklayout.Layout:
+    return decklayout.lay_out(html, number=7, page_url="slides/07-a.html")
+
+
+def _screens(html: str) -> list[BeautifulSoup]:
+    return [_soup(s) for s in _layout(html).screens]
 
 
 def _soup(html: str) -> BeautifulSoup:
     return BeautifulSoup(html, "html.parser")
 
 
+def test_reading_only_blocks_are_not_on_stage():
+    html = (
+        "<h1>T</h1><p>on stage</p>"
+        '<div class="reading"><p>depth</p>' + CODE + "</div><p>after</p>"
+    )
+    (screen,) = _screens(html)
+    assert screen.get_text() == "Ton stageafter", (
+        'a <div class="reading"> block belongs to the reading page only'
+    )
+
+
+def test_an_author_marked_break_starts_a_new_screen():
+    html = f"<h1>T</h1><p>a</p>{BREAK}<p>b</p>{CODE}{BREAK}<p>c</p>{BREAK}"
+    screens = _screens(html)
+    assert [s.get_text() for s in screens] == [
+        "Ta",
+        "bsnippets/x.pyprint(1)\n",
+        "c",
+    ]
+
+
 def test_output_and_table_after_code_are_steps_but_code_is_not():
     html = f"<h1>T</h1><table id=a></table>{CODE}{OUTPUT}<table id=b></table>"
-    out = _soup(present.slide_sections(_slide(html), 55))
-    steps = out.select(".fragment")
+    (screen,) = _screens(html)
+    steps = screen.select(".fragment")
     assert [s.get("id") or s.find("span").get_text() for s in steps] == [
         "Output",
-        "b",
+        "s7-b",
     ], "expected the Output block and the table after the code as steps"
-    assert "fragment" not in out.select_one("#a").get("class", []), (
+    assert "fragment" not in screen.select_one("#s7-a").get("class", []), (
         "a table before any code is the slide's own content, not a step"
     )
 
 
-def test_trap_fix_prediction_answer_and_check_explanation_are_steps():
+def test_a_screen_never_opens_on_a_hidden_step():
+    html = f"<h1>T</h1>{CODE}{BREAK}{OUTPUT}<p>why</p>"
+    first, second = _screens(html)
+    assert not second.select(".fragment"), (
+        "the first block of a screen is shown with it, not a blank gap"
+    )
+
+
+def test_every_fold_is_a_later_step_and_nothing_inside_it_is():
     html = (
-        '<div class="admonition failure"><p class="admonition-title">'
-        "The trap</p></div>"
-        '<div class="admonition success"><p class="admonition-title">'
-        "The fix</p></div>"
-        '<section class="exercise ex-predict">'
-        '<details class="tip ex-key ex-key--hint"><summary>h</summary>'
-        '</details><details class="success ex-key ex-key--answer" id=ans>'
-        "</details></section>"
-        '<section class="exercise ex-check">'
-        '<details class="success ex-key" id=why></details></section>'
+        "<h1>T</h1><p>question</p>"
+        '<details class="tip"><summary>Hint</summary><p>h</p></details>'
+        '<details class="example" open><summary>Code</summary>'
+        f"{CODE}{OUTPUT}</details>"
+        '<section class="exercise ex-predict" data-ex-key="k">'
+        '<details class="success ex-key ex-key--answer"><summary>Answer'
+        "</summary></details></section>"
     )
-    out = _soup(present.slide_sections(_slide(html), 55))
-    steps = out.select(".fragment")
-    assert len(steps) == 3, f"expected 3 steps, got {len(steps)}: {steps}"
-    assert "success" in steps[0]["class"]
-    assert [s.get("id") for s in steps[1:]] == ["ans", "why"]
-    assert not out.select(".failure.fragment, .ex-key--hint.fragment"), (
-        "the trap itself and hints stay on screen from the start"
+    (screen,) = _screens(html)
+    folds = screen.find_all("details")
+    assert len(folds) == 3
+    for fold in folds:
+        assert {"fragment", "deck-fold"} <= set(fold["class"])
+        assert not fold.has_attr("open"), "a step starts closed"
+    assert not screen.select("details .fragment"), (
+        "a step inside a fold would be dead: nothing on screen changes"
     )
+    assert _layout(html).steps == 3
 
 
 def test_notes_move_to_speaker_view_with_timing():
-    out = _soup(present.slide_sections(_slide(f"<h1>T</h1>{NOTES}"), 55))
-    assert not out.select(".deck-body details.instructor"), (
+    html = f"<h1>T</h1><p>a</p>{BREAK}<p>b</p>{NOTES}"
+    deck = _soup(
+        present.deck_html(
+            [
+                present.DeckSlide(
+                    7, "A <title>", "Concept", "slides/07-a.html", html, 3
+                )
+            ],
+            "Lesson",
+        )
+    )
+    assert not deck.select(".deck-body details.instructor"), (
         "instructor notes must not be on the slide itself"
     )
-    aside = out.select_one("section > section > aside.notes")
-    assert aside is not None and "what prints?" in aside.get_text()
-    assert "Instructor notes" not in aside.get_text(), "summary left in"
-    assert out.select_one("section > section")["data-timing"] == "180"
-
-
-def test_h2_sections_become_sub_slides_sharing_the_time():
-    html = "<h1>T</h1><p>a</p><h2>One</h2><p>b</p><h2>Two</h2><p>c</p>"
-    out = _soup(present.slide_sections(_slide(html, minutes=5), 55))
-    stack = out.select_one("section[data-slide]")
-    subs = stack.find_all("section", recursive=False)
-    assert [s.select_one(".deck-body").get_text() for s in subs] == [
-        "Ta",
-        "Oneb",
-        "Twoc",
-    ]
-    assert sum(int(s["data-timing"]) for s in subs) == 300
-    assert stack["data-reading"] == "slides/07-a.html"
+    stack = deck.select_one("section[data-slide]")
     assert stack["data-title"] == "A <title>", "title must be escaped"
+    assert stack["data-reading"] == "slides/07-a.html"
+    screens = stack.find_all("section", recursive=False)
+    assert len(screens) == 2
+    for screen in screens:
+        aside = screen.select_one("aside.notes")
+        assert "what prints?" in aside.get_text()
+        assert "Instructor notes" not in aside.get_text(), "summary left in"
+    assert sum(int(s["data-timing"]) for s in screens) == 180
+
+
+def test_ids_are_prefixed_and_references_follow():
+    html = (
+        '<label for="ex1-a">A</label><input id="ex1-a">'
+        '<div id="ex1" aria-labelledby="ex1-label ex1-other">'
+        '<p id="ex1-label">x</p></div><a href="#ex1">to it</a>'
+        '<a href="#elsewhere">away</a>'
+    )
+    (screen,) = _screens(html)
+    assert screen.select_one("label")["for"] == "s7-ex1-a"
+    assert screen.select_one("#s7-ex1")["aria-labelledby"] == (
+        "s7-ex1-label ex1-other"
+    ), "only ids of this slide are renamed"
+    assert [a["href"] for a in screen.select("a")] == ["#s7-ex1", "#elsewhere"]
+
+
+def test_links_and_images_are_rebased_to_the_deck():
+    html = (
+        '<p><a href="../index.html#top">home</a>'
+        ' <a href="https://pytorch.org/">torch</a>'
+        ' <a href="16-next.html">next</a></p>'
+        '<img src="../figures/a.svg" alt="a">'
+    )
+    (screen,) = _screens(html)
+    hrefs = [a["href"] for a in screen.select("a")]
+    assert hrefs == [
+        "index.html#top",
+        "https://pytorch.org/",
+        "slides/16-next.html",
+    ], "links of slides/07-a.html must resolve from the site root"
+    assert screen.select_one("img")["src"] == "figures/a.svg"
+
+
+def test_exercises_are_regions_with_the_decks_own_answers():
+    # reveal.js takes every <section> under .slides for a slide, and the
+    # deck's answers must not be the reading pages' (classroom mode).
+    html = (
+        '<section class="exercise ex-check" data-ex-kind="check" '
+        'data-ex-key="lesson/ex1"></section>'
+    )
+    (screen,) = _screens(html)
+    ex = screen.select_one(".exercise")
+    assert ex.name == "div" and ex["role"] == "region"
+    assert ex["data-ex-kind"] == "check"
+    assert ex["data-ex-key"] == "deck/lesson/ex1"
 
 
 def test_notes_are_excluded_from_search():
@@ -119,95 +192,6 @@ def test_notes_are_excluded_from_search():
         present.exclude_notes_from_search(NOTES).count("data-search-exclude")
         == 1
     )
-
-
-# --- the deck's slides, parsed in two processes -------------------------
-
-
-def _deck(n: int) -> list[present.DeckSlide]:
-    """``n`` different slides, of different lengths."""
-    return [
-        present.DeckSlide(
-            number=i + 1,
-            title=f"Slide {i}",
-            kind="Concept",
-            url=f"slides/{i:02d}-s.html",
-            html=f"<h1>S{i}</h1>{CODE}{OUTPUT}" + "<p>more</p>" * (i % 5),
-            minutes=2,
-        )
-        for i in range(n)
-    ]
-
-
-@pytest.fixture
-def forks(monkeypatch):
-    """The pids of the children ``all_sections`` forked (fresh cache)."""
-    monkeypatch.setattr(present, "_kept", {})
-    pids: list[int] = []
-    fork = present._fork
-
-    def counted(work):
-        child = fork(work)
-        pids.append(child[0])
-        return child
-
-    monkeypatch.setattr(present, "_fork", counted)
-    return pids
-
-
-def _alone(slides: list[present.DeckSlide]) -> list[str]:
-    """Each slide's sections parsed here, one at a time, nothing kept."""
-    return [present._parse_sections(s, 55) for s in slides]
-
-
-def _reaped(pid: int) -> bool:
-    return not Path(f"/proc/{pid}").exists()
-
-
-def test_a_deck_is_parsed_in_two_processes_as_one_would(forks):
-    slides = _deck(present.FORK_FROM + 5)
-    assert present.all_sections(slides, 55) == _alone(slides)
-    assert len(forks) == 1 and _reaped(forks[0])
-    # Kept: the next build parses nothing, and forks nothing.
-    assert present.all_sections(slides, 55) == _alone(slides)
-    assert len(forks) == 1
-
-
-def test_a_few_slides_are_parsed_without_a_fork(forks):
-    slides = _deck(present.FORK_FROM - 1)
-    assert present.all_sections(slides, 55) == _alone(slides)
-    assert forks == []
-
-
-def test_a_child_that_fails_costs_time_not_slides(forks, monkeypatch):
-    parent = os.getpid()
-    parse = present._parse_sections
-
-    def failing_in_the_child(slide, total):
-        if os.getpid() != parent:
-            raise RuntimeError("a child that breaks")
-        return parse(slide, total)
-
-    monkeypatch.setattr(present, "_parse_sections", failing_in_the_child)
-    slides = _deck(present.FORK_FROM + 2)
-    assert present.all_sections(slides, 55) == _alone(slides)
-    assert len(forks) == 1 and _reaped(forks[0])
-
-
-def test_a_child_too_slow_is_killed(forks, monkeypatch):
-    parent = os.getpid()
-    parse = present._parse_sections
-
-    def stuck_in_the_child(slide, total):
-        while os.getpid() != parent:
-            time.sleep(1)
-        return parse(slide, total)
-
-    monkeypatch.setattr(present, "_parse_sections", stuck_in_the_child)
-    monkeypatch.setattr(present, "FORK_LIMIT", 0.5)
-    slides = _deck(present.FORK_FROM + 2)
-    assert present.all_sections(slides, 55) == _alone(slides)
-    assert len(forks) == 1 and _reaped(forks[0])
 
 
 # --- the built site ----------------------------------------------------
@@ -299,31 +283,80 @@ def test_search_index_has_no_instructor_notes(built_site, lesson):
     )
 
 
-def test_links_and_images_are_rebased_to_the_deck():
-    html = (
-        '<p><a href="../index.html#top">home</a> <a href="#x">here</a>'
-        ' <a href="https://pytorch.org/">torch</a>'
-        ' <a href="16-next.html">next</a></p>'
-        '<img src="../figures/a.svg" loading="lazy" alt="a">'
+MINUTES = re.compile(r"\*\*Time:\*\*\s*(\d+(?:\.\d+)?)\s*min")
+
+
+def _planned(lesson) -> dict[int, float]:
+    """Each slide's minutes, read here from its notes' text."""
+    return {
+        s.number: sum(
+            float(m) for n in s.notes for m in MINUTES.findall(n.text)
+        )
+        for s in lesson.slides
+    }
+
+
+def test_every_slide_has_notes_with_a_time(lesson):
+    missing = [n for n, minutes in _planned(lesson).items() if not minutes]
+    assert not missing, (
+        f"slides {missing} have no '??? instructor' notes with "
+        "'**Time:** N min': every slide's time is planned, none defaulted"
     )
-    out = _soup(present.slide_sections(_slide(html), 55))
-    hrefs = [a["href"] for a in out.select(".deck-body a")]
-    assert hrefs == [
-        "index.html#top",
-        "#x",
-        "https://pytorch.org/",
-        "slides/16-next.html",
-    ], "links of slides/07-a.html must resolve from the site root"
-    img = out.select_one("img")
-    assert img["src"] == "figures/a.svg"
-    assert not img.has_attr("loading"), "images load before measuring"
+    lacking = [
+        s.number
+        for s in lesson.slides
+        if not any(
+            "**Ask:**" in n.text and "**Watch for:**" in n.text
+            for n in s.notes
+        )
+    ]
+    assert not lacking, f"slides {lacking}: notes without Ask / Watch for"
 
 
-def test_exercises_are_not_sections_in_the_deck():
-    # reveal.js takes every <section> under .slides for a slide.
-    html = '<section class="exercise ex-check" data-ex-kind="check"></section>'
-    out = _soup(present.slide_sections(_slide(html), 55))
-    ex = out.select_one(".exercise")
-    assert ex.name == "div" and ex["role"] == "region"
-    assert ex["data-ex-kind"] == "check"
-    assert len(out.find_all("section")) == 2, "one stack, one sub-slide"
+def test_the_class_period_is_the_notes_sum_everywhere(
+    built_site, deck_doc, lesson
+):
+    total = sum(_planned(lesson).values())
+    period = f"{total:g} min"
+    home = _soup((built_site / "index.html").read_text("utf-8"))
+    assert f"{period} + homework" in home.get_text(), (
+        f"the home page must state the class period the notes plan, {period}"
+    )
+    pacing = deck_doc.select("aside.notes .deck-pacing")
+    assert pacing and all(
+        f"of the {period} class" in p.get_text() for p in pacing
+    ), "every screen's speaker notes state the class period"
+
+
+def test_ids_are_unique_in_the_deck(deck_doc):
+    ids = Counter(el["id"] for el in deck_doc.find_all(id=True))
+    twice = {i: n for i, n in ids.items() if n > 1}
+    assert not twice, f"ids used more than once in present.html: {twice}"
+    dangling = [
+        el["for"]
+        for el in deck_doc.find_all("label", attrs={"for": True})
+        if el["for"] not in ids
+    ]
+    assert not dangling, f"labels for ids that are not in the deck: {dangling}"
+
+
+def test_reading_only_content_is_on_the_reading_page_not_the_deck(
+    built_site, deck_doc, lesson
+):
+    """Each slide's reading blocks are on its reading page and not in the
+    deck (checked on the first block's text)."""
+    stacks = deck_doc.select(".reveal .slides > section")
+    checked = 0
+    for slide, stack in zip(lesson.slides, stacks, strict=True):
+        page = _soup((built_site / stack["data-reading"]).read_text("utf-8"))
+        for block in page.select("article .reading"):
+            words = " ".join(block.get_text(" ", strip=True).split()[:8])
+            if not words:
+                continue
+            checked += 1
+            assert words not in " ".join(
+                stack.select_one(".deck-body")
+                .get_text(" ", strip=True)
+                .split()
+            ), f"slide {slide.number}: reading-only text on stage: {words}"
+    assert checked >= 20, f"only {checked} reading blocks found on the pages"

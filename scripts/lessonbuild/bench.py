@@ -269,8 +269,79 @@ def page_weight_rows(bench: Bench) -> list[Figure]:
     ]
 
 
+#: First paint of the deck at slide 17 (issue 27), beside a reading page's.
+DECK_PAINT = ("present.html#/17", 1.0)
+READING_PAINT = "slides/17-scaling-keeps-computation-constant.html"
+
+
+def first_paint_rows(bench: Bench, runs: int = RUNS) -> list[Figure]:
+    """Seconds from navigation to the first paint with slide 17 on screen
+    (the deck: reveal.js ready, then a frame; the reading page: its first
+    contentful paint), each the median of ``runs`` fresh browser
+    contexts, from disk."""
+    from playwright.sync_api import sync_playwright
+
+    from .pageweight import CHROMIUM, CHROMIUM_ARGS
+
+    deck_js = """() => new Promise((done) => {
+      const seen = () => requestAnimationFrame(() => done(performance.now()));
+      if (document.documentElement.hasAttribute('data-deck-ready')) seen();
+      else new MutationObserver((_, o) => {
+        if (document.documentElement.hasAttribute('data-deck-ready')) {
+          o.disconnect(); seen(); }
+      }).observe(document.documentElement, {attributes: true});
+    })"""
+    page_js = """() => new Promise((done) => new PerformanceObserver((l) =>
+      done(l.getEntries()[0].startTime)).observe(
+        {type: 'paint', buffered: true}))"""
+    site = bench.built
+    times: dict[str, list[float]] = {DECK_PAINT[0]: [], READING_PAINT: []}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(
+                executable_path=CHROMIUM, args=CHROMIUM_ARGS
+            )
+            for _ in range(runs):
+                for url, js in (
+                    (DECK_PAINT[0], deck_js),
+                    (READING_PAINT, page_js),
+                ):
+                    context = browser.new_context(
+                        viewport={"width": 1280, "height": 720}
+                    )
+                    page = context.new_page()
+                    page.goto(
+                        (site / url.split("#")[0]).as_uri()
+                        + ("#" + url.split("#")[1] if "#" in url else "")
+                    )
+                    times[url].append(page.evaluate(js) / 1000)
+                    context.close()
+            browser.close()
+    except Exception as exc:  # no browser here: say so, measure the rest
+        print(f"first paint not measured: {exc}", file=sys.stderr)
+        return [
+            Figure(
+                "first paint of present.html#/17",
+                value="not measured",
+                target=f"<= {DECK_PAINT[1]:g} s",
+                met=False,
+            )
+        ]
+    return [
+        within(
+            f"first paint of {DECK_PAINT[0]} (median of {runs})",
+            statistics.median(times[DECK_PAINT[0]]),
+            DECK_PAINT[1],
+        ),
+        Figure(
+            f"  beside: the reading page of slide 17 (median of {runs})",
+            statistics.median(times[READING_PAINT]),
+        ),
+    ]
+
+
 #: The bench, row by row, in order (a row may use what one above left).
-ROWS = [engine_rows, build_rows, serve_rows, page_weight_rows]
+ROWS = [engine_rows, build_rows, serve_rows, page_weight_rows, first_paint_rows]
 
 
 def bench(root: Path) -> int:

@@ -84,6 +84,15 @@ def _markdown():
 
 _BLOCK_OPENER = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?|===\+?)(?:[ \t]|$)")
 _NOTE_OPENER = re.compile(r"^(?P<indent>[ \t]*)\?\?\?\+?[ \t]+instructor\b")
+# The deck's stage markers (the contract between slides and the deck):
+# reading-only content is wrapped, line by line, in READING_OPEN ... "</div>";
+# SCREEN_BREAK starts a new screen of the deck. Each stands on its own line.
+READING_OPEN = '<div class="reading" markdown>'
+SCREEN_BREAK = '<div class="screen-break"></div>'
+_STAGE_MARKER = re.compile(
+    rf"^(?:{re.escape(READING_OPEN)}|{re.escape(SCREEN_BREAK)}|</div>)"
+    r"[ \t]*\r?$"
+)
 _MINUTES = re.compile(r"\*\*Time:\*\*\s*(\d+(?:\.\d+)?)\s*min")
 # pymdownx.snippets' single-line include, `--8<-- "path"`, and its block
 # form, a line `--8<--` alone, opening and closing a list of paths.
@@ -227,9 +236,13 @@ class Slide:
         return [i for i in self.includes if i.fence is fence]
 
     def block_above(self, fence: Fence) -> Fence | None:
-        """The fence that ends right above ``fence`` (blank lines apart)."""
+        """The fence that ends right above ``fence`` (blank lines and the
+        deck's stage markers apart: on the reading page a code block in a
+        reading-only wrapper is still right above its Output)."""
         i = fence.start - 1
-        while i >= 0 and not self.lines[i].strip():
+        while i >= 0 and (
+            not self.lines[i].strip() or _STAGE_MARKER.match(self.lines[i])
+        ):
             i -= 1
         for other in self.fences:
             if other.end == i and other is not fence:
@@ -397,7 +410,79 @@ def parse_slide(
     _scan_includes(slide, bare)
     _scan_tables(slide, bare)
     _scan_notes(slide, bare)
+    _check_stage_markers(slide, bare, problems)
     return slide
+
+
+def _check_stage_markers(slide: Slide, bare: list[str], problems) -> None:
+    """Reading-only wrappers open and close at the top level, unnested,
+    with a blank line inside each end (Markdown in HTML needs it), and
+    no screen break inside one."""
+    opened = None
+    for i, line in enumerate(bare, 1):
+        text = line.rstrip()
+        if (
+            text.strip() in (READING_OPEN, SCREEN_BREAK)
+            and text != text.strip()
+        ):
+            problems.append(
+                Problem(
+                    slide.path,
+                    i,
+                    "expected the stage marker "
+                    "at the start of the line, not indented",
+                )
+            )
+        if text == READING_OPEN:
+            if opened:
+                problems.append(
+                    Problem(
+                        slide.path,
+                        i,
+                        "reading-only block "
+                        f"opened again before line {opened}'s was closed: "
+                        "add '</div>' on its own line first",
+                    )
+                )
+            opened = i
+            if i < len(bare) and bare[i].strip():
+                problems.append(
+                    Problem(
+                        slide.path,
+                        i,
+                        f"expected a blank line after {READING_OPEN!r}",
+                    )
+                )
+        elif text == "</div>" and opened:
+            if bare[i - 2].strip():
+                problems.append(
+                    Problem(
+                        slide.path,
+                        i,
+                        "expected a blank line before the '</div>' "
+                        "closing a reading-only block",
+                    )
+                )
+            opened = None
+        elif text == SCREEN_BREAK and opened:
+            problems.append(
+                Problem(
+                    slide.path,
+                    i,
+                    "a screen break inside "
+                    f"the reading-only block of line {opened}: the deck drops "
+                    "it; move it after the block's '</div>'",
+                )
+            )
+    if opened:
+        problems.append(
+            Problem(
+                slide.path,
+                opened,
+                "reading-only block "
+                "never closed: add '</div>' on its own line after its content",
+            )
+        )
 
 
 def split_lines(text: str) -> list[str]:

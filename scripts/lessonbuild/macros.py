@@ -33,6 +33,7 @@ from jinja2.exceptions import TemplateSyntaxError
 from jinja2.sandbox import SandboxedEnvironment
 from pymdownx.snippets import SnippetPreprocessor
 
+from lessonbuild import present
 from lessonbuild.engine import render_table
 from lessonbuild.engine.tables import (
     unknown_column_message,
@@ -109,6 +110,12 @@ def define_env(env):
             f'<figure class="lesson-figure"><img src="{escape(src)}" '
             f'alt="{escape(data["alt"])}" loading="lazy"></figure>'
         )
+
+    @env.macro
+    def class_period():
+        """ "120 min + homework": every slide's "Time: N min" from the
+        instructor notes, added up (the speaker view says the same)."""
+        return present.class_period(plugin().deck)
 
 
 def _where(env, lesson, table_id: str) -> str:

@@ -9,6 +9,7 @@ from the lesson's sources (lessonbuild.deck), not from present.py.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -19,11 +20,14 @@ import pytest
 from playwright.sync_api import expect
 
 from lessonbuild.deck import read_deck
+from tests.browser.axe import serious_violations
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 WIDTH, HEIGHT = 1280, 720
+#: Debian's Chromium, as the Makefile passes it to ``make pdf``.
+CHROMIUM = "/usr/bin/chromium"
 SLIDE = 15
 CHECK_SLIDE = 37  # a "check" exercise: options A-D and a Check button
 
@@ -144,7 +148,7 @@ def test_present_step_jump_speaker_view_and_back(deck, lesson):
     page.keyboard.press("g")
     page.keyboard.type(str(SLIDE))
     page.keyboard.press("Enter")
-    expect(page).to_have_url(re.compile(rf"#/{SLIDE}$"))
+    expect(page).to_have_url(re.compile(rf"#/{SLIDE}(/1(/\d+)?)?$"))
     assert on_slide(page) == SLIDE
 
     # Speaker view: notes of this slide, a pacing figure, kept in step.
@@ -159,10 +163,7 @@ def test_present_step_jump_speaker_view_and_back(deck, lesson):
     )
     page.bring_to_front()
     page.evaluate("Reveal.slide(Reveal.getIndices().h + 1)")
-    if lesson.slides[SLIDE].notes:
-        expect(notes).to_contain_text(note_line(lesson, SLIDE + 1))
-    else:  # the speaker view hides the notes box of a slide without any
-        expect(notes).to_be_hidden()
+    expect(notes).to_contain_text(note_line(lesson, SLIDE + 1))
     speaker.bring_to_front()
     speaker.locator("body").press("ArrowLeft")
     page.wait_for_function(
@@ -176,7 +177,7 @@ def test_present_step_jump_speaker_view_and_back(deck, lesson):
     page.bring_to_front()
     page.locator("body").press("r")
     expect(page).to_have_url(
-        re.compile(re.escape(reading_page(lesson, SLIDE)) + "$")
+        re.compile(re.escape(reading_page(lesson, SLIDE)) + "(#[-\\w]+)?$")
     )
 
 
@@ -218,26 +219,211 @@ def test_an_exercise_inside_the_deck_by_mouse_and_keyboard(deck):
     ex.get_by_role("button", name="Check", exact=True).click()
     expect(ex.locator(".ex-feedback")).to_contain_text("Why C tempts people")
 
-    # Keyboard: Space picks an option and Enter presses Check, and
-    # neither moves the deck (reveal.js would take them as "next").
-    ex.locator('.ex-option[data-ex-option="B"] input').focus()
-    page.keyboard.press("Space")
-    expect(ex.locator('.ex-option[data-ex-option="B"] input')).to_be_checked()
+    # Enter presses a focused button and does not move the deck.
+    ex.locator('.ex-option[data-ex-option="B"] label').click()
     ex.get_by_role("button", name="Check", exact=True).focus()
     page.keyboard.press("Enter")
     expect(ex.locator(".ex-feedback")).not_to_contain_text("Why C tempts")
     assert page.evaluate("JSON.stringify(Reveal.getIndices())") == where, (
-        "keys used inside the exercise moved the deck"
+        "Enter on an exercise button moved the deck"
+    )
+
+    # Space and the arrows always move the deck, whatever has the focus:
+    # a clicker's "next" never re-presses a button or picks an option.
+    ex.locator('.ex-option[data-ex-option="A"] input').focus()
+    before = page.evaluate("Reveal.getProgress()")
+    page.keyboard.press("Space")
+    page.wait_for_function(f"Reveal.getProgress() > {before}")
+    expect(
+        ex.locator('.ex-option[data-ex-option="A"] input')
+    ).not_to_be_checked()
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function(f"Reveal.getProgress() === {before}")
+
+
+def test_the_deck_keeps_its_own_answers_and_resets_them(deck, lesson):
+    """Answers typed on a reading page never show on the projector; the
+    deck's own last through reloads of the lecture, and "Reset all
+    answers" clears them (the reading page's stay)."""
+    option = '.ex-option[data-ex-option="C"] input'
+    reading = deck.open(reading_page(lesson, CHECK_SLIDE))
+    page_ex = reading.locator(".ex-check").first
+    expect(page_ex).to_have_attribute("data-ex-ready", re.compile(".*"))
+    page_ex.locator('.ex-option[data-ex-option="C"] label').click()
+    page_ex.get_by_role("button", name="Check", exact=True).click()
+
+    page = deck.open(f"present.html#/{CHECK_SLIDE}")
+    wait_ready(page)
+    ex = page.locator(f'[data-slide="{CHECK_SLIDE}"] .ex-check').first
+    expect(ex).to_have_attribute("data-ex-ready", re.compile(".*"))
+    expect(ex.locator(option)).not_to_be_checked()
+    ex.locator('.ex-option[data-ex-option="B"] label').click()
+    ex.get_by_role("button", name="Check", exact=True).click()
+    page.reload()
+    wait_ready(page)
+    expect(ex.locator('.ex-option[data-ex-option="B"] input')).to_be_checked()
+
+    reset = page.locator(
+        ".reveal .slides > section > section.present .deck-reset"
+    )
+    expect(reset).to_be_visible()
+    reset.click()
+    wait_ready(page)
+    expect(
+        ex.locator('.ex-option[data-ex-option="B"] input')
+    ).not_to_be_checked()
+    reading.reload()
+    expect(reading.locator(".ex-check").first.locator(option)).to_be_checked()
+
+
+def test_r_and_shift_p_keep_the_place(deck, lesson):
+    """R opens the reading page at the heading of the screen on stage;
+    Shift+P there comes back to the same screen and step."""
+    stack = f'[data-slide="{SLIDE}"]'
+    page = deck.open(f"present.html#/{SLIDE}")
+    wait_ready(page)
+    screens = page.locator(f"{stack} > section").count()
+    assert screens > 1, f"slide {SLIDE} is expected to have several screens"
+    page.evaluate(f"Reveal.slide({SLIDE - 1}, {screens - 1}, 0)")
+    heading = page.locator(f"{stack} > section.present .deck-body h2").first
+    anchor = heading.get_attribute("id").split("-", 1)[1]
+    page.locator("body").press("r")
+    expect(page).to_have_url(re.compile(f"#{re.escape(anchor)}$"))
+    expect(page.locator(f"article h2#{anchor}")).to_be_in_viewport()
+    page.keyboard.press("Shift+P")
+    wait_ready(page)
+    page.wait_for_function(
+        f"Reveal.getIndices().v === {screens - 1} && "
+        "Reveal.getIndices().f === 0"
+    )
+    assert on_slide(page) == SLIDE
+
+
+@pytest.mark.parametrize("key", ["ArrowRight", "Space", "PageDown"])
+def test_one_key_steps_through_every_screen_and_step(browser, built_site, key):
+    """From the first screen to the last with one key only: every screen
+    and every step, in order, each step showing something, no screen
+    opening on a hidden step."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    try:
+        page = context.new_page()
+        page.goto(built_site.as_uri() + "/present.html#/1")
+        wait_ready(page)
+        expected = page.evaluate(
+            "Reveal.getTotalSlides() + "
+            "document.querySelectorAll('.reveal .slides .fragment').length"
+        )
+        seen, problems = [], []
+        while True:
+            state = page.evaluate(STATE_JS)
+            seen.append(state["where"])
+            problems += state["problems"]
+            if state["last"]:
+                break
+            page.keyboard.press(key)
+            page.wait_for_function(
+                "(w) => JSON.stringify(Reveal.getIndices()) !== w",
+                arg=json.dumps(state["indices"]),
+            )
+    finally:
+        context.close()
+    assert len(set(seen)) == len(seen), "a key went back or stood still"
+    assert len(seen) == expected, (
+        f"{key} visited {len(seen)} screens and steps of {expected}"
+    )
+    assert not problems, "\n".join(problems)
+
+
+#: Where the deck is, and what is wrong with what is on stage now.
+STATE_JS = """() => {
+  const i = Reveal.getIndices();
+  const screen = Reveal.getCurrentSlide();
+  const name = 'slide ' + screen.closest('[data-slide]').dataset.slide +
+    ', screen ' + (i.v + 1);
+  const problems = [];
+  const first = screen.querySelector('.deck-body > *');
+  if (i.f === undefined || i.f < 0) {
+    if (first && first.classList.contains('fragment'))
+      problems.push(name + ' opens on a hidden step');
+  } else {
+    const step = screen.querySelector('.fragment.current-fragment');
+    const r = step && step.getBoundingClientRect();
+    if (!step || !step.checkVisibility() || r.height < 2 ||
+        !step.textContent.trim())
+      problems.push(name + `, step ${i.f}: nothing new on screen`);
+  }
+  return {indices: i, where: `${i.h}/${i.v}/${i.f}`, problems,
+          last: Reveal.isLastSlide() && !Reveal.availableFragments().next};
+}"""
+
+
+def test_the_help_overlay_fits(deck):
+    page = deck.open("present.html#/1")
+    wait_ready(page)
+    page.keyboard.press("Shift+Slash")  # "?"
+    rows = page.locator(".r-overlay-help table tr")
+    expect(rows.first).to_be_visible()
+    bottom = max(
+        r["y"] + r["height"]
+        for r in (rows.nth(i).bounding_box() for i in range(rows.count()))
+    )
+    assert bottom <= HEIGHT, f"the help overlay ends at {bottom}px"
+    expect(page.locator(".r-overlay-help")).to_contain_text("Reading page")
+
+
+def test_the_deck_passes_axe_on_every_screen(browser, built_site):
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    try:
+        page = context.new_page()
+        page.goto(built_site.as_uri() + "/present.html#/1")
+        wait_ready(page)
+        found = []
+        for h, v, name in screens(page):
+            page.evaluate(f"Reveal.slide({h}, {v}, -1)")
+            page.evaluate(OPEN_ALL_JS)
+            found += [
+                f"{name}: {f}"
+                for f in serious_violations(
+                    page, ".reveal .slides > section > section.present"
+                )
+            ]
+        found += serious_violations(page, ".reveal .controls")
+    finally:
+        context.close()
+    assert not found, "axe: serious or critical in the deck:\n" + "\n".join(
+        found
     )
 
 
-# --- every slide fits -----------------------------------------------------
+# --- every screen fits ------------------------------------------------------
 
-#: Problems on the current slide: boxes outside the 1280x720 stage, and
-#: boxes whose content is cut off or scrolls. Closed <details> content and
-#: the speaker notes are not on screen; steps not yet shown still count.
+#: Every screen of the deck: [h, v, "slide N, screen M: title"].
+SCREENS_JS = """() => [
+  ...document.querySelectorAll('.reveal .slides > section')]
+  .flatMap((stack, h) => [...stack.querySelectorAll(':scope > section')]
+    .map((s, v, all) => [h, v, `slide ${stack.dataset.slide}` +
+      (all.length > 1 ? `, screen ${v + 1}` : '') +
+      ` (${stack.dataset.title})`]))"""
+
+#: Show every step of the current screen and open every fold: the
+#: screen's tallest state (each fold is a panel over the stage).
+OPEN_ALL_JS = """() => {
+  const screen = Reveal.getCurrentSlide();
+  const idx = Reveal.getIndices();
+  Reveal.slide(idx.h, idx.v, screen.querySelectorAll('.fragment').length);
+  for (const d of screen.querySelectorAll('details')) d.open = true;
+  for (const f of screen.querySelectorAll('.fragment'))
+    f.classList.add('visible');
+}"""
+
+#: Problems on the current screen: boxes outside the 1280x720 stage,
+#: boxes whose content is cut off or scrolls, and controls under reveal's
+#: arrows. Closed <details> content and the speaker notes are not on
+#: screen; steps not yet shown still count.
 OVERFLOW_JS = """(width) => {
   const stage = document.querySelector('.reveal .slides')
+    .getBoundingClientRect();
+  const arrows = document.querySelector('.reveal .controls')
     .getBoundingClientRect();
   const scale = stage.width / width;
   const found = [];
@@ -259,41 +445,125 @@ OVERFLOW_JS = """(width) => {
         (cut(st.overflowY, el.scrollHeight, el.clientHeight) ||
          cut(st.overflowX, el.scrollWidth, el.clientWidth)))
       found.push(`${name(el)} clipped or scrolling`);
+    if (el.matches('a, button, input, select, textarea, summary, label') &&
+        r.right > arrows.left && r.left < arrows.right &&
+        r.bottom > arrows.top && r.top < arrows.bottom)
+      found.push(`${name(el)} under the navigation arrows`);
   }
-  return found.slice(0, 3);
+  return found;
+}"""
+
+#: Text on the current screen below its stage size (in stage pixels):
+#: body text 24, code, tables and controls 20. Math is KaTeX's own
+#: sizes (sub- and superscripts) around text that is checked.
+SIZES_JS = """() => {
+  const found = [];
+  const least = (el) => el.closest(
+    'pre, code, table, .filename, button, label, select, .ex-actions,' +
+    '.ex-field-hint, .ex-zone__name, .ex-label, .deck-meta,' +
+    'figcaption') ? 20 : 24;
+  for (const el of Reveal.getCurrentSlide().querySelectorAll('*')) {
+    if (el.closest('aside.notes, .katex') || !el.checkVisibility()) continue;
+    if (el.closest('.ex-sr')) continue;
+    const text = [...el.childNodes].some(
+      (n) => n.nodeType === 3 && n.nodeValue.trim());
+    if (!text) continue;
+    const size = parseFloat(getComputedStyle(el).fontSize);
+    if (size < least(el) - 0.01)
+      found.push(`${el.tagName.toLowerCase()} "${el.textContent.trim()
+        .slice(0, 30)}" at ${size}px (at least ${least(el)})`);
+  }
+  return found;
 }"""
 
 
-def test_every_slide_and_step_fits_the_stage(browser, built_site, lesson):
+def screens(page) -> list:
+    return page.evaluate(SCREENS_JS)
+
+
+def test_every_screen_and_step_fits_the_stage(browser, built_site):
+    """Every screen at its tallest (every step shown, every fold open),
+    then again after each exercise's first Check or Commit: nothing
+    outside the 1280x720 stage, cut off, scrolling, under the arrows or
+    below its stage size."""
     context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
     try:
         page = context.new_page()
         page.goto(built_site.as_uri() + "/present.html#/1")
         wait_ready(page)
-        bad: dict[int, list[str]] = {}
-        seen: set[int] = set()
-        while True:
-            state = page.evaluate("Reveal.getIndices()")
-            number = on_slide(page)
-            seen.add(number)
+        bad: list[str] = []
+        every = screens(page)
+        for h, v, name in every:
+            page.evaluate(f"Reveal.slide({h}, {v}, -1)")
+            page.evaluate(OPEN_ALL_JS)
             found = page.evaluate(OVERFLOW_JS, WIDTH)
+            found += page.evaluate(SIZES_JS)
+            found += figure_labels(page, built_site)
+            found += [f"after Check: {f}" for f in answered(page)]
             if found:
-                step = f"#/{state['h'] + 1}/{state['v'] + 1}"
-                step += f" step {state.get('f', -1)}"
-                bad.setdefault(number, []).append(f"{step}: {found[0]}")
-            before = state
-            page.evaluate("Reveal.next()")
-            if page.evaluate("Reveal.getIndices()") == before:
-                break
+                bad.append(f"{name}: " + "; ".join(found[:3]))
     finally:
         context.close()
-    every = {s.number for s in lesson.slides}
-    assert seen == every, f"the walk missed slides {sorted(every - seen)}"
-    assert not bad, (
-        f"slides {sorted(bad)} do not fit the {WIDTH}x{HEIGHT} stage "
-        "(docs/assets/present.js splits blocks, present.css sizes them):\n"
-        + "\n".join(f"slide {n}: {v[0]}" for n, v in sorted(bad.items()))
+    assert len(every) <= MAX_SCREENS, (
+        f"{len(every)} screens for 55 slides (at most {MAX_SCREENS})"
     )
+    assert not bad, (
+        f"{len(bad)} screens do not fit the {WIDTH}x{HEIGHT} stage; mark "
+        'what is reading-only in the slide (<div class="reading" '
+        'markdown>) or break the screen (<div class="screen-break">):\n'
+        + "\n".join(bad)
+    )
+
+
+def figure_labels(page, site: Path) -> list[str]:
+    """Figures on the current screen whose smallest label is under 20
+    stage pixels: the SVG's font sizes (user units) times the figure's
+    drawn width over its viewBox width."""
+    found = []
+    for src, width in page.evaluate(
+        """() => [...Reveal.getCurrentSlide().querySelectorAll(
+          '.deck-body img[src$=".svg"]')].map(
+          (i) => [i.getAttribute('src'), i.offsetWidth])"""
+    ):
+        svg = (site / src).read_text(encoding="utf-8")
+        box = float(re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', svg)[1])
+        sizes = [float(x) for x in re.findall(r"font-size: ?([\d.]+)px", svg)]
+        least = min(sizes) * width / box
+        if least < 20:
+            found.append(f"{src}: labels at {least:.1f}px (at least 20)")
+    return found
+
+
+#: Screens the deck may have for its 55 slides (issue 27).
+MAX_SCREENS = 80
+
+
+def answered(page) -> list[str]:
+    """Each exercise of the screen answered (a first option picked, a
+    first word typed) and its first Check or Commit pressed: what then
+    does not fit."""
+    found = []
+    exercises = page.locator(
+        ".reveal .slides > section > section.present .exercise[data-ex-ready]"
+    )
+    for i in range(exercises.count()):
+        ex = exercises.nth(i)
+        for field in ex.locator(
+            "textarea:visible, input[type=text]:visible"
+        ).all():
+            field.fill("4")
+        options = ex.locator("input[type=radio]:visible")
+        if options.count():
+            options.first.check(force=True)
+        button = ex.locator("button:visible").filter(
+            has_text=re.compile(r"^(Check|Commit)")
+        )
+        if not button.count() or not button.first.is_enabled():
+            continue
+        button.first.click(force=True)
+        page.evaluate(OPEN_ALL_JS)
+        found += page.evaluate(OVERFLOW_JS, WIDTH)
+    return found
 
 
 # --- handout --------------------------------------------------------------
@@ -305,21 +575,96 @@ def pdf_pages(path: Path) -> int:
     return len(re.findall(rb"/Type\s*/Page\b(?!s)", path.read_bytes()))
 
 
-def test_pdf_has_one_page_per_slide(built_site, lesson, tmp_path):
-    """What ``make pdf`` runs, in its own process (Playwright's sync API
-    cannot run inside the browser fixture's event loop)."""
-    out = tmp_path / "lesson.pdf"
+def media_widths(path: Path) -> set[float]:
+    """The widths (pt) of the PDF's pages."""
+    return {
+        float(w)
+        for w in re.findall(
+            rb"/MediaBox\s*\[\s*0\s+0\s+([\d.]+)", path.read_bytes()
+        )
+    }
+
+
+#: The print view (?print-pdf), page by page: its scale, what is cut off
+#: its pages, and controls or closed answers left on it.
+PRINT_JS = """(stage) => {
+  const found = [];
+  let pages = 0, least = 1;
+  const pageHeight = document.querySelector('.pdf-page').offsetHeight;
+  for (const notes of document.querySelectorAll('.speaker-notes-pdf')) {
+    pages += 1;
+    if (notes.scrollHeight > notes.clientHeight + 2)
+      found.push(`notes "${notes.textContent.trim().slice(0, 40)}" cut off`);
+  }
+  for (const pdfPage of document.querySelectorAll('.pdf-page')) {
+    const section = pdfPage.querySelector(':scope > section');
+    if (!section) continue;
+    const name = section.closest('[data-slide]')?.dataset.slide ??
+      section.dataset.slide ?? '?';
+    const scale = section.getBoundingClientRect().width / stage *
+      parseFloat(getComputedStyle(section).zoom || 1);
+    least = Math.min(least, scale);
+    const n = Math.round(pdfPage.offsetHeight / pageHeight);
+    pages += n;
+    if (section.scrollHeight > pdfPage.offsetHeight + 2)
+      found.push(`slide ${name}: cut at the bottom of its ${n} page(s)`);
+    for (const el of section.querySelectorAll(
+        'button, input, textarea, select'))
+      if (el.checkVisibility()) found.push(`slide ${name}: a visible ${
+        el.tagName.toLowerCase()} in the handout`);
+    for (const d of section.querySelectorAll('details:not([open])'))
+      found.push(`slide ${name}: a closed fold in the handout`);
+  }
+  return {found, pages, least};
+}"""
+
+
+@pytest.mark.parametrize("edition", ["slides", "notes"])
+def test_the_handout_prints_every_page_readable(
+    browser, built_site, tmp_path, edition
+):
+    """``make pdf`` (and ``make pdf-notes``): every page at full scale
+    (never below 60 %), long screens over two pages rather than shrunk,
+    answers open, no empty fields or buttons."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    try:
+        page = context.new_page()
+        query = "?print-pdf" + (
+            "&showNotes=separate-page" if edition == "notes" else ""
+        )
+        page.goto(built_site.as_uri() + "/present.html" + query)
+        wait_ready(page)
+        printed = page.evaluate(PRINT_JS, WIDTH)
+    finally:
+        context.close()
+    assert printed["least"] >= 0.6, (
+        f"a page prints at {printed['least']:.0%} of the stage"
+    )
+    assert not printed["found"], "\n".join(printed["found"])
+
+    out = tmp_path / f"lesson-{edition}.pdf"
     run = subprocess.run(
-        [sys.executable, "-m", "lessonbuild.present", str(built_site), out],
+        [
+            sys.executable,
+            "-m",
+            "lessonbuild.present",
+            str(built_site),
+            out,
+            "--chromium",
+            CHROMIUM,
+            "--edition",
+            edition,
+        ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
     )
     assert run.returncode == 0, f"make pdf failed:\n{run.stderr[-3000:]}"
-    assert pdf_pages(out) == len(lesson.slides), (
-        f"{out}: {pdf_pages(out)} pages for {len(lesson.slides)} slides; "
-        "the print view (present.js fitPrint) makes one page per slide"
+    assert pdf_pages(out) == printed["pages"], (
+        f"{out}: {pdf_pages(out)} pages, the print view has {printed['pages']}"
     )
+    widths = media_widths(out)
+    assert len(widths) == 1, f"pages of different widths: {widths}"
 
 
 def test_a_phone_opens_the_deck_at_the_slide_it_asked_for(browser, built_site):
