@@ -1,4 +1,4 @@
-"""Slide 23: the parameter count of MultiHeadAttention(512, h) for five h.
+"""The parameter count of MultiHeadAttention(512, h) for five h.
 
 Prints h, d_k and the count for h = 1, 2, 4, 8, 16 and publishes the
 h / d_k / params table and the count itself (for the prose).

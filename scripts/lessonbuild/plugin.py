@@ -267,6 +267,9 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         problems = []
         self.sources, self.widgets = {}, {}
         tables = self.result.tables if self.result else {}
+        # Slide numbers and option letters, computed from their ids.
+        self.refs = exercises.RefIndex.from_deck(deck)
+        problems += self.refs.check(deck)
         # A page renders the same for the same text, tables, Markdown
         # settings and storage prefix: under serve, the pages an edit
         # did not touch are taken from the last build.
@@ -276,6 +279,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
                 config.markdown_extensions,
                 config.mdx_configs,
                 self.settings.storage_prefix,
+                self.refs.fingerprint(),
             )
         )
         kept, self.exercise_pages = self.exercise_pages, {}
@@ -296,6 +300,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
                     fragments=fragments,
                     tables=tables,
                     key_prefix=self.settings.storage_prefix,
+                    refs=self.refs,
                 )
             self.exercise_pages[key] = out
             problems += out.problems

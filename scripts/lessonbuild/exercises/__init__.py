@@ -20,6 +20,7 @@ from ..deck import Slide
 from .fragments import Fragments
 from .kinds import KINDS, OPTIONAL, Kind
 from .model import Exercise, Problem, Table
+from .refs import RefError, RefIndex
 from .render import RenderContext, plain_text, render
 from .spread import check_spread
 from .validate import (
@@ -38,6 +39,8 @@ __all__ = [
     "Fragments",
     "PageResult",
     "Problem",
+    "RefError",
+    "RefIndex",
     "RenderContext",
     "Table",
     "TablesUnavailable",
@@ -65,6 +68,7 @@ def render_page(
     fragments: Fragments,
     tables: TableSource = None,
     key_prefix: str = "lesson81",
+    refs: RefIndex | None = None,
 ) -> PageResult:
     """Validate and render every exercise fence of one page.
 
@@ -72,7 +76,9 @@ def render_page(
     "<key_prefix>:<url>:<n or id>". The returned text is the page's own,
     with each fence replaced by a placeholder paragraph (letters and
     digits only, so Markdown leaves it be) that ``fill_placeholders``
-    swaps for the widget once the page is HTML.
+    swaps for the widget once the page is HTML. ``refs`` resolves the
+    ``{{ ref(...) }}`` calls in exercise text (checked deck-wide by
+    ``RefIndex.check`` before any page renders).
     """
     result = PageResult(slide.text)
     fences = slide.exercises
@@ -115,11 +121,21 @@ def render_page(
             continue
         result.exercises.append(exercise)
         token = f"xexercisex{nonce}x{n}x"
+        block, inline = fragments.block, fragments.inline
+        if refs is not None:
+            page = url[: -len(".html")] + ".md"
+
+            def block(text, _b=fragments.block, _p=page):
+                return _b(refs.expand(text, page=_p))
+
+            def inline(text, _i=fragments.inline, _p=page):
+                return _i(refs.expand(text, page=_p))
+
         ctx = RenderContext(
             index=n,
             key=f"{key_prefix}:{url}:{exercise.id or n}",
-            block=fragments.block,
-            inline=fragments.inline,
+            block=block,
+            inline=inline,
         )
         result.html[token] = render(exercise, ctx)
         replaced.append((fence.start, fence.end, fence.indent + token))
