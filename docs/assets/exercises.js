@@ -84,8 +84,16 @@
     if (mathjs) return mathjs;
     mathjs = new Promise((resolve, reject) => {
       const tag = document.createElement("script");
-      tag.src = SCRIPT.replace(/exercises\.js(\?.*)?$/, "vendor/mathjs/math.js");
-      tag.onload = () => resolve(window.math);
+      // This script's own address, minified or not, names the folder.
+      tag.src = SCRIPT.replace(/exercises(\.min)?\.js(\?.*)?$/, "vendor/mathjs/math.js");
+      tag.onload = () => {
+        if (window.math?.evaluate) {
+          resolve(window.math);
+        } else {
+          mathjs = null;
+          reject(new Error("mathjs did not define math"));
+        }
+      };
       tag.onerror = () => {
         mathjs = null;
         reject(new Error("mathjs did not load"));

@@ -618,8 +618,10 @@ def build_fill_in(c, data, common, tables):
                 )
     cells = []
     for i, raw in enumerate(raw_cells):
-        cell = _fill_in_cell(c, raw, raw_cells.line_of(i), i, table, rows,
-                             scopes, points)
+        cell = _fill_in_cell(
+            c, raw, raw_cells.line_of(i), i, table, (rows, scopes, symbols),
+            points,
+        )
         if cell is not None:
             cells.append(cell)
     if c.problems or not prompt:
@@ -666,7 +668,7 @@ def _describe(row: dict[str, str], symbols: list[str]) -> str:
     return ", ".join(f"{s}={row[s]}" for s in symbols) or "(no symbols)"
 
 
-def _fill_in_cell(c, raw, line0, i, table, rows, scopes, points):
+def _fill_in_cell(c, raw, line0, i, table, variants, points):
     what = f"cell {i + 1}"
     if not isinstance(raw, Mapping):
         c.add(
@@ -697,7 +699,7 @@ def _fill_in_cell(c, raw, line0, i, table, rows, scopes, points):
         )
         return None
     shape = formula.lstrip().startswith(("(", "["))
-    symbols = [s for s in table.columns if s != column]
+    rows, scopes, symbols = variants
     where = raw.line_of("formula")
     # The formula, at every random point (it must use known symbols).
     parts = answers.split(formula, shape)
@@ -720,7 +722,7 @@ def _fill_in_cell(c, raw, line0, i, table, rows, scopes, points):
             c.add(
                 where,
                 f"{what} formula {formula!r} cannot be evaluated for the "
-                f"variant {_describe(row, [s for s in symbols if s in row])}"
+                f"variant {_describe(row, symbols)}"
                 "; expected every symbol it uses to be a column of the "
                 "variants table",
             )
@@ -729,7 +731,7 @@ def _fill_in_cell(c, raw, line0, i, table, rows, scopes, points):
             c.add(
                 where,
                 f"{what} ({column}), variant "
-                f"{_describe(row, [s for s in symbols if s in row])}: the "
+                f"{_describe(row, symbols)}: the "
                 f"snippet engine computed {row[column]!r}, but the formula "
                 f"{formula!r} gives {_show(want[0])}; mha_ref or the formula "
                 "changed: expected them to agree (fix whichever is wrong, "
