@@ -78,6 +78,7 @@
   const THOUSANDS = /(\d)[,_\u202f\u2009 ](?=\d{3}(?!\d))/;
   const NUMBER = /(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?/g;
   const NAME = /[a-z_][a-z0-9_]*/g;
+  const ROUNDED = /^(\d+(?:\.\d+)?)\s*([kmg])$/;
   let mathjs = null;
   function loadMath() {
     if (window.math?.parse) return Promise.resolve(window.math);
@@ -157,7 +158,8 @@
     return parts.length && parts.every(Boolean) ? parts : null;
   }
   function usesSymbols(parts) {
-    return parts.some((p) => (p.replace(NUMBER, " ").match(NAME) || []).length > 0);
+    return parts.some((p) => !ROUNDED.test(p) &&
+      (p.replace(NUMBER, " ").match(NAME) || []).length > 0);
   }
   function close(a, b) {
     return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
@@ -180,7 +182,7 @@
   }
   // A part's value: a number, or {decimal, tolerance, binary} for "1M".
   function partValue(math, part, scope) {
-    const r = /^(\d+(?:\.\d+)?)\s*([kmg])$/.exec(part);
+    const r = ROUNDED.exec(part);
     if (r) {
       const power = "kmg".indexOf(r[2]) + 1;
       const digits = r[1].includes(".") ? r[1].split(".")[1].length : 0;
@@ -210,7 +212,13 @@
     if (mine.length !== atVariant.length) return false;
     if (!mine.every((v, i) => partMatches(v, atVariant[i]))) return false;
     if (!usesSymbols(parts)) return true;
-    return points.every((point, k) => parts.every((p, i) =>
+    // At other values of the symbols, a chain's plain numbers
+    // ("4 d_model^2 = 1,048,576") no longer apply: its symbolic sides do.
+    const symbolic = parts.map((p) => {
+      const sides = p.split("=").filter((x) => usesSymbols([x.trim()]));
+      return sides.length ? sides.join("=") : p;
+    });
+    return points.every((point, k) => symbolic.every((p, i) =>
       partMatches(partValue(math, p, point), atPoints[k][i])));
   }
   // The verdict for one cell: {ok, wrong: index of the wrong form, axes}.

@@ -135,7 +135,11 @@ def split(text: str, shape: bool) -> list[str] | None:
 
 
 def uses_symbols(parts: list[str]) -> bool:
-    return any(_NAME.search(_NUMBER.sub(" ", p)) for p in parts)
+    """Does any part name a symbol (``1M``'s ``M`` is a unit, not one)?"""
+    return any(
+        not _ROUNDED.match(p) and _NAME.search(_NUMBER.sub(" ", p))
+        for p in parts
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -235,11 +239,19 @@ def _same_as(parts, scope, points, at_variant, at_points) -> bool:
         return False
     if not uses_symbols(parts):
         return True
+    # At other values of the symbols, a chain's plain numbers
+    # ("4 d_model^2 = 1,048,576") no longer apply: its symbolic sides do.
+    parts = [_symbolic_sides(p) for p in parts]
     return all(
         matches(values(p, point), target)
         for point, targets in zip(points, at_points, strict=True)
         for p, target in zip(parts, targets, strict=False)
     )
+
+
+def _symbolic_sides(part: str) -> str:
+    sides = [x for x in part.split("=") if uses_symbols([x.strip()])]
+    return "=".join(sides) if sides else part
 
 
 def judge(text: str, cell: dict, v: int, spec: dict) -> dict:

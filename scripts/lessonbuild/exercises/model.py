@@ -123,7 +123,7 @@ class Cell:
     shape: bool  # a tuple of axes rather than one number
     wrong: list[WrongForm]
     otherwise: str  # Markdown: what to look at for any other wrong answer
-    line: int  # 1-based line of the cell in the source file
+    line: int  # 1-based line of its formula: where a drift is reported
 
 
 @dataclass

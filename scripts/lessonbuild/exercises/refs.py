@@ -101,8 +101,11 @@ class RefIndex:
         for page in deck.pages:
             src_uri = deck.docs_rel(page)
             stem = Path(src_uri).stem
-            if page.number is not None:
-                index.slides[stem] = (page.number, src_uri)
+            number = page.number
+            if number is None and isinstance(page.meta.get("slide"), int):
+                number = page.meta["slide"]
+            if number is not None:
+                index.slides[stem] = (number, src_uri)
             for n, fence in enumerate(page.exercises, start=1):
                 if fence.end is not None:
                     index._add_exercise(page, src_uri, stem, n, fence)
@@ -149,6 +152,12 @@ class RefIndex:
             return number, src_uri, ""
         if target in self.exercises:
             ex = self.exercises[target]
+            if ex.stem not in self.slides:
+                raise RefError(
+                    f"ref({target!r}): exercise '{target}' is on "
+                    f"{ex.src_uri}, which is not a numbered slide; expected "
+                    "an exercise on a slide (or name its option)"
+                )
             number, src_uri = self.slides[ex.stem]
             return number, src_uri, ex.anchor
         known = list(self.slides) + list(self.exercises)

@@ -775,9 +775,7 @@ def _fill_in_cell(c, raw, line0, i, table, variants, points):
                 "wrong for at least one variant",
             )
         wrong.append(WrongForm(form, why))
-    return Cell(
-        label, column, formula, shape, wrong, otherwise, c.base + line0
-    )
+    return Cell(label, column, formula, shape, wrong, otherwise, c.base + where)
 
 
 def _at(parts, scopes):
