@@ -1,6 +1,6 @@
 """Parameter and FLOP counts, measured rather than derived by hand.
 
-The lesson's slide 17 claims a per-head cost of ``d_model^2 / h``; that
+The lesson source's FLOPs slide claimed ``d_model^2 / h`` per head; that
 is not the attention cost (ARCHITECTURE.md, source error 1). Counting the real
 forward with ``FlopCounterMode`` shows both parts are independent of
 ``h``: the four projections cost ``2 * 4 * B * T * d_model^2`` FLOPs and

@@ -48,7 +48,7 @@ from .traps import split_heads_direct_view, split_heads_transpose_first
 PROJECTIONS = ("W_Q", "W_K", "W_V", "W_O")
 SIGNATURE = "forward(query, key, value, mask=None, is_causal=False)"
 TIMEOUT_S = 20.0  # per milestone; a correct module needs well under 1 s
-ATOL = 1e-5  # float32, the tolerance slide 49 uses
+ATOL = 1e-5  # float32: slides/49-milestone-3-h-1-equivalence.html
 
 
 class Failed(Exception):
@@ -227,20 +227,26 @@ def _merge_by_view(ctx: torch.Tensor) -> torch.Tensor:
 SUSPECTS: tuple[tuple[str, str, dict], ...] = (
     (
         "values",
-        "your split is view(B, h, T, d_k) (slide 41, option C): view to "
-        "(B, T, h, d_k) first, then transpose(1, 2)",
+        "your split is view(B, h, T, d_k), the direct view ("
+        "slides/40-rule-out-three-check-yourself-reshape-order.html"
+        "#ex-split-heads-direct-view): view to (B, T, h, d_k) first, then "
+        "transpose(1, 2)",
         {"split": split_heads_direct_view},
     ),
     (
         "values",
-        "your split is view(B, h, T, d_k) (slide 41, option C): view to "
-        "(B, T, h, d_k) first, then transpose(1, 2)",
+        "your split is view(B, h, T, d_k), the direct view ("
+        "slides/40-rule-out-three-check-yourself-reshape-order.html"
+        "#ex-split-heads-direct-view): view to (B, T, h, d_k) first, then "
+        "transpose(1, 2)",
         {"split": split_heads_direct_view, "merge": _merge_by_view},
     ),
     (
         "values",
-        "your split transposes to (B, d_model, T) before reshaping (slide "
-        "41, option D): view to (B, T, h, d_k) first, then transpose(1, 2)",
+        "your split transposes to (B, d_model, T) before reshaping ("
+        "slides/40-rule-out-three-check-yourself-reshape-order.html"
+        "#ex-split-heads-transpose-first): view to (B, T, h, d_k) first, "
+        "then transpose(1, 2)",
         {"split": split_heads_transpose_first},
     ),
     (
@@ -337,7 +343,7 @@ def _likely_cause(module, inputs, got, context: dict) -> str | None:
             continue
         try:
             want = _reference(module, *inputs, h, **{**context, **change})
-        except RuntimeError:  # e.g. option D's view on these sizes
+        except RuntimeError:  # e.g. transpose-first's view on these sizes
             continue
         if all(_close(a, b) for a, b in zip(got, want, strict=True)):
             return hint
@@ -486,8 +492,9 @@ def _check_shapes(out, weights, out_shape, weights_shape) -> None:
     if tuple(weights.shape) != weights_shape:
         B, h, T_q, T_k = weights_shape
         causes = {
-            (B, T_q * h, T_k * h): "the flat split view(B, T*h, d_k) (slide "
-            "31) mixes heads and positions; use "
+            (B, T_q * h, T_k * h): "the flat split view(B, T*h, d_k) ("
+            "slides/31-trap-wrong-reshape-order-for-head-splitting.html) "
+            "mixes heads and positions; use "
             "view(B, T, h, d_k).transpose(1, 2)",
             (B, T_q, h, h): "the heads attended to each other: "
             "transpose(1, 2) after view(B, T, h, d_k) puts the head axis "

@@ -1,9 +1,10 @@
 """Heads that specialise: a tiny model whose two heads split a task.
 
-Slide 9 says different heads learn different relationships. With random
-weights that is not visible (every head attends almost uniformly), so the
-lesson trains one ``MultiHeadAttention`` layer on a task that needs two
-relationships at once:
+The lesson (slides/09-what-each-head-learns.html) says different heads
+learn different relationships. With random weights that is not visible
+(every head attends almost uniformly), so the lesson trains one
+``MultiHeadAttention`` layer on a task that needs two relationships at
+once:
 
 * **previous**: every position must name the token just before it;
 * **first**: every position must also name the sequence's first token.

@@ -33,7 +33,7 @@ __all__ = [
 
 # --8<-- [start:flat]
 def split_heads_flat(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """Slide 30/31's ``view(B, T*h, d_k)``: heads and positions merged.
+    """The flat split ``view(B, T*h, d_k)``: heads and positions merged.
 
     Memory holds position 0's ``h`` head slices, then position 1's, ...,
     so row ``r`` is position ``r // h``, head ``r % h`` (not "head 0 gets
@@ -58,7 +58,7 @@ def flat_row_origins(seq_len: int, num_heads: int) -> list[tuple[int, int]]:
 
 # --8<-- [start:direct]
 def split_heads_direct_view(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """Slide 41 option C, ``view(B, h, T, d_k)``: the right shape, wrong data.
+    """The direct view ``view(B, h, T, d_k)``: the right shape, wrong data.
 
     ``view`` only re-reads memory in row-major order, so head ``i`` gets
     the ``i``-th block of ``T * d_k`` consecutive values: whole positions
@@ -99,7 +99,7 @@ def direct_view_origins(
 def split_heads_transpose_first(
     x: torch.Tensor, num_heads: int
 ) -> torch.Tensor:
-    """Slide 41 option D: transpose to ``(B, d_model, T)``, then reshape.
+    """Transpose-first: transpose to ``(B, d_model, T)``, then reshape.
 
     The slide writes ``.view``. The transposed tensor is not contiguous,
     so ``.view`` raises for most sizes, yet it succeeds when the sizes

@@ -1,4 +1,4 @@
-"""Slide 7: the symbol, shape and role of every MHA weight, read off a module.
+"""The symbol, shape and role of every MHA weight, read off a module.
 
 Builds MultiHeadAttention(512, 8) and publishes the shapes of its per-head
 projection slices and of W_O, in symbols and at d_model=512, h=8.

@@ -1,4 +1,4 @@
-"""Slide 9's figure: two trained heads that took different relationships.
+"""Two trained heads that took different relationships.
 
 The model (mha_ref.specialise) must name, at every position, both the
 previous token and the first token; with two heads, each head takes one

@@ -1,4 +1,4 @@
-"""Slide 12's figure: the dataflow, with the shapes of a real run.
+"""The dataflow, with the shapes of a real run.
 
 Every label on an arrow is the shape of the tensor a traced forward of
 mha_ref.MultiHeadAttention produced (d_model=8, h=2, T=4, B=1).

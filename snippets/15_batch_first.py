@@ -1,4 +1,4 @@
-"""Slide 15: nn.MultiheadAttention without batch_first=True.
+"""nn.MultiheadAttention without batch_first=True.
 
 Its default layout is (T, B, d_model); a (B, T, d_model) batch typed in
 as is gets read as T=1 sequences of B tokens, and nothing complains.

@@ -1,4 +1,4 @@
-"""Slide 15: trace d_model=8, h=2, d_k=4, seq=4, batch=1 through MHA.
+"""Trace d_model=8, h=2, d_k=4, seq=4, batch=1 through MHA.
 
 Shows the lesson's nn.MultiheadAttention run, then (unshown) replays the
 same weights step by step through mha_ref to publish every intermediate

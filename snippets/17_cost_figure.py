@@ -1,4 +1,4 @@
-"""Slide 17's figure: what the counter counts, and what it leaves out.
+"""What the counter counts, and what it leaves out.
 
 FlopCounterMode counts the matmuls: flat in h. The scores, their
 scaling and their softmax run on a (B, h, T, T) tensor: h·T² elements

@@ -1,4 +1,4 @@
-"""Slide 17: count MHA's FLOPs for several h at a fixed d_model and T.
+"""Count MHA's FLOPs for several h at a fixed d_model and T.
 
 forward_flops measures one forward pass with FlopCounterMode (2 FLOPs per
 multiply-add); the table shows the projection and attention FLOPs do not

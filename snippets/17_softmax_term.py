@@ -1,4 +1,4 @@
-"""Slide 17: the score/softmax term that FlopCounterMode does not count.
+"""The score/softmax term that FlopCounterMode does not count.
 
 FlopCounterMode books matrix multiplies only. Scaling, masking and the
 softmax work on every entry of the (B, h, T_q, T_k) score tensor, and

@@ -1,4 +1,4 @@
-"""Slide 20: when the count is not 4 * d_model**2 — GQA and MQA.
+"""When the count is not 4 * d_model**2 — GQA and MQA.
 
 Grouped-query attention keeps h query heads but only g key/value heads
 (multi-query attention: g = 1), so W_K and W_V shrink to d_model x g*d_k.

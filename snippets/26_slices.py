@@ -1,4 +1,4 @@
-"""Slide 26: eight (512, 64) per-head matrices hold what one (512, 512) does.
+"""Eight (512, 64) per-head matrices hold what one (512, 512) does.
 
 Cuts W_Q of MultiHeadAttention(512, 8) into its per-head column blocks and
 compares parameter counts with h=1.

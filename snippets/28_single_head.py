@@ -1,4 +1,4 @@
-"""Slide 28: MultiHeadAttention with h=1 is single-head attention.
+"""MultiHeadAttention with h=1 is single-head attention.
 
 Runs MultiHeadAttention(8, 1) and single_head_attention with the module's
 own weights on the same input, and compares the outputs.

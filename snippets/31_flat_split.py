@@ -1,4 +1,4 @@
-"""Slide 31: the flat split view(B, T*h, d_k) silently gives wrong output."""
+"""The flat split view(B, T*h, d_k) silently gives wrong output."""
 
 import torch
 

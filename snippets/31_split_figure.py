@@ -1,4 +1,4 @@
-"""Slides 31 and 41's figures: where each element of x ends up.
+"""Where each element of x ends up.
 
 Fill x with each element's own index, split it, and read back from the
 result which (position, feature) each row holds: the origin tables of

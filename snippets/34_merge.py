@@ -1,4 +1,4 @@
-"""Slide 34: the two recipe details — K transpose and the merge reshape."""
+"""The two recipe details — K transpose and the merge reshape."""
 
 import warnings
 

@@ -1,4 +1,4 @@
-"""Slide 35: the MHA recipe at its edges, run on the reference module."""
+"""The MHA recipe at its edges, run on the reference module."""
 
 import torch
 

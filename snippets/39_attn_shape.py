@@ -1,4 +1,4 @@
-"""Slide 39: the per-head attention weights of MHA, and torch's average."""
+"""The per-head attention weights of MHA, and torch's average."""
 
 import torch
 

@@ -1,4 +1,9 @@
-"""Slide 41: what options C and D of the reshape question hand each head."""
+"""The reshape questions: what each merge gives back, and what the wrong
+splits (the direct view, transpose-first) hand each head.
+
+The questions are slides/41-check-yourself-reshape-order.html#ex-merge-heads
+and slides/40-rule-out-three-check-yourself-reshape-order.html#ex-split-heads.
+"""
 
 import torch
 
@@ -18,20 +23,34 @@ torch.manual_seed(41)
 B, T, h, d_model = 1, 4, 2, 4  # d_k = 2, and h divides T
 # Feature values name their origin: value = 4 * position + feature.
 x = torch.arange(16.0).view(B, T, d_model)  # (1, 4, 4)
-print("A head 0:", split_heads(x, h)[0, 0].int().tolist())
-print("C head 0:", split_heads_direct_view(x, h)[0, 0].int().tolist())
-print("D head 0:", split_heads_transpose_first(x, h)[0, 0].int().tolist())
-try:  # option D exactly as written, with .view
+# The heads as attention hands them back: laid out (B, h, T, d_k).
+context = split_heads(x, h).contiguous()  # (1, 2, 4, 2)
+merged = context.transpose(1, 2).contiguous().view(B, T, d_model)
+print("transpose, contiguous, view == x:", torch.equal(merged, x))
+print("view without transpose     == x:",
+      torch.equal(context.view(B, T, d_model), x))  # (1, 4, 4), scrambled
+try:
+    context.transpose(1, 2).view(B, T, d_model)  # (B, T, h, d_k) strides
+except RuntimeError as err:
+    print("transpose, then .view      :", str(err).split(" (")[0])
+
+for name, split in [
+    ("split  ", split_heads),
+    ("direct ", split_heads_direct_view),
+    ("t-first", split_heads_transpose_first),
+]:
+    print(f"{name} head 0:", split(x, h)[0, 0].int().tolist())  # (T, d_k)
+try:  # transpose-first exactly as written, with .view
     x.transpose(1, 2).view(B, h, T, d_model // h)  # (B, h, T, d_k)?
 except RuntimeError as err:
-    print("D .view :", str(err).split(" (")[0])
+    print("t-first .view  :", str(err).split(" (")[0])
 
 mha = MultiHeadAttention(d_model, h)
 q = torch.randn(B, T, d_model)  # (1, 4, 4)
-out, _ = mha(q, q, q)  # option A, the module's own split
+out, _ = mha(q, q, q)  # the module's own split
 for name, split in [
-    ("C", split_heads_direct_view),
-    ("D", split_heads_transpose_first),
+    ("direct ", split_heads_direct_view),
+    ("t-first", split_heads_transpose_first),
 ]:
     bad, _ = attend_with_split(mha, q, split)  # (1, 4, 4)
     diff = (out - bad).abs().max().item()

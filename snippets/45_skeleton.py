@@ -1,4 +1,4 @@
-"""Slide 45: milestone 1 — the module skeleton and its parameter count."""
+"""Milestone 1 — the module skeleton and its parameter count."""
 
 import torch
 

@@ -1,4 +1,4 @@
-"""Slide 47: milestone 2 — the forward pass and its shapes."""
+"""Milestone 2 — the forward pass and its shapes."""
 
 import torch
 

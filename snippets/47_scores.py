@@ -1,4 +1,4 @@
-"""Slide 47: the core of every head — scores, the sqrt(d_k) scale, softmax.
+"""The core of every head — scores, the sqrt(d_k) scale, softmax.
 
 Writes the three steps out on split heads, checks them against mha_ref's
 scaled_dot_product_attention and torch's fused one, then shows the

@@ -1,4 +1,4 @@
-"""Slide 48: the attn_w shape each forward-pass bug leaves behind.
+"""The attn_w shape each forward-pass bug leaves behind.
 
 Milestone 2 checks attn_w against (B, h, T, T) = (2, 2, 5, 5). Runs each
 bug on the same projected query and key and prints the shape it gives:

@@ -1,4 +1,4 @@
-"""Slide 49: milestone 3 — MHA with h=1 equals single-head attention."""
+"""Milestone 3 — MHA with h=1 equals single-head attention."""
 
 import math
 

@@ -1,7 +1,7 @@
-"""Slide 49: which check catches a wrong head split — h=1 or h>1.
+"""Which check catches a wrong head split — h=1 or h>1.
 
-Runs the module with each wrong split of slides 31 and 41 in place of its
-own, and compares the output at h=1 with single-head attention and at
+Runs the module with each wrong split of the reshape questions in place of
+its own, and compares the output at h=1 with single-head attention and at
 h=2 with torch's nn.MultiheadAttention holding the same weights.
 """
 
@@ -22,9 +22,9 @@ torch.manual_seed(49)
 # --8<-- [start:show]
 SPLITS = {
     "view + transpose (right)": split_heads,
-    "flat view(B, T*h, d_k)": split_heads_flat,  # slide 31
-    "direct view(B, h, T, d_k)": split_heads_direct_view,  # slide 41 C
-    "transpose first": split_heads_transpose_first,  # slide 41 D
+    "flat view(B, T*h, d_k)": split_heads_flat,
+    "direct view(B, h, T, d_k)": split_heads_direct_view,
+    "transpose first": split_heads_transpose_first,
 }
 x = torch.randn(2, 6, 8)  # (B, T, d_model)
 

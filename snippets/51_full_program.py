@@ -1,4 +1,4 @@
-"""Slide 51: the whole module in one file that needs nothing but torch.
+"""The whole module in one file that needs nothing but torch.
 
 The slide shows everything from the first import to the last print, so a
 student can copy it, run it, and grade it (python -m mha_ref.grade

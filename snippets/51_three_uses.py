@@ -1,4 +1,4 @@
-"""Slide 51: the three places a Transformer uses MHA, and GQA's count.
+"""The three places a Transformer uses MHA, and GQA's count.
 
 The same module serves as encoder self-attention, masked decoder
 self-attention and cross-attention; only the inputs and the mask

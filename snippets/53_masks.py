@@ -1,4 +1,4 @@
-"""Slide 53: the two mask conventions, broadcasting over heads, causal.
+"""The two mask conventions, broadcasting over heads, causal.
 
 mha_ref (like F.scaled_dot_product_attention) reads a bool mask as
 True = may attend; nn.MultiheadAttention reads True = blocked. The

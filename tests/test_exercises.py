@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -10,7 +11,6 @@ import pytest
 
 import lessonbuild.exercises as ex
 from lessonbuild.deck import parse_slide, read_deck
-from lessonbuild.exercises import answers
 from lessonbuild.exercises.model import Buckets, Check, FillIn, Order
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,8 +18,29 @@ TABLES = {
     "23_params.by_heads": {
         "columns": ["h", "d_k", "params (d=512)"],
         "rows": [["1", "512", "1,048,576"], ["8", "64", "1,048,576"]],
-    }
+    },
+    "47_variants.forward": {
+        "columns": ["B", "T", "d_model", "h", "out", "attn_w"],
+        "rows": [
+            ["2", "5", "8", "2", "(2, 5, 8)", "(2, 2, 5, 5)"],
+            ["3", "7", "12", "3", "(3, 7, 12)", "(3, 3, 7, 7)"],
+        ],
+    },
 }
+#: A fill-in over TABLES' variants, its cell's formula on line 6.
+FILL = """\
+kind: fill-in
+prompt: For B = {B} and T = {T}
+variants: 47_variants.forward
+cells:
+  - label: "`attn_w`"
+    column: attn_w
+    formula: (B, h, T, T)
+    wrong:
+      - form: (B, T, T)
+        why: averaged over the heads
+    otherwise: one map per head
+"""
 
 
 @pytest.fixture(scope="module")
@@ -261,18 +282,34 @@ CASES = [
         ":4: step 3 repeats step 1; expected distinct steps",
     ),
     (
-        "kind: fill-in\nprompt: p\ntable: 23_params.by_head\ncolumn: h\n",
-        ":3: fill-in names unknown table '23_params.by_head' (did you mean "
-        "'23_params.by_heads'?); expected a table a snippet publishes "
-        "(<snippet stem>.<name>): 23_params.by_heads",
+        FILL.replace("47_variants.forward", "47_variant.forward"),
+        ":3: fill-in names unknown table '47_variant.forward' (did you mean "
+        "'47_variants.forward'?); expected a table a snippet publishes "
+        "(<snippet stem>.<name>): 23_params.by_heads, 47_variants.forward",
     ),
     (
-        "kind: fill-in\nprompt: p\ntable: 23_params.by_heads\ncolumn: "
-        "params\n",
-        ":4: fill-in names unknown column 'params' of table "
-        "'23_params.by_heads' (did you mean 'params (d=512)'?); expected "
-        "one of: 'h', 'd_k', "
-        "'params (d=512)'",
+        FILL.replace("column: attn_w", "column: attn"),
+        ":6: cell 1 names unknown column 'attn' (did you mean 'attn_w'?); "
+        "expected one of: 'B', 'T', 'd_model', 'h', 'out', 'attn_w'",
+    ),
+    (
+        FILL.replace("(B, h, T, T)", "(B, T, h, T)"),
+        ":7: cell 1 (attn_w), variant B=2, T=5, d_model=8, h=2: the snippet "
+        "engine computed '(2, 2, 5, 5)', but the formula '(B, T, h, T)' "
+        "gives (2, 5, 2, 5); mha_ref or the formula changed",
+    ),
+    (
+        FILL.replace("form: (B, T, T)", "form: (B, h, T, T)"),
+        ":9: wrong form '(B, h, T, T)' equals the answer in every variant",
+    ),
+    (
+        FILL.replace("{T}", "{seq}"),
+        ":2: the prompt shows {seq}, which table '47_variants.forward' has "
+        "no column for",
+    ),
+    (
+        FILL.replace("    otherwise: one map per head\n", ""),
+        ":5: cell 1 is missing 'otherwise'",
     ),
     (
         "kind: discussion\nprompt: p\nanswer: a\n",
@@ -295,7 +332,7 @@ def test_unavailable_tables_are_a_clear_problem():
     def broken():
         raise ex.TablesUnavailable("cannot import lessonbuild.engine")
 
-    body = "kind: fill-in\nprompt: p\ntable: t.x\ncolumn: c\n"
+    body = FILL.replace("47_variants.forward", "t.x")
     _, found = ex.validate(body, path="s.md", first_line=4, tables=broken)
     assert [str(p) for p in found] == [
         "s.md:7: fill-in needs table 't.x', but the generated tables are "
@@ -327,11 +364,17 @@ def test_valid_exercises_become_data():
         ("A", True, None),
         ("B", False, "t"),
     ]
-    body = "kind: fill-in\nprompt: p\ntable: 23_params.by_heads\ncolumn: h\n"
     exercise, found = ex.validate(
-        body, path="s.md", first_line=0, tables=lambda: TABLES
+        FILL, path="s.md", first_line=0, tables=lambda: TABLES
     )
-    assert isinstance(exercise, FillIn) and exercise.hidden == 0
+    assert not found, found
+    assert isinstance(exercise, FillIn)
+    assert exercise.symbols == ["B", "T", "d_model", "h"]
+    assert [c.column for c in exercise.cells] == ["attn_w"]
+    assert [r["attn_w"] for r in exercise.rows] == [
+        "(2, 2, 5, 5)",
+        "(3, 3, 7, 7)",
+    ]
 
 
 # --- rendering ---------------------------------------------------------------
@@ -453,23 +496,23 @@ def test_order_and_buckets_are_shuffled_stably(fragments):
     assert re.findall(r'data-ex-bucket="(\d)"', html) == ["0", "1"]
 
 
-def test_fill_in_hides_the_column_and_keeps_the_values(fragments):
-    html, _ = render_one(
-        """
-        ```exercise
-        kind: fill-in
-        prompt: p
-        table: 23_params.by_heads
-        column: params (d=512)
-        ```
-        """,
-        fragments,
+def test_fill_in_prints_no_answer_and_shows_the_first_variant(fragments):
+    """The variant's numbers are in the prompt; its answers are data for
+    the script, never text on the page (not even in the key)."""
+    result = render_text(f"```exercise\n{FILL}```\n", fragments)
+    assert not result.problems, result.problems
+    (html,) = result.html.values()
+    text = re.sub(r"<script.*?</script>|<template.*?</template>", "", html,
+                  flags=re.S)
+    assert "(2, 2, 5, 5)" not in text and "(3, 3, 7, 7)" not in text
+    assert re.search(r'data-ex-var="B">2<', text)
+    assert "<code>(B, h, T, T)</code>" in text  # the key: the formula
+    spec = json.loads(
+        re.search(r'<script type="application/json" class="ex-spec">'
+                  r"(.*?)</script>", html, re.S)[1]
     )
-    body, key = html.split("<details", 1)
-    assert "1,048,576" not in body
-    assert body.count('class="ex-blank"') == 2
-    assert 'aria-labelledby="ex1-col2 ex1-row0"' in body
-    assert key.count('data-ex-value="1,048,576"') == 2
+    assert spec["cells"][0]["answer"] == [[2, 2, 5, 5], [3, 3, 7, 7]]
+    assert '<template data-ex-why="0-0">' in html
 
 
 def test_placeholders_survive_markdown_and_are_filled(fragments):
@@ -564,107 +607,6 @@ def test_buckets_from_a_table_need_all_three_keys():
         "s.md:2: buckets from a table need all of 'table', 'group_by' and "
         "'item_column'; missing 'group_by'"
     ]
-
-
-# --- equivalent answers (the same cases run in the browser) ------------------
-
-#: (typed, expected, accepted forms, should match). exercises.js's
-#: sameCell must agree: tests/browser/test_exercises_browser.py runs these.
-ANSWER_CASES = [
-    ("1048576", "1,048,576", [], True),
-    ("1 048 576", "1,048,576", [], True),
-    ("1_048_576", "1,048,576", [], True),
-    ("1,048,567", "1,048,576", [], False),
-    ("104857", "1,048,576", [], False),
-    ("", "1,048,576", [], False),
-    ("(2,5,8)", "(2, 5, 8)", [], True),
-    ("2, 5, 8", "(2, 5, 8)", [], True),
-    ("(2,500,8)", "(2, 500, 8)", [], True),
-    ("(2,5,9)", "(2, 5, 8)", [], False),
-    ("(5, 2, 8)", "(2, 5, 8)", [], False),
-    ("SCALAR", "scalar", [], True),
-    ("(D_MODEL, d_k)", "(d_model, d_k)", [], True),
-    ("256", "4·8²=256", [], True),
-    ("4*8^2=256", "4·8²=256", [], True),
-    ("4·8²=256", "4·8²=256", [], True),
-    ("4 * 8**2", "4·8²=256", [], True),
-    ("255", "4·8²=256", [], False),
-    ("4*8^2=255", "4·8²=256", [], False),
-    ("8^3", "4·8²=256", [], False),
-    ("a scalar", "scalar", ["()", "a scalar"], True),
-    ("()", "scalar", ["()", "a scalar"], True),
-    ("vector", "scalar", ["()", "a scalar"], False),
-]
-
-
-@pytest.mark.parametrize(("given", "expected", "accept", "same"), ANSWER_CASES)
-def test_answers_match_by_meaning(given, expected, accept, same):
-    assert answers.matches(given, expected, accept) is same, (
-        f"{given!r} vs {expected!r} (accept {accept}): expected "
-        f"{'a match' if same else 'no match'}; the rules are in "
-        "scripts/lessonbuild/exercises/answers.py"
-    )
-
-
-SHAPES_WITH_ACTUAL = {
-    "47_forward.shapes": {
-        "columns": ["tensor", "expected shape", "actual shape"],
-        "rows": [
-            ["output", "(2, 5, 8)", "(2, 5, 8)"],
-            ["params", "4·8²=256", "256"],
-        ],
-    }
-}
-FILL_SHAPES = (
-    "kind: fill-in\nprompt: p\ntable: 47_forward.shapes\n"
-    "column: expected shape\n"
-)
-
-
-def test_fill_in_hides_the_answer_column_beside_the_blanks(fragments):
-    """hide: drops the 'actual' column from the exercise and its key."""
-    body = FILL_SHAPES + "hide: [actual shape]\naccept:\n  params: ['256']\n"
-    text = f"```exercise\n{body}```\n"
-    result = render_text(text, fragments, tables=SHAPES_WITH_ACTUAL)
-    assert not result.problems, result.problems
-    (html,) = result.html.values()
-    assert "actual shape" not in html
-    assert ">256<" not in html
-    assert "data-ex-accept='[\"256\"]'" in html
-    assert "data-ex-accept='[]'" in html  # the output row lists none
-
-
-@pytest.mark.parametrize(
-    ("extra", "message"),
-    [
-        (
-            "hide: [expected shape]\n",
-            ":5: 'hide' names the blanks' own column 'expected shape'",
-        ),
-        ("hide: [actual]\n", ":5: 'hide' names unknown 'actual'"),
-        (
-            "accept:\n  parms: ['256']\n",
-            ":6: 'accept' names row 'parms' (did you mean 'params'?)",
-        ),
-    ],
-)
-def test_fill_in_hide_and_accept_problems(extra, message):
-    _, found = ex.validate(
-        FILL_SHAPES + extra,
-        path="s.md",
-        first_line=0,
-        tables=SHAPES_WITH_ACTUAL,
-    )
-    text = "\n".join(str(p) for p in found)
-    assert "s.md" + message in text, text
-
-
-def test_a_blank_expected_value_fails_its_own_matcher():
-    """No student could match an empty answer: the build says so."""
-    tables = {"t.x": {"columns": ["a", "b"], "rows": [["r", " "]]}}
-    body = "kind: fill-in\nprompt: p\ntable: t.x\ncolumn: b\n"
-    _, found = ex.validate(body, path="s.md", first_line=0, tables=tables)
-    assert any("fails its own matcher" in str(p) for p in found), found
 
 
 # --- answers spread over positions, no exercise answering another ------------

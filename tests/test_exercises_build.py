@@ -96,8 +96,9 @@ def test_all_problems_of_all_pages_fail_the_build_together(tmp_path):
         ```exercise
         kind: fill-in
         prompt: p
-        table: no_such.table
-        column: c
+        variants: no_such.table
+        cells:
+          - label: x
         ```
         """,
     )
@@ -115,6 +116,69 @@ def test_all_problems_of_all_pages_fail_the_build_together(tmp_path):
     assert "no_such.table" in err
     assert "docs/index.md" not in err
     assert not list((tmp_path / "site").rglob("*.html"))
+
+
+def test_a_reference_to_a_missing_id_fails_the_build_at_its_line(tmp_path):
+    """{{ ref(...) }} to an option id that does not exist, in a page's
+    prose and in an exercise's text: the build stops before any page,
+    naming each file and line and the ids that do exist."""
+    write(
+        tmp_path / "mkdocs.yml",
+        """
+        site_name: refs
+        plugins: [lesson]
+        markdown_extensions: [md_in_html, pymdownx.superfences]
+        """,
+    )
+    write(
+        tmp_path / "docs" / "index.md",
+        """
+        # Index
+
+        The right split is option {{ ref("split", "view-transpose") }}, the
+        wrong one {{ ref("split", "direct") }}.
+
+        ```exercise
+        kind: predict
+        prompt: Which is it, {{ ref("split", "flat") }} or another?
+        answer: a
+        why: w
+        ```
+        """,
+    )
+    write(
+        tmp_path / "docs" / "check.md",
+        """
+        # Check
+
+        ```exercise
+        kind: check
+        id: split
+        question: q
+        options:
+          - id: view-transpose
+            text: a
+            correct: true
+          - id: direct-view
+            text: b
+            tempts: t
+        explanation: e
+        ```
+        """,
+    )
+    result = build(tmp_path / "mkdocs.yml", tmp_path / "site")
+    assert result.returncode != 0
+    err = result.stderr
+    assert "2 problems found." in err, err
+    assert (
+        "docs/index.md:4: ref('split', 'direct'): exercise 'split' has no "
+        "option with id 'direct'; expected one of: direct-view, "
+        "view-transpose"
+    ) in err
+    assert "docs/index.md:8: ref('split', 'flat'): exercise 'split' has " in err
+    assert not (tmp_path / "site").exists() or not list(
+        (tmp_path / "site").rglob("*.html")
+    )
 
 
 def test_fixture_site_builds_every_kind(tmp_path):

@@ -61,126 +61,183 @@
     return out.join("").replace(/\s+/g, " ").trim();
   }
 
-  // Fill-in comparison: the same rules as lessonbuild/exercises/answers.py
-  // (keep the two in step; tests/test_exercises.py holds the shared
-  // cases). Same text with case, spaces, thousands separators and a
-  // tuple's brackets ignored ("·"/"×" read as "*", "8²" as "8^2"); or the
-  // same number (256 = 4*8^2 = 4*8^2=256 for "4·8²=256"); or a form the
-  // author listed (accept).
+  // Fill-in answers: the same steps as lessonbuild/exercises/answers.py
+  // (tests/exercise_fixtures/answer_cases.json holds the cases both must
+  // pass). The student's text is cut into parts (axes of a shape, or one
+  // number); mathjs, vendored and loaded on the first Check, evaluates
+  // each part at the variant's symbol values and, when the answer uses
+  // symbols, at the random points the build sampled. The build computed
+  // every expected value (the engine's answers, the formula's and the
+  // wrong forms' values with sympy): no author expression is parsed here.
+  const SCRIPT = document.currentScript ? document.currentScript.src : "";
+  const SYMBOLS = {
+    d_model: "d_model", dmodel: "d_model", d_k: "d_k", dk: "d_k", h: "h",
+    t: "t", t_q: "t_q", t_k: "t_k", b: "b", bias: "bias",
+  };
   const SUPERSCRIPT = "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079";
-  const THOUSANDS = /(\d)[,_ ](?=\d{3}(?!\d))/g;
+  const THOUSANDS = /(\d)[,_\u202f\u2009 ](?=\d{3}(?!\d))/;
+  const NUMBER = /(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?/g;
+  const NAME = /[a-z_][a-z0-9_]*/g;
+  const ROUNDED = /^(\d+(?:\.\d+)?)\s*([kmg])$/;
+  let mathjs = null;
+  function loadMath() {
+    if (window.math?.parse) return Promise.resolve(window.math);
+    if (mathjs) return mathjs;
+    mathjs = new Promise((resolve, reject) => {
+      const tag = document.createElement("script");
+      // This script's own address, minified or not, names the folder.
+      tag.src = SCRIPT.replace(/exercises(\.min)?\.js(\?.*)?$/, "vendor/mathjs/math.js");
+      tag.onload = () => {
+        if (window.math?.evaluate) {
+          resolve(window.math);
+        } else {
+          mathjs = null;
+          reject(new Error("mathjs did not define math"));
+        }
+      };
+      tag.onerror = () => {
+        mathjs = null;
+        reject(new Error("mathjs did not load"));
+      };
+      document.head.appendChild(tag);
+    });
+    return mathjs;
+  }
   function common(text) {
-    let s = String(text).trim().toLowerCase().replace(/\u2212/g, "-");
-    s = s.replace(/[\u00b7\u00d7\u22c5\u2217]/g, "*").replace(/\*\*/g, "^");
+    let s = String(text).trim().toLowerCase();
+    s = s.replace(/\u2212/g, "-").replace(/\u00f7/g, "/");
+    s = s.replace(/[\u00b7\u22c5\u2217]/g, "*").replace(/\*\*/g, "^");
     return s.replace(/[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+/g, (m) => {
       let digits = "";
       for (let i = 0; i < m.length; i++) digits += SUPERSCRIPT.indexOf(m[i]);
       return `^${digits}`;
     });
   }
-  function squash(s) {
-    return s.replace(/\s+/g, "");
-  }
-  function dropThousands(s) {
-    return s.replace(THOUSANDS, "$1");
-  }
-  function unbracket(s) {
-    if (s[0] === "(" && s[s.length - 1] === ")" && s.indexOf(",") >= 0) {
-      const inner = s.slice(1, -1);
-      if (inner.indexOf("(") < 0 && inner.indexOf(")") < 0) return inner;
+  function unwrap(s) {
+    while (s.length >= 2 && "([".includes(s[0]) && ")]".includes(s[s.length - 1])) {
+      let depth = 0;
+      for (let i = 0; i < s.length; i++) {
+        if ("([".includes(s[i])) depth++;
+        if (")]".includes(s[i])) depth--;
+        if (depth === 0 && i < s.length - 1) return s;
+      }
+      s = s.slice(1, -1).trim();
     }
     return s;
   }
-  function forms(text) {
-    const s = common(text);
-    return [squash(dropThousands(s)), dropThousands(squash(s))]
-      .filter(Boolean)
-      .map(unbracket);
+  function cut(s, separators) {
+    const parts = [];
+    let depth = 0;
+    let start = 0;
+    for (let i = 0; i < s.length; i++) {
+      if ("([".includes(s[i])) depth++;
+      if (")]".includes(s[i])) depth--;
+      if (depth === 0 && separators.includes(s[i])) {
+        parts.push(s.slice(start, i));
+        start = i + 1;
+      }
+    }
+    parts.push(s.slice(start));
+    return parts.map((p) => p.trim());
   }
-  // An arithmetic side (digits, + - * / ^ and brackets), or null.
-  function evaluate(expr) {
-    if (!expr || !/^[0-9.+\-*/^()]+$/.test(expr)) return null;
-    let at = 0;
-    function peek() {
-      return expr[at];
+  function splitAnswer(text, shape) {
+    let s = common(text);
+    const size = /^torch\s*\.\s*size\s*\(([\s\S]*)\)$/.exec(s);
+    if (size) s = size[1].trim();
+    let parts;
+    if (shape) {
+      parts = cut(unwrap(s), ",");
+      if (parts.length > 1 && parts[parts.length - 1] === "") parts.pop();
+      if (parts.length === 1) parts = cut(parts[0].replace(/\s+x\s+/g, "\u00d7"), "\u00d7");
+    } else {
+      s = s.replace(/\u00d7/g, "*");
+      while (THOUSANDS.test(s)) s = s.replace(THOUSANDS, "$1");
+      parts = [s];
     }
-    function number() {
-      const m = /^\d*\.?\d+(?:\.\d*)?/.exec(expr.slice(at));
-      if (!m) throw new Error("number");
-      at += m[0].length;
-      return parseFloat(m[0]);
-    }
-    function atom() {
-      if (peek() === "-") {
-        at++;
-        return -atom();
-      }
-      if (peek() === "(") {
-        at++;
-        const v = sum();
-        if (peek() !== ")") throw new Error(")");
-        at++;
-        return v;
-      }
-      return number();
-    }
-    function power() {
-      const base = atom();
-      if (peek() === "^") {
-        at++;
-        const exp = power();
-        if (Math.abs(exp) > 64) throw new Error("exponent");
-        return base ** exp;
-      }
-      return base;
-    }
-    function product() {
-      let v = power();
-      while (peek() === "*" || peek() === "/") {
-        const op = expr[at++];
-        const r = power();
-        if (op === "/" && r === 0) throw new Error("zero");
-        v = op === "*" ? v * r : v / r;
-      }
-      return v;
-    }
-    function sum() {
-      let v = product();
-      while (peek() === "+" || peek() === "-") {
-        const op = expr[at++];
-        const r = product();
-        v = op === "+" ? v + r : v - r;
-      }
-      return v;
-    }
+    parts = parts.map((p) => p.replace(/\u00d7/g, "*"));
+    return parts.length && parts.every(Boolean) ? parts : null;
+  }
+  function usesSymbols(parts) {
+    return parts.some((p) => !ROUNDED.test(p) &&
+      (p.replace(NUMBER, " ").match(NAME) || []).length > 0);
+  }
+  function close(a, b) {
+    return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+  }
+  function evaluateSide(math, side, scope) {
+    if (!side || !/^[0-9a-z_.+\-*/^() ]+$/.test(side)) return null;
+    const names = side.replace(NUMBER, " ").match(NAME) || [];
+    if (names.some((n) => !SYMBOLS[n])) return null;
+    const vars = {};
+    names.forEach((n) => {
+      vars[n] = scope[SYMBOLS[n]];
+    });
+    if (Object.keys(vars).some((n) => vars[n] === undefined)) return null;
     try {
-      const v = sum();
-      return at === expr.length && Number.isFinite(v) ? v : null;
+      const v = math.evaluate(side, vars);
+      return typeof v === "number" && Number.isFinite(v) ? v : null;
     } catch (_e) {
       return null;
     }
   }
-  function numberOf(text) {
-    const sides = squash(dropThousands(common(text))).split("=");
-    return evaluate(sides[sides.length - 1]);
+  // A part's value: a number, or {decimal, tolerance, binary} for "1M".
+  function partValue(math, part, scope) {
+    const r = ROUNDED.exec(part);
+    if (r) {
+      const power = "kmg".indexOf(r[2]) + 1;
+      const digits = r[1].includes(".") ? r[1].split(".")[1].length : 0;
+      const decimal = parseFloat(r[1]) * 1000 ** power;
+      return {
+        decimal: decimal,
+        tolerance: Math.min(0.5 * 1000 ** power / 10 ** digits, 0.05 * decimal),
+        binary: parseFloat(r[1]) * 1024 ** power,
+      };
+    }
+    const sides = part.split("=").map((x) => evaluateSide(math, x.trim(), scope));
+    if (!sides.length || sides.some((v) => v === null)) return null;
+    return sides.every((v) => close(v, sides[0])) ? sides[0] : null;
   }
-  function sameNumber(given, expected) {
-    const target = numberOf(expected);
-    if (target === null) return false;
-    const sides = squash(dropThousands(common(given))).split("=");
-    return sides.every((side) => {
-      const v = evaluate(side);
-      return v !== null &&
-        Math.abs(v - target) <= 1e-9 * Math.max(1, Math.abs(target));
-    });
+  function partMatches(value, target) {
+    if (value === null || target === null) return false;
+    if (typeof value === "object") {
+      return Math.abs(value.decimal - target) <= value.tolerance ||
+        close(value.binary, target);
+    }
+    return close(value, target);
   }
-  function sameCell(given, expected, accept) {
-    if (!String(given).trim()) return false;
-    const mine = forms(given);
-    return [expected].concat(accept || []).some((want) => {
-      const theirs = forms(want);
-      return mine.some((f) => theirs.indexOf(f) >= 0) || sameNumber(given, want);
+  // Same as the expected values: at the variant, and at every random
+  // point when the answer uses symbols.
+  function sameAs(math, parts, scope, points, atVariant, atPoints) {
+    const mine = parts.map((p) => partValue(math, p, scope));
+    if (mine.length !== atVariant.length) return false;
+    if (!mine.every((v, i) => partMatches(v, atVariant[i]))) return false;
+    if (!usesSymbols(parts)) return true;
+    // At other values of the symbols, a chain's plain numbers
+    // ("4 d_model^2 = 1,048,576") no longer apply: its symbolic sides do.
+    const symbolic = parts.map((p) => {
+      const sides = p.split("=").filter((x) => usesSymbols([x.trim()]));
+      return sides.length ? sides.join("=") : p;
     });
+    return points.every((point, k) => symbolic.every((p, i) =>
+      partMatches(partValue(math, p, point), atPoints[k][i])));
+  }
+  // The verdict for one cell: {ok, wrong: index of the wrong form, axes}.
+  function judgeCell(math, text, cell, v, spec) {
+    const parts = splitAnswer(text, cell.shape);
+    if (!parts) return { ok: false, wrong: -1, unread: true };
+    const scope = spec.scopes[v];
+    const points = spec.points[v];
+    if (sameAs(math, parts, scope, points, cell.answer[v], cell.points[v])) {
+      return { ok: true };
+    }
+    for (let k = 0; k < cell.wrong.length; k++) {
+      const w = cell.wrong[k];
+      if (sameAs(math, parts, scope, points, w.variants[v], w.points[v])) {
+        return { ok: false, wrong: k };
+      }
+    }
+    const unread = parts.some((p) => partValue(math, p, scope) === null);
+    return { ok: false, wrong: -1, unread: unread, axes: parts.length };
   }
 
   // --- shared pieces -------------------------------------------------------
@@ -250,6 +307,15 @@
     all(this.el, "details.ex-key").forEach((d) => {
       d.hidden = !tried;
     });
+  };
+  // A real attempt (a committed prediction, a checked answer, a struck
+  // set with reasons): remembered, and told to the page, whose "Verify
+  // it" folds below this exercise open only after it (verifyAfterTry).
+  Widget.prototype.attempted = function () {
+    this.state.tried = this.state.tried || true;
+    this.save();
+    this.el.setAttribute("data-ex-tried", "");
+    this.el.dispatchEvent(new CustomEvent("lesson:attempted", { bubbles: true }));
   };
   // Any change to the answer: the old verdict no longer applies.
   Widget.prototype.changed = function (hosts) {
@@ -364,6 +430,10 @@
     const button = one(w.el, '[data-ex-action="commit"]');
     const reveals = all(w.el, "details.ex-key");
     show(box);
+    // The answer and the why are not on the page (hidden: out of the
+    // accessibility tree too) until a prediction with words in it is
+    // committed: an empty commit is not a try.
+    w.keyAfterTry(!!w.state.committed);
     function commit(quiet) {
       if (!input.value.trim()) {
         w.announce(w.feedback("warn", "Type a prediction first, then commit it."));
@@ -372,9 +442,10 @@
       }
       w.state.text = input.value;
       w.state.committed = true;
-      w.save();
+      w.attempted();
       input.readOnly = true;
       button.disabled = true;
+      w.keyAfterTry(true);
       reveals.forEach((d) => {
         d.open = true;
       });
@@ -428,7 +499,7 @@
       w.state.choice = letter;
       w.state.tried = (w.state.tried || []).filter((t) => t !== letter);
       w.state.tried.push(letter);
-      w.save();
+      w.attempted();
       all(w.el, ".ex-option").forEach((li) => {
         mark(li, null);
       });
@@ -472,88 +543,123 @@
     }
   };
 
+  // Eliminate: strike every option you can rule out and say why in its
+  // box; Check compares. Striking says nothing about the option struck
+  // (no "nothing rules this out": that would name the answer in one
+  // click), and the key stays hidden until a full, reasoned attempt.
   KINDS.eliminate = (w) => {
     const key = one(w.el, ".ex-key");
     const answer = one(key, "[data-ex-answer]").getAttribute("data-ex-answer");
     const buttons = all(w.el, '[data-ex-action="strike"]');
-    const wrong = buttons
-      .map((b) => b.getAttribute("data-ex-option"))
-      .filter((l) => l !== answer);
+    const letters = buttons.map((b) => b.getAttribute("data-ex-option"));
+    const need = letters.length - 1;
     buttons.forEach(show);
-    w.keyAfterTry((w.state.struck || []).length > 0);
+    w.state.struck = w.state.struck && !Array.isArray(w.state.struck)
+      ? w.state.struck : {};
+    w.keyAfterTry(!!w.state.tried);
     function li(letter) {
       return one(w.el, `.ex-option[data-ex-option="${letter}"]`);
     }
     function button(letter) {
       return one(w.el, `[data-ex-action="strike"][data-ex-option="${letter}"]`);
     }
-    function strikeOut(letter) {
-      const item = li(letter);
-      item.classList.add("is-struck");
-      mark(item, "wrong", "struck out");
-      button(letter).hidden = true;
+    function reason(letter) {
+      return one(li(letter), ".ex-reason textarea");
     }
-    function finish(quiet) {
-      mark(li(answer), "right", "survives");
-      buttons.forEach((b) => {
-        b.hidden = true;
+    function clearCompare() {
+      all(w.el, ".ex-compare").forEach((c) => {
+        c.innerHTML = "";
+        c.hidden = true;
       });
-      key.open = true;
-      const message = w.feedback(
-        "right",
-        "All " + wrong.length + " wrong options are struck out: " + answer +
-          " survives.",
-        [excerpt("Explanation", one(key, ".ex-key__explanation"))]
-      );
-      if (!quiet) {
-        w.announce(`${message} ${speech(one(key, ".ex-key__explanation"))}`);
-        one(key, "summary").focus();
-      }
     }
-    function strike(letter) {
-      const struck = w.state.struck || [];
-      w.keyAfterTry(true);
-      if (letter === answer) {
-        // Say no more than that it cannot go: not that it is the answer.
-        w.announce(
-          w.feedback(
-            "warn",
-            `Nothing rules out ${letter}. Strike another option.`
-          )
-        );
-        return;
-      }
-      if (struck.indexOf(letter) < 0) struck.push(letter);
-      w.state.struck = struck;
+    function draw(letter) {
+      const on = Object.hasOwn(w.state.struck, letter);
+      const item = li(letter);
+      const b = button(letter);
+      item.classList.toggle("is-struck", on);
+      b.setAttribute("aria-pressed", on ? "true" : "false");
+      b.firstChild.nodeValue = on ? "Restore" : "Strike";
+      one(item, ".ex-reason").hidden = !on;
+      reason(letter).value = on ? w.state.struck[letter] : "";
+    }
+    function toggle(letter) {
+      const on = !Object.hasOwn(w.state.struck, letter);
+      if (on) w.state.struck[letter] = "";
+      else delete w.state.struck[letter];
+      w.changed(letters.map(li));
+      clearCompare();
+      draw(letter);
       w.save();
-      mark(li(answer), null);
-      strikeOut(letter);
-      if (struck.length === wrong.length) {
-        finish(false);
+      const left = need - Object.keys(w.state.struck).length;
+      w.announce(on
+        ? `${letter} struck. Say what rules it out in its box.`
+        : `${letter} restored.` + (left > 0 ? ` ${left} to strike.` : ""));
+      if (on) reason(letter).focus();
+    }
+    function check(quiet) {
+      const struck = Object.keys(w.state.struck);
+      if (struck.length !== need) {
+        w.announce(w.feedback("warn", "Strike exactly " + need + " options " +
+          "(every one you can rule out), each with its reason, then check. " +
+          "Struck so far: " + struck.length + "."));
         return;
       }
-      const why = one(key, `dd[data-ex-option="${letter}"]`);
-      w.announce(
-        `${w.feedback(
-          "info",
-          letter + " is struck out. " + (wrong.length - struck.length) +
-            " to go.",
-          [excerpt(`What rules out ${letter}`, why)]
-        )} What rules it out: ${speech(why)}`
-      );
-      // Focus the next strike button still there, after this one.
-      const at = buttons.indexOf(button(letter));
-      const rest = buttons.slice(at + 1).concat(buttons.slice(0, at));
-      const next = rest.filter((b) => !b.hidden)[0];
-      if (next) next.focus();
+      const silent = struck.filter((l) => !w.state.struck[l].trim());
+      if (silent.length) {
+        w.announce(w.feedback("warn", "Say what rules out " +
+          silent.join(" and ") + " in its box first: a strike without a " +
+          "reason is a guess."));
+        reason(silent[0]).focus();
+        return;
+      }
+      w.state.checked = true;
+      w.attempted();
+      w.keyAfterTry(true);
+      const survivor = letters.filter((l) => struck.indexOf(l) < 0)[0];
+      struck.forEach((l) => {
+        const ok = l !== answer;
+        mark(li(l), ok ? "right" : "wrong", ok ? "rightly struck" : "survives");
+        const box = one(li(l), ".ex-compare");
+        box.innerHTML = "";
+        const mine = document.createElement("p");
+        mine.className = "ex-compare__mine";
+        mine.textContent = `Your reason: ${w.state.struck[l]}`;
+        box.appendChild(mine);
+        box.appendChild(ok
+          ? excerpt(`What rules out ${l}`, one(key, `dd[data-ex-option="${l}"]`))
+          : excerpt(`Nothing rules out ${l}`, one(key, ".ex-key__explanation")));
+        box.hidden = false;
+      });
+      const ok = survivor === answer;
+      mark(li(survivor), ok ? "right" : "wrong", ok ? "survives" : "ruled out");
+      const message = ok
+        ? w.feedback("right", `${survivor} survives, and every option you ` +
+          "struck is wrong. Compare your reasons with the ones under each.",
+        [excerpt("Explanation", one(key, ".ex-key__explanation"))])
+        : w.feedback("wrong", `${survivor} does not survive: ` +
+          speech(one(key, `dd[data-ex-option="${survivor}"]`)) +
+          " Restore the option you struck wrongly, or open the answer below.");
+      if (!quiet) w.announce(message);
     }
     buttons.forEach((b) => {
       b.addEventListener("click", () => {
-        strike(b.getAttribute("data-ex-option"));
+        toggle(b.getAttribute("data-ex-option"));
       });
     });
-    (w.state.struck || []).forEach(strikeOut);
-    if ((w.state.struck || []).length === wrong.length) finish(true);
+    letters.forEach((l) => {
+      reason(l).addEventListener("input", () => {
+        if (!Object.hasOwn(w.state.struck, l)) return;
+        w.state.struck[l] = reason(l).value;
+        w.changed(letters.map(li));
+        clearCompare();
+        w.save();
+      });
+      draw(l);
+    });
+    w.on("check", () => {
+      check(false);
+    });
+    if (w.state.checked) check(true);
   };
 
   KINDS.buckets = (w) => {
@@ -608,8 +714,7 @@
         return;
       }
       w.state.checked = true;
-      w.state.tried = true;
-      w.save();
+      w.attempted();
       w.keyAfterTry(true);
       let right = 0;
       items.forEach((i) => {
@@ -672,6 +777,8 @@
     const key = one(w.el, ".ex-key");
     const list = one(w.el, ".ex-steps");
     const truth = all(key, ".ex-key__steps [data-ex-step]").map((li) => li.getAttribute("data-ex-step"));
+    // The order as shown (a shuffle): checking it unmoved is no attempt.
+    const shuffled = all(list, ".ex-step").map((li) => li.getAttribute("data-ex-step"));
     all(w.el, ".ex-handle, .ex-moves").forEach(show);
     w.keyAfterTry(!!w.state.tried);
     function steps() {
@@ -706,9 +813,15 @@
       );
     }
     function check(quiet) {
+      const now = steps().map((li) => li.getAttribute("data-ex-step"));
+      if (now.join() === shuffled.join()) {
+        w.announce(w.feedback("warn", "The steps are still in the shuffled " +
+          "order they came in. Move them into the order you think is right, " +
+          "then check."));
+        return;
+      }
       w.state.checked = true;
-      w.state.tried = true;
-      w.save();
+      w.attempted();
       w.keyAfterTry(true);
       let right = 0;
       steps().forEach((li, i) => {
@@ -767,87 +880,225 @@
     if (w.state.order && wasChecked) w.notChecked();
   };
 
+  // Fill-in: one variant at a time; "Try another" draws a new one. Every
+  // cell must hold an answer before Check counts as a try; each wrong
+  // cell says why, from the author's explanation of that wrong form.
   KINDS["fill-in"] = (w) => {
-    const key = one(w.el, ".ex-key");
+    const spec = JSON.parse(one(w.el, "script.ex-spec").textContent);
     const cells = all(w.el, ".ex-blank");
+    const n = spec.vars.length;
     all(w.el, ".ex-blank__nojs").forEach((s) => {
       s.hidden = true;
     });
+    if (!(w.state.variant >= 0 && w.state.variant < n)) {
+      w.state.variant = Math.floor(Math.random() * n);
+    }
     w.state.values = w.state.values || {};
-    w.keyAfterTry(!!w.state.tried);
-    function check(quiet) {
-      w.state.checked = true;
-      w.state.tried = true;
-      w.save();
-      w.keyAfterTry(true);
-      let right = 0;
-      cells.forEach((td) => {
-        const row = td.getAttribute("data-ex-row");
-        const input = one(td, "input");
-        const cell = one(key, `td[data-ex-row="${row}"]`);
-        const accept = JSON.parse(cell.getAttribute("data-ex-accept") || "[]");
-        const ok = sameCell(input.value, cell.getAttribute("data-ex-value"), accept);
-        if (ok) right++;
-        input.setAttribute("aria-invalid", ok ? "false" : "true");
-        mark(td, ok ? "right" : "wrong", ok ? "right" : input.value.trim() ? "wrong" : "empty");
+    function input(td) {
+      return one(td, "input");
+    }
+    function showVariant() {
+      const vars = spec.vars[w.state.variant];
+      all(w.el, "[data-ex-var]").forEach((span) => {
+        span.textContent = vars[span.getAttribute("data-ex-var")];
       });
+      w.keyAfterTry(w.state.triedVariant === w.state.variant);
+    }
+    function template(selector) {
+      const t = one(w.el, selector);
+      const box = document.createElement("div");
+      if (t) box.appendChild(t.content.cloneNode(true));
+      return box;
+    }
+    function clearWhy() {
+      cells.forEach((td) => {
+        const why = one(td, ".ex-cell__why");
+        why.innerHTML = "";
+        why.hidden = true;
+      });
+    }
+    function fillKey(math) {
+      all(w.el, "[data-ex-value]").forEach((td) => {
+        const cell = spec.cells[+td.getAttribute("data-ex-value")];
+        const vals = cell.answer[w.state.variant].map((x) =>
+          Number.isInteger(x) ? x.toLocaleString("en-US") : String(x));
+        td.textContent = cell.shape ? `(${vals.join(", ")})` : vals[0];
+      });
+      return math;
+    }
+    function grade(math, quiet) {
+      const v = w.state.variant;
+      let right = 0;
+      const notes = [];
+      clearWhy();
+      cells.forEach((td, r) => {
+        const cell = spec.cells[r];
+        const verdict = judgeCell(math, input(td).value, cell, v, spec);
+        if (verdict.ok) right++;
+        input(td).setAttribute("aria-invalid", verdict.ok ? "false" : "true");
+        mark(td, verdict.ok ? "right" : "wrong", verdict.ok ? "right" : "wrong");
+        if (verdict.ok) return;
+        const why = one(td, ".ex-cell__why");
+        let box;
+        if (verdict.wrong >= 0) {
+          box = template(`template[data-ex-why="${r}-${verdict.wrong}"]`);
+        } else {
+          box = template(`template[data-ex-otherwise="${r}"]`);
+          if (verdict.unread) {
+            const p = document.createElement("p");
+            p.textContent = "This could not be read as a number or " +
+              (cell.shape ? "a shape" : "an expression") + " in the " +
+              "lesson's symbols (d_model, h, d_k, T, B).";
+            box.insertBefore(p, box.firstChild);
+          } else if (cell.shape && verdict.axes !== cell.answer[v].length) {
+            const p = document.createElement("p");
+            p.textContent = `Count the axes: this shape has ${verdict.axes}.`;
+            box.insertBefore(p, box.firstChild);
+          }
+        }
+        why.appendChild(box);
+        why.hidden = false;
+        notes.push(speech(one(w.el, `#${w.el.id}-row${r}`)) + ": " + speech(box));
+      });
+      fillKey(math);
       const message = right === cells.length
-        ? w.feedback("right", `All ${right} cells are right.`)
-        : w.feedback("wrong", right + " of " + cells.length + " cells are " +
-          "right. Fix the ones marked wrong and check again, or open the " +
-          "answer below.");
-      if (!quiet) w.announce(message);
+        ? w.feedback("right", `All ${right} right for these numbers. ` +
+          "Try another set to check it was no accident.")
+        : w.feedback("wrong", `${right} of ${cells.length} right. ` +
+          "Each wrong cell says why; fix them and check again.");
+      if (!quiet) w.announce(`${message} ${notes.join(" ")}`);
+    }
+    function check(quiet) {
+      const empty = cells.filter((td) => !input(td).value.trim());
+      if (empty.length) {
+        // An empty cell is no answer: nothing is graded or unlocked.
+        w.announce(w.feedback("warn", "Fill every cell first: " +
+          empty.length + " of " + cells.length + " still empty."));
+        input(empty[0]).focus();
+        return;
+      }
+      w.state.checked = true;
+      w.state.triedVariant = w.state.variant;
+      w.attempted();
+      w.keyAfterTry(true);
+      loadMath().then((math) => grade(math, quiet), () => {
+        w.announce(w.feedback("warn", "The answer checker did not load; " +
+          "reload the page and check again."));
+      });
+    }
+    function another() {
+      let next = w.state.variant;
+      while (n > 1 && next === w.state.variant) next = Math.floor(Math.random() * n);
+      w.state.variant = next;
+      w.state.values = {};
+      cells.forEach((td) => {
+        input(td).value = "";
+        input(td).removeAttribute("aria-invalid");
+      });
+      w.changed(cells);
+      clearWhy();
+      showVariant();
+      w.save();
+      w.announce("New numbers: " + speech(one(w.el, ".ex-prompt")));
+      input(cells[0]).focus();
     }
     cells.forEach((td) => {
-      const input = one(td, "input");
       const row = td.getAttribute("data-ex-row");
-      show(input);
-      if (w.state.values[row] != null) input.value = w.state.values[row];
-      input.addEventListener("input", () => {
-        w.state.values[row] = input.value;
-        w.save();
+      show(input(td));
+      if (w.state.values[row] != null) input(td).value = w.state.values[row];
+      input(td).addEventListener("input", () => {
+        w.state.values[row] = input(td).value;
         w.changed(cells);
+        clearWhy();
+        w.save();
         cells.forEach((c) => {
-          one(c, "input").removeAttribute("aria-invalid");
+          input(c).removeAttribute("aria-invalid");
         });
       });
-      input.addEventListener("keydown", (e) => {
+      input(td).addEventListener("keydown", (e) => {
         if (e.key === "Enter") {
           e.preventDefault();
           check(false);
         }
       });
+      input(td).addEventListener("focus", () => {
+        loadMath().catch(() => {});
+      }, { once: true });
     });
     w.on("check", () => {
       check(false);
     });
+    w.on("another", another);
+    showVariant();
+    w.save();
     const restored = Object.keys(w.state.values).some((k) => String(w.state.values[k]).trim());
-    if (restored && w.state.tried) w.notChecked();
+    if (restored && w.state.triedVariant === w.state.variant) w.notChecked();
     w.state.checked = false;
   };
 
+  // Discussion: the hint is there from the start; the model answer only
+  // once the student has written something and asked to compare.
   KINDS.discussion = (w) => {
     const box = one(w.el, ".ex-notes");
     const notes = one(box, "textarea");
+    const model = one(w.el, "details.ex-key--answer");
     show(box);
     if (w.state.notes) notes.value = w.state.notes;
+    model.hidden = !w.state.tried;
     notes.addEventListener("input", () => {
       w.state.notes = notes.value;
       w.save();
     });
-    // Hint first, then the model answer: remember what was opened.
+    w.on("commit", () => {
+      if (!notes.value.trim()) {
+        w.announce(w.feedback("warn", "Write your answer in the box first, " +
+          "then compare it with the model answer."));
+        notes.focus();
+        return;
+      }
+      w.attempted();
+      model.hidden = false;
+      model.open = true;
+      w.announce(w.feedback("info", "Compare your answer with the model " +
+        "answer below.") + " Model answer: " +
+        speech(one(model, ".ex-key__answer")));
+      one(model, "summary").focus();
+    });
     all(w.el, "details.ex-key").forEach((d, i) => {
-      if ((w.state.open || [])[i]) d.open = true;
+      if ((w.state.open || [])[i] && !d.hidden) d.open = true;
       d.addEventListener("toggle", () => {
         w.state.open = all(w.el, "details.ex-key").map((x) => x.open);
         w.save();
-        if (d.open) {
-          w.announce((i === 0 ? "Hint: " : "Model answer: ") +
-            speech(one(d, ".ex-key__hint, .ex-key__answer")));
+        if (d.open && d !== model) {
+          w.announce(`Hint: ${speech(one(d, ".ex-key__hint"))}`);
         }
       });
     });
   };
+
+  // "Verify it" folds (``??? verify``) below an exercise run the code that
+  // shows its answer: each stays out of the page until the exercise above
+  // it (the nearest before it) has had a real attempt.
+  function lockVerifyFolds() {
+    const exercises = all(document, ".exercise[data-ex-kind]");
+    all(document, "details.verify").forEach((fold) => {
+      const above = exercises.filter((ex) =>
+        ex.compareDocumentPosition(fold) & Node.DOCUMENT_POSITION_FOLLOWING
+      ).pop();
+      if (!above) return;
+      let note = fold.previousElementSibling;
+      if (!note || !note.classList.contains("ex-locked")) {
+        note = document.createElement("p");
+        note.className = "ex-locked";
+        note.textContent = "\u{1F512} The run that verifies the answer " +
+          "opens here once you have answered the exercise above.";
+        fold.parentNode.insertBefore(note, fold);
+      }
+      const tried = above.hasAttribute("data-ex-tried");
+      fold.hidden = !tried;
+      note.hidden = tried;
+    });
+  }
 
   // --- wiring ----------------------------------------------------------------
 
@@ -878,20 +1129,31 @@
         label.setAttribute("tabindex", "-1");
         label.focus();
         renewed.announce("Exercise reset: your answer is cleared.");
+        lockVerifyFolds();
       } else if (w.handlers?.[action]) {
         w.handlers[action](b);
       }
     });
     KINDS[kind](w);
+    const t = w.state.tried;
+    if (w.state.committed || (Array.isArray(t) ? t.length : t)) {
+      el.setAttribute("data-ex-tried", "");
+    }
     return w;
   }
 
   function initAll() {
     all(document, ".exercise[data-ex-kind]").forEach(init);
+    lockVerifyFolds();
   }
+  document.addEventListener("lesson:attempted", lockVerifyFolds);
 
   // Every page shown, from disk too, and after instant navigation.
   window.lessonOnPage(initAll);
-  // For tests and other scripts: the fill-in comparison.
-  window.lessonExercises = { sameCell: sameCell, init: initAll };
+  // For tests and other scripts: the fill-in judge, on the shared cases.
+  window.lessonExercises = {
+    init: initAll,
+    judge: (text, cell, v, spec) => loadMath().then((m) => judgeCell(m, text, cell, v, spec)),
+    split: splitAnswer,
+  };
 })();

@@ -104,6 +104,7 @@ class Build:
         self.failure: str | None = None  # serve: the report pages show
         self.swap: SiteSwap | None = None  # the site, moved in when done
         self.templates: Templates | None = None  # the pages' macros
+        self.refs: exercises.RefIndex | None = None  # {{ ref(...) }}
 
     # --- 0. before MkDocs loads the other plugins --------------------------
 
@@ -188,6 +189,9 @@ class Build:
         problems = []
         tables = self.result.tables
         values = self.result.values
+        # Slide numbers and option letters, computed from their ids.
+        self.refs = exercises.RefIndex.from_deck(deck)
+        problems += self.refs.check(deck)
         # A page renders the same for the same text, tables, Markdown
         # settings and storage prefix: under serve, the pages an edit
         # did not touch are taken from the last build.
@@ -198,6 +202,7 @@ class Build:
                 config.markdown_extensions,
                 config.mdx_configs,
                 self.settings.storage_prefix,
+                self.refs.fingerprint(),
             )
         )
         kept, self.exercise_pages = self.exercise_pages, {}
@@ -218,6 +223,7 @@ class Build:
                     tables=tables,
                     key_prefix=self.settings.storage_prefix,
                     values=values,
+                    refs=self.refs,
                 )
             self.exercise_pages[key] = out
             problems += out.problems

@@ -5,7 +5,8 @@ read files: the deck's front matter and structure (``lessonbuild.deck``),
 Python typed into a page instead of included from ``snippets/``, missing
 includes and Output blocks with no code above them (the engine's plan,
 which runs nothing), and every ``exercise`` fence's YAML
-(``lessonbuild.exercises.validate``). Snippets are not run, so drift and
+(``lessonbuild.exercises.validate``), and every reference by id
+(``lessonbuild.exercises.refs``). Snippets are not run, so drift and
 the contents of generated tables are left to ``make check-outputs`` and
 the build.
 
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from .deck import read_deck
 from .engine.check import plan
-from .exercises import TablesUnavailable, validate
+from .exercises import RefIndex, TablesUnavailable, validate
 from .problems import Problem, report
 from .settings import SettingsError, read_settings
 
@@ -74,6 +75,7 @@ def fast_problems(root: Path) -> list[Problem]:
 
     for page in deck.pages:
         problems += template_problems(page) + markup.page_problems(page)
+    problems += RefIndex.from_deck(deck).check(deck)  # {{ ref(...) }}
     return sorted(problems, key=lambda p: (p.path, p.line))
 
 

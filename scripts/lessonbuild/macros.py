@@ -7,7 +7,9 @@ with ``mha_ref.publish_table("shapes", ...)`` as a Markdown table;
 for a "fill in" slide; ``{{ value("23_params.total") }}`` is one figure
 a snippet published with ``mha_ref.tables.publish_value("total", ...)``,
 for prose that restates a computed number; ``{{ figure("id") }}`` a
-published figure. The data is the lesson plugin's (its snippet engine
+published figure; ``{{ ref("40-stem") }}`` is "slide 40" and
+``{{ ref("exercise", "option") }}`` an option's letter, computed from
+ids (lessonbuild/exercises/refs.py). The data is the lesson plugin's (its snippet engine
 ran in ``on_config``, before any page).
 
 A slide is data, not code (issue 31): ``Templates`` renders each page
@@ -57,8 +59,10 @@ def define_env(env):
         return found
 
     @env.macro
-    def table(table_id, hide=None):
-        """The published table ``table_id`` as Markdown."""
+    def table(table_id, hide=None, indent=0):
+        """The published table ``table_id`` as Markdown; ``indent``
+        spaces before every line after the first put it inside a fold
+        (``??? verify``) whose body is indented."""
         lesson = plugin()
         tables = lesson.result.tables
         if table_id not in tables:
@@ -72,7 +76,7 @@ def define_env(env):
                 _where(env, lesson, table_id)
                 + unknown_column_message(table_id, hide, data["columns"])
             )
-        return render_table(data, hide)
+        return render_table(data, hide).replace("\n", "\n" + " " * indent)
 
     @env.macro
     def value(value_id):
@@ -116,6 +120,20 @@ def define_env(env):
         """ "120 min + homework": every slide's "Time: N min" from the
         instructor notes, added up (the speaker view says the same)."""
         return present.class_period(plugin().deck)
+
+
+    @env.macro
+    def ref(target, option=None, to=None, cap=False):
+        """``slide N`` (linked), ``slides N–M``, or an option's letter,
+        computed from ids (lessonbuild/exercises/refs.py): a slide moved
+        or an option reordered renders the new number or letter."""
+        lesson = plugin()
+        try:
+            return lesson.refs.render(
+                target, option, page=env.page.file.src_uri, to=to, cap=cap
+            )
+        except ValueError as exc:
+            raise ValueError(_where(env, lesson, target) + str(exc)) from None
 
 
 def _where(env, lesson, table_id: str) -> str:

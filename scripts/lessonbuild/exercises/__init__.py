@@ -21,6 +21,7 @@ from ..engine.prose import expand_values
 from .fragments import Fragments
 from .kinds import KINDS, OPTIONAL, Kind
 from .model import Exercise, Problem, Table
+from .refs import RefError, RefIndex
 from .render import RenderContext, plain_text, render
 from .spread import check_spread
 from .validate import (
@@ -48,6 +49,8 @@ __all__ = [
     "Fragments",
     "PageResult",
     "Problem",
+    "RefError",
+    "RefIndex",
     "RenderContext",
     "Table",
     "TablesUnavailable",
@@ -76,6 +79,7 @@ def render_page(
     tables: TableSource = None,
     key_prefix: str = "lesson81",
     values: dict[str, str] | None = None,
+    refs: RefIndex | None = None,
 ) -> PageResult:
     """Validate and render every exercise fence of one page.
 
@@ -86,6 +90,9 @@ def render_page(
     swaps for the widget once the page is HTML. ``values`` (the
     engine's published values) fill each ``{{ value(id) }}`` in the
     exercise text, which mkdocs-macros never sees.
+    ``refs`` resolves the
+    ``{{ ref(...) }}`` calls in exercise text (checked deck-wide by
+    ``RefIndex.check`` before any page renders).
     """
     result = PageResult(slide.text)
     fences = slide.exercises
@@ -131,11 +138,21 @@ def render_page(
             continue
         result.exercises.append(exercise)
         token = f"xexercisex{nonce}x{n}x"
+        block, inline = fragments.block, fragments.inline
+        if refs is not None:
+            page = url[: -len(".html")] + ".md"
+
+            def block(text, _b=fragments.block, _p=page):
+                return _b(refs.expand(text, page=_p))
+
+            def inline(text, _i=fragments.inline, _p=page):
+                return _i(refs.expand(text, page=_p))
+
         ctx = RenderContext(
             index=n,
             key=f"{key_prefix}:{url}:{exercise.id or n}",
-            block=fragments.block,
-            inline=fragments.inline,
+            block=block,
+            inline=inline,
         )
         result.html[token] = render(exercise, ctx, KINDS[exercise.kind])
         replaced.append((fence.start, fence.end, fence.indent + token))

@@ -68,6 +68,7 @@ _ALL = (
         model.Eliminate,
         validate.build_eliminate,
         "eliminate.html",
+        (("check", "Check my eliminations"),),
     ),
     Kind(
         "buckets",
@@ -93,13 +94,14 @@ _ALL = (
     ),
     Kind(
         "fill-in",
-        ("prompt", "table", "column"),
-        ("hide", "accept"),
+        ("prompt", "variants", "cells"),
+        (),
         "Fill in",
         model.FillIn,
         validate.build_fill_in,
         "fill-in.html",
-        (("check", "Check"),),
+        (("check", "Check"), ("another", "Try another")),
+        render.fill_in_view,
     ),
     Kind(
         "discussion",
@@ -109,6 +111,7 @@ _ALL = (
         model.Discussion,
         validate.build_discussion,
         "discussion.html",
+        (("commit", "Compare with the model answer"),),
     ),
 )
 

@@ -13,12 +13,14 @@ __all__ = [
     "Discussion",
     "Eliminate",
     "Exercise",
+    "Cell",
     "FillIn",
     "Option",
     "Order",
     "Predict",
     "Problem",
     "Table",
+    "WrongForm",
 ]
 
 
@@ -58,6 +60,7 @@ class Option:
     text: str
     correct: bool
     note: str | None
+    id: str | None = None  # what {{ ref(exercise, option) }} names
 
 
 @dataclass
@@ -103,37 +106,40 @@ class Order(Exercise):
 
 
 @dataclass
+class WrongForm:
+    """A common wrong answer and what to say to the student who gives it."""
+
+    form: str  # in the lesson's symbols, e.g. "4*d_model^2/h"
+    why: str  # Markdown
+
+
+@dataclass
+class Cell:
+    """One blank: its label, the engine's answer column, the formula."""
+
+    label: str  # Markdown
+    column: str  # the variants table's column holding the engine's value
+    formula: str  # in the lesson's symbols: the answer for every variant
+    shape: bool  # a tuple of axes rather than one number
+    wrong: list[WrongForm]
+    otherwise: str  # Markdown: what to look at for any other wrong answer
+    line: int  # 1-based line of its formula: where a drift is reported
+
+
+@dataclass
 class FillIn(Exercise):
-    prompt: str
-    table: str  # the table id, e.g. "23_params.by_heads"
-    column: str  # the hidden column's header
-    data: Table
-    # Columns left out of the exercise (e.g. an "actual" column that
-    # would give the answers away), and per row the other forms accepted.
-    hide: list[str] = field(default_factory=list)
-    accept: dict[int, list[str]] = field(default_factory=dict)
+    """Blanks whose answers the snippet engine computed, one set per
+    variant (a row of the published ``variants`` table); the page shows
+    one variant at a time and "Try another" draws a new one."""
+
+    prompt: str  # Markdown, with {symbol} where a variant's value goes
+    variants: str  # the table id, e.g. "46_variants.params"
+    symbols: list[str]  # the table's columns that give the variant
+    rows: list[dict[str, str]]  # each variant: column -> display text
+    cells: list[Cell]
+    points: list[dict[str, float]]  # random symbol values (symbolic check)
 
     kind = "fill-in"
-
-    @property
-    def hidden(self) -> int:
-        """Index of the hidden column."""
-        return self.data.columns.index(self.column)
-
-    @property
-    def shown(self) -> list[int]:
-        """Indexes of the columns the exercise shows."""
-        return [
-            i for i, c in enumerate(self.data.columns) if c not in self.hide
-        ]
-
-    @property
-    def label_column(self) -> int:
-        """The first shown column other than the blanks: names each row."""
-        return next(i for i in self.shown if i != self.hidden)
-
-    def accepted(self, row: int) -> list[str]:
-        return self.accept.get(row, [])
 
 
 @dataclass

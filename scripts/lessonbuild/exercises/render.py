@@ -24,11 +24,13 @@ from dataclasses import dataclass
 from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context
 from markupsafe import Markup
 
-from .model import Buckets, Exercise, Order
+from . import answers
+from .model import Buckets, Exercise, FillIn, Order
 
 __all__ = [
     "RenderContext",
     "buckets_view",
+    "fill_in_view",
     "order_view",
     "plain_text",
     "render",
@@ -84,6 +86,90 @@ def buckets_view(ex: Buckets, ctx: RenderContext) -> dict:
 def order_view(ex: Order, ctx: RenderContext) -> dict:
     steps = list(enumerate(ex.steps))
     return {"shuffled": _shuffled(steps, "order\0" + ex.prompt)}
+
+
+#: {name}: where a variant's value goes (not TeX's \text{model}).
+_VAR = re.compile(r"(?<![\w\\}])\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
+    """The prompt with the first variant's numbers in place (each in a
+    span the script rewrites for another variant), and the spec the
+    script judges with: every variant's symbol values and engine answers,
+    the random points and the formula's values there, and each wrong
+    form's values. No answer is text on the page: the spec is data."""
+    first = ex.rows[0]
+    # {name} becomes a token Markdown leaves alone (attr_list would read
+    # a trailing "{h}" as attributes), then the variant's span.
+    names: list[str] = []
+
+    def token(m: re.Match) -> str:
+        names.append(m[1])
+        return f"xexvarx{len(names) - 1}x"
+
+    prompt = ctx.block(_VAR.sub(token, ex.prompt))
+    for i, name in enumerate(names):
+        prompt = prompt.replace(
+            f"xexvarx{i}x",
+            f'<span class="ex-var" data-ex-var="{html.escape(name)}">'
+            f"{html.escape(first[name])}</span>",
+        )
+    prompt = Markup(prompt)
+    scopes = []
+    for row in ex.rows:
+        scope = {}
+        for col in ex.symbols:
+            parts = answers.split(row[col], False)
+            value = answers.values(parts[0], {}) if parts else None
+            if isinstance(value, float):
+                scope[answers.canonical_symbol(col)] = value
+        if "d_k" not in scope and {"d_model", "h"} <= set(scope):
+            scope["d_k"] = scope["d_model"] / scope["h"]
+        scopes.append(scope)
+
+    def at(text, shape, scope):
+        return [answers.values(p, scope) for p in answers.split(text, shape)]
+
+    # Random sizes, but a variant's flags (bias) as the variant has them:
+    # "4 d_model^2" is right for a bias-free layer.
+    points = [
+        [{**p, **{k: v for k, v in sc.items() if k == "bias"}} for p in ex.points]
+        for sc in scopes
+    ]
+
+    cells = []
+    for cell in ex.cells:
+        cells.append(
+            {
+                "shape": cell.shape,
+                "answer": [at(row[cell.column], cell.shape, {}) for row in ex.rows],
+                "points": [
+                    [at(cell.formula, cell.shape, p) for p in pts]
+                    for pts in points
+                ],
+                "wrong": [
+                    {
+                        "variants": [at(w.form, cell.shape, s) for s in scopes],
+                        "points": [
+                            [at(w.form, cell.shape, p) for p in pts]
+                            for pts in points
+                        ],
+                    }
+                    for w in cell.wrong
+                ],
+            }
+        )
+    spec = {
+        "vars": [{k: row[k] for k in ex.rows[0]} for row in ex.rows],
+        "scopes": scopes,
+        "points": points,
+        "cells": cells,
+    }
+    return {
+        "prompt_html": prompt,
+        "spec": spec,
+        "labels": [Markup(ctx.inline(c.label)) for c in ex.cells],
+    }
 
 
 @pass_context

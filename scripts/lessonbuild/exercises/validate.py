@@ -19,12 +19,14 @@ from .model import (
     Discussion,
     Eliminate,
     Exercise,
+    Cell,
     FillIn,
     Option,
     Order,
     Predict,
     Problem,
     Table,
+    WrongForm,
 )
 from .parse import Mapping, Sequence, YamlProblem, load_yaml
 
@@ -270,6 +272,7 @@ def _choices(c, data, common, tables, kind):
         return None
     result: list[Option] = []
     seen: dict[str, str] = {}
+    ids: dict[str, str] = {}
     for i, raw in enumerate(options):
         letter = chr(ord("A") + i)
         line0 = options.line_of(i)
@@ -281,7 +284,27 @@ def _choices(c, data, common, tables, kind):
                 f"'- text: …' with 'correct: true' or '{note_key}: …'",
             )
             continue
-        c.keys(raw, ("text",), ("correct", note_key), what)
+        c.keys(raw, ("text",), ("correct", note_key, "id"), what)
+        option_id = raw.get("id")
+        if option_id is not None and not (
+            isinstance(option_id, str) and _ID.match(option_id)
+        ):
+            c.add(
+                raw.line_of("id"),
+                f"{what} has id {option_id!r}; expected a slug (lower-case "
+                "letters, digits and '-') that {{ ref(exercise, option) }} "
+                "can name",
+            )
+            option_id = None
+        elif option_id in ids:
+            c.add(
+                raw.line_of("id"),
+                f"{what} repeats the id '{option_id}' of option "
+                f"{ids[option_id]}; expected option ids unique in an "
+                "exercise",
+            )
+        elif option_id is not None:
+            ids[option_id] = letter
         text = c.text(raw.get("text"), raw.line_of("text"), f"{what} text")
         correct = raw.get("correct", False)
         if not isinstance(correct, bool):
@@ -320,7 +343,9 @@ def _choices(c, data, common, tables, kind):
                     "different options",
                 )
             seen.setdefault(text, letter)
-        result.append(Option(letter, text or "", bool(correct), note))
+        result.append(
+            Option(letter, text or "", bool(correct), note, option_id)
+        )
     right = [o.letter for o in result if o.correct]
     if len(right) != 1:
         got = (
@@ -421,13 +446,13 @@ def build_buckets(c, data, common, tables):
     return Buckets(**common, prompt=t["prompt"], buckets=result)
 
 
-def _table(c, data, tables, table_id, kind):
+def _table(c, data, tables, table_id, kind, key="table"):
     """The generated table ``table_id``, or None with a problem added."""
     try:
         raw = tables() if callable(tables) else tables
     except TablesUnavailable as exc:
         c.add(
-            data.line_of("table"),
+            data.line_of(key),
             f"{kind} needs table '{table_id}', but the generated tables "
             f"are unavailable ({exc}); expected the tables the snippet "
             "engine published (lessonbuild.engine.check)",
@@ -440,7 +465,7 @@ def _table(c, data, tables, table_id, kind):
         if len(known) > 12:
             listing += f", … ({len(known)} in all)"
         c.add(
-            data.line_of("table"),
+            data.line_of(key),
             f"{kind} names unknown table '{table_id}'{hint}; expected a "
             f"table a snippet publishes (<snippet stem>.<name>): {listing}",
         )
@@ -531,134 +556,252 @@ def build_order(c, data, common, tables):
 
 
 def build_fill_in(c, data, common, tables):
+    """Blanks whose answers the snippet engine computed, per variant.
+
+    ``variants`` names a table a snippet publishes, one row per variant;
+    its columns named like the lesson's symbols (d_model, h, T, B, bias)
+    give the variant, and each cell's ``column`` holds the engine's
+    answer. Each cell's ``formula`` (in the symbols) must give the
+    engine's value for every variant: when mha_ref changes one, the
+    build stops here, at the cell's line.
+    """
     t = _texts(c, data, ("prompt",), "fill-in")
-    table_id = column = None
-    if "table" in data:
-        table_id = c.text(data["table"], data.line_of("table"), "'table'")
-    if "column" in data:
-        column = c.text(data["column"], data.line_of("column"), "'column'")
-    if table_id is None or column is None:
+    table_id = None
+    if "variants" in data:
+        table_id = c.text(
+            data["variants"], data.line_of("variants"), "'variants'"
+        )
+    if table_id is None:
         return None
-    table = _table(c, data, tables, table_id, "fill-in")
+    table = _table(c, data, tables, table_id, "fill-in", key="variants")
     if table is None:
         return None
-    if column not in table.columns:
-        hint = _did_you_mean(column, table.columns)
+    if len(table.rows) < 2:
         c.add(
-            data.line_of("column"),
-            f"fill-in names unknown column '{column}' of table "
-            f"'{table_id}'{hint}; expected one of: "
-            + ", ".join(f"'{h}'" for h in table.columns),
+            data.line_of("variants"),
+            f"table '{table_id}' has {len(table.rows)} row(s); expected at "
+            "least two variants, so \"Try another\" has another to draw",
         )
         return None
-    if not table.rows:
-        c.add(
-            data.line_of("table"),
-            f"table '{table_id}' has no rows; expected at least one row "
-            "to fill in",
-        )
+    raw_cells = c.sequence(data, "cells", "fill-in", 1)
+    if raw_cells is None:
         return None
-    if len(table.columns) < 2:
-        c.add(
-            data.line_of("table"),
-            f"table '{table_id}' has a single column; expected another "
-            "column to label the rows",
+    answer_columns = {
+        cell.get("column") for cell in raw_cells if isinstance(cell, Mapping)
+    }
+    symbols = [
+        col
+        for col in table.columns
+        if col not in answer_columns and answers.canonical_symbol(col)
+    ]
+    rows = [dict(zip(table.columns, row, strict=True)) for row in table.rows]
+    scopes = []
+    for row in rows:
+        scope = {}
+        for col in symbols:
+            value = answers.values(
+                answers.split(row[col], False)[0] if row[col].strip() else "",
+                {},
+            )
+            if isinstance(value, float):
+                scope[answers.canonical_symbol(col)] = value
+        if "d_k" not in scope and {"d_model", "h"} <= set(scope):
+            scope["d_k"] = scope["d_model"] / scope["h"]
+        scopes.append(scope)
+    points = _random_points(common.get("id") or t.get("prompt") or table_id)
+    prompt = t.get("prompt")
+    if prompt:
+        for name in re.findall(
+            r"(?<![\w\\}])\{([A-Za-z_][A-Za-z0-9_]*)\}", prompt
+        ):
+            if name not in table.columns:
+                c.add(
+                    data.line_of("prompt"),
+                    f"the prompt shows {{{name}}}, which table "
+                    f"'{table_id}' has no column for; expected one of: "
+                    + ", ".join(f"{{{h}}}" for h in table.columns),
+                )
+    cells = []
+    for i, raw in enumerate(raw_cells):
+        cell = _fill_in_cell(
+            c, raw, raw_cells.line_of(i), i, table, (rows, scopes, symbols),
+            points,
         )
-        return None
-    hide = _fill_in_hide(c, data, table, column)
-    accept = _fill_in_accept(c, data, table, column, hide)
-    if c.problems or not t.get("prompt") or hide is None or accept is None:
+        if cell is not None:
+            cells.append(cell)
+    if c.problems or not prompt:
         return None
     return FillIn(
         **common,
-        prompt=t["prompt"],
-        table=table_id,
-        column=column,
-        data=table,
-        hide=hide,
-        accept=accept,
+        prompt=prompt,
+        variants=table_id,
+        symbols=symbols,
+        rows=rows,
+        cells=cells,
+        points=points,
     )
 
 
-def _fill_in_hide(c, data, table: Table, column: str) -> list[str] | None:
-    """``hide:``: columns left out, e.g. an "actual" column beside the
-    blanks that would give the answers away."""
-    if "hide" not in data:
-        return []
-    raw = data["hide"]
-    names = [raw] if isinstance(raw, str) else raw
-    if not isinstance(names, list) or not all(
-        isinstance(n, str) for n in names
-    ):
+def _random_points(seed: str) -> list[dict[str, float]]:
+    """Four random, consistent values of the lesson's symbols (h divides
+    d_model), the same on every build: symbolic answers are compared at
+    each, besides the variant's own numbers."""
+    import random
+
+    rng = random.Random(seed)
+    points = []
+    for _ in range(4):
+        h = rng.randint(2, 12)
+        d_k = rng.randint(3, 40)
+        t_q, t_k = rng.randint(2, 40), rng.randint(2, 40)
+        points.append(
+            {
+                "h": h,
+                "d_k": d_k,
+                "d_model": h * d_k,
+                "t": t_q,
+                "t_q": t_q,
+                "t_k": t_k,
+                "b": rng.randint(1, 9),
+                "bias": rng.randint(0, 1),
+            }
+        )
+    return points
+
+
+def _describe(row: dict[str, str], symbols: list[str]) -> str:
+    return ", ".join(f"{s}={row[s]}" for s in symbols) or "(no symbols)"
+
+
+def _fill_in_cell(c, raw, line0, i, table, variants, points):
+    what = f"cell {i + 1}"
+    if not isinstance(raw, Mapping):
         c.add(
-            data.line_of("hide"),
-            "'hide' is not a list of column names; expected e.g. "
-            "hide: [actual shape]",
+            line0,
+            f"{what} is not a mapping; expected '- label: …' with 'column',"
+            " 'formula', 'wrong' and 'otherwise'",
         )
         return None
-    for name in names:
-        if name not in table.columns or name == column:
-            what = "the blanks' own column" if name == column else "unknown"
+    ok = c.keys(
+        raw, ("label", "column", "formula", "wrong", "otherwise"), (), what
+    )
+    label = c.text(raw.get("label"), raw.line_of("label"), f"{what} label")
+    column = c.text(raw.get("column"), raw.line_of("column"), f"{what} column")
+    formula = c.text(
+        raw.get("formula"), raw.line_of("formula"), f"{what} formula"
+    )
+    otherwise = c.text(
+        raw.get("otherwise"), raw.line_of("otherwise"), f"{what} otherwise"
+    )
+    if not ok or None in (label, column, formula, otherwise):
+        return None
+    if column not in table.columns:
+        c.add(
+            raw.line_of("column"),
+            f"{what} names unknown column '{column}'"
+            f"{_did_you_mean(column, table.columns)}; expected one of: "
+            + ", ".join(f"'{h}'" for h in table.columns),
+        )
+        return None
+    shape = formula.lstrip().startswith(("(", "["))
+    rows, scopes, symbols = variants
+    where = raw.line_of("formula")
+    # The formula, at every random point (it must use known symbols).
+    parts = answers.split(formula, shape)
+    at = _at(parts, points)
+    if at is None:
+        c.add(
+            where,
+            f"{what} formula {formula!r} does not evaluate; expected "
+            "arithmetic in the lesson's symbols ("
+            + ", ".join(sorted(set(answers.SYMBOLS.values())))
+            + "), e.g. '4*d_model^2' or '(B, h, T, T)'",
+        )
+        return None
+    # The engine's value of every variant must be the formula's.
+    for row, scope in zip(rows, scopes, strict=True):
+        engine = answers.split(row[column], shape)
+        want = _at(parts, [scope])
+        got = _at(engine, [{}]) if engine else None
+        if want is None:
             c.add(
-                data.line_of("hide"),
-                f"'hide' names {what} '{name}'; expected other columns "
-                "of the table: "
-                + ", ".join(f"'{h}'" for h in table.columns if h != column),
+                where,
+                f"{what} formula {formula!r} cannot be evaluated for the "
+                f"variant {_describe(row, symbols)}"
+                "; expected every symbol it uses to be a column of the "
+                "variants table",
             )
             return None
-    if len(table.columns) - len(names) < 2:
+        if got is None or not _same(got[0], want[0]):
+            c.add(
+                where,
+                f"{what} ({column}), variant "
+                f"{_describe(row, symbols)}: the "
+                f"snippet engine computed {row[column]!r}, but the formula "
+                f"{formula!r} gives {_show(want[0])}; mha_ref or the formula "
+                "changed: expected them to agree (fix whichever is wrong, "
+                "then rebuild)",
+            )
+    wrong = []
+    raw_wrong = raw.get("wrong")
+    if not isinstance(raw_wrong, list) or not raw_wrong:
         c.add(
-            data.line_of("hide"),
-            "'hide' leaves only the blanks; expected a column to label "
-            "the rows",
+            raw.line_of("wrong"),
+            f"{what} has no wrong forms; expected a list of '- form: …' "
+            "with 'why: …' for its common wrong answers",
         )
         return None
-    return list(names)
-
-
-def _fill_in_accept(c, data, table, column, hide) -> dict | None:
-    """``accept:`` maps a row's label to other forms of its answer; every
-    expected value and listed form must pass the matcher students meet."""
-    hidden = table.columns.index(column)
-    shown = [i for i, h in enumerate(table.columns) if h not in (hide or [])]
-    label = next((i for i in shown if i != hidden), None)
-    accept: dict[int, list[str]] = {}
-    raw = data.get("accept", {})
-    if not isinstance(raw, dict) or label is None:
-        if "accept" in data:
-            c.add(
-                data.line_of("accept"),
-                "'accept' is not a mapping; expected row label: [forms], "
-                "e.g. d_k: [scalar, '()']",
-            )
-        return None
-    labels = [row[label] for row in table.rows]
-    for key, forms in raw.items():
-        line0 = raw.line_of(key)
-        if str(key) not in labels:
-            c.add(
-                line0,
-                f"'accept' names row '{key}'"
-                f"{_did_you_mean(str(key), labels)}; expected a row label "
-                f"of column '{table.columns[label]}': " + ", ".join(labels),
-            )
-            continue
-        forms = [forms] if isinstance(forms, str) else forms
-        if not isinstance(forms, list) or not all(
-            isinstance(f, str) and f.strip() for f in forms
+    for k, item in enumerate(raw_wrong):
+        wline = raw_wrong.line_of(k)
+        if not isinstance(item, Mapping) or not c.keys(
+            item, ("form", "why"), (), f"{what} wrong form {k + 1}"
         ):
-            c.add(line0, f"'accept' for row '{key}' is not a list of texts")
+            if not isinstance(item, Mapping):
+                c.add(wline, f"{what} wrong form {k + 1} is not a mapping; "
+                      "expected '- form: …' and 'why: …'")
             continue
-        accept[labels.index(str(key))] = [f.strip() for f in forms]
-    for r, row in enumerate(table.rows):
-        expected = row[hidden]
-        for form in [expected, *accept.get(r, [])]:
-            if not answers.matches(form, expected, accept.get(r, [])):
-                c.add(
-                    data.line_of("table"),
-                    f"row '{row[label]}': the answer {form!r} fails its own "
-                    "matcher (lessonbuild/exercises/answers.py), so no "
-                    "student could be marked right; expected a value "
-                    "with text in it",
-                )
-    return accept
+        form = c.text(item.get("form"), item.line_of("form"), "form")
+        why = c.text(item.get("why"), item.line_of("why"), "why")
+        if form is None or why is None:
+            continue
+        form_parts = answers.split(form, shape)
+        if _at(form_parts, points) is None:
+            c.add(wline, f"wrong form {form!r} does not evaluate; expected "
+                  "arithmetic in the lesson's symbols")
+            continue
+        if all(
+            _same(_at(form_parts, [scope])[0], _at(parts, [scope])[0])
+            for scope in scopes
+        ):
+            c.add(
+                wline,
+                f"wrong form {form!r} equals the answer in every variant, "
+                "so no student could give it; expected a form that is "
+                "wrong for at least one variant",
+            )
+        wrong.append(WrongForm(form, why))
+    return Cell(label, column, formula, shape, wrong, otherwise, c.base + where)
+
+
+def _at(parts, scopes):
+    """Each scope's values of ``parts`` (a list per scope), or None."""
+    if not parts:
+        return None
+    out = []
+    for scope in scopes:
+        vals = [answers.values(p, scope) for p in parts]
+        if any(not isinstance(v, float) for v in vals):
+            return None
+        out.append(vals)
+    return out
+
+
+def _same(a: list[float], b: list[float]) -> bool:
+    return len(a) == len(b) and all(
+        answers.close(x, y) for x, y in zip(a, b, strict=True)
+    )
+
+
+def _show(values: list[float]) -> str:
+    text = [f"{v:,.0f}" if v == int(v) else f"{v:g}" for v in values]
+    return f"({', '.join(text)})" if len(text) > 1 else text[0]

@@ -1,8 +1,9 @@
 """Fixture snippet: the tables the fill-in and buckets pages draw on.
 
 Computed, not typed: parameter counts of mha_ref.MultiHeadAttention for
-five head counts (as the lesson's slide 23), and the shapes a forward
-pass returns for d_model=8, h=2, B=2, T=5 (as slide 47).
+five head counts (the buckets page), the same for four sizes, and the
+shapes a forward pass returns for three sizes (the fill-in page's
+variants).
 """
 
 import torch
@@ -20,11 +21,16 @@ for h in [1, 2, 4, 8, 16]:
 # --8<-- [end:show]
 publish_table("by_heads", ["h", "d_k", "params (d=512)"], rows)
 
-mha = MultiHeadAttention(8, 2)
-x = torch.randn(2, 5, 8)
-output, attn_w = mha(x, x, x)
-publish_table(
-    "shapes",
-    ["tensor", "shape"],
-    [["output", tuple(output.shape)], ["attn_w", tuple(attn_w.shape)]],
-)
+sizes = []
+for d_model, h in [(512, 8), (96, 4), (60, 5), (1024, 16)]:
+    m = MultiHeadAttention(d_model, h)
+    sizes.append([d_model, h, f"{count_parameters(m):,}"])
+publish_table("params", ["d_model", "h", "params"], sizes)
+
+shapes = []
+for B, T, d_model, h in [(2, 5, 8, 2), (3, 7, 12, 3), (4, 6, 20, 5)]:
+    mha = MultiHeadAttention(d_model, h)
+    x = torch.randn(B, T, d_model)  # (B, T, d_model)
+    output, attn_w = mha(x, x, x)
+    shapes.append([B, T, d_model, h, tuple(output.shape), tuple(attn_w.shape)])
+publish_table("shapes", ["B", "T", "d_model", "h", "out", "attn_w"], shapes)

@@ -1,0 +1,339 @@
+"""References by id: "slide 40", "option C" computed, never typed.
+
+A slide number or an option letter typed into prose goes stale the day
+a slide moves or an option is reordered. Here every slide is named by
+its file stem, every exercise by its ``id`` and every option by its
+``id``, and the build writes the number and the letter:
+
+    {{ ref("40-rule-out-three-check-yourself-reshape-order") }}  -> slide 40
+    {{ ref("reshape-split") }}                   -> slide 40 (to the widget)
+    {{ ref("reshape-split", "direct-view") }}    -> C
+    {{ ref("42-your-turn-implement-mha", to="52-fill-in-attn-shape-for-the-full-program") }}
+                                                 -> slides 42–52
+
+Slide references are links. The same call works in a page's prose and
+notes (the ``ref`` macro, lessonbuild/macros.py) and inside exercise
+text (``expand``, applied before the Markdown is rendered). Python files
+(snippets, ``mha_ref``) cannot run a macro, so they name a place by the
+site address of its page and anchor, ``slides/<stem>.html#<anchor>``,
+which a student can open and which is checked like the calls.
+
+``check`` finds every call and address, and reports each one naming a
+missing slide, exercise or option at its file and line, before any page
+is rendered (the build, and ``make fastcheck``).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..problems import Problem
+from .parse import Mapping, YamlProblem, load_yaml
+
+__all__ = ["CODE_DIRS", "RefError", "RefIndex", "find_calls"]
+
+#: A ``{{ ref(...) }}`` call, as written in Markdown or exercise text.
+_CALL = re.compile(r"\{\{-?\s*ref\((?P<args>[^{}]*?)\)\s*-?\}\}")
+#: A place named in Python: the page's address and an optional anchor.
+_ADDRESS = re.compile(
+    r"slides/(?P<stem>[0-9]{2}-[a-z0-9-]+)\.html(?:#(?P<anchor>[a-z0-9-]+))?"
+)
+#: Folders of Python whose comments, docstrings and messages may name a
+#: place of the lesson.
+CODE_DIRS = ("snippets", "mha_ref")
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+class RefError(ValueError):
+    """A reference that names nothing: the message says what exists."""
+
+
+@dataclass(frozen=True)
+class Call:
+    line: int  # 0-based, within the text searched
+    raw: str
+    args: tuple
+    kwargs: dict
+
+
+def find_calls(text: str) -> list[tuple[Call | None, int, str]]:
+    """Every ``{{ ref(...) }}`` in ``text``: (call or None when its
+    arguments are not plain strings, 0-based line, the raw call)."""
+    out = []
+    for m in _CALL.finditer(text):
+        line = text.count("\n", 0, m.start())
+        try:
+            node = ast.parse(f"f({m['args']})", mode="eval").body
+            args = tuple(ast.literal_eval(a) for a in node.args)
+            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+        except (SyntaxError, ValueError):
+            out.append((None, line, m[0]))
+            continue
+        out.append((Call(line, m[0], args, kwargs), line, m[0]))
+    return out
+
+
+@dataclass
+class _Exercise:
+    stem: str
+    src_uri: str
+    anchor: str
+    line: int  # 1-based line of its fence
+    options: dict[str, str] = field(default_factory=dict)  # id -> letter
+
+
+@dataclass
+class RefIndex:
+    """Every slide, exercise and option id of the deck, and where."""
+
+    slides: dict[str, tuple[int, str]] = field(default_factory=dict)
+    exercises: dict[str, _Exercise] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    @classmethod
+    def from_deck(cls, deck) -> RefIndex:
+        index = cls()
+        for page in deck.pages:
+            src_uri = deck.docs_rel(page)
+            stem = Path(src_uri).stem
+            number = page.number
+            if number is None and isinstance(page.meta.get("slide"), int):
+                number = page.meta["slide"]
+            if number is not None:
+                index.slides[stem] = (number, src_uri)
+            for n, fence in enumerate(page.exercises, start=1):
+                if fence.end is not None:
+                    index._add_exercise(page, src_uri, stem, n, fence)
+        return index
+
+    def _add_exercise(self, page, src_uri, stem, n, fence) -> None:
+        try:
+            data, _ = load_yaml(fence.body)
+        except YamlProblem:
+            return  # the exercise's own validation reports it
+        if not isinstance(data, Mapping) or not isinstance(
+            data.get("id"), str
+        ):
+            return
+        ex_id = data["id"]
+        if ex_id in self.exercises:
+            first = self.exercises[ex_id]
+            self.problems.append(
+                Problem(
+                    page.path,
+                    fence.line,
+                    f"exercise id '{ex_id}' is also the id of the exercise "
+                    f"at {first.src_uri}:{first.line}; expected ids unique "
+                    "in the deck, so a reference names one exercise",
+                )
+            )
+            return
+        ex = _Exercise(stem, src_uri, f"ex-{ex_id}", fence.line)
+        options = data.get("options")
+        if isinstance(options, list):
+            for i, option in enumerate(options):
+                if isinstance(option, Mapping) and isinstance(
+                    option.get("id"), str
+                ):
+                    ex.options[option["id"]] = chr(ord("A") + i)
+        self.exercises[ex_id] = ex
+
+    # --- resolving ---------------------------------------------------------
+
+    def _slide(self, target: str) -> tuple[int, str, str]:
+        """(number, src_uri, anchor) of a slide stem or an exercise id."""
+        if target in self.slides:
+            number, src_uri = self.slides[target]
+            return number, src_uri, ""
+        if target in self.exercises:
+            ex = self.exercises[target]
+            if ex.stem not in self.slides:
+                raise RefError(
+                    f"ref({target!r}): exercise '{target}' is on "
+                    f"{ex.src_uri}, which is not a numbered slide; expected "
+                    "an exercise on a slide (or name its option)"
+                )
+            number, src_uri = self.slides[ex.stem]
+            return number, src_uri, ex.anchor
+        known = list(self.slides) + list(self.exercises)
+        close = difflib.get_close_matches(target, known, n=1, cutoff=0.6)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise RefError(
+            f"ref({target!r}) names no slide and no exercise{hint}; "
+            "expected a slide's file stem (e.g. "
+            f"'{next(iter(self.slides), '01-title')}') or an exercise's id "
+            f"({', '.join(sorted(self.exercises)) or 'none has one'})"
+        )
+
+    def letter(self, exercise: str, option: str) -> str:
+        if exercise not in self.exercises:
+            self._slide(exercise)  # raises, with the known ids
+            raise RefError(
+                f"ref({exercise!r}, {option!r}): '{exercise}' is a slide, "
+                "not an exercise; expected an exercise id before an option "
+                "id"
+            )
+        options = self.exercises[exercise].options
+        if option not in options:
+            raise RefError(
+                f"ref({exercise!r}, {option!r}): exercise '{exercise}' has "
+                f"no option with id '{option}'; expected one of: "
+                + (", ".join(sorted(options)) or "(its options have no id)")
+            )
+        return options[option]
+
+    def render(
+        self,
+        target: str,
+        option: str | None = None,
+        *,
+        page: str,
+        to: str | None = None,
+        cap: bool = False,
+        html: bool = False,
+    ) -> str:
+        """The reference as Markdown: a linked "slide N", a range, or an
+        option's letter. ``page`` is the src_uri of the page it is on;
+        ``html`` links to the built page (exercise text, which MkDocs
+        does not rewrite) instead of its .md source."""
+        if not isinstance(target, str) or (
+            option is not None and not isinstance(option, str)
+        ):
+            raise RefError(
+                "ref() takes ids as strings; expected "
+                'ref("slide-stem"), ref("exercise-id", "option-id")'
+            )
+        if option is not None:
+            return self.letter(target, option)
+        number, src_uri, anchor = self._slide(target)
+        word = "Slide" if cap else "slide"
+        first = self._link(page, src_uri, anchor, html)
+        if to is None:
+            return f"[{word} {number}]({first})"
+        end, end_uri, end_anchor = self._slide(to)
+        if end <= number:
+            raise RefError(
+                f"ref({target!r}, to={to!r}): slide {end} is not after "
+                f"slide {number}; expected a range in the deck's order"
+            )
+        last = self._link(page, end_uri, end_anchor, html)
+        return f"{word}s [{number}]({first})–[{end}]({last})"
+
+    @staticmethod
+    def _link(page: str, src_uri: str, anchor: str, html: bool) -> str:
+        target = src_uri[: -len(".md")] + ".html" if html else src_uri
+        rel = posixpath.relpath(target, posixpath.dirname(page) or ".")
+        if src_uri == page:
+            rel = ""
+        return rel + (f"#{anchor}" if anchor else "") or "#"
+
+    def expand(self, text: str, *, page: str) -> str:
+        """``text`` with every ref call replaced (exercise text)."""
+
+        def one(m: re.Match) -> str:
+            ((call, _, _),) = find_calls(m[0])
+            try:
+                return self.render(
+                    *call.args, page=page, html=True, **call.kwargs
+                )
+            except (AttributeError, RefError, TypeError):
+                return m[0]  # ``check`` reports it at its file and line
+
+        return _CALL.sub(one, text)
+
+    def fingerprint(self) -> str:
+        """What a page's rendered references depend on (serve's cache)."""
+        return repr(
+            (
+                sorted(self.slides.items()),
+                sorted(
+                    (k, v.src_uri, sorted(v.options.items()))
+                    for k, v in self.exercises.items()
+                ),
+            )
+        )
+
+    # --- checking ----------------------------------------------------------
+
+    def check(self, deck) -> list[Problem]:
+        """Every reference of the deck's pages and of the Python under
+        ``CODE_DIRS``, at its file and line."""
+        problems = list(self.problems)
+        for page in deck.pages:
+            src_uri = deck.docs_rel(page)
+            for call, line0, raw in find_calls(page.text):
+                problems += self._check_call(
+                    call, raw, page.path, line0 + 1, src_uri
+                )
+        for folder in CODE_DIRS:
+            base = Path(deck.root) / folder
+            for path in sorted(base.rglob("*.py")) if base.is_dir() else ():
+                rel = path.relative_to(deck.root).as_posix()
+                text = path.read_text(encoding="utf-8", errors="replace")
+                for m in _ADDRESS.finditer(text):
+                    line = text.count("\n", 0, m.start()) + 1
+                    message = self._check_address(m["stem"], m["anchor"])
+                    if message:
+                        problems.append(Problem(rel, line, message))
+        return problems
+
+    def _check_call(self, call, raw, path, line, src_uri) -> list[Problem]:
+        if call is None:
+            return [
+                Problem(
+                    path,
+                    line,
+                    f"{raw}: expected ids as quoted strings, e.g. "
+                    '{{ ref("40-rule-out-three-check-yourself-reshape-'
+                    'order") }} or {{ ref("exercise-id", "option-id") }}',
+                )
+            ]
+        unknown = set(call.kwargs) - {"to", "cap"}
+        if unknown or not 1 <= len(call.args) <= 2:
+            return [
+                Problem(
+                    path,
+                    line,
+                    f"{raw}: expected ref(slide or exercise id), "
+                    "ref(exercise id, option id), or ref(first, to=last); "
+                    "keyword arguments: to, cap",
+                )
+            ]
+        try:
+            self.render(*call.args, page=src_uri, **call.kwargs)
+        except (RefError, TypeError) as exc:
+            return [Problem(path, line, str(exc))]
+        return []
+
+    def _check_address(self, stem: str, anchor: str | None) -> str | None:
+        if stem not in self.slides:
+            close = difflib.get_close_matches(stem, list(self.slides), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            return (
+                f"slides/{stem}.html names no slide{hint}; expected the "
+                "address of a page of docs/slides/"
+            )
+        if anchor is None:
+            return None
+        anchors = {
+            ex.anchor: ex for ex in self.exercises.values() if ex.stem == stem
+        }
+        for ex in list(anchors.values()):
+            for opt in ex.options:
+                anchors[f"{ex.anchor}-{opt}"] = ex
+        if anchor not in anchors:
+            return (
+                f"slides/{stem}.html#{anchor} names no exercise or option "
+                "on that slide; expected one of: "
+                + (", ".join(sorted(anchors)) or "(none has an id)")
+            )
+        return None
+
+
+def valid_id(value) -> bool:
+    return isinstance(value, str) and bool(_SLUG.match(value))

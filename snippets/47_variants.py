@@ -1,0 +1,25 @@
+"""Variants of the milestone-2 fill-in: the forward pass run on sizes
+the slide does not print, and the shapes it returned.
+"""
+
+import torch
+
+from mha_ref import MultiHeadAttention, publish_table, shape_str
+
+torch.manual_seed(47)
+# --8<-- [start:show]
+rows = []
+for B, T, d_model, h in [
+    (3, 7, 12, 3),
+    (4, 6, 20, 5),
+    (1, 9, 24, 6),
+    (5, 3, 28, 7),
+    (2, 11, 18, 9),
+]:
+    model = MultiHeadAttention(d_model, h)
+    x = torch.randn(B, T, d_model)  # (B, T, d_model)
+    out, attn_w = model(x, x, x)
+    shapes = [shape_str(t.shape) for t in (out, attn_w)]
+    rows.append([B, T, d_model, h, *shapes])
+# --8<-- [end:show]
+publish_table("forward", ["B", "T", "d_model", "h", "out", "attn_w"], rows)

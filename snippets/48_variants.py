@@ -1,0 +1,28 @@
+"""Variants of the cross-attention fill-in: queries and keys of
+different lengths, run through mha_ref, and the shapes that came out.
+"""
+
+import torch
+
+from mha_ref import MultiHeadAttention, publish_table, shape_str, split_heads
+
+torch.manual_seed(48)
+# --8<-- [start:show]
+rows = []
+for B, T_q, T_k, d_model, h in [
+    (2, 3, 7, 12, 3),
+    (4, 5, 2, 20, 4),
+    (3, 6, 10, 30, 5),
+    (1, 4, 9, 16, 8),
+    (5, 8, 3, 42, 6),
+]:
+    model = MultiHeadAttention(d_model, h)
+    query = torch.randn(B, T_q, d_model)  # (B, T_q, d_model)
+    memory = torch.randn(B, T_k, d_model)  # (B, T_k, d_model)
+    out, attn_w = model(query, memory, memory)
+    K_heads = split_heads(model.W_K(memory), h)  # (B, h, T_k, d_k)
+    shapes = [shape_str(t.shape) for t in (out, attn_w, K_heads)]
+    rows.append([B, T_q, T_k, d_model, h, *shapes])
+# --8<-- [end:show]
+columns = ["B", "T_q", "T_k", "d_model", "h", "out", "attn_w", "K_heads"]
+publish_table("cross", columns, rows)

@@ -1,0 +1,287 @@
+"""Exercises that assess, in the built lesson, in Chromium: nothing of an
+answer before a real attempt (visible or in the accessibility tree), an
+empty try is no try, "Try another" draws new numbers that are graded
+right, and every fill-in takes its equivalent forms and answers its
+wrong forms with their own explanation."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+import lessonbuild.exercises as ex
+from lessonbuild import engine
+from lessonbuild.deck import read_deck
+from lessonbuild.exercises.model import FillIn
+from lessonbuild.settings import read_settings
+from tests.test_exercises_variants import CASES, case_spec, right_forms
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def hidden_keys(section) -> list[bool]:
+    """For each answer part of an exercise (key, verdict, explanation),
+    whether it is out of the page: hidden, so out of the accessibility
+    tree too. A discussion's hint is not an answer."""
+    return section.evaluate(
+        """el => [...el.querySelectorAll(
+          "details.ex-key:not(.ex-key--hint), .ex-zone__explanation, " +
+          ".ex-compare, .ex-cell__why")].map((d) => {
+            for (let n = d; n && n !== el.parentNode; n = n.parentElement) {
+              if (n.hidden) return true;
+            }
+            return false;
+          })"""
+    )
+
+
+def locked_verify_folds(page) -> list[bool]:
+    return page.evaluate(
+        '() => [...document.querySelectorAll("details.verify")]'
+        ".map((d) => d.hidden)"
+    )
+
+
+def attempt_nothing_then_something(page, section, kind):
+    """Press the exercise's action with no answer, then answer for real.
+    Returns the texts the empty try left in the feedback."""
+    action = {
+        "predict": "Commit prediction",
+        "discussion": "Compare with the model answer",
+        "eliminate": "Check my eliminations",
+        "order": "Check order",
+    }.get(kind, "Check")
+    button = section.get_by_role("button", name=action, exact=True)
+    button.click()
+    empty = section.locator(".ex-feedback").inner_text()
+    if kind in ("predict", "discussion"):
+        section.locator("textarea").fill("my answer, with a reason")
+    elif kind == "check":
+        section.locator("label.ex-option__label").first.click()
+    elif kind == "eliminate":
+        strikes = section.locator('[data-ex-action="strike"]')
+        for i in range(strikes.count() - 1):
+            strikes.nth(i).click()
+            section.locator(".ex-reason textarea").nth(i).fill("a reason")
+    elif kind == "buckets":
+        for select in section.locator("select.ex-select").all():
+            select.select_option(index=1)
+    elif kind == "order":
+        section.locator('[data-ex-action="down"]').first.click()
+    elif kind == "fill-in":
+        for cell in section.locator("input.ex-cell").all():
+            cell.fill("1")
+    button.click()
+    return empty
+
+
+KIND_SLIDES = {
+    "predict": "slides/14-guess-the-shape-of-the-answer-trace-d-model.html",
+    "check": "slides/37-check-yourself-parameter-count.html",
+    "eliminate": "slides/40-rule-out-three-check-yourself-reshape-order.html",
+    "buckets": "slides/16-which-is-which-by-shape.html",
+    "order": "slides/33-rebuild-the-recipe-the-multi-head-attention.html",
+    "fill-in": "slides/08-fill-in-shape-for-the-multi-head-idea.html",
+    "discussion": "slides/03-what-survived-from-scaled-dot-product.html",
+}
+
+
+@pytest.mark.parametrize("kind", list(KIND_SLIDES))
+def test_nothing_before_a_real_attempt(lesson_pages, kind):
+    page = lesson_pages.open(KIND_SLIDES[kind])
+    section = page.locator(f"section.ex-{kind}").first
+    before = section.aria_snapshot()
+    assert all(hidden_keys(section)), hidden_keys(section)
+    assert all(locked_verify_folds(page))
+    for word in ("Answer", "Model answer", "Survives elimination", "Why"):
+        assert f'"{word}' not in before and f"- group: {word}" not in before
+    empty = attempt_nothing_then_something(page, section, kind)
+    assert "Careful." in empty, f"{kind}: an empty try was graded: {empty}"
+    expect(section.locator(".ex-feedback")).not_to_contain_text("Careful.")
+    # After a real attempt the key is there to open, the folds unlock.
+    keys = section.locator("details.ex-key:not(.ex-key--hint)")
+    expect(keys.first).to_be_visible()
+    assert not any(locked_verify_folds(page))
+
+
+def test_an_empty_check_unlocks_nothing(lesson_pages):
+    """The key and the Verify-it fold stay shut after an empty Check, and
+    the page says why; reloading shows no attempt either."""
+    page = lesson_pages.open(KIND_SLIDES["check"])
+    section = page.locator("section.ex-check")
+    section.get_by_role("button", name="Check", exact=True).click()
+    expect(section.locator(".ex-feedback")).to_contain_text("Pick an option")
+    assert all(hidden_keys(section)) and all(locked_verify_folds(page))
+    page.reload()
+    assert all(hidden_keys(page.locator("section.ex-check")))
+    assert all(locked_verify_folds(page))
+
+
+def test_eliminate_never_names_the_survivor_before_the_end(lesson_pages):
+    """Striking the right option says nothing about it; only Check, with
+    every strike reasoned, compares."""
+    page = lesson_pages.open(KIND_SLIDES["eliminate"])
+    section = page.locator("section.ex-eliminate")
+    for letter in "ABC":  # B survives elimination on this slide
+        section.locator(
+            f'[data-ex-action="strike"][data-ex-option="{letter}"]'
+        ).click()
+        assert section.locator(".ex-feedback").is_hidden()
+        assert "survive" not in section.locator(".ex-live").inner_text()
+    section.get_by_role("button", name="Check my eliminations").click()
+    expect(section.locator(".ex-feedback")).to_contain_text("Say what rules")
+    for i in range(3):
+        section.locator(".ex-reason textarea").nth(i).fill(f"reason {i}")
+    section.get_by_role("button", name="Check my eliminations").click()
+    expect(section.locator(".ex-feedback")).to_contain_text("Not quite")
+    expect(section.locator('.ex-option[data-ex-option="A"] .ex-compare')
+           ).to_contain_text("Your reason: reason 0")
+
+
+@pytest.fixture(scope="module")
+def lesson_fill_ins():
+    """{page: (exercise, engine table rows)} for every lesson fill-in,
+    the tables from the snippet engine (its cache, as the build)."""
+    deck = read_deck(ROOT, parts=read_settings(ROOT).parts)
+    result = engine.check(
+        deck, timeout=300, jobs=2, cache_dir=ROOT / ".cache" / "engine"
+    )
+    found = {}
+    for slide in deck.slides:
+        for fence in slide.exercises:
+            exercise, _ = ex.validate(
+                fence.body,
+                path=slide.path,
+                first_line=fence.line,
+                tables=result.tables,
+            )
+            if isinstance(exercise, FillIn):
+                name = deck.docs_rel(slide)[: -len(".md")] + ".html"
+                found[name] = exercise
+    assert len(found) >= 6
+    return found
+
+
+def shown_variant(section, exercise: FillIn) -> dict[str, str]:
+    """The engine's row for the numbers the prompt shows now."""
+    shown = {
+        span.get_attribute("data-ex-var"): span.inner_text()
+        for span in section.locator("[data-ex-var]").all()
+    }
+    rows = [
+        row for row in exercise.rows
+        if all(row[k] == v for k, v in shown.items())
+    ]
+    assert len(rows) == 1, (shown, exercise.rows)
+    return rows[0]
+
+
+def grade(section, row: int, typed: str) -> tuple[str, str]:
+    """Fill every blank (this one with ``typed``), Check; the blank's
+    mark and explanation."""
+    for i, cell in enumerate(section.locator("input.ex-cell").all()):
+        if i == row:
+            cell.fill(typed)
+        elif not cell.input_value():
+            cell.fill("0")
+    section.get_by_role("button", name="Check", exact=True).click()
+    blank = section.locator(f'.ex-blank[data-ex-row="{row}"]')
+    # The first Check loads the vendored mathjs (650 kB): slow under load.
+    expect(blank.locator(".ex-mark"), f"no mark for {typed!r}").not_to_have_text(
+        "", timeout=30_000
+    )
+    why = blank.locator(".ex-cell__why")
+    return blank.locator(".ex-mark").inner_text(), (
+        why.inner_text() if why.is_visible() else ""
+    )
+
+
+def test_try_another_changes_the_numbers_and_grades_the_new_answer(
+    lesson_pages, lesson_fill_ins
+):
+    for name, exercise in lesson_fill_ins.items():
+        page = lesson_pages.open(name)
+        section = page.locator("section.ex-fill-in")
+        first = shown_variant(section, exercise)
+        for r, cell in enumerate(exercise.cells):
+            mark, _ = grade(section, r, first[cell.column])
+            assert "right" in mark, (name, cell.column, first[cell.column])
+        section.get_by_role("button", name="Try another").click()
+        second = shown_variant(section, exercise)
+        assert second != first, f"{name}: Try another kept the numbers"
+        assert all(v == "" for v in (
+            c.input_value() for c in section.locator("input.ex-cell").all()
+        )), "the old answers stayed in the cells"
+        assert all(hidden_keys(section)), "the key stayed open for new numbers"
+        for r, cell in enumerate(exercise.cells):
+            mark, _ = grade(section, r, second[cell.column])
+            assert "right" in mark, (name, cell.column, second[cell.column])
+            if first[cell.column] != second[cell.column]:
+                mark, _ = grade(section, r, first[cell.column])
+                assert "wrong" in mark, (name, "the old numbers' answer")
+
+
+def test_each_fill_in_takes_equivalent_forms_and_explains_wrong_ones(
+    lesson_pages, lesson_fill_ins
+):
+    for name, exercise in lesson_fill_ins.items():
+        page = lesson_pages.open(name)
+        section = page.locator("section.ex-fill-in")
+        row = shown_variant(section, exercise)
+        for r, cell in enumerate(exercise.cells):
+            for typed in [*right_forms(row[cell.column], cell.shape),
+                          cell.formula]:
+                mark, why = grade(section, r, typed)
+                assert "right" in mark and not why, (name, typed, mark)
+            for wrong in cell.wrong:
+                mark, why = grade(section, r, wrong.form)
+                if "right" in mark:
+                    continue  # equal to the answer here ("no bias" at 0)
+                assert "wrong" in mark, (name, wrong.form)
+                said = re.sub(r"\s+", " ", why)
+                assert words_of(wrong.why) in said or _same_value(cell, wrong), (
+                    f"{name} {cell.column}: {wrong.form!r} got {said!r}"
+                )
+
+
+def words_of(markdown: str) -> str:
+    """A few words of an explanation as the page shows them: the first
+    stretch of plain text (math and code render differently)."""
+    chunks = re.split(r"\\\(.*?\\\)|`[^`]*`", markdown, flags=re.S)
+    words = next(c for c in chunks if len(c.split()) >= 2).split()
+    return " ".join(w.strip("*") for w in words[:3])
+
+
+def _same_value(cell, wrong) -> bool:
+    """An earlier wrong form may equal this one at these numbers and at
+    the random points; then its explanation is the one shown."""
+    return any(
+        w.form != wrong.form for w in cell.wrong[: cell.wrong.index(wrong)]
+    )
+
+
+def test_the_browser_judge_agrees_on_the_shared_cases(lesson_pages):
+    page = lesson_pages.open(KIND_SLIDES["fill-in"])
+    results = page.evaluate(
+        """async (cases) => {
+          const out = [];
+          for (const [given, spec] of cases) {
+            const v = await window.lessonExercises.judge(
+              given, spec.cells[0], 0, spec);
+            out.push(v.ok);
+          }
+          return out;
+        }""",
+        [[c["given"], case_spec(c)] for c in CASES],
+    )
+    wrong = [
+        (c["given"], c["formula"], c["right"])
+        for c, ok in zip(CASES, results, strict=True)
+        if ok is not c["right"]
+    ]
+    assert not wrong, f"the browser judges these differently: {wrong}"

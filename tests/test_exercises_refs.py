@@ -1,0 +1,188 @@
+"""References by id: slide numbers and option letters computed, never
+typed (lessonbuild/exercises/refs.py)."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lessonbuild.deck import parse_slide, read_deck
+from lessonbuild.exercises import RefError, RefIndex
+from lessonbuild.fastcheck import fast_problems
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: A slide number or an option letter typed as text: "slide 41",
+#: "slides 30–31", "Slide 9's", "option C", "options C and D".
+TYPED = re.compile(r"\b[Ss]lides? \d+|\b[Oo]ptions? [A-F]\b")
+
+
+def typed_references(text: str) -> list[str]:
+    return TYPED.findall(text)
+
+
+def test_the_pattern_finds_what_went_stale():
+    """The grep below is only worth its silence if it finds the forms the
+    stale references had."""
+    stale = (
+        "its default averages the heads — option B's shape; "
+        "(slide 41, option C); slides 30–41; Slide 9 says; options C and D"
+    )
+    assert typed_references(stale) == [
+        "option B",
+        "slide 41",
+        "option C",
+        "slides 30",
+        "Slide 9",
+        "options C",
+    ]
+
+
+def test_no_slide_number_or_option_letter_is_typed():
+    """Slides (prose, notes, exercises), the home page, snippets and
+    mha_ref (code comments, docstrings, the grader's hints) name places by
+    id; a number or letter typed by hand is a reference that can go
+    stale."""
+    files = [
+        *sorted((ROOT / "docs" / "slides").glob("*.md")),
+        ROOT / "docs" / "index.md",
+        *sorted((ROOT / "snippets").rglob("*.py")),
+        *sorted((ROOT / "mha_ref").rglob("*.py")),
+    ]
+    found = []
+    for path in files:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            for hit in typed_references(line):
+                found.append(f"{path.relative_to(ROOT)}:{n}: {hit!r}")
+    assert not found, (
+        "typed references; write {{ ref(\"<slide stem>\") }} or "
+        "{{ ref(\"<exercise id>\", \"<option id>\") }} in Markdown, "
+        "slides/<stem>.html#<anchor> in Python:\n" + "\n".join(found)
+    )
+
+
+def test_the_lesson_references_resolve_and_fastcheck_agrees():
+    deck = read_deck(ROOT)
+    index = RefIndex.from_deck(deck)
+    assert not index.check(deck)
+    # What the deck's references say, computed from the slides' order
+    # and the options' order in their fences.
+    assert index.letter("split-heads", "direct-view") == "C"
+    assert index.letter("attn-shape", "head-average") == "A"
+    assert index.letter("param-count-512", "divide-by-h") == "A"
+    assert not [p for p in fast_problems(ROOT) if "ref(" in p.message]
+
+
+def deck_of(pages: dict[str, str]):
+    """A deck of in-memory pages, for RefIndex (which only reads them)."""
+
+    class Deck:
+        # No snippets/ or mha_ref/ with addresses in them: only the pages.
+        root = ROOT / "tests" / "exercise_fixtures"
+        docs = root / "docs"
+
+        def __init__(self):
+            self.pages = [
+                parse_slide(path, textwrap.dedent(text).lstrip("\n"))
+                for path, text in pages.items()
+            ]
+
+        def docs_rel(self, page):
+            return page.path.removeprefix("docs/")
+
+    return Deck()
+
+
+PAGES = {
+    "docs/slides/40-split.md": """
+        ---
+        title: Split
+        slide: 40
+        kind: Elimination
+        part: P
+        ---
+
+        # Split
+
+        ```exercise
+        kind: eliminate
+        id: split
+        question: q
+        options:
+          - id: flat
+            text: a
+            rules_out: r
+          - id: right
+            text: b
+            correct: true
+        explanation: e
+        ```
+        """,
+    "docs/slides/41-merge.md": """
+        ---
+        title: Merge
+        slide: 41
+        kind: Check
+        part: P
+        ---
+
+        # Merge
+
+        Option {{ ref("split", "right") }} of {{ ref("split") }} splits;
+        see {{ ref("40-split", to="41-merge") }}.
+        Broken: {{ ref("split", "direct") }} and {{ ref("42-nope") }},
+        {{ ref(split) }}.
+        """,
+}
+
+
+def test_references_render_numbers_letters_and_links():
+    deck = deck_of(PAGES)
+    index = RefIndex.from_deck(deck)
+    here = "slides/41-merge.md"
+    assert index.render("split", "right", page=here) == "B"
+    assert index.render("split", page=here) == (
+        "[slide 40](40-split.md#ex-split)"
+    )
+    assert index.render("40-split", page="index.md", cap=True) == (
+        "[Slide 40](slides/40-split.md)"
+    )
+    assert index.render("40-split", to="41-merge", page=here) == (
+        "slides [40](40-split.md)–[41]()".replace("()", "(#)")
+    )
+    # Exercise text is rendered outside MkDocs: links to the built page.
+    assert index.expand('in {{ ref("split") }}', page=here) == (
+        "in [slide 40](40-split.html#ex-split)"
+    )
+    with pytest.raises(RefError, match="has no option with id 'left'"):
+        index.render("split", "left", page=here)
+
+
+def test_every_broken_reference_is_reported_at_its_line():
+    deck = deck_of(PAGES)
+    problems = RefIndex.from_deck(deck).check(deck)
+    assert [(p.path, p.line) for p in problems] == [
+        ("docs/slides/41-merge.md", 12),
+        ("docs/slides/41-merge.md", 12),
+        ("docs/slides/41-merge.md", 13),
+    ]
+    text = "\n".join(p.message for p in problems)
+    assert "exercise 'split' has no option with id 'direct'; expected one " \
+        "of: flat, right" in text
+    assert "ref('42-nope') names no slide and no exercise" in text
+    assert "expected ids as quoted strings" in text
+
+
+def test_python_names_places_by_address_and_they_are_checked(tmp_path):
+    """Snippets and mha_ref cannot run a macro: they name a page and an
+    anchor by the built site's address, and a wrong one is reported."""
+    deck = deck_of(PAGES)
+    index = RefIndex.from_deck(deck)
+    assert index._check_address("40-split", "ex-split-flat") is None
+    assert "names no exercise or option" in index._check_address(
+        "40-split", "ex-split-direct"
+    )
+    assert "names no slide" in index._check_address("39-split", None)
