@@ -1024,8 +1024,9 @@ def test_table_cells_are_plain_text():
     html = markdown.markdown(render_table(table), extensions=["tables"])
     assert "<script>" not in html and "<strong>" not in html
     assert "<a " not in html and "<b>" not in html
-    assert "&#60;script&#62;alert(1)&#60;/script&#62;" in html
-    assert "<code>code &#60;b&#62;</code>" in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<code>code &lt;b&gt;</code>" in html
+    assert "**bold** &#36;x&#36; [l](javascript:x)" in html
     assert html.count("<td>") == 6  # "a | b" stays one cell
     assert "<script" not in html  # not even inside a formula
 

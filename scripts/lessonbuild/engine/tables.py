@@ -39,18 +39,19 @@ def render_table(table: dict, hide: str | None = None) -> str:
     return "\n".join(lines)
 
 
-#: Characters Markdown, its extensions (tables, math, marks, emoji) or
-#: HTML could read as markup, written as character references instead.
-_MARKUP = re.compile(r"""[\\`*_{}\[\]<>&|$~^=:#!"']""")
+#: Characters Markdown (with the tables extension) reads as markup:
+#: written with its backslash escape, which it publishes as the plain
+#: character; HTML's and math's (arithmatex: $) as character references.
+_MARKDOWN = re.compile(r"[\\`*_{}\[\]#+\-.!|]")  # not ( ): \( is math
+_HTML = {"<": "&lt;", ">": "&gt;", "&": "&amp;", "$": "&#36;"}
 _SPAN = re.compile(r"`(?P<code>[^`\n]+)`|(?P<math>\\\(.+?\\\))")
 #: In a formula: what would end the cell or start HTML, as TeX says it.
 _TEX = {"|": r"\vert{}", "<": r"\lt{}", ">": r"\gt{}", "&": r"\&"}
 
 
 def _plain(text: str) -> str:
-    return _MARKUP.sub(lambda m: f"&#{ord(m[0])};", text).replace(
-        "\n", "<br>"
-    )
+    text = _MARKDOWN.sub(lambda m: "\\" + m[0], text)
+    return "".join(_HTML.get(c, c) for c in text).replace("\n", "<br>")
 
 
 def _cell(text: str) -> str:
