@@ -47,10 +47,9 @@ from .settings import CACHE_ENV
 
 RUNS = 3
 FLOOR = Path(__file__).with_name("benchfloor.py")
-#: Today's clean build over ``import torch`` (median of 3 on the shared
-#: 2-core machine, the commit that removed the sub-second caches); the
-#: build may be at most 25 % slower than that.
-BUILD_BEFORE = 9.0  # filled in below from the measurement
+#: A clean build's ceiling, in ``import torch``s timed beside it (the
+#: ratio stays put where the machine's speed drifts).
+BUILD_CEILING = 4.0
 #: What the serve rows time, as ``make serve`` runs it; argv: the site
 #: folder, the slide's src_uri, the snippet, the src_uri of a slide that
 #: shows the snippet.
@@ -207,8 +206,8 @@ def build_rows(bench: Bench) -> list[Figure]:
             "clean mkdocs build, empty caches",
             statistics.median(builds),
             torch,
-            1.25 * BUILD_BEFORE,
-            "import torch (today's + 25 %)",
+            BUILD_CEILING,
+            "import torch",
         ),
     ]
 

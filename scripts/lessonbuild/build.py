@@ -47,7 +47,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from jinja2 import Environment, PackageLoader
+from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader
 from mkdocs.exceptions import Abort
 
 from . import engine, exercises, notebooks, present
@@ -429,7 +429,17 @@ class Build:
             return (notebooks.OUT_DIR / page.file.src_uri).as_posix(), ""
         return f"{Path(config.docs_dir).name}/{page.file.src_uri}", ""
 
-    def env(self, files) -> None:
+    def env(self, env, files) -> None:
+        """Every page is read: fail on what rendering found, give the
+        pages a rebuild skipped what they showed, and keep the theme's
+        compiled templates in .cache/templates (Jinja's bytecode cache,
+        keyed by each template's source), so that a rebuild under serve
+        does not compile them again."""
+        if self.config is not None:
+            root = Path(self.config.config_file_path).resolve().parent
+            folder = cache_dir(root).parent / "templates"
+            folder.mkdir(parents=True, exist_ok=True)
+            env.bytecode_cache = FileSystemBytecodeCache(str(folder))
         if self.math is not None:
             self.math.close()  # every formula is cached by now
         if self.problems:

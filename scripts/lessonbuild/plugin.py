@@ -85,7 +85,7 @@ class LessonPlugin(BasePlugin):
         return self.build.page_content(html, page, config)
 
     def on_env(self, env, *, config, files):
-        self.build.env(files)
+        self.build.env(env, files)
         return env
 
     @event_priority(-100)  # after every step that changes the content
