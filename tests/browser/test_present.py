@@ -63,6 +63,9 @@ class Deck:
             viewport={"width": WIDTH, "height": HEIGHT}
         )
         self.context.set_default_timeout(20_000)
+        # A whole deck loads in well under a second on a quiet machine;
+        # eight engineers' builds on two cores make it many times that.
+        self.context.set_default_navigation_timeout(120_000)
         self.errors: list[str] = []
         self.foreign: list[str] = []
         local = urlsplit(base).netloc
@@ -289,7 +292,7 @@ def test_r_and_shift_p_keep_the_place(deck, lesson):
     anchor = heading.get_attribute("id").split("-", 1)[1]
     page.locator("body").press("r")
     expect(page).to_have_url(re.compile(f"#{re.escape(anchor)}$"))
-    expect(page.locator(f"article h2#{anchor}")).to_be_in_viewport()
+    expect(page.locator(f"h2#{anchor}")).to_be_in_viewport()
     page.keyboard.press("Shift+P")
     wait_ready(page)
     page.wait_for_function(
@@ -371,23 +374,36 @@ def test_the_help_overlay_fits(deck):
     expect(page.locator(".r-overlay-help")).to_contain_text("Reading page")
 
 
+#: Every screen of the deck laid out one under the other, every step
+#: shown and every fold open, so that one axe run sees all of them.
+ALL_SCREENS_JS = """() => {
+  const style = document.createElement('style');
+  style.textContent = `
+    .reveal .slides, .reveal .slides section, .reveal .deck-fold {
+      position: static !important; display: block !important;
+      transform: none !important; height: auto !important;
+      width: auto !important; }
+    .reveal .slides .fragment { opacity: 1 !important;
+      visibility: visible !important; }`;
+  document.head.appendChild(style);
+  for (const s of document.querySelectorAll('.reveal .slides section')) {
+    for (const a of ['hidden', 'aria-hidden', 'inert']) s.removeAttribute(a);
+  }
+  for (const d of document.querySelectorAll('.reveal details')) d.open = true;
+}"""
+
+
 def test_the_deck_passes_axe_on_every_screen(browser, built_site):
+    """axe: no serious or critical violation on any screen, every step
+    shown and every fold open, nor on reveal's controls."""
     context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
     try:
         page = context.new_page()
         page.goto(built_site.as_uri() + "/present.html#/1")
         wait_ready(page)
-        found = []
-        for h, v, name in screens(page):
-            page.evaluate(f"Reveal.slide({h}, {v}, -1)")
-            page.evaluate(OPEN_ALL_JS)
-            found += [
-                f"{name}: {f}"
-                for f in serious_violations(
-                    page, ".reveal .slides > section > section.present"
-                )
-            ]
-        found += serious_violations(page, ".reveal .controls")
+        found = serious_violations(page, ".reveal .controls")
+        page.evaluate(ALL_SCREENS_JS)
+        found += serious_violations(page, ".reveal .slides")
     finally:
         context.close()
     assert not found, "axe: serious or critical in the deck:\n" + "\n".join(
@@ -561,6 +577,7 @@ def answered(page) -> list[str]:
         if not button.count() or not button.first.is_enabled():
             continue
         button.first.click(force=True)
+        found += page.evaluate(OVERFLOW_JS, WIDTH)  # as the exercise left it
         page.evaluate(OPEN_ALL_JS)
         found += page.evaluate(OVERFLOW_JS, WIDTH)
     return found
