@@ -1142,9 +1142,51 @@
     return w;
   }
 
+  // The home page's parts: how many of each part's exercises this
+  // browser has a real attempt saved for, and a reset of them all.
+  function triedIn(key) {
+    const state = load(key);
+    if (!state) return false;
+    const t = state.tried;
+    return !!(state.committed || (Array.isArray(t) ? t.length : t));
+  }
+  function showProgress() {
+    const box = one(document, ".lesson-parts");
+    if (!box) return;
+    const rows = all(box, "tr[data-ex-keys]");
+    let done = 0;
+    let total = 0;
+    rows.forEach((row) => {
+      const keys = JSON.parse(row.getAttribute("data-ex-keys"));
+      const tried = keys.filter(triedIn).length;
+      done += tried;
+      total += keys.length;
+      one(row, ".lesson-parts__done").textContent = keys.length
+        ? `${tried} of ${keys.length} exercises answered`
+        : "no exercises";
+    });
+    one(box, ".lesson-parts__total").textContent =
+      `${done} of ${total} exercises answered`;
+    const actions = one(box, ".lesson-parts__actions");
+    actions.hidden = false;
+    const button = one(actions, "[data-lesson-reset]");
+    if (!button.hasAttribute("data-ready")) {
+      button.setAttribute("data-ready", "");
+      button.addEventListener("click", () => {
+        rows.forEach((row) => {
+          JSON.parse(row.getAttribute("data-ex-keys")).forEach(forget);
+        });
+        showProgress();
+        one(actions, '[role="status"]').textContent =
+          "Your progress is reset: every exercise is unanswered again.";
+      });
+    }
+  }
+
   function initAll() {
     all(document, ".exercise[data-ex-kind]").forEach(init);
     lockVerifyFolds();
+    showProgress();
   }
   document.addEventListener("lesson:attempted", lockVerifyFolds);
 

@@ -285,3 +285,26 @@ def test_the_browser_judge_agrees_on_the_shared_cases(lesson_pages):
         if ok is not c["right"]
     ]
     assert not wrong, f"the browser judges these differently: {wrong}"
+
+
+def test_home_page_shows_each_parts_time_and_progress(lesson_pages):
+    """The home page adds up each part's notes' Time lines, counts the
+    exercises answered in this browser, and resets them."""
+    deck = read_deck(ROOT, parts=read_settings(ROOT).parts)
+    part3 = next(p for p in deck.parts if p.name.startswith("Part 3"))
+    minutes = sum(
+        n.minutes for s in part3.slides for n in s.notes if n.minutes
+    )
+    count = sum(len(s.exercises) for s in part3.slides)
+    page = lesson_pages.open(KIND_SLIDES["check"])  # slide 37, in part 3
+    section = page.locator("section.ex-check")
+    section.locator("label.ex-option__label").first.click()
+    section.get_by_role("button", name="Check", exact=True).click()
+    page.goto(lesson_pages.base + "index.html")
+    row = page.locator(".lesson-parts tbody tr").filter(has_text="Part 3")
+    expect(row).to_contain_text(f"{minutes:g} min")
+    expect(row).to_contain_text(f"1 of {count} exercises answered")
+    page.get_by_role("button", name="Reset my progress").click()
+    expect(row).to_contain_text(f"0 of {count} exercises answered")
+    page.goto(lesson_pages.base + KIND_SLIDES["check"])
+    assert all(hidden_keys(page.locator("section.ex-check")))
