@@ -593,7 +593,7 @@
       const left = need - Object.keys(w.state.struck).length;
       w.announce(on
         ? `${letter} struck. Say what rules it out in its box.`
-        : `${letter} restored.` + (left > 0 ? ` ${left} to strike.` : ""));
+        : `${letter} restored.${left > 0 ? ` ${left} to strike.` : ""}`);
       if (on) reason(letter).focus();
     }
     function check(quiet) {
@@ -958,7 +958,7 @@
         }
         why.appendChild(box);
         why.hidden = false;
-        notes.push(speech(one(w.el, `#${w.el.id}-row${r}`)) + ": " + speech(box));
+        notes.push(`${speech(one(w.el, `#${w.el.id}-row${r}`))}: ${speech(box)}`);
       });
       fillKey(math);
       const message = right === cells.length
@@ -999,7 +999,7 @@
       clearWhy();
       showVariant();
       w.save();
-      w.announce("New numbers: " + speech(one(w.el, ".ex-prompt")));
+      w.announce(`New numbers: ${speech(one(w.el, ".ex-prompt"))}`);
       input(cells[0]).focus();
     }
     cells.forEach((td) => {
@@ -1087,7 +1087,7 @@
       ).pop();
       if (!above) return;
       let note = fold.previousElementSibling;
-      if (!note || !note.classList.contains("ex-locked")) {
+      if (!note?.classList.contains("ex-locked")) {
         note = document.createElement("p");
         note.className = "ex-locked";
         note.textContent = "\u{1F512} The run that verifies the answer " +

@@ -91,7 +91,6 @@ def define_env(env):
             f'alt="{escape(data["alt"])}" loading="lazy"></figure>'
         )
 
-
     @env.macro
     def ref(target, option=None, to=None, cap=False):
         """``slide N`` (linked), ``slides N–M``, or an option's letter,
@@ -104,7 +103,6 @@ def define_env(env):
             )
         except ValueError as exc:
             raise ValueError(_where(env, lesson, target) + str(exc)) from None
-
 
     @env.macro
     def lesson_parts():

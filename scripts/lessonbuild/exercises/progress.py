@@ -62,7 +62,9 @@ def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
         grand += total
         grand_untimed += untimed
         keys = [
-            k for slide in part.slides for k in exercise_keys(deck, slide, prefix)
+            k
+            for slide in part.slides
+            for k in exercise_keys(deck, slide, prefix)
         ]
         first = part.slides[0]
         link = posixpath.relpath(
@@ -95,7 +97,7 @@ def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
         '<td class="lesson-parts__total"></td></tr></tfoot></table>'
         '<p class="lesson-parts__actions" hidden>'
         '<button type="button" class="md-button" '
-        'data-lesson-reset>Reset my progress</button> '
+        "data-lesson-reset>Reset my progress</button> "
         '<span class="ex-sr" role="status" aria-live="polite"></span></p>'
         "</div>"
     )
