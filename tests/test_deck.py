@@ -80,9 +80,10 @@ CORRECTED = {
 REASKED = {37, 41}
 # Exercises that gave their answer away or only asked for recall, asked
 # anew (issue 29): their source items, order and hints are not the page's.
-# 32 is two truths and a lie about new layers; 33 orders code lines with
-# no labels; the hints of 45 and 49 no longer state the answer.
-ASKED_ANEW = {32, 33, 45, 49}
+# 29 and 50 sort new problems and bugs; 32 is two truths and a lie about
+# new layers; 33 orders code lines with no labels; the hints of 45 and 49
+# no longer state the answer.
+ASKED_ANEW = {29, 32, 33, 45, 49, 50}
 
 # Discussion slides whose source "Answer:" only repeats the slide (errata 8).
 DISCUSSION_KINDS = {
