@@ -1162,11 +1162,10 @@
       done += tried;
       total += keys.length;
       one(row, ".lesson-parts__done").textContent = keys.length
-        ? `${tried} of ${keys.length} exercises answered`
-        : "no exercises";
+        ? `${tried} / ${keys.length}`
+        : "none";
     });
-    one(box, ".lesson-parts__total").textContent =
-      `${done} of ${total} exercises answered`;
+    one(box, ".lesson-parts__total").textContent = `${done} / ${total}`;
     const actions = one(box, ".lesson-parts__actions");
     actions.hidden = false;
     const button = one(actions, "[data-lesson-reset]");

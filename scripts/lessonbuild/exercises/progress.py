@@ -81,7 +81,7 @@ def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
             f"{html.escape(part.name)}</a></th>"
             f"<td>{first.number}–{part.slides[-1].number}</td>"
             f"<td>{html.escape(minutes)}</td>"
-            f'<td class="lesson-parts__done">{len(keys)} exercises</td></tr>'
+            f'<td class="lesson-parts__done">{len(keys)}</td></tr>'
         )
     total = _minutes(grand) + (
         f" (+ {grand_untimed} untimed)" if grand_untimed else ""
@@ -90,7 +90,7 @@ def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
         '<div class="lesson-parts" markdown="0">'
         '<table><thead><tr><th scope="col">Part</th>'
         '<th scope="col">Slides</th><th scope="col">Time</th>'
-        '<th scope="col">Your progress</th></tr></thead><tbody>'
+        '<th scope="col">Exercises you answered</th></tr></thead><tbody>'
         + "".join(rows)
         + f'</tbody><tfoot><tr><th scope="row">The whole lesson</th>'
         f"<td>{len(deck.slides)}</td><td>{html.escape(total)}</td>"
