@@ -20,7 +20,7 @@ for d_model, h, bias in [
         d_model, h, bias=bool(bias), batch_first=True
     )
     params = sum(p.numel() for p in torch_mha.parameters())
-    if not bias:  # the lesson's module, bias-free, counts the same
+    if not bias:  # mha_ref's module, bias-free, counts the same
         assert params == count_parameters(MultiHeadAttention(d_model, h))
     words = "with biases" if bias else "bias-free"
     rows.append([d_model, h, bias, words, f"{params:,}"])

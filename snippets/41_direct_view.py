@@ -27,8 +27,10 @@ x = torch.arange(16.0).view(B, T, d_model)  # (1, 4, 4)
 context = split_heads(x, h).contiguous()  # (1, 2, 4, 2)
 merged = context.transpose(1, 2).contiguous().view(B, T, d_model)
 print("transpose, contiguous, view == x:", torch.equal(merged, x))
-print("view without transpose     == x:",
-      torch.equal(context.view(B, T, d_model), x))  # (1, 4, 4), scrambled
+print(
+    "view without transpose     == x:",
+    torch.equal(context.view(B, T, d_model), x),
+)  # (1, 4, 4), scrambled
 try:
     context.transpose(1, 2).view(B, T, d_model)  # (B, T, h, d_k) strides
 except RuntimeError as err:

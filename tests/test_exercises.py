@@ -502,14 +502,19 @@ def test_fill_in_prints_no_answer_and_shows_the_first_variant(fragments):
     result = render_text(f"```exercise\n{FILL}```\n", fragments)
     assert not result.problems, result.problems
     (html,) = result.html.values()
-    text = re.sub(r"<script.*?</script>|<template.*?</template>", "", html,
-                  flags=re.S)
+    text = re.sub(
+        r"<script.*?</script>|<template.*?</template>", "", html, flags=re.S
+    )
     assert "(2, 2, 5, 5)" not in text and "(3, 3, 7, 7)" not in text
     assert re.search(r'data-ex-var="B">2<', text)
     assert "<code>(B, h, T, T)</code>" in text  # the key: the formula
     spec = json.loads(
-        re.search(r'<script type="application/json" class="ex-spec">'
-                  r"(.*?)</script>", html, re.S)[1]
+        re.search(
+            r'<script type="application/json" class="ex-spec">'
+            r"(.*?)</script>",
+            html,
+            re.S,
+        )[1]
     )
     assert spec["cells"][0]["answer"] == [[2, 2, 5, 5], [3, 3, 7, 7]]
     assert '<template data-ex-why="0-0">' in html

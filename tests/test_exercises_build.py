@@ -175,7 +175,9 @@ def test_a_reference_to_a_missing_id_fails_the_build_at_its_line(tmp_path):
         "option with id 'direct'; expected one of: direct-view, "
         "view-transpose"
     ) in err
-    assert "docs/index.md:8: ref('split', 'flat'): exercise 'split' has " in err
+    assert (
+        "docs/index.md:8: ref('split', 'flat'): exercise 'split' has " in err
+    )
     assert not (tmp_path / "site").exists() or not list(
         (tmp_path / "site").rglob("*.html")
     )

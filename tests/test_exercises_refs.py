@@ -58,8 +58,8 @@ def test_no_slide_number_or_option_letter_is_typed():
             for hit in typed_references(line):
                 found.append(f"{path.relative_to(ROOT)}:{n}: {hit!r}")
     assert not found, (
-        "typed references; write {{ ref(\"<slide stem>\") }} or "
-        "{{ ref(\"<exercise id>\", \"<option id>\") }} in Markdown, "
+        'typed references; write {{ ref("<slide stem>") }} or '
+        '{{ ref("<exercise id>", "<option id>") }} in Markdown, '
         "slides/<stem>.html#<anchor> in Python:\n" + "\n".join(found)
     )
 
@@ -170,8 +170,10 @@ def test_every_broken_reference_is_reported_at_its_line():
         ("docs/slides/41-merge.md", 13),
     ]
     text = "\n".join(p.message for p in problems)
-    assert "exercise 'split' has no option with id 'direct'; expected one " \
+    assert (
+        "exercise 'split' has no option with id 'direct'; expected one "
         "of: flat, right" in text
+    )
     assert "ref('42-nope') names no slide and no exercise" in text
     assert "expected ids as quoted strings" in text
 

@@ -132,8 +132,10 @@ def specs(lesson):
     fragments = ex.Fragments(["pymdownx.arithmatex"], {})
     ctx = ex.RenderContext(1, "k", fragments.block, fragments.inline)
     _, fill_ins = lesson
-    return [(slide, exercise, fill_in_view(exercise, ctx)["spec"])
-            for slide, _, exercise in fill_ins]
+    return [
+        (slide, exercise, fill_in_view(exercise, ctx)["spec"])
+        for slide, _, exercise in fill_ins
+    ]
 
 
 def test_each_fill_in_takes_the_equivalent_forms(specs):
@@ -146,9 +148,11 @@ def test_each_fill_in_takes_the_equivalent_forms(specs):
                     forms.append("[" + cell.formula[1:-1] + "]")
                     forms.append(cell.formula.replace("^", "**"))
                 else:
-                    forms.append(cell.formula.replace("*", " ").replace(
-                        "  ", " "
-                    ) if "+" not in cell.formula else cell.formula)
+                    forms.append(
+                        cell.formula.replace("*", " ").replace("  ", " ")
+                        if "+" not in cell.formula
+                        else cell.formula
+                    )
                 for form in forms:
                     verdict = answers.judge(form, spec["cells"][c], v, spec)
                     assert verdict == {"ok": True}, (
@@ -168,14 +172,14 @@ def test_each_wrong_form_gets_its_own_explanation(specs):
                     # Forms that agree at the variant are told apart at
                     # the random points (÷h and "W_O only" when h = 4).
                     first = next(
-                        j for j, w in enumerate(s["wrong"])
+                        j
+                        for j, w in enumerate(s["wrong"])
                         if w["variants"][v] == s["wrong"][k]["variants"][v]
                         and w["points"][v] == s["wrong"][k]["points"][v]
                     )
                     verdict = answers.judge(wrong.form, s, v, spec)
                     assert verdict == {"ok": False, "wrong": first}, (
-                        f"{slide.path}:{cell.line} variant {v}: "
-                        f"{wrong.form!r}"
+                        f"{slide.path}:{cell.line} variant {v}: {wrong.form!r}"
                     )
 
 
@@ -201,8 +205,10 @@ def test_a_coincidence_at_the_variant_is_not_the_formula(specs):
 
 def fake_equal_here(cell, v, spec, fake) -> bool:
     """The fake does equal the answer at the variant's own numbers."""
-    (value,) = [answers.values(p, spec["scopes"][v])
-                for p in answers.split(fake, False)]
+    (value,) = [
+        answers.values(p, spec["scopes"][v])
+        for p in answers.split(fake, False)
+    ]
     return answers.close(value, cell["answer"][v][0])
 
 
@@ -222,10 +228,26 @@ def case_spec(case: dict) -> dict:
     them: the formula's values at the case's scope and random points."""
     shape = case["formula"].startswith("(")
     points = [
-        {"d_model": 60, "h": 5, "d_k": 12, "t": 7, "t_q": 7, "t_k": 3,
-         "b": 3, "bias": 0},
-        {"d_model": 66, "h": 3, "d_k": 22, "t": 4, "t_q": 4, "t_k": 9,
-         "b": 2, "bias": 0},
+        {
+            "d_model": 60,
+            "h": 5,
+            "d_k": 12,
+            "t": 7,
+            "t_q": 7,
+            "t_k": 3,
+            "b": 3,
+            "bias": 0,
+        },
+        {
+            "d_model": 66,
+            "h": 3,
+            "d_k": 22,
+            "t": 4,
+            "t_q": 4,
+            "t_k": 9,
+            "b": 2,
+            "bias": 0,
+        },
     ]
     parts = answers.split(case["formula"], shape)
     return {

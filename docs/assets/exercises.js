@@ -593,7 +593,7 @@
       const left = need - Object.keys(w.state.struck).length;
       w.announce(on
         ? `${letter} struck. Say what rules it out in its box.`
-        : `${letter} restored.` + (left > 0 ? ` ${left} to strike.` : ""));
+        : `${letter} restored.${left > 0 ? ` ${left} to strike.` : ""}`);
       if (on) reason(letter).focus();
     }
     function check(quiet) {
@@ -958,7 +958,7 @@
         }
         why.appendChild(box);
         why.hidden = false;
-        notes.push(speech(one(w.el, `#${w.el.id}-row${r}`)) + ": " + speech(box));
+        notes.push(`${speech(one(w.el, `#${w.el.id}-row${r}`))}: ${speech(box)}`);
       });
       fillKey(math);
       const message = right === cells.length
@@ -999,7 +999,7 @@
       clearWhy();
       showVariant();
       w.save();
-      w.announce("New numbers: " + speech(one(w.el, ".ex-prompt")));
+      w.announce(`New numbers: ${speech(one(w.el, ".ex-prompt"))}`);
       input(cells[0]).focus();
     }
     cells.forEach((td) => {
@@ -1087,7 +1087,7 @@
       ).pop();
       if (!above) return;
       let note = fold.previousElementSibling;
-      if (!note || !note.classList.contains("ex-locked")) {
+      if (!note?.classList.contains("ex-locked")) {
         note = document.createElement("p");
         note.className = "ex-locked";
         note.textContent = "\u{1F512} The run that verifies the answer " +
@@ -1142,9 +1142,50 @@
     return w;
   }
 
+  // The home page's parts: how many of each part's exercises this
+  // browser has a real attempt saved for, and a reset of them all.
+  function triedIn(key) {
+    const state = load(key);
+    if (!state) return false;
+    const t = state.tried;
+    return !!(state.committed || (Array.isArray(t) ? t.length : t));
+  }
+  function showProgress() {
+    const box = one(document, ".lesson-parts");
+    if (!box) return;
+    const rows = all(box, "tr[data-ex-keys]");
+    let done = 0;
+    let total = 0;
+    rows.forEach((row) => {
+      const keys = JSON.parse(row.getAttribute("data-ex-keys"));
+      const tried = keys.filter(triedIn).length;
+      done += tried;
+      total += keys.length;
+      one(row, ".lesson-parts__done").textContent = keys.length
+        ? `${tried} / ${keys.length}`
+        : "none";
+    });
+    one(box, ".lesson-parts__total").textContent = `${done} / ${total}`;
+    const actions = one(box, ".lesson-parts__actions");
+    actions.hidden = false;
+    const button = one(actions, "[data-lesson-reset]");
+    if (!button.hasAttribute("data-ready")) {
+      button.setAttribute("data-ready", "");
+      button.addEventListener("click", () => {
+        rows.forEach((row) => {
+          JSON.parse(row.getAttribute("data-ex-keys")).forEach(forget);
+        });
+        showProgress();
+        one(actions, '[role="status"]').textContent =
+          "Your progress is reset: every exercise is unanswered again.";
+      });
+    }
+  }
+
   function initAll() {
     all(document, ".exercise[data-ex-kind]").forEach(init);
     lockVerifyFolds();
+    showProgress();
   }
   document.addEventListener("lesson:attempted", lockVerifyFolds);
 

@@ -135,6 +135,19 @@ def define_env(env):
         except ValueError as exc:
             raise ValueError(_where(env, lesson, target) + str(exc)) from None
 
+    @env.macro
+    def lesson_parts():
+        """The home page's parts: slides, minutes (from the notes' Time
+        lines) and the student's progress (exercises.js), computed."""
+        from lessonbuild.exercises.progress import parts_overview
+
+        lesson = plugin()
+        return parts_overview(
+            lesson.deck,
+            lesson.settings.storage_prefix,
+            page_uri=env.page.file.src_uri,
+        )
+
 
 def _where(env, lesson, table_id: str) -> str:
     """``docs/slides/NN-slug.md:12: `` for the call naming ``table_id``."""

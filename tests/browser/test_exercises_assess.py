@@ -139,8 +139,9 @@ def test_eliminate_never_names_the_survivor_before_the_end(lesson_pages):
         section.locator(".ex-reason textarea").nth(i).fill(f"reason {i}")
     section.get_by_role("button", name="Check my eliminations").click()
     expect(section.locator(".ex-feedback")).to_contain_text("Not quite")
-    expect(section.locator('.ex-option[data-ex-option="A"] .ex-compare')
-           ).to_contain_text("Your reason: reason 0")
+    expect(
+        section.locator('.ex-option[data-ex-option="A"] .ex-compare')
+    ).to_contain_text("Your reason: reason 0")
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +175,8 @@ def shown_variant(section, exercise: FillIn) -> dict[str, str]:
         for span in section.locator("[data-ex-var]").all()
     }
     rows = [
-        row for row in exercise.rows
+        row
+        for row in exercise.rows
         if all(row[k] == v for k, v in shown.items())
     ]
     assert len(rows) == 1, (shown, exercise.rows)
@@ -192,9 +194,9 @@ def grade(section, row: int, typed: str) -> tuple[str, str]:
     section.get_by_role("button", name="Check", exact=True).click()
     blank = section.locator(f'.ex-blank[data-ex-row="{row}"]')
     # The first Check loads the vendored mathjs (650 kB): slow under load.
-    expect(blank.locator(".ex-mark"), f"no mark for {typed!r}").not_to_have_text(
-        "", timeout=30_000
-    )
+    expect(
+        blank.locator(".ex-mark"), f"no mark for {typed!r}"
+    ).not_to_have_text("", timeout=30_000)
     why = blank.locator(".ex-cell__why")
     return blank.locator(".ex-mark").inner_text(), (
         why.inner_text() if why.is_visible() else ""
@@ -214,9 +216,12 @@ def test_try_another_changes_the_numbers_and_grades_the_new_answer(
         section.get_by_role("button", name="Try another").click()
         second = shown_variant(section, exercise)
         assert second != first, f"{name}: Try another kept the numbers"
-        assert all(v == "" for v in (
-            c.input_value() for c in section.locator("input.ex-cell").all()
-        )), "the old answers stayed in the cells"
+        assert all(
+            v == ""
+            for v in (
+                c.input_value() for c in section.locator("input.ex-cell").all()
+            )
+        ), "the old answers stayed in the cells"
         assert all(hidden_keys(section)), "the key stayed open for new numbers"
         for r, cell in enumerate(exercise.cells):
             mark, _ = grade(section, r, second[cell.column])
@@ -234,8 +239,10 @@ def test_each_fill_in_takes_equivalent_forms_and_explains_wrong_ones(
         section = page.locator("section.ex-fill-in")
         row = shown_variant(section, exercise)
         for r, cell in enumerate(exercise.cells):
-            for typed in [*right_forms(row[cell.column], cell.shape),
-                          cell.formula]:
+            for typed in [
+                *right_forms(row[cell.column], cell.shape),
+                cell.formula,
+            ]:
                 mark, why = grade(section, r, typed)
                 assert "right" in mark and not why, (name, typed, mark)
             for wrong in cell.wrong:
@@ -244,9 +251,9 @@ def test_each_fill_in_takes_equivalent_forms_and_explains_wrong_ones(
                     continue  # equal to the answer here ("no bias" at 0)
                 assert "wrong" in mark, (name, wrong.form)
                 said = re.sub(r"\s+", " ", why)
-                assert words_of(wrong.why) in said or _same_value(cell, wrong), (
-                    f"{name} {cell.column}: {wrong.form!r} got {said!r}"
-                )
+                assert words_of(wrong.why) in said or _same_value(
+                    cell, wrong
+                ), f"{name} {cell.column}: {wrong.form!r} got {said!r}"
 
 
 def words_of(markdown: str) -> str:
@@ -285,3 +292,26 @@ def test_the_browser_judge_agrees_on_the_shared_cases(lesson_pages):
         if ok is not c["right"]
     ]
     assert not wrong, f"the browser judges these differently: {wrong}"
+
+
+def test_home_page_shows_each_parts_time_and_progress(lesson_pages):
+    """The home page adds up each part's notes' Time lines, counts the
+    exercises answered in this browser, and resets them."""
+    deck = read_deck(ROOT, parts=read_settings(ROOT).parts)
+    part3 = next(p for p in deck.parts if p.name.startswith("Part 3"))
+    minutes = sum(
+        n.minutes for s in part3.slides for n in s.notes if n.minutes
+    )
+    count = sum(len(s.exercises) for s in part3.slides)
+    page = lesson_pages.open(KIND_SLIDES["check"])  # slide 37, in part 3
+    section = page.locator("section.ex-check")
+    section.locator("label.ex-option__label").first.click()
+    section.get_by_role("button", name="Check", exact=True).click()
+    page.goto(lesson_pages.base + "index.html")
+    row = page.locator(".lesson-parts tbody tr").filter(has_text="Part 3")
+    expect(row).to_contain_text(f"{minutes:g} min")
+    expect(row.locator(".lesson-parts__done")).to_have_text(f"1 / {count}")
+    page.get_by_role("button", name="Reset my progress").click()
+    expect(row.locator(".lesson-parts__done")).to_have_text(f"0 / {count}")
+    page.goto(lesson_pages.base + KIND_SLIDES["check"])
+    assert all(hidden_keys(page.locator("section.ex-check")))

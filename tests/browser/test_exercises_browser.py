@@ -536,8 +536,9 @@ def test_fill_in_with_mouse(pages):
     shapes.locator('.ex-blank[data-ex-row="1"] input').fill("(B, T, T)")
     shapes.get_by_role("button", name="Check", exact=True).click()
     expect(shapes.locator(".ex-feedback")).to_contain_text("1 of 2 right")
-    expect(shapes.locator('.ex-blank[data-ex-row="1"] .ex-cell__why')
-           ).to_contain_text("Head-averaged")
+    expect(
+        shapes.locator('.ex-blank[data-ex-row="1"] .ex-cell__why')
+    ).to_contain_text("Head-averaged")
     key = shapes.get_attribute("data-ex-key")
     assert key.endswith(":fill-in.html:shapes")
 

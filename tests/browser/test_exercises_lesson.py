@@ -5,7 +5,6 @@ without errors and gives nothing away, and a few real ones answer.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest

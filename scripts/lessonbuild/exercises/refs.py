@@ -6,10 +6,10 @@ its file stem, every exercise by its ``id`` and every option by its
 ``id``, and the build writes the number and the letter:
 
     {{ ref("40-rule-out-three-check-yourself-reshape-order") }}  -> slide 40
-    {{ ref("reshape-split") }}                   -> slide 40 (to the widget)
-    {{ ref("reshape-split", "direct-view") }}    -> C
-    {{ ref("42-your-turn-implement-mha", to="52-fill-in-attn-shape-for-the-full-program") }}
-                                                 -> slides 42–52
+    {{ ref("split-heads") }}                   -> slide 40 (to the widget)
+    {{ ref("split-heads", "direct-view") }}    -> C
+    {{ ref("42-your-turn-implement-mha", to="52-fill-in-attn-shape-...") }}
+                                               -> slides 42–52
 
 Slide references are links. The same call works in a page's prose and
 notes (the ``ref`` macro, lessonbuild/macros.py) and inside exercise

@@ -133,7 +133,10 @@ def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
     # Random sizes, but a variant's flags (bias) as the variant has them:
     # "4 d_model^2" is right for a bias-free layer.
     points = [
-        [{**p, **{k: v for k, v in sc.items() if k == "bias"}} for p in ex.points]
+        [
+            {**p, **{k: v for k, v in sc.items() if k == "bias"}}
+            for p in ex.points
+        ]
         for sc in scopes
     ]
 
@@ -142,14 +145,18 @@ def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
         cells.append(
             {
                 "shape": cell.shape,
-                "answer": [at(row[cell.column], cell.shape, {}) for row in ex.rows],
+                "answer": [
+                    at(row[cell.column], cell.shape, {}) for row in ex.rows
+                ],
                 "points": [
                     [at(cell.formula, cell.shape, p) for p in pts]
                     for pts in points
                 ],
                 "wrong": [
                     {
-                        "variants": [at(w.form, cell.shape, s) for s in scopes],
+                        "variants": [
+                            at(w.form, cell.shape, s) for s in scopes
+                        ],
                         "points": [
                             [at(w.form, cell.shape, p) for p in pts]
                             for pts in points

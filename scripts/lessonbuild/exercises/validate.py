@@ -15,11 +15,11 @@ from . import answers
 from .model import (
     Bucket,
     Buckets,
+    Cell,
     Check,
     Discussion,
     Eliminate,
     Exercise,
-    Cell,
     FillIn,
     Option,
     Order,
@@ -580,7 +580,7 @@ def build_fill_in(c, data, common, tables):
         c.add(
             data.line_of("variants"),
             f"table '{table_id}' has {len(table.rows)} row(s); expected at "
-            "least two variants, so \"Try another\" has another to draw",
+            'least two variants, so "Try another" has another to draw',
         )
         return None
     raw_cells = c.sequence(data, "cells", "fill-in", 1)
@@ -624,7 +624,12 @@ def build_fill_in(c, data, common, tables):
     cells = []
     for i, raw in enumerate(raw_cells):
         cell = _fill_in_cell(
-            c, raw, raw_cells.line_of(i), i, table, (rows, scopes, symbols),
+            c,
+            raw,
+            raw_cells.line_of(i),
+            i,
+            table,
+            (rows, scopes, symbols),
             points,
         )
         if cell is not None:
@@ -757,8 +762,11 @@ def _fill_in_cell(c, raw, line0, i, table, variants, points):
             item, ("form", "why"), (), f"{what} wrong form {k + 1}"
         ):
             if not isinstance(item, Mapping):
-                c.add(wline, f"{what} wrong form {k + 1} is not a mapping; "
-                      "expected '- form: …' and 'why: …'")
+                c.add(
+                    wline,
+                    f"{what} wrong form {k + 1} is not a mapping; "
+                    "expected '- form: …' and 'why: …'",
+                )
             continue
         form = c.text(item.get("form"), item.line_of("form"), "form")
         why = c.text(item.get("why"), item.line_of("why"), "why")
@@ -766,8 +774,11 @@ def _fill_in_cell(c, raw, line0, i, table, variants, points):
             continue
         form_parts = answers.split(form, shape)
         if _at(form_parts, points) is None:
-            c.add(wline, f"wrong form {form!r} does not evaluate; expected "
-                  "arithmetic in the lesson's symbols")
+            c.add(
+                wline,
+                f"wrong form {form!r} does not evaluate; expected "
+                "arithmetic in the lesson's symbols",
+            )
             continue
         if all(
             _same(_at(form_parts, [scope])[0], _at(parts, [scope])[0])
@@ -780,7 +791,9 @@ def _fill_in_cell(c, raw, line0, i, table, variants, points):
                 "wrong for at least one variant",
             )
         wrong.append(WrongForm(form, why))
-    return Cell(label, column, formula, shape, wrong, otherwise, c.base + where)
+    return Cell(
+        label, column, formula, shape, wrong, otherwise, c.base + where
+    )
 
 
 def _at(parts, scopes):
