@@ -58,8 +58,9 @@ from mkdocs.config import config_options as c
 from mkdocs.exceptions import Abort
 from mkdocs.plugins import BasePlugin, event_priority
 
-from . import engine, exercises, notebooks, present, themeenv
+from . import engine, exercises, liveserve, notebooks, present, themeenv
 from .deck import Deck, read_deck
+from .live import Verified
 from .mathrender import MathRenderer
 from .problems import Problem, report
 from .rebuild import QuietDirtyWarning, Rebuild
@@ -151,6 +152,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         self.rebuild_trigger: Path | None = None
         self.notebooks_made: dict = {}  # the deck notebook's inputs (serve)
         self.theme_files: dict = {}  # the installed theme's file list
+        self.live = None  # serve: live code's endpoint (liveserve.py)
 
     def load_config(self, options, config_file_path=None):
         """MkDocs reads this plugin's settings first and then loads the
@@ -183,6 +185,8 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             QuietDirtyWarning.install()
 
     def on_shutdown(self):
+        if self.live is not None:
+            self.live.live.close()
         self._end_converting()
         self._end_converting_next()
         self._cancel_homework()
@@ -640,6 +644,10 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             self.rebuild_trigger = cache_dir(root).parent / "serve" / "now"
             self.rebuild_trigger.parent.mkdir(parents=True, exist_ok=True)
             server.watch(str(self.rebuild_trigger.parent))
+        # Edit and run any code block (live.py): pages served get it.
+        self.live = liveserve.install(
+            server, config, lambda: Verified(self.deck, self.result)
+        )
         return server
 
     @event_priority(-100)  # the last word on every page
