@@ -7,12 +7,15 @@
 // there the blocks stay plain code and nothing here runs.
 //
 // Works on the reading pages (Material) and in the deck (present.html,
-// reveal.js): each block titled with a Python file gets a bar (Edit, Run,
-// Reset). Edit turns the block into a CodeMirror editor at the block's own
+// reveal.js): each block titled with a Python file gets buttons (Edit,
+// Run, Reset) in its title row, taking no room of their own, so the deck's
+// fitting of slides to the stage is unchanged. Edit turns the block into a CodeMirror editor at the block's own
 // font size (the stage's code size in the deck); Run, or Ctrl/Cmd+Enter
 // in the editor, sends the code to the endpoint; the answer appears under
 // the block as "Your run", a line diff against the verified output, with
-// any table (changed cells marked) and figure it published. Reset brings
+// any table (changed cells marked) and figure it published. In the deck it
+// stands in for the verified Output block (the diff holds its lines too),
+// within what is left of the stage, scrolling if it must. Reset brings
 // the verified code back. In the deck the editor owns the keyboard while
 // focused (reveal's keys are off); Esc gives the keys back to the deck.
 const CONFIG_ID = "lesson-live-config";
@@ -92,7 +95,7 @@ class LiveBlock {
     this.status = el("span", "live-status");
     this.status.setAttribute("role", "status");
     this.bar.append(this.editButton, this.runButton, this.resetButton, this.status);
-    block.after(this.bar);
+    block.append(this.bar);
   }
 
   button(label, title, action) {
@@ -116,9 +119,10 @@ class LiveBlock {
       return;
     }
     const cm = await loadEditor();
-    const size = window.getComputedStyle(this.pre).fontSize;
+    const code = window.getComputedStyle(this.pre.querySelector("code"));
     const host = el("div", "live-editor");
-    host.style.fontSize = size;
+    host.style.fontSize = code.fontSize;
+    host.style.lineHeight = code.lineHeight;
     const leave = () => {
       this.view.contentDOM.blur();
       this.editButton.focus();
@@ -160,7 +164,7 @@ class LiveBlock {
     host.addEventListener("keydown", (event) => event.stopPropagation());
     host.addEventListener("focusin", () => deckKeys(false));
     host.addEventListener("focusout", () => deckKeys(true));
-    this.pre.hidden = true;
+    this.pre.style.display = "none";
     this.pre.after(host);
     this.host = host;
     this.block.classList.add("live-editing");
@@ -174,12 +178,12 @@ class LiveBlock {
       this.view.destroy();
       this.view = null;
       this.host.remove();
+      this.host = null;
       deckKeys(true);
     }
-    this.pre.hidden = false;
+    this.pre.style.display = "";
     this.block.classList.remove("live-editing");
-    this.output?.remove();
-    this.output = null;
+    this.clearOutput();
     this.editButton.hidden = false;
     this.resetButton.hidden = true;
     this.status.textContent = "";
@@ -208,18 +212,32 @@ class LiveBlock {
     }
     this.running = false;
     this.runButton.disabled = false;
-    const ms = Math.round(performance.now() - started);
-    this.status.textContent = answer.ok ? `Ran in ${ms} ms` : "";
-    this.show(answer);
+    this.status.textContent = "";
+    this.show(answer, Math.round(performance.now() - started));
   }
 
-  show(answer) {
+  // The verified Output block right below this one, if any.
+  verifiedOutput() {
+    const next = this.block.nextElementSibling;
+    const title = next?.querySelector(":scope > .filename");
+    return title && title.textContent.trim() === "Output" ? next : null;
+  }
+
+  clearOutput() {
     this.output?.remove();
+    this.output = null;
+    const verified = this.verifiedOutput();
+    if (verified) verified.style.display = "";
+  }
+
+  show(answer, ms) {
+    this.clearOutput();
     const out = el("section", `live-output live-${answer.status || "error"}`);
     out.setAttribute("aria-label", "Your run");
     out.setAttribute("data-status", answer.status || "error");
     const head = el("p", "live-head");
     head.append(el("strong", "live-mark", "Your run"), " ", answer.message || "");
+    if (answer.ok) head.append(el("span", "live-time", ` (${ms} ms)`));
     out.append(head);
     if (answer.diff) out.append(diffView(answer.diff, answer.stdout_cut));
     else if (answer.stdout) out.append(el("pre", "live-stdout", answer.stdout));
@@ -227,9 +245,11 @@ class LiveBlock {
     if (answer.stderr) out.append(el("pre", "live-stderr", answer.stderr));
     for (const table of answer.tables || []) out.append(tableView(table));
     for (const figure of answer.figures || []) out.append(figureView(figure));
-    this.bar.after(out);
+    const verified = DECK ? this.verifiedOutput() : null;
+    if (verified) verified.style.display = "none";
+    this.block.after(out);
     this.output = out;
-    if (DECK) fitToStage(out);
+    if (DECK) fitToStage(out, this.host);
   }
 }
 
@@ -251,9 +271,13 @@ function diffView(diff, cut) {
 function tableView(table) {
   const wrap = el("div", "live-table");
   wrap.append(el("p", "live-caption", `Table ${table.id}`));
-  const t = el("table");
+  const t = el("table", "live-grid");
   const head = el("tr");
-  for (const c of table.columns) head.append(el("th", "", c));
+  for (const c of table.columns) {
+    const th = el("th", "", c);
+    th.scope = "col";
+    head.append(th);
+  }
   t.append(head);
   const known = table.verified;
   const sameShape =
@@ -267,9 +291,9 @@ function tableView(table) {
       const was = sameShape ? known.rows[i][j] : undefined;
       if (was !== undefined && was !== cell) {
         td.className = "live-changed";
-        td.append(el("del", "", was), " ", el("ins", "", cell));
+        td.append(cellView(was, "del"), " ", cellView(cell, "ins"));
       } else {
-        td.textContent = cell;
+        td.append(cellView(cell, "span"));
       }
       tr.append(td);
     });
@@ -277,6 +301,16 @@ function tableView(table) {
   });
   wrap.append(t);
   return wrap;
+}
+
+// A table's cells are Markdown on the slide: `code` spans become code
+// here, the rest stays text (math as its TeX).
+function cellView(text, tag) {
+  const node = el(tag);
+  text.split("`").forEach((part, i) => {
+    node.append(i % 2 ? el("code", "", part) : part);
+  });
+  return node;
 }
 
 function figureView(figure) {
@@ -288,17 +322,40 @@ function figureView(figure) {
   return box;
 }
 
-// In the deck: the output scrolls inside what is left of the stage below it.
-function fitToStage(out) {
+// In the deck, the slide was fitted to the stage before anything ran: what
+// the output adds below the stage is taken back from the output (down to
+// a few lines), then from the editor, each then scrolling within its box.
+function fitToStage(out, host) {
   const section = out.closest("section");
   if (!section) return;
-  let top = 0;
-  for (let node = out; node && node !== section; node = node.offsetParent) {
-    top += node.offsetTop;
-    if (!section.contains(node.offsetParent)) break;
+  const editor = host?.querySelector(".cm-editor");
+  out.style.maxHeight = "";
+  if (editor) editor.style.maxHeight = "";
+  const over = contentBottom(section) - STAGE_HEIGHT;
+  if (over <= 0) return;
+  const outHeight = out.offsetHeight;
+  const fromOut = Math.min(over, Math.max(0, outHeight - 160));
+  out.style.maxHeight = `${outHeight - fromOut}px`;
+  if (editor && over > fromOut) {
+    const height = Math.max(96, editor.offsetHeight - (over - fromOut));
+    editor.style.maxHeight = `${height}px`;
   }
-  const room = Math.max(140, STAGE_HEIGHT - top - 16);
-  out.style.maxHeight = `${room}px`;
+}
+
+// Layout pixels (the stage's, whatever reveal's scale) from the top of
+// `section` to the bottom of its content.
+function contentBottom(section) {
+  let bottom = 0;
+  for (const child of section.children) {
+    if (!child.offsetParent) continue; // not displayed
+    let top = 0;
+    for (let node = child; node && node !== section; node = node.offsetParent) {
+      top += node.offsetTop;
+    }
+    const margin = parseFloat(window.getComputedStyle(child).marginBottom) || 0;
+    bottom = Math.max(bottom, top + child.offsetHeight + margin);
+  }
+  return bottom + (parseFloat(window.getComputedStyle(section).paddingBottom) || 0);
 }
 
 // --- the editor's colours: the page's own code colours -------------------

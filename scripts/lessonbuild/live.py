@@ -110,7 +110,7 @@ class _Job:
     answer: dict | None = None
 
 
-# --- finding the block --------------------------------------------------------
+# --- finding the block -------------------------------------------------------
 
 
 def _sections(lines: list[str]) -> dict[str, tuple[int, int]]:
@@ -163,8 +163,10 @@ def locate(root: Path, deck, path: str, shown: str) -> Block:
     sections = _sections(lines)
     want = _normal(shown).split("\n")
     for name in targets:
-        first, end = (0, len(lines)) if name is None else sections.get(
-            name.lower(), (None, None)
+        first, end = (
+            (0, len(lines))
+            if name is None
+            else sections.get(name.lower(), (None, None))
         )
         if first is None:
             continue
@@ -199,7 +201,9 @@ def _find_run(lines: list[str], run: list[str]) -> int | None:
 
 def _common_indent(lines: list[str]) -> str:
     widths = [
-        line[: len(line) - len(line.lstrip())] for line in lines if line.strip()
+        line[: len(line) - len(line.lstrip())]
+        for line in lines
+        if line.strip()
     ]
     return os.path.commonprefix(widths) if widths else ""
 
@@ -213,7 +217,7 @@ def program(block: Block, code: str) -> tuple[str, int, int]:
     return "\n".join(lines) + "\n", len(block.before) + 1, len(edited)
 
 
-# --- naming lines in the reader's terms ---------------------------------------
+# --- naming lines in the reader's terms --------------------------------------
 
 
 @dataclass
@@ -253,7 +257,9 @@ def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
         out.append("Traceback (most recent call last):")
     for line, name in frames:
         where = lines.name(line)
-        out.append(f"  {where}" + ("" if name == "<module>" else f", in {name}"))
+        out.append(
+            f"  {where}" + ("" if name == "<module>" else f", in {name}")
+        )
         if 0 < line <= len(text) and text[line - 1].strip():
             out.append(f"    {text[line - 1].strip()}")
     out.append(record.get("message", ""))
@@ -281,7 +287,7 @@ def _faulthandler_start(stderr: str) -> int:
     return len(stderr)
 
 
-# --- the answer ---------------------------------------------------------------
+# --- the answer --------------------------------------------------------------
 
 
 def _shown(text: str) -> tuple[str, bool]:
@@ -349,7 +355,13 @@ def _table_answer(stem: str, record: dict, verified: dict) -> dict:
 
 
 def answer(
-    run, block: Block, source: str, lines: Lines, filename: str, error, verified
+    run,
+    block: Block,
+    source: str,
+    lines: Lines,
+    filename: str,
+    error,
+    verified,
 ) -> dict:
     """The JSON a live run answers (see the module's docstring)."""
     stdout, stdout_cut = _shown(run.stdout)
@@ -426,11 +438,11 @@ def answer(
         out["ok"], out["status"] = True, "ok"
         changed = any(op != "=" for op, _ in out["diff"] or [])
         out["message"] = (
-            "Your run: the output differs from the verified one."
+            "The output differs from the verified one."
             if changed
-            else "Your run: same output as the verified one."
+            else "The same output as the verified one."
             if known is not None
-            else "Your run."
+            else "Ran without error."
         )
     out["stderr"], cut = _shown(stderr.strip())
     if cut:
@@ -446,7 +458,7 @@ def _time_limit() -> float:
     return value if value > 0 else TIME_LIMIT
 
 
-# --- the worker ---------------------------------------------------------------
+# --- the worker --------------------------------------------------------------
 
 
 class Live:
@@ -498,8 +510,11 @@ class Live:
             except queue.Empty:
                 break
             if job is not None:
-                job.answer = {"ok": False, "status": "stopped",
-                              "message": "The server is stopping."}
+                job.answer = {
+                    "ok": False,
+                    "status": "stopped",
+                    "message": "The server is stopping.",
+                }
                 job.done.set()
         self.jobs.put(None)
         self.thread.join(timeout=30)
@@ -511,7 +526,9 @@ class Live:
 
         pool = Pool(self.root)
         snippets = self.root / "snippets"
-        sources = [p.read_text(encoding="utf-8") for p in snippets.glob("*.py")]
+        sources = [
+            p.read_text(encoding="utf-8") for p in snippets.glob("*.py")
+        ]
         plan = preload_plan(sources)
         pool.warm(plan, key=self._base_key(), count=1)
         try:
@@ -583,7 +600,12 @@ class Live:
                 except ValueError:
                     error = None
             return answer(
-                run, block, source, lines, filename, error,
+                run,
+                block,
+                source,
+                lines,
+                filename,
+                error,
                 job.request["verified"],
             )
         finally:

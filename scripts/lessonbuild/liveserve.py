@@ -73,7 +73,9 @@ class LiveServe:
     def __init__(self, live: Live, host: str, port: int, mount_path: str):
         self.live = live
         self.token = secrets.token_urlsafe(32)
-        self.mount = mount_path if mount_path.endswith("/") else mount_path + "/"
+        self.mount = (
+            mount_path if mount_path.endswith("/") else mount_path + "/"
+        )
         self.endpoint = self.mount + ENDPOINT
         names = {host, "localhost"}
         if host == "localhost":
@@ -82,7 +84,7 @@ class LiveServe:
         self.hosts = {f"{name}:{port}" for name in names}
         self.origins = {f"http://{h}" for h in self.hosts}
 
-    # --- the pages ------------------------------------------------------------
+    # --- the pages -----------------------------------------------------------
 
     def snippet(self) -> bytes:
         """What a served page gets before ``</head>``."""
@@ -103,7 +105,7 @@ class LiveServe:
             return html
         return html[:at] + self.snippet() + html[at:]
 
-    # --- requests -------------------------------------------------------------
+    # --- requests ------------------------------------------------------------
 
     def wrap(self, app: Callable) -> Callable:
         """The WSGI application: ``app`` (MkDocs' server), plus the
@@ -128,9 +130,7 @@ class LiveServe:
 
         body = app(environ, capture)
         headers = got["headers"]
-        kind = next(
-            (v for k, v in headers if k.lower() == "content-type"), ""
-        )
+        kind = next((v for k, v in headers if k.lower() == "content-type"), "")
         if (
             not got["status"].startswith("200")
             or not kind.startswith("text/html")
@@ -181,7 +181,9 @@ class LiveServe:
                 refused = (413, f"a request holds at most {MAX_BODY} bytes")
         if refused is not None:
             status, message = refused
-            return _json(start_response, status, {"ok": False, "message": message})
+            return _json(
+                start_response, status, {"ok": False, "message": message}
+            )
         try:
             request = json.loads(environ["wsgi.input"].read(length))
             answer = self.live.run(request)
@@ -241,7 +243,7 @@ def install(server, config, verified: Callable[[], Verified]):
     return serve
 
 
-# --- make present -------------------------------------------------------------
+# --- make present ------------------------------------------------------------
 
 
 def present(argv: list[str] | None = None) -> int:
