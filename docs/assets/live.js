@@ -322,32 +322,38 @@ function figureView(figure) {
   return box;
 }
 
-// In the deck, the slide was fitted to the stage before anything ran: what
-// the output adds below the stage is taken back from the output (down to
-// a few lines), then from the editor, each then scrolling within its box.
+// In the deck, the slide was fitted to the stage before anything ran: if
+// the output does not fit below the code, editor and output share what is
+// left of the stage, each scrolling within its box.
 function fitToStage(out, host) {
-  const section = out.closest("section");
+  const section = out.parentElement?.closest("section");
   if (!section) return;
   const editor = host?.querySelector(".cm-editor");
   out.style.maxHeight = "";
   if (editor) editor.style.maxHeight = "";
   const over = contentBottom(section) - STAGE_HEIGHT;
   if (over <= 0) return;
+  // The room editor and output have together, shared: the output gets up
+  // to half (at least a few lines), the editor the rest.
   const outHeight = out.offsetHeight;
-  const fromOut = Math.min(over, Math.max(0, outHeight - 160));
-  out.style.maxHeight = `${outHeight - fromOut}px`;
-  if (editor && over > fromOut) {
-    const height = Math.max(96, editor.offsetHeight - (over - fromOut));
-    editor.style.maxHeight = `${height}px`;
+  const editorHeight = editor ? editor.offsetHeight : 0;
+  const room = outHeight + editorHeight - over;
+  const forOut = Math.min(outHeight, Math.max(160, editor ? room / 2 : room));
+  out.style.maxHeight = `${Math.round(forOut)}px`;
+  if (editor && editorHeight > room - forOut) {
+    editor.style.maxHeight = `${Math.round(Math.max(96, room - forOut))}px`;
   }
 }
 
 // Layout pixels (the stage's, whatever reveal's scale) from the top of
-// `section` to the bottom of its content.
+// `section` to the bottom of what is on screen now: a step not shown yet
+// (a fragment) gives its room to the output, which matters more now.
 function contentBottom(section) {
   let bottom = 0;
-  for (const child of section.children) {
-    if (!child.offsetParent) continue; // not displayed
+  for (const child of section.querySelectorAll(":scope > *, :scope > * > *")) {
+    // A container (the slide's body): its children count, not its height.
+    if (child.parentElement === section && child.children.length) continue;
+    if (!child.offsetParent || child.closest(".fragment:not(.visible)")) continue;
     let top = 0;
     for (let node = child; node && node !== section; node = node.offsetParent) {
       top += node.offsetTop;

@@ -243,6 +243,101 @@ def install(server, config, verified: Callable[[], Verified]):
     return serve
 
 
+# --- make bench: Run to output ----------------------------------------
+
+
+#: Run to output, median, for a one-line change of slide 15's snippet.
+TARGET_SECONDS = 0.150
+BENCH_SLIDE = 15
+
+
+def one_line_changes(shown: str, count: int) -> list[str]:
+    """``count`` versions of ``shown``, each one line changed: the number
+    of heads ``h`` alternates between 4 and 2 where a line assigns it
+    (slide 15: ``d_model, h, T = 8, 2, 4``), else a comment changes."""
+    lines = shown.rstrip("\n").split("\n")
+    for i, line in enumerate(lines):
+        left, eq, right = line.partition("=")
+        names = [n.strip() for n in left.split(",")]
+        code, hash_, comment = right.partition("#")
+        values = code.split(",")
+        if eq and "h" in names and len(values) == len(names):
+            at = names.index("h")
+            out = []
+            for n in range(count):
+                values[at] = f" {4 if n % 2 == 0 else 2}"
+                new = left + eq + ",".join(values)
+                new = new.rstrip() + ("  " + hash_ + comment if hash_ else "")
+                out.append("\n".join([*lines[:i], new, *lines[i + 1 :]]))
+            return out
+    return [f"{shown.rstrip()}\n# run {n}" for n in range(count)]
+
+
+def run_to_output(root: Path, runs: int = 11) -> list[float]:
+    """Seconds from POST to answer through the endpoint (a real HTTP
+    server on a free 127.0.0.1 port, the real ``Live``), one per run of
+    a one-line change of slide ``BENCH_SLIDE``'s first snippet; the
+    first run, which waits for the fork server's import, is not
+    counted."""
+    import http.client
+    import threading
+    import time
+    from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+    from .deck import read_deck
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    root = Path(root).resolve()
+    deck = read_deck(root, root / "docs")
+    slide = next(s for s in deck.slides if s.number == BENCH_SLIDE)
+    include = next(i for i in slide.includes if i.path.startswith("snippets/"))
+    text = (root / include.path).read_text(encoding="utf-8")
+    marker = f"[start:{include.section}]"
+    shown = text.split(marker, 1)[1].split("\n", 1)[1]
+    shown = shown.split("--8<-- [end:", 1)[0].rsplit("\n", 1)[0]
+    live = Live(root, lambda: Verified(deck, None))
+    serve = LiveServe(live, "127.0.0.1", 0, "/")
+    httpd = make_server(
+        "127.0.0.1", 0, serve.wrap(lambda e, s: []), handler_class=Quiet
+    )
+    port = httpd.server_address[1]
+    serve.hosts = {f"127.0.0.1:{port}"}
+    serve.origins = {f"http://127.0.0.1:{port}"}
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    times = []
+    try:
+        for code in one_line_changes(shown, runs + 1):
+            body = json.dumps(
+                {"path": include.path, "shown": shown, "code": code}
+            )
+            start = time.perf_counter()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+            conn.request(
+                "POST",
+                serve.endpoint,
+                body,
+                {
+                    "Origin": f"http://127.0.0.1:{port}",
+                    "Content-Type": "application/json",
+                    TOKEN_HEADER: serve.token,
+                },
+            )
+            answer = json.loads(conn.getresponse().read())
+            times.append(time.perf_counter() - start)
+            conn.close()
+            if not answer.get("ok"):
+                raise RuntimeError(f"a live run failed: {answer}")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        live.close()
+    return times[1:]
+
+
 # --- make present ------------------------------------------------------------
 
 
