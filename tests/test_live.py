@@ -180,7 +180,7 @@ def test_a_flood_of_output_stops_at_the_limit(runner):
 
 def test_memory_beyond_the_limit_is_refused(runner):
     answer = run(
-        runner, "import torch\nx = torch.ones(2**31, dtype=torch.uint8) * 2\n"
+        runner, "import torch\nx = torch.empty(8 * 2**30, dtype=torch.uint8)\n"
     )
     assert answer["status"] == "limit", answer
     assert "memory" in answer["message"].lower()
