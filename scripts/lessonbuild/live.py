@@ -444,6 +444,8 @@ def answer(
             if known is not None
             else "Ran without error."
         )
+    if not out["ok"] and not run.stdout.strip():
+        out["diff"] = None  # nothing printed: no diff of every line gone
     out["stderr"], cut = _shown(stderr.strip())
     if cut:
         out["stderr"] += "\n…"
