@@ -229,7 +229,10 @@ def install(server, config, verified: Callable[[], Verified]):
     """Live code for this ``mkdocs serve`` (``on_serve``): the
     ``LiveServe`` installed on ``server``, or None where MkDocs serves
     on an address other machines can reach."""
-    host, port = config.dev_addr
+    addr = getattr(config, "dev_addr", None)
+    if addr is None or not hasattr(server, "set_app"):
+        return None  # not MkDocs' development server
+    host, port = addr
     if not is_loopback(host):
         log.info(
             f"live code is off: the site is served on {host}, not on a "
