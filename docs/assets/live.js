@@ -18,6 +18,13 @@
 // within what is left of the stage, scrolling if it must. Reset brings
 // the verified code back. In the deck the editor owns the keyboard while
 // focused (reveal's keys are off); Esc gives the keys back to the deck.
+//
+// What a page must have for it (present.html included, with nothing to
+// add to present.py: the injection covers every HTML page served): a
+// `</head>`; each code block as Material renders it, `.highlight` holding
+// `.filename` (the file, from the fence's title) and `pre > code`; in the
+// deck, `window.Reveal` and reveal's `section` per sub-slide, and
+// #deck-config's JSON `height` (the stage; 720 if absent).
 const CONFIG_ID = "lesson-live-config";
 const configElement = document.getElementById(CONFIG_ID);
 const CONFIG = configElement ? JSON.parse(configElement.textContent) : null;
