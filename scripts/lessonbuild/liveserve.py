@@ -39,6 +39,7 @@ import ipaddress
 import json
 import logging
 import secrets
+import signal
 import subprocess
 import sys
 import urllib.request
@@ -364,6 +365,10 @@ def present(argv: list[str] | None = None) -> int:
         except OSError:
             return False
 
+    def stop(signum, frame):
+        raise KeyboardInterrupt  # and so the server stops with us
+
+    signal.signal(signal.SIGTERM, stop)
     try:
         if wait_until(up, 600) and proc.poll() is None:
             print(f"Presenting {url}", file=sys.stderr)
