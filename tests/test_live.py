@@ -316,3 +316,19 @@ def test_live_code_is_installed_on_loopback_addresses_only():
     assert is_loopback("127.0.0.1") and is_loopback("localhost")
     assert is_loopback("::1")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
+
+
+def test_without_the_read_only_sandbox_nothing_runs(deck, monkeypatch):
+    """Where the engine cannot mount the repository read-only (here:
+    turned off), an edited program could write into it: none runs."""
+    monkeypatch.setenv("LESSONBUILD_NO_SANDBOX", "1")
+    unsafe = Live(ROOT, lambda: Verified(deck, None))
+    try:
+        before = fingerprint(ROOT)
+        code = "open('snippets/15_trace.py', 'a').write('# x')\n"
+        answer = run(unsafe, code)
+        assert answer["status"] == "refused", answer
+        assert "read-only" in answer["message"]
+        assert fingerprint(ROOT) == before
+    finally:
+        unsafe.close()

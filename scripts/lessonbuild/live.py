@@ -416,6 +416,12 @@ def answer(
             f"Stopped at the output limit: a live run may print "
             f"{LIMITS['output_bytes'] >> 20} MB at most."
         )
+    elif error is not None and error.get("sandbox") is False:
+        out["status"] = "refused"
+        out["message"] = (
+            "Live code is off on this machine: the snippet engine could not "
+            "make the repository read-only for the run (no user namespaces)."
+        )
     elif error is not None:
         out["error"] = trimmed_traceback(error, lines, source)
         last = error.get("message", "").splitlines()[-1:] or ["an error"]
@@ -579,6 +585,7 @@ class Live:
         try:
             error_path = folder / "error.json"
             params = {
+                "root": str(self.root),
                 "filename": filename,
                 "source": source,
                 "limits": LIMITS,

@@ -97,6 +97,14 @@ def main(params_path):
         params = json.load(f)
     apply_limits(params["limits"])
     filename, source = params["filename"], params["source"]
+    root = params.get("root")
+    if root and os.access(root, os.W_OK):
+        # The engine could not mount the repository read-only here (no
+        # user namespaces): an edited program could change it, so none
+        # runs (a build's snippets are still caught by its fingerprint).
+        with open(params["error_path"], "w", encoding="utf-8") as f:
+            json.dump({"sandbox": False}, f)
+        raise SystemExit(1)
     sys.path[0] = os.path.dirname(filename)
     sys.argv = [filename]
     # Tracebacks and inspect show the edited lines, not the file's.
