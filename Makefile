@@ -15,10 +15,11 @@ export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: help venv browser node serve build test test-fast lint format pytest \
         check-outputs update-outputs bench measure-heads clean pdf pdf-notes lint-workflows \
-        fastcheck site-diff pre-commit hooks bytecode
+        fastcheck site-diff pre-commit hooks bytecode present codemirror
 
 help:
 	@echo "make serve           build and serve the site on http://127.0.0.1:8000"
+	@echo "make present         serve the site and open the deck (present.html)"
 	@echo "make test            every check: lint, strict build, tests (about 5 min)"
 	@echo "make test-fast       the tests without a browser, in parallel (the inner loop)"
 	@echo "make build           strict site build into site/"
@@ -87,6 +88,16 @@ node:
 # preview is the site a clean build writes.
 serve: $(STAMP) bytecode node
 	$(BIN)/mkdocs serve --dirty -a 127.0.0.1:8000
+
+# The same serve, then the deck opened in the browser. Served pages (not
+# a static build) let every code block be edited and run (live.py).
+present: $(STAMP) bytecode node
+	$(BIN)/python -m lessonbuild.liveserve present --addr 127.0.0.1:8000
+
+# The live-code editor (CodeMirror 6), rebuilt from package-lock.json
+# into docs/assets/vendor/codemirror/ (committed: serving needs no npm).
+codemirror: $(BIOME)
+	node scripts/build_codemirror.mjs
 
 build: $(STAMP) bytecode node
 	$(BIN)/mkdocs build --strict

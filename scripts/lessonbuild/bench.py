@@ -339,8 +339,22 @@ def first_paint_rows(bench: Bench, runs: int = RUNS) -> list[Figure]:
     ]
 
 
+def live_rows(bench: Bench) -> list[Figure]:
+    """Live code (issue 32, liveserve.py): Run to output for a one-line
+    change of slide 15's snippet, median, beside the engine's figures."""
+    from .liveserve import TARGET_SECONDS, run_to_output
+
+    label = "live code: Run to output, slide 15 (median)"
+    try:
+        times = run_to_output(bench.site)
+    except Exception as exc:
+        print(f"live code not measured: {exc}", file=sys.stderr)
+        return [Figure(label, value="FAILED", met=False)]
+    return [within(label, statistics.median(times), TARGET_SECONDS)]
+
+
 #: The bench, row by row, in order (a row may use what one above left).
-ROWS = [engine_rows, build_rows, serve_rows, page_weight_rows, first_paint_rows]
+ROWS = [engine_rows, build_rows, serve_rows, page_weight_rows, first_paint_rows, live_rows]
 
 
 def bench(root: Path) -> int:

@@ -50,11 +50,12 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader
 from mkdocs.exceptions import Abort
 
-from . import engine, exercises, notebooks, present
+from . import engine, exercises, liveserve, notebooks, present
 from .atomic import BuildLock, SiteSwap
 from .deck import Deck, read_deck
 from .engine import markup, prose
 from .engine.guard import fingerprint, tampering
+from .live import Verified
 from .macros import TemplateProblem, Templates
 from .mathrender import MathRenderer
 from .problems import Problem, report
@@ -91,6 +92,7 @@ class Build:
         self.converting: notebooks.Converting | None = None
         self.math: MathRenderer | None = None
         self.lock: BuildLock | None = None  # one build of a site at a time
+        self.live = None  # serve: live code's endpoint (liveserve.py)
         self._new_build()
 
     def _new_build(self) -> None:
@@ -528,8 +530,14 @@ class Build:
             self.trigger = cache_dir(root).parent / "serve" / "now"
             self.trigger.parent.mkdir(parents=True, exist_ok=True)
             server.watch(str(self.trigger.parent))
+        # Edit and run any code block (live.py): pages served get it.
+        self.live = liveserve.install(
+            server, config, lambda: Verified(self.deck, self.result)
+        )
 
     def shutdown(self) -> None:
+        if self.live is not None:
+            self.live.live.close()
         self._end_converting()
         self.cancel_homework()
         self.close_pool()

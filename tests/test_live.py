@@ -1,0 +1,334 @@
+"""Live code's runner and endpoint without a browser (issue 32): where an
+edit goes, how errors are named, the limits of a run (a real fork server
+of the snippet engine), and which requests the endpoint refuses."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from lessonbuild import live
+from lessonbuild.deck import read_deck
+from lessonbuild.live import Lines, Live, Refused, Verified
+from lessonbuild.liveserve import TOKEN_HEADER, LiveServe, is_loopback
+from lessonbuild.plugin import fingerprint
+
+ROOT = Path(__file__).resolve().parents[1]
+SNIPPET = "snippets/15_trace.py"
+
+
+@pytest.fixture(scope="module")
+def deck():
+    return read_deck(ROOT, ROOT / "docs")
+
+
+def shown_part(path: str = SNIPPET) -> str:
+    """The lines between the file's show markers: what the slide shows."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    return text.split("# --8<-- [start:show]\n")[1].split(
+        "# --8<-- [end:show]"
+    )[0]
+
+
+# --- where an edit goes -----------------------------------------------------
+
+
+def test_an_edit_replaces_exactly_the_shown_lines(deck):
+    shown = shown_part()
+    block = live.locate(ROOT, deck, SNIPPET, shown)
+    code = shown.replace("h, T = 8, 2, 4", "h, T = 8, 4, 4")
+    source, first, count = live.program(block, code)
+    original = (ROOT / SNIPPET).read_text(encoding="utf-8").splitlines()
+    lines = source.splitlines()
+    assert lines[: first - 1] == original[: first - 1]
+    assert lines[first - 1 : first - 1 + count] == code.rstrip("\n").split(
+        "\n"
+    )
+    assert lines[first - 1 + count :] == original[first - 1 + count :]
+    assert original[first - 2] == "# --8<-- [start:show]"
+
+
+def test_a_part_of_a_block_goes_back_to_its_own_lines(deck):
+    """The deck cuts a block taller than the stage into parts."""
+    shown = shown_part().splitlines()
+    part = "\n".join(shown[4:7])
+    block = live.locate(ROOT, deck, SNIPPET, part)
+    source, first, count = live.program(block, "print('part')")
+    original = (ROOT / SNIPPET).read_text(encoding="utf-8").splitlines()
+    assert source.splitlines()[first - 1] == "print('part')"
+    assert source.splitlines()[first:] == original[first - 1 + 3 :]
+
+
+def test_a_dedented_section_keeps_its_indent(deck):
+    """mha_ref/mha.py:init is shown unindented; the edit goes back inside
+    its class."""
+    text = (ROOT / "mha_ref/mha.py").read_text(encoding="utf-8")
+    section = text.split("# --8<-- [start:init]\n")[1].split("# --8<--")[0]
+    shown = "\n".join(line[4:] for line in section.splitlines())
+    block = live.locate(ROOT, deck, "mha_ref/mha.py", shown)
+    source, first, _ = live.program(block, shown)
+    assert source.splitlines()[first - 1] == section.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("snippets/15_trace.py", 409),
+        ("snippets/nope.py", 404),
+        ("mkdocs.yml", 404),
+    ],
+)
+def test_code_no_page_shows_is_refused(deck, path, status):
+    with pytest.raises(Refused) as caught:
+        live.locate(ROOT, deck, path, "print('not on any slide')")
+    assert caught.value.status == status
+    assert path in str(caught.value)
+
+
+# --- naming lines ------------------------------------------------------------
+
+
+def test_lines_are_named_as_the_reader_sees_them():
+    lines = Lines(SNIPPET, first=9, count=3, shown=14)
+    assert lines.name(9) == "your code, line 1"
+    assert lines.name(11) == "your code, line 3"
+    assert lines.name(3) == f"{SNIPPET}, line 3 (not shown on the slide)"
+    # Below the edit: the file's own numbers (the shown part had 14 lines).
+    assert lines.name(12) == f"{SNIPPET}, line 23 (not shown on the slide)"
+
+
+def test_a_traceback_keeps_only_the_programs_frames():
+    source = "x = 1\ndef f():\n    return 1 / 0\nf()\n"
+    record = {
+        "frames": [[4, "<module>"], [3, "f"]],
+        "message": "ZeroDivisionError: division by zero",
+    }
+    text = live.trimmed_traceback(record, Lines(SNIPPET, 1, 4, 4), source)
+    assert text.splitlines() == [
+        "Traceback (most recent call last):",
+        "  your code, line 4",
+        "    f()",
+        "  your code, line 3, in f",
+        "    return 1 / 0",
+        "ZeroDivisionError: division by zero",
+    ]
+
+
+def test_a_stopped_run_says_where_it_was():
+    dump = (
+        "Thread 0x1 (most recent call first):\n"
+        '  File "/x/snippets/15_trace.py", line 12 in <module>\n'
+        '  File "/tmp/run.py", line 9 in main\n'
+    )
+    lines = Lines(SNIPPET, first=9, count=5, shown=5)
+    where = live.where_it_was(dump, "/x/snippets/15_trace.py", lines)
+    assert where == "your code, line 4"
+
+
+def test_the_diff_puts_each_changed_line_after_its_verified_one():
+    diff = live.line_diff("a\nb\nc\n", "a\nB\nc\nd\n")
+    assert diff == [["=", "a"], ["-", "b"], ["+", "B"], ["=", "c"], ["+", "d"]]
+
+
+# --- runs: a real fork server ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def runner(deck):
+    from lessonbuild import engine
+    from lessonbuild.settings import cache_dir
+
+    result = engine.check(deck, timeout=120, jobs=1, cache_dir=cache_dir(ROOT))
+    assert not result.problems, [str(p) for p in result.problems]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(live.TIMEOUT_ENV, "3")
+        one = Live(ROOT, lambda: Verified(deck, result))
+        yield one
+        one.close()
+
+
+def run(runner, code: str) -> dict:
+    shown = shown_part()
+    return runner.run({"path": SNIPPET, "shown": shown, "code": code})
+
+
+def test_a_run_is_shown_against_the_verified_one(runner):
+    answer = run(
+        runner, shown_part().replace("h, T = 8, 2, 4", "h, T = 8, 4, 4")
+    )
+    assert answer["ok"], answer
+    assert ["-", "attn  : (1, 2, 4, 4)"] in answer["diff"]
+    assert ["+", "attn  : (1, 4, 4, 4)"] in answer["diff"]
+    (table,) = answer["tables"]
+    assert table["id"] == "15_trace.shapes"
+    assert ["concat", "(1, 4, 8)", "merge h=4 heads"] in table["rows"]
+    assert ["concat", "(1, 4, 8)", "merge h=2 heads"] in table["verified"][
+        "rows"
+    ]
+
+
+def test_a_flood_of_output_stops_at_the_limit(runner):
+    answer = run(runner, "while True:\n    print('x' * 1000)\n")
+    assert answer["status"] == "limit", answer["message"]
+    assert "output limit" in answer["message"]
+    assert len(answer["stdout"]) <= live.SHOWN_CHARS
+
+
+def test_memory_beyond_the_limit_is_refused(runner):
+    answer = run(
+        runner, "import torch\nx = torch.empty(8 * 2**30, dtype=torch.uint8)\n"
+    )
+    assert answer["status"] == "limit", answer
+    assert "memory" in answer["message"].lower()
+
+
+def test_a_program_cannot_change_the_repository(runner):
+    before = fingerprint(ROOT)
+    answer = run(runner, "open('snippets/15_trace.py', 'a').write('# x')\n")
+    assert answer["status"] == "error"
+    assert "Read-only file system" in answer["error"]
+    assert fingerprint(ROOT) == before
+
+
+def test_runs_beyond_the_queue_are_refused_at_once(runner):
+    """One run going on (an endless loop) and MAX_WAITING waiting: the
+    next is refused with 429, and the server still answers afterwards."""
+    answers = []
+    loop = "while True:\n    pass\n"
+    threads = [
+        threading.Thread(target=lambda: answers.append(run(runner, loop)))
+        for _ in range(1 + live.MAX_WAITING)
+    ]
+    threads[0].start()
+    assert live.wait_until(
+        lambda: runner.jobs.qsize() == 0 and runner.count, 120
+    )
+    for t in threads[1:]:
+        t.start()
+    assert live.wait_until(lambda: runner.jobs.qsize() == live.MAX_WAITING, 60)
+    with pytest.raises(Refused) as caught:
+        run(runner, "print(1)")
+    assert caught.value.status == 429
+    for t in threads:
+        t.join(timeout=120)
+    assert [a["status"] for a in answers] == ["timeout"] * len(threads)
+    assert run(runner, "print('after')")["stdout"] == "after\n"
+
+
+# --- the endpoint ------------------------------------------------------------
+
+
+class FakeLive:
+    def __init__(self):
+        self.requests = []
+
+    def run(self, request):
+        self.requests.append(request)
+        return {"ok": True, "status": "ok"}
+
+
+def call(app, path="/__live__/run", method="POST", headers=None, body=b"{}"):
+    environ = {
+        "REQUEST_METHOD": method,
+        "PATH_INFO": path,
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body),
+        **(headers or {}),
+    }
+    got = {}
+
+    def start_response(status, headers, exc_info=None):
+        got["status"], got["headers"] = status, headers
+
+    out = b"".join(app(environ, start_response))
+    return int(got["status"].split()[0]), out
+
+
+@pytest.fixture
+def endpoint():
+    fake = FakeLive()
+    serve = LiveServe(fake, "127.0.0.1", 8000, "/")
+
+    def page(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/html")])
+        return [b"<html><head><title>t</title></head><body></body></html>"]
+
+    good = {
+        "HTTP_HOST": "127.0.0.1:8000",
+        "HTTP_ORIGIN": "http://127.0.0.1:8000",
+        "HTTP_" + TOKEN_HEADER.upper().replace("-", "_"): serve.token,
+    }
+    return serve, serve.wrap(page), good, fake
+
+
+def test_a_request_from_the_site_with_its_token_runs(endpoint):
+    serve, app, good, fake = endpoint
+    status, out = call(app, headers=good)
+    assert status == 200 and json.loads(out)["ok"]
+    assert fake.requests == [{}]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"HTTP_X_LESSON_LIVE_TOKEN": "wrong"},
+        {"HTTP_ORIGIN": "http://evil.example"},
+        {"HTTP_ORIGIN": "http://127.0.0.1:9999"},
+        {"HTTP_HOST": "evil.example:8000"},
+        {"HTTP_SEC_FETCH_SITE": "same-site"},
+        {"REQUEST_METHOD": "GET"},
+        {"REQUEST_METHOD": "OPTIONS"},
+        {"CONTENT_TYPE": "text/plain"},
+    ],
+)
+def test_other_requests_are_refused_before_anything_runs(endpoint, change):
+    serve, app, good, fake = endpoint
+    headers = {**good, **change}
+    method = headers.pop("REQUEST_METHOD", "POST")
+    status, out = call(app, method=method, headers=headers)
+    assert status in (403, 405, 415)
+    assert fake.requests == []
+    assert b"Access-Control" not in out
+
+
+def test_only_pages_asked_for_by_the_sites_own_address_carry_the_token(
+    endpoint,
+):
+    serve, app, good, _ = endpoint
+    status, html = call(app, path="/index.html", method="GET", headers=good)
+    assert serve.token.encode() in html
+    assert html.index(b"lesson-live-config") < html.index(b"</head>")
+    status, html = call(
+        app,
+        path="/index.html",
+        method="GET",
+        headers={"HTTP_HOST": "evil.example"},
+    )
+    assert serve.token.encode() not in html
+
+
+def test_live_code_is_installed_on_loopback_addresses_only():
+    assert is_loopback("127.0.0.1") and is_loopback("localhost")
+    assert is_loopback("::1")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
+
+
+def test_without_the_read_only_sandbox_nothing_runs(deck, monkeypatch):
+    """Where the engine cannot mount the repository read-only (here:
+    turned off), an edited program could write into it: none runs."""
+    monkeypatch.setenv("LESSONBUILD_NO_SANDBOX", "1")
+    unsafe = Live(ROOT, lambda: Verified(deck, None))
+    try:
+        before = fingerprint(ROOT)
+        code = "open('snippets/15_trace.py', 'a').write('# x')\n"
+        answer = run(unsafe, code)
+        assert answer["status"] == "refused", answer
+        assert "read-only" in answer["message"]
+        assert fingerprint(ROOT) == before
+    finally:
+        unsafe.close()
