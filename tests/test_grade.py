@@ -1,9 +1,13 @@
 """Tests for mha_ref.grade, run as a student runs it.
 
-Each test writes a student's file into a temporary folder and runs
-``python -m mha_ref.grade my_mha.py`` there in a subprocess. The buggy
-modules are the correct one (:data:`CORRECT`) with one line changed, so
-each test shows exactly which mistake the grader must name.
+Each test writes a student's file into a temporary folder and grades it
+(``python -m mha_ref.grade my_mha.py`` in a subprocess, or ``grade.main``
+here where the command line is not the point: the student's file runs in
+the grader's child process either way). The buggy modules are the
+correct one (:data:`CORRECT`) with one line changed, so each test shows
+exactly which mistake the grader must name; the forgeries try to pass
+without the work (print PASS lines, exit early, patch the grader); the
+unusual modules are correct in ways the grader was not written against.
 """
 
 from __future__ import annotations
@@ -110,6 +114,84 @@ class MultiHeadAttention(nn.Module):
 """
 
 
+# Correct, unusually: permute/reshape, an additive bias, a causal buffer
+# made once for the longest T and sliced per call, heads kept in `heads`.
+BUFFER_BIAS = """\
+import torch
+import torch.nn as nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads, max_len=64):
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError("num_heads must divide d_model")
+        self.heads = num_heads
+        self.W_Q = nn.Linear(d_model, d_model, bias=False)
+        self.W_K = nn.Linear(d_model, d_model, bias=False)
+        self.W_V = nn.Linear(d_model, d_model, bias=False)
+        self.W_O = nn.Linear(d_model, d_model, bias=False)
+        tri = torch.ones(max_len, max_len, dtype=torch.bool).tril()
+        self.register_buffer("tri", tri, persistent=False)
+
+    def _split(self, x):
+        B, T, D = x.shape
+        return x.reshape(B, T, self.heads, D // self.heads).permute(0, 2, 1, 3)
+
+    def forward(self, query, key, value, mask=None, is_causal=False):
+        q = self._split(self.W_Q(query))
+        k = self._split(self.W_K(key))
+        v = self._split(self.W_V(value))
+        bias = torch.zeros(q.size(2), k.size(2))
+        if is_causal:
+            keep = self.tri[: q.size(2), : k.size(2)]
+            bias = bias.masked_fill(~keep, float("-inf"))
+        if mask is not None:
+            bias = bias + torch.zeros(mask.shape).masked_fill(~mask, float("-inf"))
+        scores = torch.matmul(q, k.transpose(2, 3)) / q.size(-1) ** 0.5
+        weights = (scores + bias).softmax(dim=-1)
+        ctx = torch.matmul(weights, v).permute(0, 2, 1, 3)
+        return self.W_O(ctx.reshape(query.shape)), weights
+"""
+
+# Correct, unusually: PyTorch's fused attention for the output, the
+# weights computed beside it from one combined boolean mask.
+FUSED = """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model: int, num_heads: int):
+        super().__init__()
+        if d_model % num_heads:
+            raise ValueError(f"d_model={d_model}, num_heads={num_heads}")
+        self.num_heads = num_heads
+        self.W_Q, self.W_K, self.W_V, self.W_O = (
+            nn.Linear(d_model, d_model, bias=False) for _ in range(4)
+        )
+
+    def forward(self, query, key, value, mask=None, is_causal=False):
+        B, T_q, d = query.shape
+        T_k = key.size(1)
+        h = self.num_heads
+        q = self.W_Q(query).view(B, T_q, h, d // h).transpose(1, 2)
+        k = self.W_K(key).view(B, T_k, h, d // h).transpose(1, 2)
+        v = self.W_V(value).view(B, T_k, h, d // h).transpose(1, 2)
+        allowed = torch.ones(T_q, T_k, dtype=torch.bool)
+        if is_causal:
+            allowed = allowed.tril()
+        if mask is not None:
+            allowed = allowed & mask
+        ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+        scores = (q @ k.transpose(-2, -1)) / (d // h) ** 0.5
+        weights = scores.masked_fill(~allowed, float("-inf")).softmax(-1)
+        out = ctx.transpose(1, 2).reshape(B, T_q, d)
+        return self.W_O(out), weights
+"""
+
+
 def _bug(*edits: str, source: str = CORRECT) -> str:
     """``source`` with each ``old`` replaced by the ``new`` after it.
 
@@ -182,8 +264,10 @@ def _statuses(lines):
         "from mha_ref import MultiHeadAttention  # noqa: F401\n",
         CORRECT,
         EINSUM_LOOP,
+        BUFFER_BIAS,
+        FUSED,
     ],
-    ids=["mha_ref", "view-transpose", "einsum-loop"],
+    ids=["mha_ref", "view-transpose", "einsum-loop", "buffer-bias", "fused"],
 )
 def test_correct_modules_pass(tmp_path, source):
     """mha_ref and two independent correct modules pass every milestone."""
@@ -197,19 +281,19 @@ def test_correct_modules_pass(tmp_path, source):
 # (edits for _bug, milestones that fail, words the first failure must hold)
 BUGS = {
     # At h=1 the direct view is the right split: only h>1 sees it.
-    "direct view (slide 41 C)": (
+    "direct view": (
         "x.view(B, T, self.h, self.d_k).transpose(1, 2)",
         "x.view(B, self.h, T, self.d_k)",
         {"h>1", "masks", "causal", "T_q!=T_k"},
-        ["differ", "at h=2", "view(B, h, T, d_k)", "option C"],
+        ["differ", "at h=2", "view(B, h, T, d_k)", "direct view"],
     ),
-    "transpose first (slide 41 D)": (
+    "transpose first": (
         "x.view(B, T, self.h, self.d_k).transpose(1, 2)",
         "x.transpose(1, 2).reshape(B, self.h, T, self.d_k)",
         {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
-        ["at h=1", "option D", "transposes to (B, d_model, T)"],
+        ["at h=1", "transposes to (B, d_model, T)"],
     ),
-    "flat split (slide 31)": (
+    "flat split": (
         "x.view(B, T, self.h, self.d_k).transpose(1, 2)",
         "x.view(B, T * self.h, self.d_k)",
         "B, h, T, d_k = x.shape\n"
@@ -218,6 +302,79 @@ BUGS = {
         # At h=1 the flat split's weights (B, T, T) have no head axis.
         {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
         ["weights are (2, 10, 10)", "flat split"],
+    ),
+    "W_V applied to the key": (
+        "v = self.split(self.W_V(value))",
+        "v = self.split(self.W_V(key))",
+        {"T_q!=T_k"},
+        ["value != key", "project the key with W_V", "W_V(value)"],
+    ),
+    "is_causal replaces the mask": (
+        "if mask is not None:",
+        "if is_causal:\n"
+        "            mask = torch.ones(scores.shape[-2:], dtype=torch.bool)"
+        ".tril()\n"
+        "            is_causal = False\n"
+        "        if mask is not None:",
+        {"causal"},
+        ["together", "is_causal replaced the mask", "mask & causal"],
+    ),
+    "mask skips is_causal": (
+        "        if is_causal:\n            t_q",
+        "        elif is_causal:\n            t_q",
+        {"causal"},
+        ["together", "skip is_causal", "mask & causal"],
+    ),
+    "detached softmax": (
+        "weights = torch.softmax(scores, dim=-1)",
+        "weights = torch.softmax(scores, dim=-1).detach()",
+        {"h>1"},
+        ["gradients of W_Q, W_K", "train mode", ".detach()"],
+    ),
+    "in-place softmax": (
+        "weights = torch.softmax(scores, dim=-1)",
+        "weights = scores.exp_()\n"
+        "        weights /= weights.sum(dim=-1, keepdim=True)",
+        {"h>1"},
+        ["backward", "inplace operation", "out of place"],
+    ),
+    "causal mask cached from the first T": (
+        "            t_q, t_k = scores.shape[-2:]\n"
+        "            allowed = torch.ones(t_q, t_k, dtype=torch.bool).tril()\n",
+        "            if not hasattr(self, 'allowed'):\n"
+        "                t_q, t_k = scores.shape[-2:]\n"
+        "                self.allowed = torch.ones(t_q, t_k, "
+        "dtype=torch.bool).tril()\n"
+        "            allowed = self.allowed\n",
+        {"causal"},
+        ["T=7", "second call", "this call's T"],
+    ),
+    "causal mask T_q x T_q": (
+        "allowed = torch.ones(t_q, t_k, dtype=torch.bool).tril()",
+        "allowed = torch.ones(t_q, t_q, dtype=torch.bool).tril()",
+        {"T_q!=T_k"},
+        ["is_causal=True, T_q=3, T_k=7", "(T_q, T_k)", "not (T_q, T_q)"],
+    ),
+    "causal mask bottom-right": (
+        "dtype=torch.bool).tril()",
+        "dtype=torch.bool).tril(t_k - t_q)",
+        {"T_q!=T_k"},
+        ["is_causal=True, T_q=3, T_k=7", "bottom-right", "keys 0..i"],
+    ),
+    "float64 weights": (
+        "self.W_O = nn.Linear(d_model, d_model, bias=False)",
+        "self.W_O = nn.Linear(d_model, d_model, bias=False, "
+        "dtype=torch.float64)",
+        set(MILESTONES),
+        ["W_O.weight is torch.float64", "expected torch.float32"],
+    ),
+    "float64 attention weights": (
+        "weights = torch.softmax(scores, dim=-1)\n"
+        "        return self.W_O(self.merge(weights @ v)), weights",
+        "weights = torch.softmax(scores, dim=-1, dtype=torch.float64)\n"
+        "        return self.W_O(self.merge(weights.float() @ v)), weights",
+        set(MILESTONES) - {"skeleton"},
+        ["weights are torch.float64", "expected torch.float32"],
     ),
     "merge without transpose": (
         "x.transpose(1, 2).contiguous().view(B, T, h * d_k)",
@@ -265,11 +422,11 @@ BUGS = {
 
 
 @pytest.mark.parametrize("bug", list(BUGS))
-def test_each_bug_fails_its_milestone_with_its_hint(tmp_path, bug):
+def test_each_bug_fails_its_milestone_with_its_hint(tmp_path, bug, capsys):
     """The grader fails exactly the milestones the bug breaks, and the
     first failure names the bug."""
     *edits, failing, words = BUGS[bug]
-    status, lines, stdout = _grade(tmp_path, _bug(*edits))
+    status, lines, stdout = _grade_here(tmp_path, _bug(*edits), capsys)
     assert status == 1, stdout
     assert {n for n, s in _statuses(lines).items() if s == "FAIL"} == failing
     first = next(name for name in MILESTONES if name in failing)
