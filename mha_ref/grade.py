@@ -135,18 +135,20 @@ class Child:
                 pass
 
     def load(self) -> dict:
-        return self._reply(self.timeout + STARTUP_S, "importing your file")
+        return self._reply(self.timeout + STARTUP_S, "the import of your file")
 
-    def request(self, op: str, during: str, **fields) -> dict:
-        """Send one request; its reply, or StudentError / TimedOut."""
+    def request(self, op: str, subject: str, **fields) -> dict:
+        """Send one request; its reply, or StudentError / TimedOut.
+        ``subject``: what runs, for messages ("forward at h=2")."""
         try:
             send(self._requests, {"op": op, **fields})
         except OSError:
-            self._reply(0, during)  # the child has gone: say how
-        reply = self._reply(self.timeout + 10, during)
+            self._reply(0, subject)  # the child has gone: say how
+        reply = self._reply(self.timeout + 10, subject)
         if not reply.get("ok"):
             raise StudentError(
-                f"raised {reply.get('error')} ({reply.get('where')})",
+                f"{subject} raised {reply.get('error')} "
+                f"({reply.get('where')})",
                 reply.get("type", ""),
                 reply.get("where", ""),
             )
@@ -200,7 +202,7 @@ class Child:
         if "Timeout (" in self.stderr_text:
             return TimedOut(self._stuck(during))
         return StudentError(
-            f"the process running your file ended {during} (exit status "
+            f"the process running your file ended in {during} (exit status "
             f"{status}), without an answer: do not call exit(), "
             f"sys.exit() or os._exit() in the module"
         )
@@ -215,7 +217,7 @@ class Child:
             else "no line of your file on the stack"
         )
         return (
-            f"no result after {self.timeout:g} s {during}, still running "
+            f"no result after {self.timeout:g} s from {during}, still running "
             f"at {where}: look for a loop that never ends"
         )
 
@@ -278,11 +280,11 @@ class Session:
             self.child.close()
             self.child = None
 
-    def new(self, d_model: int, h: int, during: str) -> dict:
+    def new(self, d_model: int, h: int) -> dict:
         """Construct ``MultiHeadAttention(d_model, h)`` in the child."""
         id = self.child.new_id()
         reply = self.child.request(
-            "new", f"in MultiHeadAttention({d_model}, {h})",
+            "new", f"MultiHeadAttention({d_model}, {h})",
             id=id, args=[d_model, h],
         )  # fmt: skip
         reply["id"] = id
@@ -292,7 +294,7 @@ class Session:
         """A module with random weights of std 2/sqrt(d): scores of a few
         units, so wrong scales and masks move the softmax far beyond the
         tolerance."""
-        info = self.new(d_model, h, "")
+        info = self.new(d_model, h)
         problem = _projection_problem(info, d_model)
         if problem:
             raise Failed(f"not graded until milestone skeleton passes: {problem}")
@@ -303,7 +305,8 @@ class Session:
             for name in PROJECTIONS
         }
         self.child.request(
-            "set", "while setting the weights", id=info["id"], weights=weights
+            "set", "copying weights into W_Q, W_K, W_V, W_O", id=info["id"],
+            weights=weights,
         )
         return Module(info["id"], h, weights, list(info["forward"]))
 
@@ -321,7 +324,7 @@ class Session:
         B, T_q, d_model = query.shape
         T_k = key.size(1)
         reply = self.child.request(
-            "call", f"in forward {where}", id=module.id, args=list(args),
+            "call", f"forward {where}", id=module.id, args=list(args),
             kwargs=kwargs, train=train, grads=grads,
         )  # fmt: skip
         items = reply["items"]
@@ -612,7 +615,7 @@ def check_skeleton(s: Session) -> str:
     """Milestone 1: four bias-free float32 (d, d) Linears, 4·d²
     parameters, and a ``ValueError`` when h does not divide d_model."""
     d_model = 32
-    info = s.new(d_model, 4, "")
+    info = s.new(d_model, 4)
     problem = _projection_problem(info, d_model)
     if problem:
         raise Failed(problem)
@@ -623,7 +626,7 @@ def check_skeleton(s: Session) -> str:
             f"the module holds parameters besides W_Q, W_K, W_V, W_O"
         )
     try:
-        s.new(10, 4, "")
+        s.new(10, 4)
     except StudentError as error:
         if error.kind == "ValueError":
             pass
@@ -635,8 +638,7 @@ def check_skeleton(s: Session) -> str:
             ) from None
         else:
             raise Failed(
-                f"MultiHeadAttention(10, 4) {error}; raise ValueError when "
-                f"d_model % num_heads != 0"
+                f"{error}; raise ValueError when d_model % num_heads != 0"
             ) from None
     else:
         raise Failed(
@@ -926,14 +928,21 @@ def grade(
     timeout: float = TIMEOUT_S,
     *,
     seed: int | None = None,
+    upto: str | None = None,
     file=None,
 ) -> int:
     """Print one line per milestone to ``file`` (default stdout); return
-    how many of the ``len(MILESTONES)`` milestones did not pass (all of
-    them when the file cannot be loaded)."""
+    how many of the milestones run did not pass (all of them when the
+    file cannot be loaded). ``upto``: run the milestones up to and
+    including this one (the project notebook grades one step at a time).
+    """
     path = Path(path).resolve()
     out = file or sys.stdout
-    width = max(len(name) for name, _ in MILESTONES)
+    names = [name for name, _ in MILESTONES]
+    if upto is not None and upto not in names:
+        raise ValueError(f"upto must be one of {names}, got {upto!r}")
+    milestones = MILESTONES[: names.index(upto) + 1] if upto else MILESTONES
+    width = max(len(name) for name in names)
     seed = secrets.randbits(63) if seed is None else seed
 
     def report(status: str, name: str, detail: str) -> None:
@@ -946,9 +955,9 @@ def grade(
     except (Failed, StudentError, TimedOut) as error:
         session.close()
         report("FAIL", "load", str(error))
-        return len(MILESTONES)
+        return len(milestones)
     try:
-        for number, (name, check) in enumerate(MILESTONES):
+        for number, (name, run) in enumerate(milestones):
             if session.child is None:  # the last one ended it: start anew
                 try:
                     session.start()
@@ -956,7 +965,7 @@ def grade(
                     report("FAIL", name, f"could not restart: {error}")
                     continue
             try:
-                detail = check(session)
+                detail = run(session)
             except (Failed, StudentError) as error:
                 report("FAIL", name, str(error))
                 if session.child.process.poll() is not None:
@@ -971,14 +980,24 @@ def grade(
                 continue
             except TimedOut as error:
                 report("FAIL", name, str(error))
-                for skipped, _ in MILESTONES[number + 1 :]:
+                for skipped, _ in milestones[number + 1 :]:
                     report("SKIP", skipped, "not run: an earlier check hung")
                 break
             session.passed.add(name)
             report("PASS", name, detail)
     finally:
         session.close()
-    return len(MILESTONES) - len(session.passed)
+    return len(milestones) - len(session.passed)
+
+
+def check(path: str | Path = "my_mha.py", upto: str | None = None) -> None:
+    """The project notebook's grading cell: :func:`grade`'s lines and
+    the count that pass (the same checks and messages as the command
+    line), without a return value for the notebook to echo."""
+    names = [name for name, _ in MILESTONES]
+    total = names.index(upto) + 1 if upto else len(names)
+    failed = grade(path, upto=upto)
+    print(f"{total - failed} of {total} milestones pass")
 
 
 def main(argv: list[str] | None = None) -> int:
