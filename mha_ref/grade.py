@@ -835,6 +835,13 @@ def check_causal(s: Session) -> str:
     both = pad & causal(5, 5)  # (B, 1, T_q, T_k)
     where = "with a padding mask and is_causal=True together"
     got = s.forward(module, (x, x, x), where=where, mask=pad, is_causal=True)
+    if "masks" not in s.passed:
+        differ = _differences(got, twin(module, x, x, x, both))
+        if differ:
+            raise Failed(
+                f"{' and '.join(differ)} {where}: the mask alone is "
+                f"already wrong; fix milestone masks first"
+            )
     compare(
         module, (x, x, x), got, twin(module, x, x, x, both), where,
         suspects=[

@@ -415,7 +415,7 @@ BUGS = {
     "torch's mask convention": (
         "scores.masked_fill(~mask,",
         "scores.masked_fill(mask,",
-        {"masks"},
+        {"masks", "causal"},
         ["padding mask", "True as blocked", "True = may attend"],
     ),
 }
@@ -451,7 +451,8 @@ def test_key_split_by_query_length_is_located(tmp_path, capsys):
     assert failing == {"T_q!=T_k"}, stdout
     detail = lines["T_q!=T_k"][1]
     line = _line_of(source, "view(*query.shape[:2]")
-    assert "forward raised RuntimeError" in detail
+    assert detail.startswith("forward with T_q=3, T_k=7")
+    assert "raised RuntimeError" in detail
     assert f"(my_mha.py:{line} in forward)" in detail
     assert "key.size(1)" in detail
 
@@ -501,9 +502,18 @@ def test_exception_in_forward_is_located(tmp_path, capsys):
     assert status == 1
     assert lines["skeleton"][0] == "PASS"
     detail = lines["shapes"][1]
-    assert "forward raised RuntimeError" in detail
+    assert detail.startswith("forward at h=2 raised RuntimeError")
     line = _line_of(source, "k.transpose(-1, -3)")
     assert f"(my_mha.py:{line} in forward)" in detail
+
+
+def test_mask_bug_is_not_blamed_on_is_causal(tmp_path, capsys):
+    """With the mask read the wrong way round, the causal line's mask +
+    is_causal check sends the student to milestone masks."""
+    source = _bug("scores.masked_fill(~mask,", "scores.masked_fill(mask,")
+    _, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert "True as blocked" in lines["masks"][1]
+    assert "fix milestone masks first" in lines["causal"][1], stdout
 
 
 def test_forward_that_never_returns_is_stopped(tmp_path):
@@ -606,3 +616,140 @@ def test_missing_file_is_a_usage_error(tmp_path, capsys):
         grade.main([str(tmp_path / "nope.py")])
     assert exit_.value.code == 2
     assert "no such file:" in capsys.readouterr().err
+
+
+# --- modules that try to pass without the work ---------------------------
+
+# A wrong module (its forward returns zeros) that tries to pass anyway.
+WRONG = """\
+import torch
+from torch import nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        if d_model % num_heads:
+            raise ValueError("no")
+        self.h = num_heads
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            setattr(self, name, nn.Linear(d_model, d_model, bias=False))
+
+    def forward(self, query, key, value, mask=None, is_causal=False):
+        B, T_q, d = query.shape
+        weights = torch.zeros(B, self.h, T_q, key.size(1))
+        return torch.zeros(B, T_q, d), weights
+"""
+
+PASS_LINES = "".join(
+    f"PASS {name:<8}  ok\\n" for name in MILESTONES
+) + "7 of 7 milestones pass\\n"
+
+FORGERIES = {
+    # Prints the grader's lines at import, then ends the process with 0.
+    "PASS printer, os._exit(0) at import": (
+        "import os, sys\n"
+        f"sys.stdout.write({PASS_LINES!r})\n"
+        f"sys.__stdout__.write({PASS_LINES!r})\n"
+        "sys.stdout.flush()\n"
+        "os._exit(0)\n",
+        "load",
+    ),
+    # Exits with 0 from inside forward, after printing PASS lines.
+    "os._exit(0) in forward": (
+        WRONG.replace(
+            "        B, T_q, d = query.shape\n",
+            "        import os\n"
+            f"        print({PASS_LINES!r})\n"
+            "        os._exit(0)\n"
+            "        B, T_q, d = query.shape\n",
+        ),
+        "shapes",
+    ),
+    # Rebinds the grader's comparisons wherever it can reach them.
+    "grader patcher": (
+        "import sys\n"
+        "import mha_ref.grade as g\n"
+        "g._close = lambda a, b: True\n"
+        "g._differences = lambda got, want: []\n"
+        "g.compare = lambda *a, **k: None\n"
+        "import mha_ref._sandbox as s\n"
+        "s._items = lambda result: result\n"
+        "import torch\n"
+        "torch.allclose = lambda *a, **k: True\n" + WRONG,
+        "h=1",
+    ),
+}
+
+
+@pytest.mark.parametrize("forgery", list(FORGERIES))
+def test_forgeries_are_rejected(tmp_path, forgery):
+    """Printing PASS lines, exiting early or patching the grader never
+    gives a pass: the exit status is 1, and the grader's own lines (on
+    stdout) say which milestone failed and why."""
+    source, first = FORGERIES[forgery]
+    status, lines, stdout = _grade(tmp_path, source)
+    assert status == 1, stdout
+    assert stdout.splitlines()[-1] != "7 of 7 milestones pass", stdout
+    assert lines[first][0] == "FAIL", stdout
+    assert "PASS" not in {s for name, (s, _) in lines.items()
+                          if name in MILESTONES[2:]}, stdout  # fmt: skip
+    if "exit" in forgery:
+        assert "exit status 0" in lines[first][1], stdout
+        assert "os._exit()" in lines[first][1]
+
+
+def test_a_forward_that_exits_costs_only_its_milestones(tmp_path, capsys):
+    """After the child dies, the next milestone runs in a new one."""
+    source = _bug(
+        "        if is_causal:\n            t_q",
+        "        if is_causal:\n            import os\n"
+        "            os._exit(3)\n            t_q",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    assert {n for n, s in _statuses(lines).items() if s == "FAIL"} == {
+        "causal"
+    }, stdout
+    assert "exit status 3" in lines["causal"][1]
+
+
+def test_later_milestones_say_the_values_are_wrong_at_h_gt_1(
+    tmp_path, capsys
+):
+    """A value bug no suspect explains: the mask, causal and cross lines
+    send the student back to h>1 instead of guessing a mask hint."""
+    source = _bug(
+        "scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)",
+        "scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)\n"
+        "        if self.h > 1:\n"
+        "            scores = scores * 1.5",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    assert lines["h=1"][0] == "PASS", stdout
+    assert "match at h=1" in lines["h>1"][1]
+    for name in ("masks", "causal", "T_q!=T_k"):
+        assert lines[name][0] == "FAIL"
+        assert "fix milestone h>1 first" in lines[name][1], lines[name][1]
+        assert "mask True as blocked" not in lines[name][1]
+
+
+def test_weights_none_is_named_before_any_comparison(tmp_path, capsys):
+    source = _bug(
+        "return self.W_O(self.merge(weights @ v)), weights",
+        "return self.W_O(self.merge(weights @ v)), None",
+    )
+    _, lines, _ = _grade_here(tmp_path, source, capsys)
+    detail = lines["shapes"][1]
+    assert "forward returned None as the weights" in detail
+    assert "(B, h, T_q, T_k)" in detail
+
+
+def test_no_hint_names_a_slide_number():
+    """Slide numbers drift; the grader's hints name the code instead."""
+    import re
+
+    text = Path(grade.__file__).read_text()
+    assert not re.search(r"slide \d", text), "a slide number in a hint"
+    assert "option C" not in text and "option D" not in text
