@@ -4,20 +4,21 @@ Prints h, d_k and the count for h = 1, 2, 4, 8, 16 and publishes the
 h / d_k / params table and the count itself (for the prose).
 """
 
+# --8<-- [start:show]
 import torch
 
-from mha_ref import MultiHeadAttention, count_parameters, publish_table
-from mha_ref.tables import publish_value
+from mha_ref import MultiHeadAttention
 
 torch.manual_seed(0)
-
-# --8<-- [start:show]
 d = 512
 for h in [1, 2, 4, 8, 16]:
     m = MultiHeadAttention(d, h)
     p = sum(x.numel() for x in m.parameters())
     print(f"h={h:2d}  d_k={m.d_k:3d}  params={p:,}")
 # --8<-- [end:show]
+
+from mha_ref import count_parameters, publish_table  # noqa: E402
+from mha_ref.tables import publish_value  # noqa: E402
 
 rows = []
 for h in [1, 2, 4, 8, 16]:

@@ -1,11 +1,11 @@
 """Slide 37: count the parameters of MHA with d_model=256, h=8."""
 
+# --8<-- [start:show]
 import torch
 
 from mha_ref import MultiHeadAttention, count_parameters, shape_str
 
 torch.manual_seed(37)
-# --8<-- [start:show]
 for h in (1, 8):
     mha = MultiHeadAttention(256, h)  # d_k = 256 // h
     print(f"h={h}: d_k={mha.d_k:3d}  params={count_parameters(mha):,}")

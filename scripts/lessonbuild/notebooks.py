@@ -55,7 +55,8 @@ def to_ipynb(py_path: Path | str) -> nbformat.NotebookNode:
     nb = jupytext.read(path, fmt="py:percent")
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     root = path.resolve().parent.parent
-    nb.cells.insert(0, nbformat.from_dict(setup_cell(root / "mha_ref")))
+    at = 1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0
+    nb.cells.insert(at, nbformat.from_dict(setup_cell(root / "mha_ref")))
     _number_cells(nb.cells)
     nbformat.validate(nb)
     return nb
