@@ -297,7 +297,9 @@ class Session:
         info = self.new(d_model, h)
         problem = _projection_problem(info, d_model)
         if problem:
-            raise Failed(f"not graded until milestone skeleton passes: {problem}")
+            raise Failed(
+                f"not graded until milestone skeleton passes: {problem}"
+            )
         weights = {
             name: torch.randn(d_model, d_model, generator=self.gen)
             * 2
@@ -305,7 +307,9 @@ class Session:
             for name in PROJECTIONS
         }
         self.child.request(
-            "set", "copying weights into W_Q, W_K, W_V, W_O", id=info["id"],
+            "set",
+            "copying weights into W_Q, W_K, W_V, W_O",
+            id=info["id"],
             weights=weights,
         )
         return Module(info["id"], h, weights, list(info["forward"]))
@@ -329,8 +333,10 @@ class Session:
         )  # fmt: skip
         items = reply["items"]
         if isinstance(items, str) or len(items) != 2:
-            what = items if isinstance(items, str) else (
-                f"a {len(items)}-item sequence"
+            what = (
+                items
+                if isinstance(items, str)
+                else (f"a {len(items)}-item sequence")
             )
             raise Failed(
                 f"forward returned {what}; it must return the tuple "
@@ -374,7 +380,10 @@ def _projection_problem(info: dict, d_model: int) -> str | None:
         if not layer["linear"]:
             return f"{name} is a {layer['type']}, expected nn.Linear"
         if layer["bias"]:
-            return f"{name} has a bias: use nn.Linear(d_model, d_model, bias=False)"
+            return (
+                f"{name} has a bias: use nn.Linear(d_model, d_model, "
+                f"bias=False)"
+            )
         if layer["shape"] != [d_model, d_model]:
             return (
                 f"{name}.weight is {tuple(layer['shape'])}, expected "
@@ -411,9 +420,7 @@ def _allowed_4d(allowed, B, h, T_q, T_k):
     return allowed.expand(B, h, T_q, T_k)  # (B, h, T_q, T_k)
 
 
-def twin(
-    module: Module, query, key, value, allowed=None, grads=None
-):
+def twin(module: Module, query, key, value, allowed=None, grads=None):
     """``nn.MultiheadAttention`` holding the module's weights.
 
     Its boolean masks mean True = blocked, so ``allowed`` (broadcasting
@@ -761,7 +768,8 @@ def check_masks(s: Session) -> str:
         "causal mask (T, T)": causal(5, 5),
     }
     for what, allowed in masks.items():
-        got = s.forward(module, (x, x, x), where=f"with a {what}", mask=allowed)
+        where = f"with a {what}"
+        got = s.forward(module, (x, x, x), where=where, mask=allowed)
         compare(
             module, (x, x, x), got, twin(module, x, x, x, allowed),
             f"with a {what}",
@@ -981,8 +989,12 @@ def grade(
             except (KeyError, TypeError, ValueError, IndexError) as error:
                 # Only a reply the sandbox never writes gets here: the
                 # student's code wrote to the grader's channel.
-                report("FAIL", name, f"unreadable answer from the process "
-                       f"running your file ({type(error).__name__})")
+                report(
+                    "FAIL",
+                    name,
+                    f"unreadable answer from the process "
+                    f"running your file ({type(error).__name__})",
+                )
                 session.close()
                 continue
             except TimedOut as error:

@@ -117,6 +117,8 @@ class MultiHeadAttention(nn.Module):
 # Correct, unusually: permute/reshape, an additive bias, a causal buffer
 # made once for the longest T and sliced per call, heads kept in `heads`.
 BUFFER_BIAS = """\
+import math
+
 import torch
 import torch.nn as nn
 
@@ -147,7 +149,8 @@ class MultiHeadAttention(nn.Module):
             keep = self.tri[: q.size(2), : k.size(2)]
             bias = bias.masked_fill(~keep, float("-inf"))
         if mask is not None:
-            bias = bias + torch.zeros(mask.shape).masked_fill(~mask, float("-inf"))
+            blocked = torch.zeros(mask.shape).masked_fill(~mask, -math.inf)
+            bias = bias + blocked
         scores = torch.matmul(q, k.transpose(2, 3)) / q.size(-1) ** 0.5
         weights = (scores + bias).softmax(dim=-1)
         ctx = torch.matmul(weights, v).permute(0, 2, 1, 3)
@@ -340,7 +343,8 @@ BUGS = {
     ),
     "causal mask cached from the first T": (
         "            t_q, t_k = scores.shape[-2:]\n"
-        "            allowed = torch.ones(t_q, t_k, dtype=torch.bool).tril()\n",
+        "            allowed = torch.ones(t_q, t_k, dtype=torch.bool)"
+        ".tril()\n",
         "            if not hasattr(self, 'allowed'):\n"
         "                t_q, t_k = scores.shape[-2:]\n"
         "                self.allowed = torch.ones(t_q, t_k, "
@@ -641,9 +645,10 @@ class MultiHeadAttention(nn.Module):
         return torch.zeros(B, T_q, d), weights
 """
 
-PASS_LINES = "".join(
-    f"PASS {name:<8}  ok\\n" for name in MILESTONES
-) + "7 of 7 milestones pass\\n"
+PASS_LINES = (
+    "".join(f"PASS {name:<8}  ok\\n" for name in MILESTONES)
+    + "7 of 7 milestones pass\\n"
+)
 
 FORGERIES = {
     # Prints the grader's lines at import, then ends the process with 0.
@@ -714,9 +719,7 @@ def test_a_forward_that_exits_costs_only_its_milestones(tmp_path, capsys):
     assert "exit status 3" in lines["causal"][1]
 
 
-def test_later_milestones_say_the_values_are_wrong_at_h_gt_1(
-    tmp_path, capsys
-):
+def test_later_milestones_say_the_values_are_wrong_at_h_gt_1(tmp_path, capsys):
     """A value bug no suspect explains: the mask, causal and cross lines
     send the student back to h>1 instead of guessing a mask hint."""
     source = _bug(

@@ -78,7 +78,9 @@ def carried_package(package: Path) -> tuple[str, str]:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for file in sorted(package.glob("*.py")):
-            info = zipfile.ZipInfo(f"{package.name}/{file.name}", (1980, 1, 1, 0, 0, 0))
+            info = zipfile.ZipInfo(
+                f"{package.name}/{file.name}", (1980, 1, 1, 0, 0, 0)
+            )
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, file.read_bytes())
     data = buffer.getvalue()
@@ -178,7 +180,8 @@ def student_code(source: str) -> str:
                 alias.name in _BUILD_ONLY for alias in node.names
             ):
                 kept = [
-                    alias.name + (f" as {alias.asname}" if alias.asname else "")
+                    alias.name
+                    + (f" as {alias.asname}" if alias.asname else "")
                     for alias in node.names
                     if alias.name not in _BUILD_ONLY
                 ]
@@ -191,8 +194,10 @@ def student_code(source: str) -> str:
                 edits.append((*span, text))
             for field in ("body", "orelse", "finalbody", "handlers"):
                 inner = getattr(node, field, None)
-                if isinstance(inner, list) and inner and isinstance(
-                    inner[0], ast.stmt | ast.excepthandler
+                if (
+                    isinstance(inner, list)
+                    and inner
+                    and isinstance(inner[0], ast.stmt | ast.excepthandler)
                 ):
                     visit(inner)
 
@@ -214,9 +219,7 @@ def student_code(source: str) -> str:
                 start -= 1
         lines[start:end] = [] if text is None else text.splitlines()
     kept = [
-        _NOQA.sub("", line)
-        for line in lines
-        if not _SECTION_MARK.match(line)
+        _NOQA.sub("", line) for line in lines if not _SECTION_MARK.match(line)
     ]
     code = re.sub(r"\n{3,}", "\n\n\n", "\n".join(kept))
     return code.strip("\n")
