@@ -479,12 +479,14 @@ DECK_NOTEBOOK = "notebooks/lesson-81.ipynb"
 HOMEWORK = {
     # The project's notebooks write the student's my_mha.py beside them:
     # not executed by the build (its kernel sees a read-only repository).
+    # Solutions come after every task (the nav's order): the page after
+    # a task is the next task, never its answers.
     "notebooks/project.ipynb": ("notebooks/project.py", False),
+    "notebooks/homework.ipynb": ("notebooks/homework.py", False),
     "notebooks/project-solutions.ipynb": (
         "notebooks/project_solutions.py",
         False,
     ),
-    "notebooks/homework.ipynb": ("notebooks/homework.py", False),
     "notebooks/homework-solutions.ipynb": (
         "notebooks/homework_solutions.py",
         True,
