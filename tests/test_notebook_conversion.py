@@ -117,7 +117,7 @@ def test_student_code_drops_the_builds_plumbing_only():
     assert "The table the slide shows" not in code
     assert "from mha_ref import shape_str" in code
     assert "if True:\n    pass" in code
-    assert code.endswith("\ndraw()")
+    assert code.endswith("\ndraw()\nplt.show()")
 
 
 def test_setup_cell_unpacks_the_package_it_carries(tmp_path):

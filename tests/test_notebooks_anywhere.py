@@ -61,10 +61,16 @@ PACKAGES = ["torch==2.13.0", "ipykernel", "nbclient", "matplotlib"]
 
 @pytest.fixture(scope="session")
 def fresh_python(tmp_path_factory) -> Path:
-    """A new venv with only the packages above; its python."""
-    folder = tmp_path_factory.mktemp("fresh-venv")
-    subprocess.run([sys.executable, "-m", "venv", folder], check=True)
+    """A new venv with only the packages above; its python.
+
+    LESSON_FRESH_VENV=DIR keeps it in DIR, made there once and reused
+    by later sessions (installing torch takes minutes)."""
+    given = os.environ.get("LESSON_FRESH_VENV")
+    folder = Path(given) if given else tmp_path_factory.mktemp("fresh-venv")
     python = folder / "bin" / "python"
+    if given and (folder / "installed").is_file():
+        return python
+    subprocess.run([sys.executable, "-m", "venv", folder], check=True)
     result = subprocess.run(
         [python, "-m", "pip", "install", "-q", *PACKAGES],
         capture_output=True,
@@ -72,6 +78,7 @@ def fresh_python(tmp_path_factory) -> Path:
     )
     if result.returncode:
         pytest.fail("pip install failed:\n" + result.stderr[-3000:])
+    (folder / "installed").write_text("\n".join(PACKAGES))
     return python
 
 

@@ -135,7 +135,8 @@ def student_code(source: str) -> str:
     contributors), section markers, ``# noqa`` comments,
     ``matplotlib.use("Agg")`` (figures show inline instead) and the
     ``publish_*`` calls and imports go; ``publish_figure(name, fig)``
-    becomes ``fig``'s expression (the inline backend shows the figure).
+    becomes ``plt.show()`` (after ``fig``'s expression, when it is not a
+    plain name): the figure shows inline.
     """
     import ast
 
@@ -172,10 +173,12 @@ def student_code(source: str) -> str:
                     if figure is not None and not isinstance(figure, ast.Name)
                     else None
                 )
-                if keep is not None:
-                    edits.append((*span, indent + keep))
-                else:
-                    edits.append((*span, indent + "pass" if alone else None))
+                # plt.show(): the inline backend displays the figure now
+                # (a figure left open is not always shown at the end).
+                shown = f"{indent}plt.show()"
+                edits.append(
+                    (*span, shown if keep is None else f"{keep}\n{shown}")
+                )
             elif isinstance(node, ast.ImportFrom) and any(
                 alias.name in _BUILD_ONLY for alias in node.names
             ):
