@@ -137,8 +137,8 @@ class _Runner:
         reply = {"ok": True, "items": items}
         if grads and isinstance(items, list) and len(items) == 2:
             out, weights = result
-            loss = (out * grads[0]).sum() + (weights * grads[1]).sum()
             try:
+                loss = (out * grads[0]).sum() + (weights * grads[1]).sum()
                 loss.backward()
             except Exception as error:  # noqa: BLE001 - reported, located
                 return {**reply, "backward": _error(error, self.path)}

@@ -186,7 +186,8 @@ def test_homework_notebook_is_the_same_file_for_the_same_source(source):
 def test_notebooks_download_as_valid_ipynb_and_render(built_site, name):
     nb = nbformat.read(built_site / f"notebooks/{name}.ipynb", as_version=4)
     nbformat.validate(nb)
-    assert (built_site / f"notebooks/{name}.html").is_file()
+    page = (built_site / f"notebooks/{name}.html").read_text("utf-8")
+    assert f'href="{name}.ipynb" download' in page  # its download link
 
 
 @pytest.mark.parametrize(

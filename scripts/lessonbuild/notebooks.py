@@ -56,10 +56,24 @@ def to_ipynb(py_path: Path | str) -> nbformat.NotebookNode:
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     root = path.resolve().parent.parent
     at = 1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0
+    offered = {Path(src).name: uri for uri, (src, _) in HOMEWORK.items()}
+    if at and path.name in offered:  # a notebook the site offers
+        nb.cells[0].source += "\n\n" + download_line(offered[path.name])
     nb.cells.insert(at, nbformat.from_dict(setup_cell(root / "mha_ref")))
     _number_cells(nb.cells)
     nbformat.validate(nb)
     return nb
+
+
+def download_line(uri: str) -> str:
+    """The notebook page's download link (the page sits beside its
+    ``.ipynb``); in Jupyter, the notebook's own file."""
+    name = Path(uri).name
+    return (
+        f'<a href="{name}" download>Download this notebook ({name})</a>: '
+        "it runs in JupyterLab, VS Code or Colab with torch installed, "
+        "nothing else (its first cell unpacks the lesson's `mha_ref`)."
+    )
 
 
 #: The setup cell's first line; Colab shows a cell with a title as a form.
@@ -522,7 +536,7 @@ def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
             "order, with the output the site verified. The first cell "
             "unpacks the copy of `mha_ref` this notebook carries, so it "
             "runs wherever torch and Jupyter do; change a cell and run "
-            "it again to see what changes."
+            "it again to see what changes.\n\n" + download_line(DECK_NOTEBOOK)
         ),
         setup_cell(deck.root / "mha_ref"),
     ]
