@@ -365,6 +365,13 @@ BUGS = {
         {"T_q!=T_k"},
         ["is_causal=True, T_q=3, T_k=7", "bottom-right", "keys 0..i"],
     ),
+    "dropout in eval mode": (
+        "weights = torch.softmax(scores, dim=-1)",
+        "weights = torch.nn.functional.dropout("
+        "torch.softmax(scores, dim=-1), 0.5)",
+        set(MILESTONES) - {"skeleton", "shapes"},
+        ["two calls in eval mode", "different results", "self.training"],
+    ),
     "float64 weights": (
         "self.W_O = nn.Linear(d_model, d_model, bias=False)",
         "self.W_O = nn.Linear(d_model, d_model, bias=False, "
@@ -440,6 +447,23 @@ def test_each_bug_fails_its_milestone_with_its_hint(tmp_path, bug, capsys):
     assert (
         stdout.splitlines()[-1] == f"{7 - len(failing)} of 7 milestones pass"
     )
+    for name, (present, absent) in LATER_LINES.get(bug, {}).items():
+        assert all(word in lines[name][1] for word in present), lines[name]
+        assert not any(word in lines[name][1] for word in absent)
+
+
+# What a later line must (and must not) say, beyond the first failure.
+LATER_LINES = {
+    # At h=1 the flat split's weights lack the head axis; the cause is
+    # the split, not an average over heads.
+    "flat split": {"h=1": (["no head axis", "split to (B, h, T, d_k)"],
+                           ["their average"])},
+    # A value bug at h>1: the mask lines send the student back, no guess.
+    "direct view": {
+        name: (["fix milestone h>1 first"], ["True as blocked", "off by one"])
+        for name in ("masks", "causal", "T_q!=T_k")
+    },
+}  # fmt: skip
 
 
 def test_key_split_by_query_length_is_located(tmp_path, capsys):
