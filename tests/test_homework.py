@@ -194,9 +194,10 @@ def test_build_homework_runs_on_a_kernel_forked_from_the_engine(pool):
     assert Homework(root, "key", pool).wait() == []
     written = root / OUT_DIR / "notebooks" / "homework-solutions.ipynb"
     nb = nbformat.read(written, as_version=4)
-    assert nb.cells[0].outputs[0].text == "True\n"
+    # Cell 0 is the setup cell that carries mha_ref.
+    assert nb.cells[1].outputs[0].text == "True\n"
     # Figures show inline, as in a kernel Jupyter started.
-    assert "image/png" in nb.cells[1].outputs[0].data
+    assert "image/png" in nb.cells[2].outputs[0].data
 
 
 def test_build_homework_is_not_rerun_when_unchanged(pool):
@@ -204,7 +205,7 @@ def test_build_homework_is_not_rerun_when_unchanged(pool):
     assert Homework(root, "key", pool).wait() == []
     written = root / OUT_DIR / "notebooks" / "homework-solutions.ipynb"
     nb = nbformat.read(written, as_version=4)
-    assert nb.cells[0].outputs[0].text == "42\n"
+    assert nb.cells[1].outputs[0].text == "42\n"  # after the setup cell
     again = Homework(root, "key", pool)
     assert again._started is None  # nothing to run: same key, same source
     assert again.wait() == [] and again.uris == [
