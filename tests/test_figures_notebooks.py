@@ -186,8 +186,11 @@ def test_homework_notebook_is_the_same_file_for_the_same_source(source):
 def test_notebooks_download_as_valid_ipynb_and_render(built_site, name):
     nb = nbformat.read(built_site / f"notebooks/{name}.ipynb", as_version=4)
     nbformat.validate(nb)
+    from bs4 import BeautifulSoup
+
     page = (built_site / f"notebooks/{name}.html").read_text("utf-8")
-    assert f'href="{name}.ipynb" download' in page  # its download link
+    soup = BeautifulSoup(page, "html.parser")
+    assert soup.select(f'a[href="{name}.ipynb"][download]')  # downloadable
 
 
 @pytest.mark.parametrize(
@@ -248,14 +251,19 @@ def test_notebook_downloads_from_the_landing_page_and_slides_with_code(
     """index.html links the .ipynb; every slide that runs code does too."""
     index = (built_site / "index.html").read_text(encoding="utf-8")
     assert 'href="notebooks/lesson-81.ipynb"' in index
+    offered = set()
     for slide in deck().slides:
         runs_code = any(i.path.startswith("snippets/") for i in slide.includes)
         page = built_site / Path(slide.path).relative_to("docs")
         html = page.with_suffix(".html").read_text(encoding="utf-8")
         links = re.findall(r'href="([^"]+\.ipynb)" download', html)
-        assert bool(links) == runs_code, slide.path
+        lesson = [h for h in links if h.endswith("/lesson-81.ipynb")]
+        assert bool(lesson) == runs_code, slide.path
         for href in links:
             assert (page.parent / href).resolve().is_file()
+            offered.add(Path(href).name)
+    # The project and the homework are offered where the deck sets them.
+    assert {"project.ipynb", "homework.ipynb"} <= offered
 
 
 def test_search_leaves_out_the_deck_and_solutions_notebooks(built_site):
