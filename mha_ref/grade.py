@@ -8,16 +8,27 @@ The file must define ``MultiHeadAttention(d_model, num_heads)`` with four
 bias-free ``nn.Linear`` layers ``W_Q, W_K, W_V, W_O`` and
 ``forward(query, key, value, mask=None, is_causal=False)`` returning
 ``(output (B, T_q, d_model), weights (B, h, T_q, T_k))``, the interface
-of the project slides. Masks follow ``mha_ref``: ``True`` = may attend.
+of the project slides. Masks follow ``mha_ref``: ``True`` = may attend;
+``is_causal=True`` lets query ``i`` see keys ``0..i`` (top-left, also
+when ``T_q != T_k``) and combines with ``mask`` (both must allow a key).
 
 Why each milestone exists: shapes and parameter counts cannot see the
 lesson's silent traps (a wrong head split keeps every shape), and at
 ``h = 1`` most wrong splits *are* the right one. So values are compared
-at ``h > 1`` against ``torch.nn.MultiheadAttention`` holding the
-student's own weights, an implementation that shares no code with the
-student's. When values differ, the grader recomputes the reference with
-each known bug (:data:`SUSPECTS`) and names the one that reproduces the
-student's numbers.
+at ``h > 1`` against ``torch.nn.MultiheadAttention`` holding the same
+weights, an implementation that shares no code with the student's; one
+backward pass in train mode is compared with its gradients. When values
+differ, the grader recomputes the reference with each known bug and
+names the one that reproduces the student's numbers; a mask, causal or
+cross-attention hint is given only once the same call without it is
+right.
+
+Why it cannot be fooled: the student's file runs in a child process
+(:mod:`mha_ref._sandbox`, ``python -I``), which only executes requests
+and sends back tensors. Inputs and weights are drawn at random per run
+here, every verdict is computed here, and this process prints the lines
+and chooses the exit status. What the student's code prints goes to
+stderr; an early exit, a hang or a crash of the child is a FAIL.
 
 A broken module never crashes the grader: a syntax error, an exception
 or a forward that never returns is reported with the student's file and
@@ -27,192 +38,421 @@ line. The exit status is 0 only if every milestone passes.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib.util
-import inspect
+import io
 import math
 import os
+import re
+import secrets
+import select
+import subprocess
 import sys
 import threading
-import traceback
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from torch import nn
 
-from .attention import causal_mask, padding_mask
-from .mha import merge_heads, single_head_attention, split_heads
+from ._sandbox import PROJECTIONS, send
+from .mha import merge_heads, split_heads
 from .traps import split_heads_direct_view, split_heads_transpose_first
 
-PROJECTIONS = ("W_Q", "W_K", "W_V", "W_O")
 SIGNATURE = "forward(query, key, value, mask=None, is_causal=False)"
-TIMEOUT_S = 20.0  # per milestone; a correct module needs well under 1 s
+TIMEOUT_S = 20.0  # per request; a correct module needs well under 1 s
+#: Extra seconds the child gets to start (it imports torch) on a busy
+#: machine, beyond the student's import time limit.
+STARTUP_S = 120.0
 ATOL = 1e-5  # float32: slides/49-milestone-3-h-1-equivalence.html
+D_MODEL = 8  # the value checks' width
+MAX_REPLY = 64 << 20  # bytes: a bigger reply is not the grader's
 
 
 class Failed(Exception):
     """A milestone's verdict: what differed, and the likely cause."""
 
 
+class StudentError(Exception):
+    """The student's code raised (or the child ended) during a request."""
+
+    def __init__(self, message: str, kind: str = "", where: str = ""):
+        super().__init__(message)
+        self.kind = kind  # the exception's type name
+        self.where = where
+
+
 class TimedOut(Exception):
     """The student's code did not return within the time limit."""
 
 
-# --- the milestones ----------------------------------------------------
+# --- the student's process -----------------------------------------------
 
 
-def check_skeleton(cls: type) -> str:
-    """Milestone 1: four bias-free (d, d) Linears, 4·d² parameters, and a
-    ``ValueError`` when h does not divide d_model."""
-    d_model = 32
-    module = cls(d_model, 4)
-    _check_projections(module, d_model)
-    count = sum(p.numel() for p in module.parameters())
-    if count != 4 * d_model**2:
-        raise Failed(
-            f"{count:,} parameters at d_model=32, expected 4,096 = 4*32^2: "
-            f"the module holds parameters besides W_Q, W_K, W_V, W_O"
+class Child:
+    """The child process that runs the student's file; requests and
+    replies travel on two pipes this process opened."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.path = path
+        self.timeout = timeout
+        self.stderr_text = ""  # what the child wrote, kept to locate hangs
+        self._ids = 0
+        to_child, self._requests = os.pipe()
+        self._replies, from_child = os.pipe()
+        root = str(Path(__file__).resolve().parents[1])
+        boot = (
+            "import sys; sys.path.insert(0, sys.argv[1]); "
+            "from mha_ref._sandbox import main; main(sys.argv[2:])"
         )
-    try:
-        cls(10, 4)
-    except ValueError:
-        pass
-    except AssertionError:
-        raise Failed(
-            "MultiHeadAttention(10, 4) raised AssertionError: python -O "
-            "strips asserts; raise ValueError naming d_model and num_heads"
-        ) from None
-    except Exception as error:
-        raise Failed(
-            f"MultiHeadAttention(10, 4) raised {type(error).__name__}: "
-            f"{error}; raise ValueError when d_model % num_heads != 0"
-        ) from None
-    else:
-        raise Failed(
-            "MultiHeadAttention(10, 4) was accepted: 4 heads cannot share "
-            "10 features; raise ValueError when d_model % num_heads != 0"
-        )
-    return "W_Q, W_K, W_V, W_O bias-free; 4,096 = 4*32^2; (10, 4) refused"
-
-
-def check_shapes(cls: type) -> str:
-    """Milestone 2: ``(B, T, d_model)`` out, ``(B, h, T, T)`` weights."""
-    module = _build(cls, 8, 2)
-    x = _inputs(2, 5)
-    out, weights = _forward(module, x, x, x)
-    _check_shapes(out, weights, (2, 5, 8), (2, 2, 5, 5))
-    return "output (2, 5, 8), weights (2, 2, 5, 5)"
-
-
-def check_one_head(cls: type) -> str:
-    """Milestone 3: at h=1 the module is single-head attention."""
-    module = _build(cls, 8, 1)
-    x = _inputs(2, 5)
-    out, weights = _forward(module, x, x, x)
-    _check_shapes(out, weights, (2, 5, 8), (2, 1, 5, 5))
-    w = {name: getattr(module, name).weight.T for name in PROJECTIONS}
-    want_out, want_weights = single_head_attention(
-        x, x, w["W_Q"], w["W_K"], w["W_V"], w["W_O"]
-    )  # (B, T, d_model), (B, T, T)
-    want = (want_out, want_weights[:, None])  # weights (B, 1, T, T)
-    _compare(
-        module, (x, x, x), (out, weights), want, {}, "at h=1",
-        otherwise="compute softmax(q @ k.transpose(-2, -1) / sqrt(d_k)) "
-        "over dim=-1, then @ v, then W_O (nn.Linear computes x @ weight.T)",
-    )  # fmt: skip
-    return "equals single-head attention with the same weights"
-
-
-def check_many_heads(cls: type) -> str:
-    """Values at h>1 against ``nn.MultiheadAttention``: the check that
-    sees a wrong head split, merge or scale."""
-    for h in (2, 4):
-        module = _build(cls, 8, h)
-        x = _inputs(2, 5)
-        out, weights = _forward(module, x, x, x)
-        _check_shapes(out, weights, (2, 5, 8), (2, h, 5, 5))
-        _compare(
-            module, (x, x, x), (out, weights), _torch_twin(module, x, x, x),
-            {}, f"at h={h}", otherwise=lambda h=h: _split_hint(cls, h),
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env.setdefault("OMP_NUM_THREADS", "1")
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", boot, root, str(path),
+             str(timeout), str(to_child), str(from_child)],
+            cwd=path.parent,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            pass_fds=(to_child, from_child),
+            env=env,
+            start_new_session=True,
         )  # fmt: skip
-    return "outputs and per-head weights equal nn.MultiheadAttention, h=2, 4"
+        os.close(to_child)
+        os.close(from_child)
+        self._relay = threading.Thread(target=self._relay_output, daemon=True)
+        self._relay.start()
 
+    def _relay_output(self) -> None:
+        """The student's prints, shown on stderr and kept (bounded)."""
+        for raw in iter(self.process.stdout.readline, b""):
+            line = raw.decode("utf-8", "replace")
+            self.stderr_text = (self.stderr_text + line)[-(1 << 20) :]
+            try:
+                sys.stderr.write(f"{self.path.name}| {line}")
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
 
-def check_masks(cls: type) -> str:
-    """A padding mask (B, 1, 1, T_k) and a causal (T, T) mask via mask=."""
-    module = _build(cls, 8, 2)
-    _require_parameter(module, "mask")
-    x = _inputs(2, 5)
-    masks = {
-        "padding mask (B, 1, 1, T_k), lengths 5 and 3": padding_mask(
-            [5, 3], 5
-        ),
-        "causal mask (T, T)": causal_mask(5, 5),
-    }
-    for what, allowed in masks.items():
-        got = _forward(module, x, x, x, mask=allowed)
-        _check_shapes(*got, (2, 5, 8), (2, 2, 5, 5))
-        _compare(
-            module, (x, x, x), got, _torch_twin(module, x, x, x, allowed),
-            {"allowed": allowed, "kind": "mask"}, f"with a {what}",
-            otherwise="block a key where mask is False: "
-            "scores.masked_fill(~mask, float('-inf')) before the softmax",
-        )  # fmt: skip
-    return "padding and causal masks (True = may attend) match torch"
+    def load(self) -> dict:
+        return self._reply(self.timeout + STARTUP_S, "the import of your file")
 
+    def request(self, op: str, subject: str, **fields) -> dict:
+        """Send one request; its reply, or StudentError / TimedOut.
+        ``subject``: what runs, for messages ("forward at h=2")."""
+        try:
+            send(self._requests, {"op": op, **fields})
+        except OSError:
+            self._reply(0, subject)  # the child has gone: say how
+        reply = self._reply(self.timeout + 10, subject)
+        if not reply.get("ok"):
+            raise StudentError(
+                f"{subject} raised {reply.get('error')} "
+                f"({reply.get('where')})",
+                reply.get("type", ""),
+                reply.get("where", ""),
+            )
+        return reply
 
-def check_causal(cls: type) -> str:
-    """``is_causal=True``: query i sees keys 0..i, no more, no fewer."""
-    module = _build(cls, 8, 2)
-    _require_parameter(module, "is_causal")
-    x = _inputs(2, 5)
-    got = _forward(module, x, x, x, is_causal=True)
-    _check_shapes(*got, (2, 5, 8), (2, 2, 5, 5))
-    allowed = causal_mask(5, 5)
-    _compare(
-        module, (x, x, x), got, _torch_twin(module, x, x, x, allowed),
-        {"allowed": allowed, "kind": "causal"}, "with is_causal=True",
-        otherwise="query i may see keys 0..i: "
-        "torch.ones(T_q, T_k, dtype=torch.bool).tril()",
-    )  # fmt: skip
-    return "is_causal=True lets query i see keys 0..i"
+    def new_id(self) -> int:
+        self._ids += 1
+        return self._ids
 
+    def _reply(self, limit: float, during: str) -> dict:
+        deadline = time.monotonic() + limit
+        header = self._read(8, deadline, during)
+        size = int.from_bytes(header, "little")
+        if size > MAX_REPLY:
+            self.close()
+            raise StudentError(f"sent a reply of {size} bytes {during}")
+        data = self._read(size, deadline, during)
+        try:
+            reply = torch.load(io.BytesIO(data), weights_only=True)
+        except Exception as error:  # noqa: BLE001 - not the child's format
+            self.close()
+            raise StudentError(
+                f"the grading process sent an unreadable reply {during} "
+                f"({type(error).__name__})"
+            ) from None
+        if not isinstance(reply, dict):
+            self.close()
+            raise StudentError(f"the grading process sent {type(reply)}")
+        return reply
 
-def check_cross(cls: type) -> str:
-    """Cross-attention: 3 queries attend over 7 keys."""
-    module = _build(cls, 8, 2)
-    q, kv = _inputs(2, 3), _inputs(2, 7, seed=1)
-    try:
-        out, weights = _forward(module, q, kv, kv)
-    except StudentError as error:
-        error.hint = (
-            "with T_q=3, T_k=7; split key and value by their own length, "
-            "key.size(1), not the query's T"
+    def _read(self, size: int, deadline: float, during: str) -> bytes:
+        chunks = []
+        while size:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self._replies], [], [], max(left, 0))
+            if not ready:
+                self.close()
+                raise TimedOut(self._stuck(during))
+            chunk = os.read(self._replies, min(size, 1 << 20))
+            if not chunk:
+                self.close()
+                raise self._ended(during)
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def _ended(self, during: str) -> Exception:
+        """The child is gone: a timeout (its own watchdog dumped the
+        stack) or an exit of the student's making."""
+        status = self.process.returncode
+        if "Timeout (" in self.stderr_text:
+            return TimedOut(self._stuck(during))
+        return StudentError(
+            f"the process running your file ended in {during} (exit status "
+            f"{status}), without an answer: do not call exit(), "
+            f"sys.exit() or os._exit() in the module"
         )
-        raise
-    _check_shapes(out, weights, (2, 3, 8), (2, 2, 3, 7))
-    _compare(
-        module, (q, kv, kv), (out, weights), _torch_twin(module, q, kv, kv),
-        {}, "with T_q=3, T_k=7",
-        otherwise="split each of query, key, value by its own length",
-    )  # fmt: skip
-    return "T_q=3, T_k=7 matches nn.MultiheadAttention"
+
+    def _stuck(self, during: str) -> str:
+        dump = self.stderr_text.rpartition("Timeout (")[2]
+        name = re.escape(str(self.path))
+        found = re.search(rf'File "{name}", line (\d+) in (\w+)', dump)
+        where = (
+            f"{self.path.name}:{found[1]} in {found[2]}"
+            if found
+            else "no line of your file on the stack"
+        )
+        return (
+            f"no result after {self.timeout:g} s from {during}, still running "
+            f"at {where}: look for a loop that never ends"
+        )
+
+    def close(self) -> None:
+        """End the child (it may be stuck) and wait for it."""
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, 9)
+            except ProcessLookupError:
+                pass
+        self.process.wait()
+        self._relay.join(timeout=5)
+        for fd in (self._requests, self._replies):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._requests = self._replies = -1
 
 
-# name, check: in order; a check returns what passed or raises Failed.
-MILESTONES: tuple[tuple[str, Callable[[type], str]], ...] = (
-    ("skeleton", check_skeleton),
-    ("shapes", check_shapes),
-    ("h=1", check_one_head),
-    ("h>1", check_many_heads),
-    ("masks", check_masks),
-    ("causal", check_causal),
-    ("T_q!=T_k", check_cross),
-)
+# --- one module in the child, and its weights here ----------------------
 
 
-# --- the bugs the lesson warns about -------------------------------------
+@dataclass
+class Module:
+    """A student module living in the child, with the weights sent to it."""
+
+    id: int
+    h: int
+    weights: dict[str, torch.Tensor]  # name -> (d_model, d_model)
+    forward_parameters: list[str]
+
+
+class Session:
+    """One grading run: the child, the random inputs, what passed."""
+
+    def __init__(self, path: Path, timeout: float, seed: int) -> None:
+        self.path = path
+        self.timeout = timeout
+        self.gen = torch.Generator().manual_seed(seed)
+        self.passed: set[str] = set()
+        self.child: Child | None = None
+
+    def start(self) -> None:
+        """Start the child and import the student's file in it."""
+        self.child = Child(self.path, self.timeout)
+        reply = self.child.load()
+        if not reply.get("ok"):
+            raise StudentError(
+                f"raised {reply.get('error')} ({reply.get('where')})"
+            )
+        if not reply.get("class"):
+            raise Failed(
+                f"{self.path.name} defines no class "
+                f"MultiHeadAttention(nn.Module)"
+            )
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.close()
+            self.child = None
+
+    def new(self, d_model: int, h: int) -> dict:
+        """Construct ``MultiHeadAttention(d_model, h)`` in the child."""
+        id = self.child.new_id()
+        reply = self.child.request(
+            "new", f"MultiHeadAttention({d_model}, {h})",
+            id=id, args=[d_model, h],
+        )  # fmt: skip
+        reply["id"] = id
+        return reply
+
+    def module(self, h: int, d_model: int = D_MODEL) -> Module:
+        """A module with random weights of std 2/sqrt(d): scores of a few
+        units, so wrong scales and masks move the softmax far beyond the
+        tolerance."""
+        info = self.new(d_model, h)
+        problem = _projection_problem(info, d_model)
+        if problem:
+            raise Failed(
+                f"not graded until milestone skeleton passes: {problem}"
+            )
+        weights = {
+            name: torch.randn(d_model, d_model, generator=self.gen)
+            * 2
+            / d_model**0.5
+            for name in PROJECTIONS
+        }
+        self.child.request(
+            "set",
+            "copying weights into W_Q, W_K, W_V, W_O",
+            id=info["id"],
+            weights=weights,
+        )
+        return Module(info["id"], h, weights, list(info["forward"]))
+
+    def inputs(self, B: int, T: int, d_model: int = D_MODEL) -> torch.Tensor:
+        return torch.randn(B, T, d_model, generator=self.gen)  # (B, T, d)
+
+    def forward(
+        self, module: Module, args: tuple, *, where: str, train=False,
+        grads=None, **kwargs,
+    ):  # fmt: skip
+        """Call the student's forward; (output, weights) checked for
+        structure, ``None`` and dtype before anything is compared, and
+        shapes; with ``grads`` also the four weights' gradients."""
+        query, key = args[0], args[1]
+        B, T_q, d_model = query.shape
+        T_k = key.size(1)
+        reply = self.child.request(
+            "call", f"forward {where}", id=module.id, args=list(args),
+            kwargs=kwargs, train=train, grads=grads,
+        )  # fmt: skip
+        items = reply["items"]
+        if isinstance(items, str) or len(items) != 2:
+            what = (
+                items
+                if isinstance(items, str)
+                else (f"a {len(items)}-item sequence")
+            )
+            raise Failed(
+                f"forward returned {what}; it must return the tuple "
+                f"(output, weights)"
+            )
+        for name, item in zip(("output", "weights"), items, strict=True):
+            if not isinstance(item, torch.Tensor):
+                fix = (
+                    "; return the attention weights too, the softmax "
+                    "(B, h, T_q, T_k) (F.scaled_dot_product_attention does "
+                    "not give them: compute the softmax yourself)"
+                    if name == "weights"
+                    else ""
+                )
+                raise Failed(f"forward returned {item} as the {name}{fix}")
+            if item.dtype != torch.float32:
+                raise Failed(
+                    f"the {name} are {item.dtype}, expected torch.float32 "
+                    f"like the input and the weights: compute in the "
+                    f"input's dtype (no .double(), no dtype=torch.float64)"
+                )
+        _check_shapes(*items, (B, T_q, d_model), (B, module.h, T_q, T_k))
+        if grads is None:
+            return tuple(items)
+        if "backward" in reply:
+            back = reply["backward"]
+            raise StudentError(
+                f"backward through your forward raised {back['error']} "
+                f"({back['where']}){_backward_hint(back['error'])}"
+            )
+        return tuple(items), reply["grads"]
+
+
+def _projection_problem(info: dict, d_model: int) -> str | None:
+    for name, layer in info["projections"].items():
+        if layer["type"] == "NoneType":
+            return (
+                f"no attribute {name}: name the four projections "
+                f"W_Q, W_K, W_V, W_O"
+            )
+        if not layer["linear"]:
+            return f"{name} is a {layer['type']}, expected nn.Linear"
+        if layer["bias"]:
+            return (
+                f"{name} has a bias: use nn.Linear(d_model, d_model, "
+                f"bias=False)"
+            )
+        if layer["shape"] != [d_model, d_model]:
+            return (
+                f"{name}.weight is {tuple(layer['shape'])}, expected "
+                f"({d_model}, {d_model}): each projection maps all d_model "
+                f"features to d_model features; the heads share it"
+            )
+        if layer["dtype"] != "torch.float32":
+            return (
+                f"{name}.weight is {layer['dtype']}, expected torch.float32:"
+                f" create the layers without dtype= and without .double()"
+            )
+    return None
+
+
+def _backward_hint(error: str) -> str:
+    if "inplace operation" in error:
+        return (
+            ": an in-place operation (a method ending in _, or /= on a "
+            "tensor) overwrote a value backward needs; compute the "
+            "weights with torch.softmax(scores, dim=-1), out of place"
+        )
+    if "does not require grad" in error:
+        return (
+            ": no gradient reaches the weights W_Q..W_O; do not call "
+            ".detach() or run forward under torch.no_grad()"
+        )
+    return ""
+
+
+# --- the references, computed here ----------------------------------------
+
+
+def _allowed_4d(allowed, B, h, T_q, T_k):
+    return allowed.expand(B, h, T_q, T_k)  # (B, h, T_q, T_k)
+
+
+def twin(module: Module, query, key, value, allowed=None, grads=None):
+    """``nn.MultiheadAttention`` holding the module's weights.
+
+    Its boolean masks mean True = blocked, so ``allowed`` (broadcasting
+    to ``(B, h, T_q, T_k)``) is inverted and given per head. With
+    ``grads`` (for output, weights), one backward pass in train mode:
+    returns ((output, weights), {name: gradient}).
+    """
+    w = module.weights
+    h = module.h
+    B, T_q, d_model = query.shape
+    T_k = key.size(1)
+    mha = nn.MultiheadAttention(d_model, h, bias=False, batch_first=True)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(
+            torch.cat([w["W_Q"], w["W_K"], w["W_V"]])
+        )  # (3 * d_model, d_model)
+        mha.out_proj.weight.copy_(w["W_O"])
+    kwargs = {}
+    if allowed is not None:
+        blocked = ~_allowed_4d(allowed, B, h, T_q, T_k)
+        kwargs["attn_mask"] = blocked.reshape(B * h, T_q, T_k)
+    mha.train(grads is not None)
+    with torch.set_grad_enabled(grads is not None):
+        out, weights = mha(
+            query, key, value, average_attn_weights=False, **kwargs
+        )  # (B, T_q, d_model), (B, h, T_q, T_k)
+    if grads is None:
+        return out, weights
+    ((out * grads[0]).sum() + (weights * grads[1]).sum()).backward()
+    g_q, g_k, g_v = mha.in_proj_weight.grad.chunk(3)  # each (d, d)
+    got = {"W_Q": g_q, "W_K": g_k, "W_V": g_v, "W_O": mha.out_proj.weight.grad}
+    return (out.detach(), weights.detach()), got
 
 
 def _merge_by_view(ctx: torch.Tensor) -> torch.Tensor:
@@ -221,270 +461,135 @@ def _merge_by_view(ctx: torch.Tensor) -> torch.Tensor:
     return ctx.contiguous().view(B, T, h * d_k)  # (B, T, d_model), scrambled
 
 
-# kind, hint, changes to the reference: each a bug that keeps every shape.
-# "values" suspects are tried in every milestone, the others only in the
-# milestone of that kind.
-SUSPECTS: tuple[tuple[str, str, dict], ...] = (
+def reference(
+    module: Module, query, key, value, allowed=None, *,
+    split: Callable = split_heads, merge: Callable = merge_heads,
+    scale: str = "d_k", softmax_dim: int = -1, w_o: bool = True,
+    value_from: str = "value",
+):  # fmt: skip
+    """Multi-head attention from the module's weights, with one bug in.
+
+    Only used to name a bug; the expected values come from :func:`twin`.
+    """
+    w, h = module.weights, module.h
+    source = {"value": value, "key": key, "query": query}[value_from]
+    q = split(query @ w["W_Q"].T, h)  # (B, h, T_q, d_k)
+    k = split(key @ w["W_K"].T, h)  # (B, h, T_k, d_k)
+    v = split(source @ w["W_V"].T, h)  # (B, h, T_k, d_k)
+    d = q.size(-1) if scale == "d_k" else query.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (B, h, T_q, T_k)
+    if allowed is not None:
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    weights = torch.softmax(scores, dim=softmax_dim)  # (B, h, T_q, T_k)
+    merged = merge(weights @ v)  # (B, T_q, d_model)
+    return (merged @ w["W_O"].T if w_o else merged), weights
+
+
+def causal(T_q: int, T_k: int, offset: int = 0) -> torch.Tensor:
+    """(T_q, T_k), True where query i sees key j: j <= i + offset."""
+    return torch.ones(T_q, T_k, dtype=torch.bool).tril(offset)
+
+
+def padding(lengths: list[int], T_k: int) -> torch.Tensor:
+    """(B, 1, 1, T_k), True for the first ``length`` keys of each row."""
+    real = torch.arange(T_k)[None, :] < torch.tensor(lengths)[:, None]
+    return real[:, None, None, :]  # (B, 1, 1, T_k)
+
+
+# hint, changes to the reference: each a bug that keeps every shape, tried
+# whenever values differ (a mask's own suspects are given by its check).
+VALUE_SUSPECTS: tuple[tuple[str, dict], ...] = (
     (
-        "values",
         "your split is view(B, h, T, d_k), the direct view ("
         "slides/40-rule-out-three-check-yourself-reshape-order.html"
-        "#ex-split-heads-direct-view): view to (B, T, h, d_k) first, then "
+        "#ex-split-heads-direct-view): it cuts whole positions into "
+        "pieces; view to (B, T, h, d_k) first, then "
         "transpose(1, 2)",
         {"split": split_heads_direct_view},
     ),
     (
-        "values",
         "your split is view(B, h, T, d_k), the direct view ("
         "slides/40-rule-out-three-check-yourself-reshape-order.html"
-        "#ex-split-heads-direct-view): view to (B, T, h, d_k) first, then "
-        "transpose(1, 2)",
+        "#ex-split-heads-direct-view), and your merge its inverse: "
+        "view to (B, T, h, d_k) first, then transpose(1, 2)",
         {"split": split_heads_direct_view, "merge": _merge_by_view},
     ),
     (
-        "values",
         "your split transposes to (B, d_model, T) before reshaping ("
         "slides/40-rule-out-three-check-yourself-reshape-order.html"
-        "#ex-split-heads-transpose-first): view to (B, T, h, d_k) first, "
-        "then transpose(1, 2)",
+        "#ex-split-heads-transpose-first): view to (B, T, h, d_k) "
+        "first, then transpose(1, 2)",
         {"split": split_heads_transpose_first},
     ),
     (
-        "values",
         "your merge skips the transpose back: transpose(1, 2).contiguous() "
         "before view(B, T, d_model)",
         {"merge": _merge_by_view},
     ),
     (
-        "values",
         "you divide the scores by sqrt(d_model); divide by sqrt(d_k) = "
         "sqrt(d_model / h) (the two agree only at h=1)",
         {"scale": "d_model"},
     ),
     (
-        "values",
         "your softmax runs over the queries; run it over the keys, dim=-1",
         {"softmax_dim": -2},
     ),
+    ("you never apply W_O: return self.W_O(merged heads)", {"w_o": False}),
     (
-        "values",
-        "you never apply W_O: return self.W_O(merged heads)",
-        {"w_o": False},
-    ),
-    ("mask", "your forward ignores mask", {"allowed": None}),
-    (
-        "mask",
-        "you read mask True as blocked (nn.MultiheadAttention's convention);"
-        " here True = may attend: scores.masked_fill(~mask, float('-inf'))",
-        {"invert": True},
-    ),
-    ("causal", "your forward ignores is_causal", {"allowed": None}),
-    (
-        "causal",
-        "your causal mask is off by one and blocks the diagonal: query i "
-        "must see key i, so keep torch.tril(..., diagonal=0)",
-        {"allowed": torch.ones(5, 5, dtype=torch.bool).tril(-1)},
-    ),
-    (
-        "causal",
-        "your causal mask is off by one and lets query i see key i+1: "
-        "use torch.tril(..., diagonal=0)",
-        {"allowed": torch.ones(5, 5, dtype=torch.bool).tril(1)},
-    ),
-    (
-        "causal",
-        "your causal mask keeps the future and blocks the past: keep the "
-        "lower triangle (tril), not triu",
-        {"allowed": torch.ones(5, 5, dtype=torch.bool).triu()},
+        "you project the key with W_V; the values are W_V(value), and "
+        "value may differ from key",
+        {"value_from": "key"},
     ),
 )
 
 
-def _reference(
-    module: nn.Module,
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    h: int,
-    allowed: torch.Tensor | None = None,
-    *,
-    split: Callable = split_heads,
-    merge: Callable = merge_heads,
-    scale: str = "d_k",
-    softmax_dim: int = -1,
-    w_o: bool = True,
-    invert: bool = False,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Multi-head attention from ``module``'s weights, with one bug in.
-
-    Only used to name a bug; the expected values come from
-    :func:`_torch_twin`.
-    """
-    q = split(module.W_Q(query), h)  # (B, h, T_q, d_k)
-    k = split(module.W_K(key), h)  # (B, h, T_k, d_k)
-    v = split(module.W_V(value), h)  # (B, h, T_k, d_k)
-    d = q.size(-1) if scale == "d_k" else query.size(-1)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (B, h, T_q, T_k)
-    if allowed is not None:
-        blocked = allowed if invert else ~allowed
-        scores = scores.masked_fill(blocked, float("-inf"))
-    weights = torch.softmax(scores, dim=softmax_dim)  # (B, h, T_q, T_k)
-    merged = merge(weights @ v)  # (B, T_q, d_model)
-    return (module.W_O(merged) if w_o else merged), weights
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal within float32 tolerance; NaN and 0 count as the same, since
+    a fully masked row is NaN in a plain softmax and 0 in ``mha_ref``."""
+    if a.shape != b.shape:
+        return False
+    a, b = a.nan_to_num(0.0), b.nan_to_num(0.0)
+    return torch.allclose(a, b, atol=ATOL, rtol=ATOL)
 
 
-def _likely_cause(module, inputs, got, context: dict) -> str | None:
-    """The first suspect whose numbers are the student's, or None."""
-    h = got[1].size(1)  # weights (B, h, T_q, T_k)
-    context = dict(context)
-    kind = context.pop("kind", "values")
-    for suspect_kind, hint, change in SUSPECTS:
-        if suspect_kind not in ("values", kind):
+def _differences(got, want) -> list[str]:
+    out = []
+    for name, a, b in zip(("output", "weights"), got, want, strict=True):
+        if _close(a, b):
             continue
+        verb = "differs" if name == "output" else "differ"
+        if a.isnan().any() and not b.isnan().any():
+            out.append(f"{name} {verb}: yours holds NaN")
+            continue
+        diff = (a.nan_to_num(0.0) - b.nan_to_num(0.0)).abs().max().item()
+        out.append(f"{name} {verb} by up to {diff:.3g}")
+    return out
+
+
+def _cause(module, inputs, got, suspects) -> str | None:
+    """The first suspect whose numbers are the student's, or None.
+
+    ``suspects``: (hint, changes to :func:`reference`), each changes dict
+    may carry ``allowed``.
+    """
+    for hint, change in suspects:
         try:
-            want = _reference(module, *inputs, h, **{**context, **change})
-        except RuntimeError:  # e.g. transpose-first's view on these sizes
+            want = reference(module, *inputs, **change)
+        except RuntimeError:  # e.g. the transpose-first view on these sizes
             continue
         if all(_close(a, b) for a, b in zip(got, want, strict=True)):
             return hint
     return None
 
 
-def _split_hint(cls: type, h: int) -> str:
-    """The fallback hint at h>1, sharpened by whether h=1 agrees."""
-    try:
-        check_one_head(cls)
-    except Exception:  # Failed, or the student's code raised
-        return "the values differ at h=1 too: fix milestone h=1 first"
-    return (
-        f"values differ at h={h} but match at h=1: check the order of view "
-        f"and transpose when splitting heads, the merge, and the scale "
-        f"1/sqrt(d_k)"
-    )
-
-
-# --- running the student's code --------------------------------------------
-
-
-class StudentError(Exception):
-    """An exception raised inside the student's forward; its ``__cause__``
-    is the original, whose traceback says where."""
-
-    hint = ""
-
-
-def _torch_twin(module, query, key, value, allowed=None):
-    """``nn.MultiheadAttention`` holding ``module``'s weights, run once.
-
-    Its boolean masks mean True = blocked, so ``allowed`` is inverted.
-    """
-    d_model = module.W_Q.weight.size(1)
-    h = module.grade_num_heads
-    twin = nn.MultiheadAttention(d_model, h, bias=False, batch_first=True)
-    with torch.no_grad():
-        twin.in_proj_weight.copy_(
-            torch.cat(
-                [module.W_Q.weight, module.W_K.weight, module.W_V.weight]
-            )
-        )  # (3 * d_model, d_model)
-        twin.out_proj.weight.copy_(module.W_O.weight)
-        kwargs = {}
-        if allowed is not None and allowed.dim() == 4:  # (B, 1, 1, T_k)
-            kwargs["key_padding_mask"] = ~allowed[:, 0, 0, :]  # (B, T_k)
-        elif allowed is not None:  # (T_q, T_k)
-            kwargs["attn_mask"] = ~allowed
-        return twin(
-            query, key, value, average_attn_weights=False, **kwargs
-        )  # (B, T_q, d_model), (B, h, T_q, T_k)
-
-
-def _build(cls: type, d_model: int, h: int) -> nn.Module:
-    """The student's module with fixed random weights (seeded)."""
-    module = cls(d_model, h)
-    try:
-        _check_projections(module, d_model)
-    except Failed as failed:
-        raise Failed(
-            f"not graded until milestone skeleton passes: {failed}"
-        ) from None
-    gen = torch.Generator().manual_seed(81 * d_model + h)
-    with torch.no_grad():
-        for name in PROJECTIONS:
-            weight = getattr(module, name).weight
-            # std 2/sqrt(d) gives scores of a few units: wrong scales and
-            # masks then move the softmax far beyond the tolerance.
-            new = torch.randn(weight.shape, generator=gen) * 2 / d_model**0.5
-            weight.copy_(new)
-    module.grade_num_heads = h  # students may name theirs h or num_heads
-    return module.eval()
-
-
-def _check_projections(module: nn.Module, d_model: int) -> None:
-    for name in PROJECTIONS:
-        layer = getattr(module, name, None)
-        if layer is None:
-            raise Failed(
-                f"no attribute {name}: name the four projections "
-                f"W_Q, W_K, W_V, W_O"
-            )
-        if not isinstance(layer, nn.Linear):
-            raise Failed(
-                f"{name} is a {type(layer).__name__}, expected nn.Linear"
-            )
-        if layer.bias is not None:
-            raise Failed(
-                f"{name} has a bias: use nn.Linear(d_model, d_model, "
-                f"bias=False)"
-            )
-        if tuple(layer.weight.shape) != (d_model, d_model):
-            raise Failed(
-                f"{name}.weight is {tuple(layer.weight.shape)}, expected "
-                f"({d_model}, {d_model}): each projection maps all d_model "
-                f"features to d_model features; the heads share it"
-            )
-
-
-def _inputs(batch: int, length: int, seed: int = 0) -> torch.Tensor:
-    gen = torch.Generator().manual_seed(seed)
-    return torch.randn(batch, length, 8, generator=gen)  # (B, T, d_model)
-
-
-def _require_parameter(module: nn.Module, name: str) -> None:
-    if name not in inspect.signature(module.forward).parameters:
-        raise Failed(
-            f"forward has no {name} parameter; the lesson's signature is "
-            f"{SIGNATURE}"
-        )
-
-
-def _forward(module, *args, **kwargs) -> tuple[torch.Tensor, torch.Tensor]:
-    """Call the student's forward; check it returns (output, weights)."""
-    try:
-        with torch.no_grad():
-            result = module(*args, **kwargs)
-    except Exception as error:
-        raise StudentError(
-            f"forward raised {type(error).__name__}: {error}"
-        ) from error
-    ok = (
-        isinstance(result, tuple | list)
-        and len(result) == 2
-        and all(isinstance(t, torch.Tensor) for t in result)
-    )
-    if not ok:
-        raise Failed(
-            f"forward returned {_describe(result)}; it must return the "
-            f"tuple (output, weights)"
-        )
-    return tuple(result)
-
-
-def _describe(value: object) -> str:
-    if isinstance(value, torch.Tensor):
-        return f"one tensor of shape {tuple(value.shape)}"
-    if isinstance(value, tuple | list):
-        return f"a {type(value).__name__} of {len(value)} items"
-    return f"a {type(value).__name__}"
+def compare(module, inputs, got, want, where, *, suspects=(), otherwise=""):
+    """Raise Failed naming what differs and its likely cause."""
+    differ = _differences(got, want)
+    if not differ:
+        return
+    cause = _cause(module, inputs, got, suspects) or otherwise
+    raise Failed(f"{' and '.join(differ)} {where}: {cause}")
 
 
 def _check_shapes(out, weights, out_shape, weights_shape) -> None:
@@ -499,8 +604,11 @@ def _check_shapes(out, weights, out_shape, weights_shape) -> None:
             (B, T_q, h, h): "the heads attended to each other: "
             "transpose(1, 2) after view(B, T, h, d_k) puts the head axis "
             "before T",
-            (B, T_q, T_k): "the head axis is gone: return the per-head "
-            "weights, not their average",
+            (B, T_q, T_k): "there is no head axis: return one row of "
+            "weights per head, (B, h, T_q, T_k), even at h=1 (split to "
+            "(B, h, T, d_k), and do not average the heads)",
+            (B, h, T_q, T_q): "your keys have the query's length: project "
+            "the key argument, self.W_K(key), and split it by key.size(1)",
         }
         cause = causes.get(tuple(weights.shape), "expected (B, h, T_q, T_k)")
         raise Failed(
@@ -515,143 +623,416 @@ def _check_shapes(out, weights, out_shape, weights_shape) -> None:
         )
 
 
-def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Equal within float32 tolerance; NaN and 0 count as the same, since
-    a fully masked row is NaN in a plain softmax and 0 in ``mha_ref``."""
-    if a.shape != b.shape:
-        return False
-    a, b = a.nan_to_num(0.0), b.nan_to_num(0.0)
-    return torch.allclose(a, b, atol=ATOL, rtol=ATOL)
+# --- the milestones ----------------------------------------------------
 
 
-def _compare(module, inputs, got, want, context, where, otherwise) -> None:
-    """Raise Failed naming what differs and its likely cause.
-
-    ``otherwise`` is the hint (or a function computing it) when no
-    suspect reproduces the student's numbers.
-    """
-    differ = [
-        _difference(name, a, b)
-        for name, a, b in zip(("output", "weights"), got, want, strict=True)
-        if not _close(a, b)
-    ]
-    if not differ:
-        return
-    cause = _likely_cause(module, inputs, got, context)
-    if cause is None:
-        cause = otherwise() if callable(otherwise) else otherwise
-    raise Failed(f"{' and '.join(differ)} {where}: {cause}")
-
-
-def _difference(name: str, a: torch.Tensor, b: torch.Tensor) -> str:
-    verb = "differs" if name == "output" else "differ"
-    if a.isnan().any() and not b.isnan().any():
-        return f"{name} {verb}: yours holds NaN"
-    diff = (a.nan_to_num(0.0) - b.nan_to_num(0.0)).abs().max().item()
-    return f"{name} {verb} by up to {diff:.3g}"
-
-
-def _location(error: BaseException, path: Path) -> str:
-    """``file:line in function`` of the student's innermost frame."""
-    if isinstance(error, SyntaxError) and error.filename:
-        return f"{Path(error.filename).name}:{error.lineno}"
-    frames = traceback.extract_tb(error.__traceback__)
-    return _in_student_file(frames, path)
-
-
-def _in_student_file(frames, path: Path) -> str:
-    mine = [f for f in frames if Path(f.filename).resolve() == path]
-    if not mine:
-        return "no line of your file on the stack"
-    frame = mine[-1]
-    return f"{path.name}:{frame.lineno} in {frame.name}"
-
-
-def _bounded(fn: Callable, arg, path: Path, timeout: float):
-    """Run ``fn(arg)`` in a thread; a stuck student forward cannot hang us.
-
-    Returns ``fn``'s value, or raises Failed, StudentError or TimedOut.
-    """
-    box: dict = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn(arg)
-        except Failed as verdict:
-            box["error"] = verdict
-        except StudentError as error:  # from forward: locate its cause
-            where = _location(error.__cause__, path)
-            hint = f": {error.hint}" if error.hint else ""
-            box["error"] = StudentError(f"{error} ({where}){hint}")
-        except BaseException as error:  # the student's __init__ or import
-            where = _location(error, path)
-            box["error"] = StudentError(
-                f"raised {type(error).__name__}: {error} ({where})"
-            )
-
-    worker = threading.Thread(target=target, daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
-        frame = sys._current_frames().get(worker.ident)
-        stack = traceback.extract_stack(frame) if frame else []
-        raise TimedOut(
-            f"no result after {timeout:g} s, still running at "
-            f"{_in_student_file(stack, path)}: look for a loop that never "
-            f"ends"
-        )
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-def _load(path: Path) -> type:
-    """Import the student's file and return its MultiHeadAttention."""
-    sys.path.insert(0, str(path.parent))  # as `python my_mha.py` would
-    spec = importlib.util.spec_from_file_location("student_mha", path)
-    student = importlib.util.module_from_spec(spec)
-    sys.modules["student_mha"] = student
-    spec.loader.exec_module(student)
-    cls = getattr(student, "MultiHeadAttention", None)
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+def check_skeleton(s: Session) -> str:
+    """Milestone 1: four bias-free float32 (d, d) Linears, 4·d²
+    parameters, and a ``ValueError`` when h does not divide d_model."""
+    d_model = 32
+    info = s.new(d_model, 4)
+    problem = _projection_problem(info, d_model)
+    if problem:
+        raise Failed(problem)
+    count = info["parameters"]
+    if count != 4 * d_model**2:
         raise Failed(
-            f"{path.name} defines no class MultiHeadAttention(nn.Module)"
+            f"{count:,} parameters at d_model=32, expected 4,096 = 4*32^2: "
+            f"the module holds parameters besides W_Q, W_K, W_V, W_O"
         )
-    return cls
+    try:
+        s.new(10, 4)
+    except StudentError as error:
+        if error.kind == "ValueError":
+            pass
+        elif error.kind == "AssertionError":
+            raise Failed(
+                "MultiHeadAttention(10, 4) raised AssertionError: python -O "
+                "strips asserts; raise ValueError naming d_model and "
+                "num_heads"
+            ) from None
+        else:
+            raise Failed(
+                f"{error}; raise ValueError when d_model % num_heads != 0"
+            ) from None
+    else:
+        raise Failed(
+            "MultiHeadAttention(10, 4) was accepted: 4 heads cannot share "
+            "10 features; raise ValueError when d_model % num_heads != 0"
+        )
+    return "W_Q, W_K, W_V, W_O bias-free; 4,096 = 4*32^2; (10, 4) refused"
 
 
-def grade(path: str | Path, timeout: float = TIMEOUT_S) -> int:
-    """Print one line per milestone; return the number that failed."""
+def check_shapes(s: Session) -> str:
+    """Milestone 2: ``(B, T, d_model)`` out, ``(B, h, T, T)`` weights."""
+    module = s.module(2)
+    x = s.inputs(2, 5)
+    s.forward(module, (x, x, x), where="at h=2")
+    return "output (2, 5, 8), weights (2, 2, 5, 5)"
+
+
+def check_one_head(s: Session) -> str:
+    """Milestone 3: at h=1 the module is single-head attention."""
+    module = s.module(1)
+    x = s.inputs(2, 5)
+    got = s.forward(module, (x, x, x), where="at h=1")
+    _repeats(s, module, (x, x, x), got, "at h=1")
+    compare(
+        module, (x, x, x), got, twin(module, x, x, x), "at h=1",
+        suspects=VALUE_SUSPECTS,
+        otherwise="compute softmax(q @ k.transpose(-2, -1) / sqrt(d_k)) "
+        "over dim=-1, then @ v, then W_O (nn.Linear computes x @ weight.T)",
+    )  # fmt: skip
+    return "equals single-head attention with the same weights"
+
+
+def check_many_heads(s: Session) -> str:
+    """Values at h>1 against ``nn.MultiheadAttention`` (the check that
+    sees a wrong head split, merge or scale), two eval calls that agree,
+    and one backward pass in train mode against torch's gradients."""
+    at_one = (
+        "values differ at h=1 too: fix milestone h=1 first"
+        if "h=1" not in s.passed
+        else "values differ at h>1 but match at h=1: check the order of "
+        "view and transpose when splitting heads, the merge, and the "
+        "scale 1/sqrt(d_k)"
+    )
+    for h in (2, 4):
+        module = s.module(h)
+        x = s.inputs(2, 5)
+        got = s.forward(module, (x, x, x), where=f"at h={h}")
+        _repeats(s, module, (x, x, x), got, f"at h={h}")
+        compare(
+            module, (x, x, x), got, twin(module, x, x, x), f"at h={h}",
+            suspects=VALUE_SUSPECTS, otherwise=at_one,
+        )  # fmt: skip
+    module = s.module(2)
+    x = s.inputs(2, 5)
+    grads = (torch.randn(2, 5, D_MODEL, generator=s.gen),
+             torch.randn(2, 2, 5, 5, generator=s.gen))  # fmt: skip
+    got, got_grads = s.forward(
+        module, (x, x, x), where="at h=2 in train mode", train=True,
+        grads=grads,
+    )  # fmt: skip
+    want, want_grads = twin(module, x, x, x, grads=grads)
+    compare(
+        module, (x, x, x), got, want, "at h=2 in train mode",
+        otherwise="in train mode too the module computes exactly what it "
+        "computes in eval mode (the lesson's module has no dropout)",
+    )  # fmt: skip
+    wrong = [
+        name
+        for name in PROJECTIONS
+        if got_grads[name] is None
+        or not torch.allclose(got_grads[name], want_grads[name], atol=1e-4)
+    ]
+    if wrong:
+        none = [name for name in wrong if got_grads[name] is None]
+        raise Failed(
+            f"after one backward pass in train mode the gradients of "
+            f"{', '.join(wrong)} differ from nn.MultiheadAttention's"
+            + (f" ({', '.join(none)}: none at all)" if none else "")
+            + ": the values are right, so the graph is cut: do not "
+            ".detach() the weights, and do not change them in place "
+            "(softmax_, exp_, /=): use torch.softmax(scores, dim=-1)"
+        )
+    return (
+        "outputs and per-head weights equal nn.MultiheadAttention, h=2, 4;"
+        " eval repeats; gradients match"
+    )
+
+
+def _repeats(s: Session, module, inputs, got, where: str) -> None:
+    """A second call in eval mode on the same input gives the same
+    result: checked before any value, since a random result matches
+    nothing."""
+    again = s.forward(module, inputs, where=f"{where}, called again")
+    if _differences(again, got):
+        raise Failed(
+            f"two calls in eval mode {where} on the same input gave "
+            f"different results: nothing random may run in eval mode "
+            f"(dropout only when self.training)"
+        )
+
+
+def _plain_first(s: Session, module, inputs, where, without) -> tuple:
+    """The call without the feature under test, compared first: a mask's
+    hint means nothing while the plain values are wrong."""
+    got = s.forward(module, inputs, where=where)
+    differ = _differences(got, twin(module, *inputs))
+    if differ and "h>1" not in s.passed:
+        raise Failed(
+            f"{' and '.join(differ)} {where} {without}: the values are "
+            f"wrong before any mask; fix milestone h>1 first"
+        )
+    if differ:
+        raise Failed(
+            f"{' and '.join(differ)} {where} {without}, though h>1 "
+            f"passed: does forward keep something from an earlier call?"
+        )
+    return got
+
+
+def check_masks(s: Session) -> str:
+    """A padding mask (B, 1, 1, T_k) and a causal (T, T) mask via mask=."""
+    module = s.module(2)
+    _require(module, "mask")
+    x = s.inputs(2, 5)
+    _plain_first(s, module, (x, x, x), "at h=2", "without a mask")
+    masks = {
+        "padding mask (B, 1, 1, T_k), lengths 5 and 3": padding([5, 3], 5),
+        "causal mask (T, T)": causal(5, 5),
+    }
+    for what, allowed in masks.items():
+        where = f"with a {what}"
+        got = s.forward(module, (x, x, x), where=where, mask=allowed)
+        compare(
+            module, (x, x, x), got, twin(module, x, x, x, allowed),
+            f"with a {what}",
+            suspects=[
+                ("your forward ignores mask", {}),
+                ("you read mask True as blocked (nn.MultiheadAttention's "
+                 "convention); here True = may attend: "
+                 "scores.masked_fill(~mask, float('-inf'))",
+                 {"allowed": ~allowed}),
+            ],
+            otherwise="block a key where mask is False: "
+            "scores.masked_fill(~mask, float('-inf')) before the softmax",
+        )  # fmt: skip
+    return "padding and causal masks (True = may attend) match torch"
+
+
+def _causal_suspects(T_q: int, T_k: int) -> list:
+    suspects = [
+        ("your forward ignores is_causal", {}),
+        ("your causal mask is off by one and blocks the diagonal: query i "
+         "must see key i, so keep torch.tril(..., diagonal=0)",
+         {"allowed": causal(T_q, T_k, -1)}),
+        ("your causal mask is off by one and lets query i see key i+1: "
+         "use torch.tril(..., diagonal=0)",
+         {"allowed": causal(T_q, T_k, 1)}),
+        ("your causal mask keeps the future and blocks the past: keep the "
+         "lower triangle (tril), not triu",
+         {"allowed": ~causal(T_q, T_k, -1)}),
+    ]  # fmt: skip
+    if T_q != T_k:
+        suspects.append((
+            f"your causal mask is aligned bottom-right (query i sees keys "
+            f"0..i+{T_k - T_q}); here query i sees keys 0..i, top-left: "
+            f"torch.ones(T_q, T_k, dtype=torch.bool).tril()",
+            {"allowed": causal(T_q, T_k, T_k - T_q)},
+        ))  # fmt: skip
+    return suspects
+
+
+def check_causal(s: Session) -> str:
+    """``is_causal=True``: query i sees keys 0..i; a second call at
+    another T on the same module; ``mask`` and ``is_causal`` together."""
+    module = s.module(2)
+    _require(module, "is_causal")
+    x = s.inputs(2, 5)
+    _plain_first(s, module, (x, x, x), "at h=2", "without is_causal")
+    for T, where in ((5, "with is_causal=True at T=5"),
+                     (7, "with is_causal=True at T=7, the same module's "
+                         "second call (the first was T=5)")):  # fmt: skip
+        x = s.inputs(2, T)
+        try:
+            got = s.forward(module, (x, x, x), where=where, is_causal=True)
+        except StudentError as error:
+            if T == 5:
+                raise
+            raise StudentError(
+                f"{error}: build the causal mask from this call's T, "
+                f"scores.shape[-2:]; a mask kept from the first call has "
+                f"the wrong size"
+            ) from None
+        compare(
+            module, (x, x, x), got, twin(module, x, x, x, causal(T, T)),
+            where, suspects=_causal_suspects(T, T),
+            otherwise="query i may see keys 0..i: "
+            "torch.ones(T_q, T_k, dtype=torch.bool).tril(), made anew for "
+            "each call's T",
+        )  # fmt: skip
+    _require(module, "mask")
+    x = s.inputs(2, 5)
+    pad = padding([5, 3], 5)  # (B, 1, 1, T_k)
+    both = pad & causal(5, 5)  # (B, 1, T_q, T_k)
+    where = "with a padding mask and is_causal=True together"
+    got = s.forward(module, (x, x, x), where=where, mask=pad, is_causal=True)
+    if "masks" not in s.passed:
+        differ = _differences(got, twin(module, x, x, x, both))
+        if differ:
+            raise Failed(
+                f"{' and '.join(differ)} {where}: the mask alone is "
+                f"already wrong; fix milestone masks first"
+            )
+    compare(
+        module, (x, x, x), got, twin(module, x, x, x, both), where,
+        suspects=[
+            ("is_causal replaced the mask: a key must be allowed by both, "
+             "combine them (mask & causal) instead of choosing one",
+             {"allowed": causal(5, 5)}),
+            ("the mask made you skip is_causal: a key must be allowed by "
+             "both, combine them (mask & causal)", {"allowed": pad}),
+        ],
+        otherwise="a key must be allowed by both the mask and the causal "
+        "rule: apply both before the softmax",
+    )  # fmt: skip
+    return "query i sees keys 0..i at T=5 and T=7; mask & causal combine"
+
+
+def check_cross(s: Session) -> str:
+    """Cross-attention: 3 queries over 7 keys, value != key; then
+    ``is_causal`` with T_q != T_k (top-left)."""
+    module = s.module(2)
+    q, k, v = s.inputs(2, 3), s.inputs(2, 7), s.inputs(2, 7)
+    where = "with T_q=3, T_k=7 (value != key)"
+    try:
+        got = s.forward(module, (q, k, v), where=where)
+    except StudentError as error:
+        if "invalid for input of size" in str(error):
+            raise StudentError(
+                f"{error}: split key and value by their own length, "
+                f"key.size(1), not the query's T"
+            ) from None
+        raise
+    want = twin(module, q, k, v)
+    if "h>1" not in s.passed and _differences(got, want):
+        raise Failed(
+            f"{' and '.join(_differences(got, want))} {where}: the values "
+            f"are wrong at T_q = T_k already; fix milestone h>1 first"
+        )
+    compare(
+        module, (q, k, v), got, want, where, suspects=VALUE_SUSPECTS,
+        otherwise="project each of query, key, value with its own matrix "
+        "and split each by its own length",
+    )  # fmt: skip
+    if "causal" not in s.passed:
+        return (
+            "T_q=3, T_k=7 with value != key matches (is_causal with "
+            "T_q != T_k is checked once milestone causal passes)"
+        )
+    for T_q, T_k in ((3, 7), (6, 4)):
+        q, k, v = s.inputs(2, T_q), s.inputs(2, T_k), s.inputs(2, T_k)
+        where = f"with is_causal=True, T_q={T_q}, T_k={T_k}"
+        try:
+            got = s.forward(module, (q, k, v), where=where, is_causal=True)
+        except StudentError as error:
+            raise StudentError(
+                f"{error}: the causal mask must be (T_q, T_k), the scores' "
+                f"last two sizes, not (T_q, T_q)"
+            ) from None
+        compare(
+            module, (q, k, v), got, twin(module, q, k, v, causal(T_q, T_k)),
+            where, suspects=_causal_suspects(T_q, T_k),
+            otherwise="query i sees keys 0..i: "
+            "torch.ones(T_q, T_k, dtype=torch.bool).tril()",
+        )  # fmt: skip
+    return "T_q=3, T_k=7 with value != key matches; is_causal top-left"
+
+
+def _require(module: Module, name: str) -> None:
+    if name not in module.forward_parameters:
+        raise Failed(
+            f"forward has no {name} parameter; the lesson's signature is "
+            f"{SIGNATURE}"
+        )
+
+
+# name, check: in order; a check returns what passed or raises Failed.
+MILESTONES: tuple[tuple[str, Callable[[Session], str]], ...] = (
+    ("skeleton", check_skeleton),
+    ("shapes", check_shapes),
+    ("h=1", check_one_head),
+    ("h>1", check_many_heads),
+    ("masks", check_masks),
+    ("causal", check_causal),
+    ("T_q!=T_k", check_cross),
+)
+
+
+# --- running it ----------------------------------------------------------
+
+
+def grade(
+    path: str | Path,
+    timeout: float = TIMEOUT_S,
+    *,
+    seed: int | None = None,
+    upto: str | None = None,
+    file=None,
+) -> int:
+    """Print one line per milestone to ``file`` (default stdout); return
+    how many of the milestones run did not pass (all of them when the
+    file cannot be loaded). ``upto``: run the milestones up to and
+    including this one (the project notebook grades one step at a time).
+    """
     path = Path(path).resolve()
-    width = max(len(name) for name, _ in MILESTONES)
-    out = sys.stdout
+    out = file or sys.stdout
+    names = [name for name, _ in MILESTONES]
+    if upto is not None and upto not in names:
+        raise ValueError(f"upto must be one of {names}, got {upto!r}")
+    milestones = MILESTONES[: names.index(upto) + 1] if upto else MILESTONES
+    width = max(len(name) for name in names)
+    seed = secrets.randbits(63) if seed is None else seed
 
     def report(status: str, name: str, detail: str) -> None:
         out.write(f"{status} {name:<{width}}  {detail}\n")
         out.flush()
 
+    session = Session(path, timeout, seed)
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # the student's prints
-            cls = _bounded(_load, path, path, timeout)
+        session.start()
     except (Failed, StudentError, TimedOut) as error:
+        session.close()
         report("FAIL", "load", str(error))
-        return len(MILESTONES) + 1
-    failed = 0
-    for number, (name, check) in enumerate(MILESTONES):
-        try:
-            with contextlib.redirect_stdout(sys.stderr):
-                detail = _bounded(check, cls, path, timeout)
-        except (Failed, StudentError) as error:
-            failed += 1
-            report("FAIL", name, str(error))
-            continue
-        except TimedOut as error:
-            report("FAIL", name, str(error))
-            for skipped, _ in MILESTONES[number + 1 :]:
-                report("SKIP", skipped, "not run: an earlier check hung")
-            return failed + len(MILESTONES) - number
-        report("PASS", name, detail)
-    return failed
+        return len(milestones)
+    try:
+        for number, (name, run) in enumerate(milestones):
+            if session.child is None:  # the last one ended it: start anew
+                try:
+                    session.start()
+                except (Failed, StudentError, TimedOut) as error:
+                    report("FAIL", name, f"could not restart: {error}")
+                    continue
+            try:
+                detail = run(session)
+            except (Failed, StudentError) as error:
+                report("FAIL", name, str(error))
+                if session.child.process.poll() is not None:
+                    session.close()
+                continue
+            except (KeyError, TypeError, ValueError, IndexError) as error:
+                # Only a reply the sandbox never writes gets here: the
+                # student's code wrote to the grader's channel.
+                report(
+                    "FAIL",
+                    name,
+                    f"unreadable answer from the process "
+                    f"running your file ({type(error).__name__})",
+                )
+                session.close()
+                continue
+            except TimedOut as error:
+                report("FAIL", name, str(error))
+                for skipped, _ in milestones[number + 1 :]:
+                    report("SKIP", skipped, "not run: an earlier check hung")
+                break
+            session.passed.add(name)
+            report("PASS", name, detail)
+    finally:
+        session.close()
+    return len(milestones) - len(session.passed)
+
+
+def check(path: str | Path = "my_mha.py", upto: str | None = None) -> None:
+    """The project notebook's grading cell: :func:`grade`'s lines and
+    the count that pass (the same checks and messages as the command
+    line), without a return value for the notebook to echo."""
+    names = [name for name, _ in MILESTONES]
+    total = names.index(upto) + 1 if upto else len(names)
+    failed = grade(path, upto=upto)
+    print(f"{total - failed} of {total} milestones pass")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -664,20 +1045,20 @@ def main(argv: list[str] | None = None) -> int:
         "--timeout",
         type=float,
         default=TIMEOUT_S,
-        help="seconds each milestone may run (default %(default)s)",
+        help="seconds each call of your code may run (default %(default)s)",
     )
+    parser.add_argument(
+        "--seed", type=int, default=None,
+        help="draw the inputs and weights from this seed (default: random)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if not Path(args.path).is_file():
         parser.error(f"no such file: {args.path}")
-    failed = grade(args.path, args.timeout)
+    failed = grade(args.path, args.timeout, seed=args.seed)
     total = len(MILESTONES)
-    passed = max(total - failed, 0)
-    print(f"{passed} of {total} milestones pass")
+    print(f"{total - failed} of {total} milestones pass")
     return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    status = main()
-    sys.stdout.flush()
-    # A forward that never returns leaves a thread running; do not wait.
-    os._exit(status)
+    sys.exit(main())

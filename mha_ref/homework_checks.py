@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import sympy
 import torch
+from torch import nn
 
 from .attention import causal_mask
 from .counting import count_parameters
-from .mha import MultiHeadAttention, to_torch_mha
+from .mha import MultiHeadAttention
 from .specialise import (
     RELATIONSHIPS,
+    SPLIT_THRESHOLD,
     head_masses,
     held_out_batch,
     relationship_keys,
@@ -32,17 +34,26 @@ __all__ = [
     "check_causal_self_attention",
     "check_parameter_formula",
     "check_specialisation",
+    "report",
 ]
 
-# A head that served both relationships could give each at most half of
-# its attention, so a figure above 0.5 means each relationship has a head
-# of its own; 0.75 asks for a clear majority. Untrained heads score ~0.16
-# (uniform over t + 1 keys), trained ones ~0.99 (see mha_ref.specialise).
+# specialise.SPLIT_THRESHOLD (0.5) is where the heads have split at all;
+# the homework asks for a clear majority, 0.75. Untrained heads score
+# ~0.16 (uniform over t + 1 keys), trained ones ~0.99.
 SPECIALISATION_THRESHOLD = 0.75
 
 # (d_model, h) pairs for the numeric check: h = 1, h = d_model, and some
 # in between, so a formula that is right only for one h is caught.
 _SIZES = ((8, 1), (8, 2), (12, 3), (6, 6), (64, 8), (512, 8))
+
+
+def report(task: int, check, *args) -> None:
+    """Run one check and print ``PASS task N: ...`` or ``FAIL task N:
+    ...``: a notebook cell shows what is still wrong, not a traceback."""
+    try:
+        print(f"PASS task {task}: {check(*args)}")
+    except HomeworkCheckFailed as failed:
+        print(f"FAIL task {task}: {failed}")
 
 
 class HomeworkCheckFailed(AssertionError):
@@ -82,12 +93,19 @@ def check_specialisation(model, attention_mass) -> str:
                     f"average over the batch and the rows."
                 )
     figure = specialisation_figure(model, batch)
+    if figure <= SPLIT_THRESHOLD:
+        raise HomeworkCheckFailed(
+            f"specialisation figure {figure:.3f}, not above "
+            f"{SPLIT_THRESHOLD}: the heads have not split the two "
+            f"relationships yet. Train for more steps (the loss should "
+            f"fall near 0)."
+        )
     if figure < SPECIALISATION_THRESHOLD:
         raise HomeworkCheckFailed(
-            f"specialisation figure {figure:.3f} is below "
-            f"{SPECIALISATION_THRESHOLD}: the heads have not split the "
-            f"two relationships. Train for more steps (the loss should "
-            f"fall near 0)."
+            f"specialisation figure {figure:.3f}: above {SPLIT_THRESHOLD}, "
+            f"so the heads have split the relationships, but not yet "
+            f"clearly (the task asks for {SPECIALISATION_THRESHOLD}). "
+            f"Train for more steps."
         )
     return (
         f"attention_mass matches; specialisation figure {figure:.3f} "
@@ -95,33 +113,54 @@ def check_specialisation(model, attention_mass) -> str:
     )
 
 
-def check_parameter_formula(total, h, d_k) -> str:
-    """Task (b): ``total`` is the parameter count in symbols ``h, d_k``.
+def check_parameter_formula(per_head, w_o, total, h, d_k) -> str:
+    """Task (b): the proof's terms and its sum, in symbols ``h, d_k``.
 
+    ``per_head``: one head's slices of ``W_Q, W_K, W_V``; ``w_o``: the
+    output projection; ``total``: the sum over heads plus ``w_o``.
     ``d_model = h * d_k`` encodes "h divides d_model", so an identity in
-    ``h`` and ``d_k`` holds for every such pair.
+    ``h`` and ``d_k`` holds for every such pair. Each term is compared
+    with the parameters of real modules, so a total right by luck (or
+    typed as the answer) with wrong terms fails.
     """
-    if not isinstance(total, sympy.Expr):
-        raise HomeworkCheckFailed(
-            f"total must be a sympy expression in h and d_k, got "
-            f"{type(total).__name__}"
-        )
-    extra = total.free_symbols - {h, d_k}
-    if extra:
-        raise HomeworkCheckFailed(
-            f"total may use only the symbols h and d_k, found "
-            f"{sorted(map(str, extra))}: write d_model as h * d_k"
-        )
-    for d_model, heads in _SIZES:
-        counted = count_parameters(MultiHeadAttention(d_model, heads))
-        value = total.subs({h: heads, d_k: d_model // heads})
-        if value != counted:
+    terms = {"per_head": per_head, "w_o": w_o, "total": total}
+    for name, term in terms.items():
+        if not isinstance(term, sympy.Expr):
             raise HomeworkCheckFailed(
-                f"for d_model={d_model}, h={heads} your total gives "
-                f"{value} but the module holds {counted} parameters "
-                f"(count_parameters). Count W_Q, W_K, W_V per head "
-                f"(d_model x d_k each) and W_O (d_model x d_model)."
+                f"{name} must be a sympy expression in h and d_k, got "
+                f"{type(term).__name__}"
             )
+        extra = term.free_symbols - {h, d_k}
+        if extra:
+            raise HomeworkCheckFailed(
+                f"{name} may use only the symbols h and d_k, found "
+                f"{sorted(map(str, extra))}: write d_model as h * d_k"
+            )
+    for d_model, heads in _SIZES:
+        module = MultiHeadAttention(d_model, heads)
+        size = {h: heads, d_k: d_model // heads}
+        d = d_model // heads
+        counted = {
+            # rows head 0 owns in each of W_Q, W_K, W_V (nn.Linear is out x in)
+            "per_head": sum(
+                getattr(module, name).weight[:d].numel()
+                for name in ("W_Q", "W_K", "W_V")
+            ),
+            "w_o": module.W_O.weight.numel(),
+            "total": count_parameters(module),
+        }
+        for name, term in terms.items():
+            value = term.subs(size)
+            if value != counted[name]:
+                raise HomeworkCheckFailed(
+                    f"for d_model={d_model}, h={heads} your {name} gives "
+                    f"{value}, but the module holds {counted[name]} "
+                    f"({_WHAT[name]})"
+                )
+    if sympy.expand(total - (h * per_head + w_o)) != 0:
+        raise HomeworkCheckFailed(
+            "total is not the sum of the terms: h heads' slices plus W_O"
+        )
     difference = sympy.expand(total - 4 * (h * d_k) ** 2)
     if difference != 0:
         raise HomeworkCheckFailed(
@@ -130,20 +169,32 @@ def check_parameter_formula(total, h, d_k) -> str:
             f"for every h and d_k"
         )
     return (
+        f"per_head = {sympy.factor(per_head)}, W_O = {sympy.factor(w_o)}; "
         f"total = {sympy.factor(total)} = 4*d_model**2 for every h, d_k; "
-        f"matches count_parameters for {len(_SIZES)} sizes"
+        f"each term matches real modules at {len(_SIZES)} sizes"
     )
 
 
-def check_causal_self_attention(cls) -> str:
-    """Task (c): ``cls(d_model, h)(x)`` is causal self-attention.
+_WHAT = {
+    "per_head": "one head's slices of W_Q, W_K and W_V together",
+    "w_o": "W_O",
+    "total": "count_parameters",
+}
 
-    ``cls`` must subclass :class:`MultiHeadAttention`, and its
-    ``forward(x)`` return ``(output, weights)`` like the parent's.
+
+def check_causal_self_attention(cls, base=MultiHeadAttention) -> str:
+    """Task (c): ``cls(d_model, h)(x)`` is causal self-attention built on
+    ``base`` (the student's own module from the project, when there is
+    one): no weight on a later key, the past unchanged by the future, and
+    outputs and per-head weights equal to ``nn.MultiheadAttention`` with a
+    causal mask on the same weights.
+
+    ``cls.forward(x)`` returns ``(output, weights)`` like ``base``'s.
     """
-    if not (isinstance(cls, type) and issubclass(cls, MultiHeadAttention)):
+    if not (isinstance(cls, type) and issubclass(cls, base)):
         raise HomeworkCheckFailed(
-            f"expected a subclass of MultiHeadAttention, got {cls!r}"
+            f"expected a subclass of {base.__module__}.{base.__name__}, "
+            f"got {cls!r}"
         )
     generator = torch.Generator().manual_seed(0)
     with torch.random.fork_rng(devices=[]):
@@ -152,14 +203,18 @@ def check_causal_self_attention(cls) -> str:
     x = torch.randn(2, 7, 16, generator=generator)  # (B, T, d_model)
     with torch.no_grad():
         out, weights = module(x)  # (B, T, d_model), (B, h, T, T)
+    if tuple(weights.shape) != (2, 4, 7, 7):
+        raise HomeworkCheckFailed(
+            f"weights are {tuple(weights.shape)}, expected (2, 4, 7, 7) = "
+            f"(B, h, T, T): return the per-head weights"
+        )
     future = ~causal_mask(7, 7)  # (T, T), True above the diagonal
     leak = weights[..., future].abs().max().item()
     if leak != 0.0:
         raise HomeworkCheckFailed(
             f"a query attends to a later position (largest weight above "
-            f"the diagonal: {leak:.3f}); expected 0. Pass a causal mask "
-            f"(mha_ref.causal_mask(T, T)) or is_causal=True to "
-            f"MultiHeadAttention.forward."
+            f"the diagonal: {leak:.3f}); expected 0: position t may see "
+            f"positions 0..t only"
         )
     changed = x.clone()
     changed[:, 4:] = torch.randn(2, 3, 16, generator=generator)
@@ -170,9 +225,20 @@ def check_causal_self_attention(cls) -> str:
             "changing positions 4..6 changed the outputs at 0..3: the "
             "future leaks into the past; expected identical outputs"
         )
-    reference = to_torch_mha(module)
+    reference = nn.MultiheadAttention(16, 4, bias=False, batch_first=True)
     with torch.no_grad():
-        want, _ = reference(x, x, x, attn_mask=future, need_weights=False)
+        stacked = [module.W_Q.weight, module.W_K.weight, module.W_V.weight]
+        reference.in_proj_weight.copy_(torch.cat(stacked))  # (3d, d)
+        reference.out_proj.weight.copy_(module.W_O.weight)
+        want, want_weights = reference(
+            x, x, x, attn_mask=future, average_attn_weights=False
+        )  # (B, T, d_model), (B, h, T, T)
+    if not torch.allclose(weights, want_weights, atol=1e-5):
+        raise HomeworkCheckFailed(
+            "the weights differ from torch.nn.MultiheadAttention's with a "
+            "causal mask on the same weights: block exactly the later "
+            "positions, and change nothing else"
+        )
     if not torch.allclose(out, want, atol=1e-5):
         raise HomeworkCheckFailed(
             "the output differs from torch.nn.MultiheadAttention with a "
@@ -180,6 +246,7 @@ def check_causal_self_attention(cls) -> str:
             "value, and change nothing but the mask"
         )
     return (
-        "no weight above the diagonal, the past ignores the future, and "
-        "the output equals torch's causal MultiheadAttention"
+        f"{base.__name__} from {base.__module__}: no weight above the "
+        f"diagonal, the past ignores the future, and outputs and weights "
+        f"equal torch's causal MultiheadAttention"
     )

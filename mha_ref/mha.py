@@ -10,9 +10,11 @@ can check this module against PyTorch's own implementation.
 
 from __future__ import annotations
 
+# --8<-- [start:imports]
 import torch
 from torch import nn
 
+# --8<-- [end:imports]
 from ._checks import check_head_split, check_tensor
 from .attention import scaled_dot_product_attention
 
@@ -39,7 +41,9 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     d_k = d_model // num_heads
     x = x.view(B, T, num_heads, d_k)  # (B, T, h, d_k)
     return x.transpose(1, 2)  # (B, h, T, d_k)
-    # --8<-- [end:split]
+
+
+# --8<-- [end:split]
 
 
 # --8<-- [start:merge]
@@ -54,7 +58,9 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     B, h, T, d_k = x.shape
     x = x.transpose(1, 2).contiguous()  # (B, T, h, d_k)
     return x.view(B, T, h * d_k)  # (B, T, d_model)
-    # --8<-- [end:merge]
+
+
+# --8<-- [end:merge]
 
 
 # --8<-- [start:class]
@@ -72,7 +78,8 @@ class MultiHeadAttention(nn.Module):
         self.W_K = nn.Linear(d_model, d_model, bias=False)
         self.W_V = nn.Linear(d_model, d_model, bias=False)
         self.W_O = nn.Linear(d_model, d_model, bias=False)
-        # --8<-- [end:init]
+
+    # --8<-- [end:init]
 
     # --8<-- [start:forward]
     def forward(self, query, key, value, mask=None, is_causal=False):
@@ -87,8 +94,11 @@ class MultiHeadAttention(nn.Module):
         )  # ctx (B, h, T_q, d_k), weights (B, h, T_q, T_k)
         output = self.W_O(merge_heads(ctx))  # (B, T_q, d_model)
         return output, weights
-        # --8<-- [end:forward]
-        # --8<-- [end:class]
+
+    # --8<-- [end:forward]
+
+
+# --8<-- [end:class]
 
 
 def single_head_attention(

@@ -51,6 +51,7 @@ from .mha import MultiHeadAttention
 
 __all__ = [
     "RELATIONSHIPS",
+    "SPLIT_THRESHOLD",
     "SpecialisingModel",
     "Task",
     "attention_maps",
@@ -73,6 +74,9 @@ LEARNING_RATE = 1e-2
 # and "first" (0) name different keys.
 FIRST_SCORED_ROW = 2
 RELATIONSHIPS = ("previous", "first")
+#: Above this figure the heads have split the relationships: a head that
+#: served both could give each at most half of its attention.
+SPLIT_THRESHOLD = 0.5
 _IGNORE = -100  # cross_entropy's ignore_index: t = 0 has no previous token
 
 _ROOT = Path(__file__).resolve().parents[1]

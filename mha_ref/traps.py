@@ -31,7 +31,6 @@ __all__ = [
 ]
 
 
-# --8<-- [start:flat]
 def split_heads_flat(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """The flat split ``view(B, T*h, d_k)``: heads and positions merged.
 
@@ -44,7 +43,6 @@ def split_heads_flat(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     B, T, d_model = x.shape
     d_k = d_model // num_heads
     return x.view(B, T * num_heads, d_k)  # (B, T*h, d_k)
-    # --8<-- [end:flat]
 
 
 def flat_row_origins(seq_len: int, num_heads: int) -> list[tuple[int, int]]:
@@ -56,7 +54,6 @@ def flat_row_origins(seq_len: int, num_heads: int) -> list[tuple[int, int]]:
     ]
 
 
-# --8<-- [start:direct]
 def split_heads_direct_view(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """The direct view ``view(B, h, T, d_k)``: the right shape, wrong data.
 
@@ -69,7 +66,6 @@ def split_heads_direct_view(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     B, T, d_model = x.shape
     d_k = d_model // num_heads
     return x.view(B, num_heads, T, d_k)  # (B, h, T, d_k), scrambled
-    # --8<-- [end:direct]
 
 
 def direct_view_origins(
@@ -95,7 +91,6 @@ def direct_view_origins(
     return origins
 
 
-# --8<-- [start:transpose_first]
 def split_heads_transpose_first(
     x: torch.Tensor, num_heads: int
 ) -> torch.Tensor:
@@ -114,7 +109,6 @@ def split_heads_transpose_first(
     d_k = d_model // num_heads
     x = x.transpose(1, 2)  # (B, d_model, T), not contiguous
     return x.reshape(B, num_heads, T, d_k)  # (B, h, T, d_k), scrambled
-    # --8<-- [end:transpose_first]
 
 
 def attend_with_split(

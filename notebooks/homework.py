@@ -11,17 +11,19 @@
 # %% [markdown]
 # # Lesson 81 homework
 #
-# Three tasks on the module the lesson builds, `mha_ref.MultiHeadAttention`:
+# Three tasks on multi-head attention; the third uses **your own** module
+# from the project notebook (`my_mha.py`, which it writes beside this one).
 #
 # 1. **Heads that specialise**: train a small model and measure how its
 #    heads divide the work.
 # 2. **The parameter count, proved**: $4\,d_{model}^2$ for every $h$ that
 #    divides $d_{model}$.
-# 3. **Masking**: turn the module into decoder self-attention.
+# 3. **Masking**: turn your module into decoder self-attention.
 #
 # Replace every `TODO`, then run the cells tagged `check`: each prints
-# what it verified once its task is done, and until then raises
-# `HomeworkCheckFailed` saying what is still wrong.
+# `PASS task N` and what it verified once its task is done, and until
+# then `FAIL task N` and what is still wrong. The solutions are a
+# separate notebook, for after you have tried.
 
 # %%
 import matplotlib.pyplot as plt
@@ -87,7 +89,9 @@ for label, m in (("untrained", untrained), ("trained", model)):
     print(f"specialisation figure, {label}: {figure:.3f}")
 
 # %% tags=["check"]
-print(homework_checks.check_specialisation(model, attention_mass))
+homework_checks.report(
+    1, homework_checks.check_specialisation, model, attention_mass
+)
 
 # %% [markdown]
 # Per-head heatmaps on one held-out sequence: row = query position,
@@ -118,18 +122,21 @@ plt.show()
 # ## 2. The parameter count, proved
 #
 # Write $d_{model} = h \cdot d_k$: that is exactly "$h$ divides
-# $d_{model}$". Each head owns a $d_{model} \times d_k$ slice of $W_Q$,
-# $W_K$ and $W_V$; $W_O$ is $d_{model} \times d_{model}$.
+# $d_{model}$". The proof has two terms: what one head owns of $W_Q$,
+# $W_K$ and $W_V$ (`per_head`), and $W_O$ (`w_o`); `total` is their sum
+# over the heads. The check compares each term with real modules.
 
 # %%
 h, d_k = sympy.symbols("h d_k", positive=True, integer=True)
 d_model = h * d_k
 # TODO: parameters of one head's slices of W_Q, W_K and W_V
 per_head = sympy.Integer(0)
+# TODO: parameters of W_O
+w_o = sympy.Integer(0)
 # TODO: all heads, plus W_O
 total = sympy.Integer(0)
 print("W_Q, W_K, W_V over all heads:", h * per_head)
-print("W_O:", d_model**2)
+print("W_O:", w_o)
 print("total =", total)
 print("total - 4*d_model**2 =", sympy.expand(total - 4 * d_model**2))
 
@@ -145,7 +152,9 @@ for dm, heads in ((8, 1), (8, 2), (12, 3), (512, 8)):
     print(f"d_model={dm:3}, h={heads}: counted {counted}, formula {predicted}")
 
 # %% tags=["check"]
-print(homework_checks.check_parameter_formula(total, h, d_k))
+homework_checks.report(
+    2, homework_checks.check_parameter_formula, per_head, w_o, total, h, d_k
+)
 
 
 # %% [markdown]
@@ -153,15 +162,30 @@ print(homework_checks.check_parameter_formula(total, h, d_k))
 #
 # A decoder predicts position $t$ from positions $0..t$ only. Make
 # `DecoderSelfAttention(d_model, h)(x)` self-attention (`x` is query, key
-# and value) in which no position sees a later one.
+# and value) in which no position sees a later one, on **your** module:
+# the cell below imports `MultiHeadAttention` from `my_mha.py` (the
+# project notebook writes it; without it, `mha_ref`'s module stands in).
+# The check compares the weights as well as the outputs with
+# `torch.nn.MultiheadAttention` under a causal mask.
 
 
 # %%
-class DecoderSelfAttention(MultiHeadAttention):
+try:
+    from my_mha import MultiHeadAttention as YourAttention
+except ImportError:  # no project module beside this notebook
+    from mha_ref import MultiHeadAttention as YourAttention
+
+
+class DecoderSelfAttention(YourAttention):
     def forward(self, x):
         # TODO: no position may attend to a later one.
         return super().forward(x, x, x)
 
 
 # %% tags=["check"]
-print(homework_checks.check_causal_self_attention(DecoderSelfAttention))
+homework_checks.report(
+    3,
+    homework_checks.check_causal_self_attention,
+    DecoderSelfAttention,
+    YourAttention,
+)

@@ -11,13 +11,14 @@
 # %% [markdown]
 # # Lesson 81 homework — solutions
 #
-# Three tasks on the module the lesson builds, `mha_ref.MultiHeadAttention`:
+# Three tasks on multi-head attention; the third uses **your own** module
+# from the project notebook (`my_mha.py`, which it writes beside this one).
 #
 # 1. **Heads that specialise**: train a small model and measure how its
 #    heads divide the work.
 # 2. **The parameter count, proved**: $4\,d_{model}^2$ for every $h$ that
 #    divides $d_{model}$.
-# 3. **Masking**: turn the module into decoder self-attention.
+# 3. **Masking**: turn your module into decoder self-attention.
 #
 # Cells tagged `check` run the same checks as in the starter notebook;
 # here they all pass.
@@ -85,7 +86,9 @@ for label, m in (("untrained", untrained), ("trained", model)):
     print(f"specialisation figure, {label}: {figure:.3f}")
 
 # %% tags=["check"]
-print(homework_checks.check_specialisation(model, attention_mass))
+homework_checks.report(
+    1, homework_checks.check_specialisation, model, attention_mass
+)
 
 # %% [markdown]
 # Per-head heatmaps on one held-out sequence: row = query position,
@@ -116,16 +119,18 @@ plt.show()
 # ## 2. The parameter count, proved
 #
 # Write $d_{model} = h \cdot d_k$: that is exactly "$h$ divides
-# $d_{model}$". Each head owns a $d_{model} \times d_k$ slice of $W_Q$,
-# $W_K$ and $W_V$; $W_O$ is $d_{model} \times d_{model}$.
+# $d_{model}$". The proof has two terms: what one head owns of $W_Q$,
+# $W_K$ and $W_V$ (`per_head`), and $W_O$ (`w_o`); `total` is their sum
+# over the heads. The check compares each term with real modules.
 
 # %%
 h, d_k = sympy.symbols("h d_k", positive=True, integer=True)
 d_model = h * d_k
-per_head = 3 * d_model * d_k
-total = h * per_head + d_model**2
+per_head = 3 * d_model * d_k  # d_model x d_k in each of W_Q, W_K, W_V
+w_o = d_model**2
+total = h * per_head + w_o
 print("W_Q, W_K, W_V over all heads:", h * per_head)
-print("W_O:", d_model**2)
+print("W_O:", w_o)
 print("total =", total)
 print("total - 4*d_model**2 =", sympy.expand(total - 4 * d_model**2))
 
@@ -142,7 +147,9 @@ for dm, heads in ((8, 1), (8, 2), (12, 3), (512, 8)):
     print(f"d_model={dm:3}, h={heads}: counted {counted}, formula {predicted}")
 
 # %% tags=["check"]
-print(homework_checks.check_parameter_formula(total, h, d_k))
+homework_checks.report(
+    2, homework_checks.check_parameter_formula, per_head, w_o, total, h, d_k
+)
 
 
 # %% [markdown]
@@ -150,11 +157,21 @@ print(homework_checks.check_parameter_formula(total, h, d_k))
 #
 # A decoder predicts position $t$ from positions $0..t$ only. Make
 # `DecoderSelfAttention(d_model, h)(x)` self-attention (`x` is query, key
-# and value) in which no position sees a later one.
+# and value) in which no position sees a later one, on **your** module:
+# the cell below imports `MultiHeadAttention` from `my_mha.py` (the
+# project notebook writes it; without it, `mha_ref`'s module stands in).
+# The check compares the weights as well as the outputs with
+# `torch.nn.MultiheadAttention` under a causal mask.
 
 
 # %%
-class DecoderSelfAttention(MultiHeadAttention):
+try:
+    from my_mha import MultiHeadAttention as YourAttention
+except ImportError:  # no project module beside this notebook
+    from mha_ref import MultiHeadAttention as YourAttention
+
+
+class DecoderSelfAttention(YourAttention):
     def forward(self, x):
         T = x.size(1)
         mask = causal_mask(T, T, device=x.device)  # (T, T)
@@ -162,4 +179,9 @@ class DecoderSelfAttention(MultiHeadAttention):
 
 
 # %% tags=["check"]
-print(homework_checks.check_causal_self_attention(DecoderSelfAttention))
+homework_checks.report(
+    3,
+    homework_checks.check_causal_self_attention,
+    DecoderSelfAttention,
+    YourAttention,
+)

@@ -4,13 +4,12 @@ Builds MultiHeadAttention(512, 8) and publishes the shapes of its per-head
 projection slices and of W_O, in symbols and at d_model=512, h=8.
 """
 
+# --8<-- [start:show]
 import torch
 
-from mha_ref import MultiHeadAttention, publish_table, shape_str
+from mha_ref import MultiHeadAttention, shape_str
 
 torch.manual_seed(0)
-
-# --8<-- [start:show]
 mha = MultiHeadAttention(512, 8)  # d_model=512, h=8
 d_k = mha.d_k
 # nn.Linear stores (out, in); the formulas use x @ W, so W = weight.T
@@ -21,6 +20,8 @@ print("d_k   =", d_k)
 print("W^Q_0 :", shape_str(W_Q_0.shape))
 print("W^O   :", shape_str(W_O.shape))
 # --8<-- [end:show]
+
+from mha_ref import publish_table  # noqa: E402
 
 h = mha.num_heads
 d_model = h * d_k

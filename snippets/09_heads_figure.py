@@ -5,20 +5,14 @@ previous token and the first token; with two heads, each head takes one
 relationship. Trained here, seeded, on one thread (under half a second).
 """
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from mha_ref.figures import publish_figure, style  # noqa: E402
-from mha_ref.specialise import (  # noqa: E402
+# --8<-- [start:show]
+from mha_ref.specialise import (
     attention_maps,
     held_out_batch,
     specialisation,
     train,
 )
 
-# --8<-- [start:show]
 model, _ = train(seed=0, cache_dir=None)  # trained, not loaded
 batch = held_out_batch()
 result = specialisation(model, batch)
@@ -27,6 +21,13 @@ for relationship, head in result["heads"].items():
     score = result["scores"][relationship]
     print(f"head {head} took '{relationship}': {score:.2f} of its attention")
 # --8<-- [end:show]
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from mha_ref.figures import publish_figure, style  # noqa: E402
 
 with matplotlib.rc_context(style()):
     fig, axes = plt.subplots(1, maps.shape[0], figsize=(7, 3.4))

@@ -4,22 +4,17 @@ Every label on an arrow is the shape of the tensor a traced forward of
 mha_ref.MultiHeadAttention produced (d_model=8, h=2, T=4, B=1).
 """
 
-import matplotlib
+# --8<-- [start:show]
+import torch
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import torch  # noqa: E402
-
-from mha_ref import (  # noqa: E402
+from mha_ref import (
     MultiHeadAttention,
     merge_heads,
     scaled_dot_product_attention,
     shape_str,
     split_heads,
 )
-from mha_ref.figures import INK, PALETTE, publish_figure, style  # noqa: E402
 
-# --8<-- [start:show]
 torch.manual_seed(0)
 B, T, d_model, h = 1, 4, 8, 2
 mha = MultiHeadAttention(d_model, h)
@@ -42,6 +37,13 @@ for label, tensor in steps:
     print(f"{shape_str(tensor.shape):>14}  {label}")
 print(f"{shape_str(weights.shape):>14}  attention weights, one T x T per head")
 # --8<-- [end:show]
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from mha_ref.figures import INK, PALETTE, publish_figure, style  # noqa: E402
 
 with matplotlib.rc_context(style()):
     fig, ax = plt.subplots(figsize=(8.4, 4.4))

@@ -4,11 +4,11 @@ Its default layout is (T, B, d_model); a (B, T, d_model) batch typed in
 as is gets read as T=1 sequences of B tokens, and nothing complains.
 """
 
+# --8<-- [start:show]
 import torch
 import torch.nn as nn
 
 torch.manual_seed(15)
-# --8<-- [start:show]
 d_model, h, T = 8, 2, 4
 X = torch.randn(1, T, d_model)  # meant as (B=1, T=4, d_model=8)
 

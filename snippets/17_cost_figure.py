@@ -5,18 +5,9 @@ scaling and their softmax run on a (B, h, T, T) tensor: h·T² elements
 per example, growing with h. Both come from the real module.
 """
 
-import math
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
-
-from mha_ref import forward_flops  # noqa: E402
-from mha_ref.figures import PALETTE, publish_figure, style  # noqa: E402
-
 # --8<-- [start:show]
+from mha_ref import forward_flops
+
 d_model, T = 512, 128
 heads = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 counted = [forward_flops(d_model, h, T).total for h in heads]
@@ -25,6 +16,16 @@ print("h    counted matmul FLOPs   score/softmax elements")
 for h, flops, elements in zip(heads, counted, score_elements, strict=True):
     print(f"{h:<4} {flops:>20,} {elements:>24,}")
 # --8<-- [end:show]
+
+import math  # noqa: E402
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+
+from mha_ref.figures import PALETTE, publish_figure, style  # noqa: E402
 
 SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 

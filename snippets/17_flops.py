@@ -5,13 +5,12 @@ multiply-add); the table shows the projection and attention FLOPs do not
 depend on h.
 """
 
+# --8<-- [start:show]
 import torch
 
-from mha_ref import forward_flops, publish_table
+from mha_ref import forward_flops
 
 torch.manual_seed(0)
-
-# --8<-- [start:show]
 d_model, T = 512, 128
 for h in [1, 2, 4, 8, 16]:
     f = forward_flops(d_model, h, seq_len=T)
@@ -23,6 +22,8 @@ for h in [1, 2, 4, 8, 16]:
 print("projections 2*4*T*d^2 =", f"{2 * 4 * T * d_model**2:,}")
 print("attention   2*2*T^2*d =", f"{2 * 2 * T**2 * d_model:,}")
 # --8<-- [end:show]
+
+from mha_ref import publish_table  # noqa: E402
 
 rows = []
 for h in [1, 2, 4, 8, 16]:

@@ -6,11 +6,11 @@ there are h * T**2 of them per sequence: this grows with h. The number
 of entries is read off a real forward (on the meta device: shapes only).
 """
 
+# --8<-- [start:show]
 import torch
 
-from mha_ref import MultiHeadAttention, forward_flops, publish_table
+from mha_ref import MultiHeadAttention, forward_flops
 
-# --8<-- [start:show]
 d_model, T = 512, 128
 rows = []
 for h in [2**i for i in range(10)]:  # h = 1 ... 512 = d_model (d_k = 1)
@@ -26,6 +26,8 @@ for h in [2**i for i in range(10)]:  # h = 1 ... 512 = d_model (d_k = 1)
     )
     rows.append([h, d_model // h, f"{f.total:,}", f"{entries:,}"])
 # --8<-- [end:show]
+
+from mha_ref import publish_table  # noqa: E402
 
 publish_table(
     "softmax_term",

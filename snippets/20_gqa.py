@@ -5,9 +5,9 @@ Grouped-query attention keeps h query heads but only g key/value heads
 Builds the four projections with nn.Linear and counts them.
 """
 
+# --8<-- [start:show]
 import torch.nn as nn
 
-# --8<-- [start:show]
 d_model, h = 512, 8
 d_k = d_model // h  # 64
 for name, g in [("MHA", 8), ("GQA", 2), ("MQA", 1)]:  # g key/value heads

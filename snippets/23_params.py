@@ -6,14 +6,12 @@ table, and the prose (slides 22 and 23) gets the list of h and the one
 count they all share, so an edit to the list changes every one of them.
 """
 
+# --8<-- [start:show]
 import torch
 
-from mha_ref import MultiHeadAttention, publish_table
-from mha_ref.tables import publish_value
+from mha_ref import MultiHeadAttention
 
 torch.manual_seed(0)
-
-# --8<-- [start:show]
 d = 512
 rows = []  # (h, d_k, params) of each printed line
 for h in [1, 2, 4, 8, 16]:
@@ -22,6 +20,9 @@ for h in [1, 2, 4, 8, 16]:
     print(f"h={h:2d}  d_k={m.d_k:3d}  params={p:,}")
     rows.append((h, m.d_k, p))
 # --8<-- [end:show]
+
+from mha_ref import publish_table  # noqa: E402
+from mha_ref.tables import publish_value  # noqa: E402
 
 publish_table(
     "by_heads",

@@ -4,13 +4,12 @@ Cuts W_Q of MultiHeadAttention(512, 8) into its per-head column blocks and
 compares parameter counts with h=1.
 """
 
+# --8<-- [start:show]
 import torch
 
 from mha_ref import MultiHeadAttention, count_parameters, shape_str
 
 torch.manual_seed(0)
-
-# --8<-- [start:show]
 mha8 = MultiHeadAttention(512, 8)
 mha1 = MultiHeadAttention(512, 1)
 W_Q = mha8.W_Q.weight.T  # (d_model, d_model), x @ W form

@@ -1,19 +1,17 @@
 """The flat split view(B, T*h, d_k) silently gives wrong output."""
 
+# --8<-- [start:show]
 import torch
 
 from mha_ref import (
     MultiHeadAttention,
     attend_flat,
-    flat_row_origins,
-    publish_table,
     shape_str,
     split_heads,
     split_heads_flat,
 )
 
 torch.manual_seed(31)
-# --8<-- [start:show]
 B, T, h, d_model = 1, 3, 2, 4  # d_k = 2
 # Feature values name their origin: value = 4 * position + feature.
 x = torch.arange(12.0).view(B, T, d_model)  # (1, 3, 4)
@@ -34,6 +32,8 @@ print("outputs    :", shape_str(out.shape), shape_str(bad.shape))
 print(f"max |diff| : {(out - bad).abs().max().item():.4f}")
 print("allclose   :", torch.allclose(out, bad))
 # --8<-- [end:show]
+
+from mha_ref import flat_row_origins, publish_table  # noqa: E402
 
 d_k = d_model // h
 rows = []

@@ -5,21 +5,15 @@ result which (position, feature) each row holds: the origin tables of
 the trap slides, drawn from the real tensors.
 """
 
-import matplotlib
+# --8<-- [start:show]
+import torch
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import torch  # noqa: E402
-from matplotlib.colors import ListedColormap  # noqa: E402
-
-from mha_ref import (  # noqa: E402
+from mha_ref import (
     split_heads,
     split_heads_direct_view,
     split_heads_flat,
 )
-from mha_ref.figures import PALETTE, publish_figure, style  # noqa: E402
 
-# --8<-- [start:show]
 B, T, d_model, h = 1, 4, 8, 2
 d_k = d_model // h
 x = torch.arange(B * T * d_model, dtype=torch.float32)
@@ -40,6 +34,14 @@ for name, (position, _) in [("correct", correct), ("direct view", direct)]:
     print(f"{name}: head 0 holds positions", position[:T, 0].tolist())
 print("flat view: row r holds position", flat[0][:, 0].tolist())
 # --8<-- [end:show]
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.colors import ListedColormap  # noqa: E402
+
+from mha_ref.figures import PALETTE, publish_figure, style  # noqa: E402
 
 
 def draw(panels, title):

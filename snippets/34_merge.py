@@ -1,5 +1,6 @@
 """The two recipe details — K transpose and the merge reshape."""
 
+# --8<-- [start:show]
 import warnings
 
 import torch
@@ -9,7 +10,6 @@ from mha_ref import merge_heads, shape_str
 # `.T` on a 4-D tensor warns (deprecated); the slide shows what it returns.
 warnings.simplefilter("ignore", UserWarning)
 torch.manual_seed(34)
-# --8<-- [start:show]
 B, h, T, d_k = 2, 2, 5, 4
 k_heads = torch.randn(B, h, T, d_k)  # (2, 2, 5, 4)
 print("K_heads.T              :", shape_str(k_heads.T.shape))  # all 4 reversed

@@ -1,11 +1,11 @@
 """The MHA recipe at its edges, run on the reference module."""
 
+# --8<-- [start:show]
 import torch
 
 from mha_ref import MultiHeadAttention, shape_str
 
 torch.manual_seed(35)
-# --8<-- [start:show]
 # 1. Cross-attention: 3 queries attend over 7 keys/values.
 mha = MultiHeadAttention(8, 2)
 q = torch.randn(1, 3, 8)  # (B, T_q, d_model)

@@ -1,11 +1,11 @@
 """Count the parameters of MHA with d_model=512, for h=1 and h=16."""
 
+# --8<-- [start:show]
 import torch
 
 from mha_ref import MultiHeadAttention, count_parameters, shape_str
 
 torch.manual_seed(37)
-# --8<-- [start:show]
 for h in (1, 16):
     mha = MultiHeadAttention(512, h)  # d_k = 512 // h
     label = f"h={h}:"

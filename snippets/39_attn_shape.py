@@ -1,11 +1,11 @@
 """The per-head attention weights of MHA, and torch's average."""
 
+# --8<-- [start:show]
 import torch
 
 from mha_ref import MultiHeadAttention, shape_str, to_torch_mha
 
 torch.manual_seed(39)
-# --8<-- [start:show]
 B, T, d_model, h = 4, 12, 64, 8
 x = torch.randn(B, T, d_model)  # (4, 12, 64)
 mha = MultiHeadAttention(d_model, h)

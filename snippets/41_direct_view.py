@@ -5,13 +5,12 @@ The questions are slides/41-check-yourself-reshape-order.html#ex-merge-heads
 and slides/40-rule-out-three-check-yourself-reshape-order.html#ex-split-heads.
 """
 
+# --8<-- [start:show]
 import torch
 
 from mha_ref import (
     MultiHeadAttention,
     attend_with_split,
-    direct_view_origins,
-    publish_table,
     shape_str,
     split_heads,
     split_heads_direct_view,
@@ -19,7 +18,6 @@ from mha_ref import (
 )
 
 torch.manual_seed(41)
-# --8<-- [start:show]
 B, T, h, d_model = 1, 4, 2, 4  # d_k = 2, and h divides T
 # Feature values name their origin: value = 4 * position + feature.
 x = torch.arange(16.0).view(B, T, d_model)  # (1, 4, 4)
@@ -61,6 +59,8 @@ for name, split in [
         f"{name}: {shape_str(bad.shape)} max|diff|={diff:.4f} allclose={same}"
     )
 # --8<-- [end:show]
+
+from mha_ref import direct_view_origins, publish_table  # noqa: E402
 
 d_k = d_model // h
 direct = split_heads_direct_view(x, h)  # (1, h, T, d_k)

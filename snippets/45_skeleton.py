@@ -1,11 +1,11 @@
 """Milestone 1 — the module skeleton and its parameter count."""
 
+# --8<-- [start:show]
 import torch
 
-from mha_ref import MultiHeadAttention, count_parameters, publish_table
+from mha_ref import MultiHeadAttention
 
 torch.manual_seed(45)
-# --8<-- [start:show]
 m = MultiHeadAttention(32, 4)
 n = sum(p.numel() for p in m.parameters())
 print(f"{n:,} == 4*32^2 = {4 * 32**2:,}")
@@ -14,6 +14,8 @@ try:
 except ValueError as err:
     print("ValueError:", err)
 # --8<-- [end:show]
+
+from mha_ref import count_parameters, publish_table  # noqa: E402
 
 rows = []
 for d_model, h in [(8, 2), (32, 4), (512, 8)]:

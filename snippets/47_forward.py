@@ -1,15 +1,10 @@
 """Milestone 2 — the forward pass and its shapes."""
 
+# --8<-- [start:show]
 import torch
 
-from mha_ref import (
-    MultiHeadAttention,
-    count_parameters,
-    publish_table,
-    shape_str,
-)
+from mha_ref import MultiHeadAttention, shape_str
 
-# --8<-- [start:show]
 torch.manual_seed(99)
 B, T, d_model, h = 2, 5, 8, 2
 model = MultiHeadAttention(d_model, h)
@@ -19,6 +14,8 @@ print("output:", shape_str(out.shape), "  attn_w:", shape_str(attn_w.shape))
 row_sums = attn_w.sum(dim=-1)  # (2, 2, 5)
 print("rows sum to 1:", torch.allclose(row_sums, torch.ones_like(row_sums)))
 # --8<-- [end:show]
+
+from mha_ref import count_parameters, publish_table  # noqa: E402
 
 params = count_parameters(model)
 rows = [

@@ -5,13 +5,13 @@ scaled_dot_product_attention and torch's fused one, then shows the
 common slip of dividing by sqrt(d_model): same shapes, other values.
 """
 
+# --8<-- [start:show]
 import torch
 import torch.nn.functional as F
 
 from mha_ref import scaled_dot_product_attention
 
 torch.manual_seed(47)
-# --8<-- [start:show]
 B, h, T, d_k = 2, 2, 5, 4  # d_model = h * d_k = 8
 q, k, v = (torch.randn(B, h, T, d_k) for _ in range(3))  # split heads
 

@@ -5,12 +5,12 @@ bug on the same projected query and key and prints the shape it gives:
 some bugs change it, the direct view does not.
 """
 
+# --8<-- [start:show]
 import torch
 
 from mha_ref import split_heads, split_heads_direct_view, split_heads_flat
 
 torch.manual_seed(48)
-# --8<-- [start:show]
 B, T, d_model, h = 2, 5, 8, 2
 d_k = d_model // h
 q, k = torch.randn(B, T, d_model), torch.randn(B, T, d_model)

@@ -1,13 +1,13 @@
 """Milestone 3 — MHA with h=1 equals single-head attention."""
 
+# --8<-- [start:show]
 import math
 
 import torch
 import torch.nn.functional as F
 
-from mha_ref import MultiHeadAttention, publish_table, shape_str
+from mha_ref import MultiHeadAttention
 
-# --8<-- [start:show]
 torch.manual_seed(5)
 d_model = 8
 mha_h1 = MultiHeadAttention(d_model, 1)
@@ -25,6 +25,8 @@ out_single = F.softmax(scores, dim=-1) @ V @ WO  # (1, 4, 8)
 same = torch.allclose(out_mha, out_single, atol=1e-5)
 print("allclose:", same)
 # --8<-- [end:show]
+
+from mha_ref import publish_table, shape_str  # noqa: E402
 
 rows = [
     ["out_mha shape", shape_str(out_mha.shape)],

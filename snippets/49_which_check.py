@@ -5,6 +5,7 @@ its own, and compares the output at h=1 with single-head attention and at
 h=2 with torch's nn.MultiheadAttention holding the same weights.
 """
 
+# --8<-- [start:show]
 import torch
 
 from mha_ref import (
@@ -19,7 +20,6 @@ from mha_ref import (
 )
 
 torch.manual_seed(49)
-# --8<-- [start:show]
 SPLITS = {
     "view + transpose (right)": split_heads,
     "flat view(B, T*h, d_k)": split_heads_flat,

@@ -6,12 +6,12 @@ differ. Then counts the projections of grouped-query attention, where
 fewer key/value heads make the layer smaller than 4 * d_model**2.
 """
 
+# --8<-- [start:show]
 import torch
 
 from mha_ref import MultiHeadAttention, shape_str
 
 torch.manual_seed(51)
-# --8<-- [start:show]
 d_model, h = 8, 2
 src = torch.randn(1, 7, d_model)  # encoder input: 7 tokens
 tgt = torch.randn(1, 3, d_model)  # decoder input: 3 tokens so far

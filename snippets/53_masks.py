@@ -5,12 +5,12 @@ True = may attend; nn.MultiheadAttention reads True = blocked. The
 snippet runs both on the same weights and shows the conversion.
 """
 
+# --8<-- [start:show]
 import torch
 
 from mha_ref import MultiHeadAttention, to_torch_mha
 
 torch.manual_seed(53)
-# --8<-- [start:show]
 B, T, d_model, h = 2, 4, 8, 2
 x = torch.randn(B, T, d_model)
 mha = MultiHeadAttention(d_model, h)

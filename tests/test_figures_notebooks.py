@@ -147,7 +147,7 @@ def test_deck_notebook_is_the_same_file_for_the_same_deck(built_site):
             o.get("text", "") for o in cell.get("outputs", [])
         )
         for cell in nb.cells
-        if cell.cell_type == "code"
+        if cell.cell_type == "code" and "snippet" in cell.metadata
     }
     first = nbformat.writes(deck_notebook(deck(), outputs))
     assert first == nbformat.writes(deck_notebook(deck(), outputs))
@@ -158,7 +158,13 @@ def test_deck_notebook_is_the_same_file_for_the_same_deck(built_site):
 
 
 @pytest.mark.parametrize(
-    "source", ["notebooks/homework.py", "notebooks/homework_solutions.py"]
+    "source",
+    [
+        "notebooks/homework.py",
+        "notebooks/homework_solutions.py",
+        "notebooks/project.py",
+        "notebooks/project_solutions.py",
+    ],
 )
 def test_homework_notebook_is_the_same_file_for_the_same_source(source):
     from lessonbuild.notebooks import to_ipynb
@@ -168,12 +174,23 @@ def test_homework_notebook_is_the_same_file_for_the_same_source(source):
 
 
 @pytest.mark.parametrize(
-    "name", ["lesson-81", "homework", "homework-solutions"]
+    "name",
+    [
+        "lesson-81",
+        "homework",
+        "homework-solutions",
+        "project",
+        "project-solutions",
+    ],
 )
 def test_notebooks_download_as_valid_ipynb_and_render(built_site, name):
     nb = nbformat.read(built_site / f"notebooks/{name}.ipynb", as_version=4)
     nbformat.validate(nb)
-    assert (built_site / f"notebooks/{name}.html").is_file()
+    from bs4 import BeautifulSoup
+
+    page = (built_site / f"notebooks/{name}.html").read_text("utf-8")
+    soup = BeautifulSoup(page, "html.parser")
+    assert soup.select(f'a[href="{name}.ipynb"][download]')  # downloadable
 
 
 @pytest.mark.parametrize(
@@ -234,14 +251,19 @@ def test_notebook_downloads_from_the_landing_page_and_slides_with_code(
     """index.html links the .ipynb; every slide that runs code does too."""
     index = (built_site / "index.html").read_text(encoding="utf-8")
     assert 'href="notebooks/lesson-81.ipynb"' in index
+    offered = set()
     for slide in deck().slides:
         runs_code = any(i.path.startswith("snippets/") for i in slide.includes)
         page = built_site / Path(slide.path).relative_to("docs")
         html = page.with_suffix(".html").read_text(encoding="utf-8")
         links = re.findall(r'href="([^"]+\.ipynb)" download', html)
-        assert bool(links) == runs_code, slide.path
+        lesson = [h for h in links if h.endswith("/lesson-81.ipynb")]
+        assert bool(lesson) == runs_code, slide.path
         for href in links:
             assert (page.parent / href).resolve().is_file()
+            offered.add(Path(href).name)
+    # The project and the homework are offered where the deck sets them.
+    assert {"project.ipynb", "homework.ipynb"} <= offered
 
 
 def test_search_leaves_out_the_deck_and_solutions_notebooks(built_site):
@@ -251,7 +273,9 @@ def test_search_leaves_out_the_deck_and_solutions_notebooks(built_site):
     locations = {doc["location"].split("#")[0] for doc in index["docs"]}
     assert "notebooks/lesson-81.html" not in locations
     assert "notebooks/homework-solutions.html" not in locations
+    assert "notebooks/project-solutions.html" not in locations
     assert "notebooks/homework.html" in locations
+    assert "notebooks/project.html" in locations
 
 
 def test_code_blocks_stay_out_of_the_search_index(built_site):
@@ -259,3 +283,25 @@ def test_code_blocks_stay_out_of_the_search_index(built_site):
     text = (built_site / "search/search_index.json").read_text("utf-8")
     assert "nn.MultiheadAttention(d_model, h, batch_first=True" not in text
     assert "Trace" in text  # the slides themselves are still there
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["lesson-81", "homework", "homework-solutions", "project"],
+)
+def test_notebooks_carry_mha_ref_and_no_build_plumbing(built_site, name):
+    """The first code cell unpacks the notebook's own copy of mha_ref
+    (hidden in Jupyter and on the page); no cell calls the build's
+    publish_* or switches matplotlib to Agg, none opens with a snippet's
+    docstring."""
+    nb = nbformat.read(built_site / f"notebooks/{name}.ipynb", as_version=4)
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    setup = code[0]
+    assert "setup" in setup.metadata["tags"]
+    assert setup.metadata["jupyter"]["source_hidden"] is True
+    for cell in code[1:]:
+        assert "publish_" not in cell.source, cell.source[:200]
+        assert 'matplotlib.use("Agg")' not in cell.source
+        assert not cell.source.lstrip().startswith('"""'), cell.source[:80]
+    page = (built_site / f"notebooks/{name}.html").read_text("utf-8")
+    assert "MHA_REF = " not in page  # the blob stays out of the page

@@ -68,3 +68,84 @@ def test_no_background_conversion_without_mkdocs_jupyters_cache(tmp_path):
     assert converting.pid is None and converting.uris == set()
     converting.wait()
     assert not (tmp_path / "cache").exists()
+
+
+# --- what a notebook cell holds ---------------------------------------------
+
+
+def test_student_code_drops_the_builds_plumbing_only():
+    """Docstring, section markers, noqa, Agg and publish_* go; a figure
+    passed to publish_figure stays as the expression that draws it; a
+    publish call alone in a block leaves the block valid."""
+    import ast
+
+    from lessonbuild.notebooks import student_code
+
+    source = (
+        '"""Slide 99: for contributors."""\n'
+        "\n"
+        "# --8<-- [start:show]\n"
+        "import torch\n"
+        "\n"
+        "from mha_ref import publish_table, shape_str\n"
+        "\n"
+        "print(shape_str(torch.zeros(2).shape))\n"
+        "# --8<-- [end:show]\n"
+        "import matplotlib  # noqa: E402\n"
+        "\n"
+        'matplotlib.use("Agg")\n'
+        "import matplotlib.pyplot as plt  # noqa: E402\n"
+        "\n"
+        "from mha_ref.figures import publish_figure  # noqa: E402\n"
+        "\n"
+        "\n"
+        "def draw():\n"
+        "    return plt.figure()\n"
+        "\n"
+        "\n"
+        "# The table the slide shows.\n"
+        'publish_table("t", ["a"], [[1]])\n'
+        "if True:\n"
+        '    publish_table("u", ["a"], [[1]])\n'
+        'publish_figure(\n    "f",\n    draw(),\n    alt="a figure",\n)\n'
+    )
+    code = student_code(source)
+    ast.parse(code)
+    assert "publish" not in code and "Agg" not in code
+    assert "noqa" not in code and "--8<--" not in code
+    assert not code.startswith('"""') and "contributors" not in code
+    assert "The table the slide shows" not in code
+    assert "from mha_ref import shape_str" in code
+    assert "if True:\n    pass" in code
+    assert code.endswith("\ndraw()\nplt.show()")
+
+
+def test_setup_cell_unpacks_the_package_it_carries(tmp_path):
+    """Run the setup cell in a fresh interpreter, away from the
+    repository: the package it puts on sys.path is mha_ref, byte for
+    byte."""
+    import subprocess
+    import sys
+
+    from lessonbuild.notebooks import setup_cell
+
+    cell = setup_cell(ROOT / "mha_ref")
+    assert cell["metadata"]["jupyter"]["source_hidden"] is True
+    program = tmp_path / "setup.py"
+    program.write_text(
+        cell["source"]
+        + "\nimport mha_ref, pathlib\n"
+        + "print(pathlib.Path(mha_ref.__file__).parent)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-I", program],
+        cwd=tmp_path,
+        env={"TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    unpacked = Path(result.stdout.splitlines()[-1])
+    assert unpacked.is_relative_to(tmp_path)
+    for file in (ROOT / "mha_ref").glob("*.py"):
+        assert (unpacked / file.name).read_bytes() == file.read_bytes()

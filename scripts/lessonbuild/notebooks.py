@@ -42,7 +42,8 @@ class NotebookExecutionError(RuntimeError):
 
 
 def to_ipynb(py_path: Path | str) -> nbformat.NotebookNode:
-    """Read a jupytext percent script as a valid, unexecuted notebook.
+    """Read a jupytext percent script as a valid, unexecuted notebook,
+    its first cell the copy of ``mha_ref`` it carries (:func:`setup_cell`).
 
     The kernelspec is set here, not trusted from the script's header, so
     every notebook runs on the build's own ``python3`` kernel.
@@ -53,9 +54,208 @@ def to_ipynb(py_path: Path | str) -> nbformat.NotebookNode:
     path = Path(py_path)
     nb = jupytext.read(path, fmt="py:percent")
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    root = path.resolve().parent.parent
+    at = 1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0
+    offered = {Path(src).name: uri for uri, (src, _) in HOMEWORK.items()}
+    if at and path.name in offered:  # a notebook the site offers
+        nb.cells[0].source += "\n\n" + download_line(offered[path.name])
+    nb.cells.insert(at, nbformat.from_dict(setup_cell(root / "mha_ref")))
     _number_cells(nb.cells)
     nbformat.validate(nb)
     return nb
+
+
+def download_line(uri: str) -> str:
+    """The notebook page's download link (the page sits beside its
+    ``.ipynb``); in Jupyter, the notebook's own file."""
+    name = Path(uri).name
+    return (
+        f'<a href="{name}" download>Download this notebook ({name})</a>: '
+        "it runs in JupyterLab, VS Code or Colab with torch installed, "
+        "nothing else (its first cell unpacks the lesson's `mha_ref`)."
+    )
+
+
+#: The setup cell's first line; Colab shows a cell with a title as a form.
+SETUP_TITLE = "# @title Setup: the lesson's mha_ref, carried by this notebook"
+
+
+def carried_package(package: Path) -> tuple[str, str]:
+    """``package``'s ``.py`` files as a zip in base64 (76-character
+    lines) and its digest: the same files give the same text, byte for
+    byte (fixed dates, sorted names)."""
+    import base64
+    import hashlib
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in sorted(package.glob("*.py")):
+            info = zipfile.ZipInfo(
+                f"{package.name}/{file.name}", (1980, 1, 1, 0, 0, 0)
+            )
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, file.read_bytes())
+    data = buffer.getvalue()
+    text = base64.b64encode(data).decode("ascii")
+    lines = [text[i : i + 76] for i in range(0, len(text), 76)]
+    return "\n".join(lines), hashlib.sha256(data).hexdigest()[:12]
+
+
+def setup_cell(package: Path) -> dict:
+    """The first cell of every notebook the site offers: it unpacks the
+    copy of ``mha_ref`` the notebook carries into a temporary folder and
+    puts it first on ``sys.path``, so the notebook runs wherever torch
+    does (JupyterLab, VS Code, Colab), with no clone and no download.
+    Its source is hidden in Jupyter (``source_hidden``)."""
+    data, digest = carried_package(package)
+    source = f"""{SETUP_TITLE}
+# Unpacked into a temporary folder and put first on sys.path, so this
+# notebook runs anywhere torch does: no clone, no download.
+import base64, io, pathlib, sys, tempfile, zipfile
+
+MHA_REF = \"\"\"
+{data}
+\"\"\"
+folder = pathlib.Path(tempfile.gettempdir()) / "lesson81-mha_ref-{digest}"
+if not (folder / "mha_ref" / "__init__.py").is_file():
+    unpacked = pathlib.Path(tempfile.mkdtemp(prefix="lesson81-"))
+    archive = zipfile.ZipFile(io.BytesIO(base64.b64decode(MHA_REF)))
+    archive.extractall(unpacked)
+    try:
+        unpacked.rename(folder)
+    except OSError:  # another kernel unpacked it first
+        folder = unpacked
+sys.path.insert(0, str(folder))
+print("mha_ref {digest} ready")"""
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {"jupyter": {"source_hidden": True}, "tags": ["setup"]},
+        "outputs": [],
+        "source": source,
+    }
+
+
+#: Calls that only make sense inside the build (they publish tables,
+#: values and figures to the site), and the backend that hides figures.
+_BUILD_ONLY = ("publish_table", "publish_value", "publish_figure")
+
+
+def student_code(source: str) -> str:
+    """A snippet as a notebook cell: what a student runs, without the
+    build's plumbing. The module docstring (it describes the snippet to
+    contributors), section markers, ``# noqa`` comments,
+    ``matplotlib.use("Agg")`` (figures show inline instead) and the
+    ``publish_*`` calls and imports go; ``publish_figure(name, fig)``
+    becomes ``plt.show()`` (after ``fig``'s expression, when it is not a
+    plain name): the figure shows inline.
+    """
+    import ast
+
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    edits: list[tuple[int, int, str | None]] = []  # 0-based, end excl.
+
+    def called(node) -> str:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            if isinstance(func, ast.Name):
+                return func.id
+            if isinstance(func, ast.Attribute):
+                base = func.value
+                name = base.id if isinstance(base, ast.Name) else ""
+                return f"{name}.{func.attr}"
+        return ""
+
+    def visit(body: list) -> None:
+        for node in body:
+            indent = " " * node.col_offset
+            span = (node.lineno - 1, node.end_lineno)
+            name = called(node)
+            alone = len(body) == 1
+            if name.split(".")[-1] in ("publish_table", "publish_value") or (
+                name == "matplotlib.use"
+            ):
+                edits.append((*span, indent + "pass" if alone else None))
+            elif name.split(".")[-1] == "publish_figure":
+                args = node.value.args
+                figure = args[1] if len(args) > 1 else None
+                keep = (
+                    _dedented(source, figure, node.col_offset)
+                    if figure is not None and not isinstance(figure, ast.Name)
+                    else None
+                )
+                # plt.show(): the inline backend displays the figure now
+                # (a figure left open is not always shown at the end).
+                shown = f"{indent}plt.show()"
+                edits.append(
+                    (*span, shown if keep is None else f"{keep}\n{shown}")
+                )
+            elif isinstance(node, ast.ImportFrom) and any(
+                alias.name in _BUILD_ONLY for alias in node.names
+            ):
+                kept = [
+                    alias.name
+                    + (f" as {alias.asname}" if alias.asname else "")
+                    for alias in node.names
+                    if alias.name not in _BUILD_ONLY
+                ]
+                text = (
+                    f"{indent}from {'.' * node.level}{node.module or ''} "
+                    f"import {', '.join(kept)}"
+                    if kept
+                    else None
+                )
+                edits.append((*span, text))
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(node, field, None)
+                if (
+                    isinstance(inner, list)
+                    and inner
+                    and isinstance(inner[0], ast.stmt | ast.excepthandler)
+                ):
+                    visit(inner)
+
+    body = tree.body
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        edits.append((0, body[0].end_lineno, None))
+        body = body[1:]
+    visit(body)
+    for start, end, text in sorted(edits, reverse=True):
+        if text is None:  # the comment just above goes with it
+            while start > 0 and lines[start - 1].lstrip().startswith("#"):
+                if _SECTION_MARK.match(lines[start - 1]):
+                    break
+                start -= 1
+        lines[start:end] = [] if text is None else text.splitlines()
+    kept = [
+        _NOQA.sub("", line) for line in lines if not _SECTION_MARK.match(line)
+    ]
+    code = re.sub(r"\n{3,}", "\n\n\n", "\n".join(kept))
+    return code.strip("\n")
+
+
+def _dedented(source: str, node, indent: int) -> str:
+    """``node``'s source, its continuation lines moved left as far as its
+    first line moves (from its line's indentation to ``indent``)."""
+    import ast
+
+    text = ast.get_source_segment(source, node)
+    line = source.splitlines()[node.lineno - 1]
+    shift = len(line) - len(line.lstrip()) - indent
+    first, *rest = text.splitlines()
+    rest = [r[shift:] if r[:shift].isspace() else r for r in rest]
+    return "\n".join([" " * indent + first, *rest])
+
+
+_NOQA = re.compile(r"\s*# noqa(?::[ \w,]*)?$")
 
 
 def _number_cells(cells) -> None:
@@ -297,7 +497,16 @@ OUT_DIR = Path(".cache") / "notebooks"
 #: The deck as a notebook, and the homework (starter, then solutions).
 DECK_NOTEBOOK = "notebooks/lesson-81.ipynb"
 HOMEWORK = {
+    # The project's notebooks write the student's my_mha.py beside them:
+    # not executed by the build (its kernel sees a read-only repository).
+    # Solutions come after every task (the nav's order): the page after
+    # a task is the next task, never its answers.
+    "notebooks/project.ipynb": ("notebooks/project.py", False),
     "notebooks/homework.ipynb": ("notebooks/homework.py", False),
+    "notebooks/project-solutions.ipynb": (
+        "notebooks/project_solutions.py",
+        False,
+    ),
     "notebooks/homework-solutions.ipynb": (
         "notebooks/homework_solutions.py",
         True,
@@ -306,7 +515,11 @@ HOMEWORK = {
 EXECUTE_TIMEOUT = 300
 #: Kept out of the search index: the deck notebook repeats every slide's
 #: code, and the solutions are answers (search finds lessons, not those).
-NOT_SEARCHED = (DECK_NOTEBOOK, "notebooks/homework-solutions.ipynb")
+NOT_SEARCHED = (
+    DECK_NOTEBOOK,
+    "notebooks/homework-solutions.ipynb",
+    "notebooks/project-solutions.ipynb",
+)
 
 
 def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
@@ -323,11 +536,12 @@ def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
         _markdown_cell(
             f"# {deck_title(deck)}\n\n"
             "Every code cell is one of the lesson's snippets, in slide "
-            "order, with the output the site verified. Run it from a "
-            "clone of the repository (`make serve` installs everything), "
-            "so that `import mha_ref` works; change a cell and run it "
-            "again to see what changes."
-        )
+            "order, with the output the site verified. The first cell "
+            "unpacks the copy of `mha_ref` this notebook carries, so it "
+            "runs wherever torch and Jupyter do; change a cell and run "
+            "it again to see what changes.\n\n" + download_line(DECK_NOTEBOOK)
+        ),
+        setup_cell(deck.root / "mha_ref"),
     ]
     seen = set()
     for slide in deck.slides:
@@ -349,11 +563,7 @@ def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
         )
         for rel in snippets:
             source = (deck.root / rel).read_text(encoding="utf-8")
-            code = "\n".join(
-                line
-                for line in source.rstrip().splitlines()
-                if not _SECTION_MARK.match(line)
-            )
+            code = student_code(source)
             stream = {"output_type": "stream", "name": "stdout"}
             cells.append(
                 {
@@ -540,6 +750,7 @@ def _deck_notebook_key(deck, outputs: dict[str, str]) -> str:
             h.update((deck.root / rel).read_bytes())
         except OSError:
             h.update(b"\0missing")
+    h.update(carried_package(deck.root / "mha_ref")[1].encode())
     return h.hexdigest()
 
 

@@ -1,0 +1,244 @@
+"""The grader's child process: runs the student's module, reports tensors.
+
+The grader (:mod:`mha_ref.grade`) never imports a student's file itself.
+It starts this module in a separate interpreter (``python -I``), sends it
+requests on one pipe and reads replies on another. This side only
+*executes*: it builds the student's module, copies in the weights it is
+sent, calls ``forward`` (and ``backward``) and sends back what came out.
+It decides nothing. Every verdict is computed in the parent, from
+tensors it compares with its own reference on inputs it chose (at
+random, per run) -- so a module that prints "PASS", exits early or
+rebinds functions here can at most send wrong tensors, and fails.
+
+Messages are a 8-byte length and a ``torch.save`` payload of plain data
+(dicts, lists, strings, numbers, tensors); the parent reads them with
+``torch.load(weights_only=True)``, which builds no arbitrary objects.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import importlib.util
+import inspect
+import io
+import os
+import struct
+import sys
+import traceback
+from pathlib import Path
+
+import torch
+from torch import nn
+
+PROJECTIONS = ("W_Q", "W_K", "W_V", "W_O")
+_HEADER = struct.Struct("<Q")
+
+
+def send(fd: int, message: dict) -> None:
+    """Write one message: its length, then its ``torch.save`` bytes."""
+    buffer = io.BytesIO()
+    torch.save(message, buffer)
+    data = buffer.getvalue()
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def receive(fd: int) -> dict | None:
+    """Read one message; None at end of file (the parent has gone)."""
+    header = _read_exactly(fd, _HEADER.size)
+    if header is None:
+        return None
+    (size,) = _HEADER.unpack(header)
+    data = _read_exactly(fd, size)
+    return torch.load(io.BytesIO(data), weights_only=True)
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+class _Runner:
+    """Executes the parent's requests on the student's class."""
+
+    def __init__(self, path: Path, timeout: float, dump) -> None:
+        self.path = path
+        self.timeout = timeout
+        self.dump = dump  # where a stuck call's stack is written
+        self.cls = None
+        self.modules: dict[int, nn.Module] = {}
+
+    # -- each request ------------------------------------------------
+
+    def load(self) -> dict:
+        sys.path.insert(0, str(self.path.parent))  # as `python my_mha.py`
+        spec = importlib.util.spec_from_file_location("student_mha", self.path)
+        student = importlib.util.module_from_spec(spec)
+        sys.modules["student_mha"] = student
+        spec.loader.exec_module(student)
+        cls = getattr(student, "MultiHeadAttention", None)
+        if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+            return {"ok": True, "class": False}
+        self.cls = cls
+        return {"ok": True, "class": True}
+
+    def new(self, id: int, args: list) -> dict:
+        module = self.cls(*args)
+        self.modules[id] = module
+        projections = {}
+        for name in PROJECTIONS:
+            layer = getattr(module, name, None)
+            weight = getattr(layer, "weight", None)
+            projections[name] = {
+                "type": type(layer).__name__,
+                "linear": isinstance(layer, nn.Linear),
+                "bias": getattr(layer, "bias", None) is not None,
+                "shape": list(weight.shape)
+                if isinstance(weight, torch.Tensor)
+                else None,
+                "dtype": str(weight.dtype)
+                if isinstance(weight, torch.Tensor)
+                else None,
+            }
+        try:
+            names = list(inspect.signature(module.forward).parameters)
+        except (TypeError, ValueError):
+            names = []
+        return {
+            "ok": True,
+            "projections": projections,
+            "parameters": sum(p.numel() for p in module.parameters()),
+            "forward": names,
+        }
+
+    def set(self, id: int, weights: dict) -> dict:
+        module = self.modules[id]
+        with torch.no_grad():
+            for name, value in weights.items():
+                getattr(module, name).weight.copy_(value)
+        return {"ok": True}
+
+    def call(self, id, args, kwargs, train=False, grads=None) -> dict:
+        module = self.modules[id]
+        module.train(train)
+        for name in PROJECTIONS:
+            getattr(module, name).weight.grad = None
+        context = torch.enable_grad() if grads else torch.no_grad()
+        with context:
+            result = module(*args, **kwargs)
+        items = _items(result)
+        reply = {"ok": True, "items": items}
+        if grads and isinstance(items, list) and len(items) == 2:
+            out, weights = result
+            try:
+                loss = (out * grads[0]).sum() + (weights * grads[1]).sum()
+                loss.backward()
+            except Exception as error:  # noqa: BLE001 - reported, located
+                return {**reply, "backward": _error(error, self.path)}
+            reply["grads"] = {
+                name: _plain(getattr(module, name).weight.grad)
+                for name in PROJECTIONS
+            }
+        return reply
+
+    # -- the loop ------------------------------------------------------
+
+    def serve(self, requests: int, replies: int) -> None:
+        while True:
+            request = receive(requests)
+            if request is None:
+                return
+            op = request.pop("op")
+            faulthandler.dump_traceback_later(
+                self.timeout, exit=True, file=self.dump
+            )
+            try:
+                reply = getattr(self, op)(**request)
+            except BaseException as error:  # noqa: BLE001 - the student's
+                reply = {"ok": False, **_error(error, self.path)}
+            finally:
+                faulthandler.cancel_dump_traceback_later()
+            send(replies, reply)
+
+
+def _items(result) -> list | str:
+    """What forward returned, as data: a list of tensors (or of
+    descriptions of what is not a tensor), or a description."""
+    if not isinstance(result, tuple | list):
+        return _describe(result)
+    return [
+        _plain(item) if isinstance(item, torch.Tensor) else _describe(item)
+        for item in result
+    ]
+
+
+def _plain(tensor):
+    """A detached copy, as a plain tensor (no subclass, no graph)."""
+    if tensor is None:
+        return None
+    return tensor.detach().clone().as_subclass(torch.Tensor)
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"one tensor of shape {tuple(value.shape)}"
+    if isinstance(value, tuple | list):
+        return f"a {type(value).__name__} of {len(value)} items"
+    if value is None:
+        return "None"
+    return f"a {type(value).__name__}"
+
+
+def _error(error: BaseException, path: Path) -> dict:
+    """The exception as data, with the student's innermost line."""
+    if isinstance(error, SyntaxError) and error.filename:
+        where = f"{Path(error.filename).name}:{error.lineno}"
+    else:
+        frames = traceback.extract_tb(error.__traceback__)
+        mine = [f for f in frames if Path(f.filename).resolve() == path]
+        where = (
+            f"{path.name}:{mine[-1].lineno} in {mine[-1].name}"
+            if mine
+            else "no line of your file on the stack"
+        )
+    return {
+        "error": f"{type(error).__name__}: {error}",
+        "type": type(error).__name__,
+        "where": where,
+    }
+
+
+def main(argv: list[str]) -> None:
+    """``PATH TIMEOUT REQUESTS_FD REPLIES_FD``; the first reply is the
+    import's."""
+    path = Path(argv[0]).resolve()
+    timeout = float(argv[1])
+    requests, replies = int(argv[2]), int(argv[3])
+    os.set_inheritable(replies, False)
+    os.set_inheritable(requests, False)
+    # The student's prints (stdout) go where their errors go: stderr.
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    torch.set_num_threads(1)  # tiny tensors; the machine may be shared
+    runner = _Runner(path, timeout, sys.__stderr__)
+    faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
+    try:
+        reply = runner.load()
+    except BaseException as error:  # noqa: BLE001 - the student's import
+        reply = {"ok": False, **_error(error, path)}
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    send(replies, reply)
+    if reply.get("class"):
+        runner.serve(requests, replies)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
