@@ -205,8 +205,8 @@ CASES = [
     ),
     (
         "kind: predict\nprompt: p: q: r\n",
-        ":2: invalid YAML: mapping values are not allowed here; expected a "
-        "YAML mapping",
+        ":2: invalid YAML: mapping values are not allowed here; a ': ' "
+        "inside an unquoted value starts a new key; quote the value",
     ),
     (
         "- kind: predict\n",
