@@ -1128,3 +1128,26 @@ def test_pages_publishes_the_site_the_tests_checked():
         i for i, s in enumerate(steps) if "upload-pages-artifact" in s.get("uses", "")
     )
     assert upload > order[-1]
+
+
+def test_homework_runs_that_disagree_are_a_problem():
+    """Issue 31: the homework solutions' printed output was never
+    checked (two clean builds published different notebooks). The job
+    runs each notebook twice; outputs that differ are a problem."""
+    import nbformat
+
+    from lessonbuild.notebooks import _disagreement
+
+    def notebook(printed):
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell("print(x)")
+        cell.outputs = [nbformat.v4.new_output("stream", text=printed)]
+        nb.cells = [nbformat.v4.new_markdown_cell("# HW"), cell]
+        return nbformat.writes(nb)
+
+    assert _disagreement("notebooks/hw.py", notebook("1\n"), notebook("1\n")) == []
+    [[path, line, message]] = _disagreement(
+        "notebooks/hw.py", notebook("0.7632\n"), notebook("0.7864\n")
+    )
+    assert (path, line) == ("notebooks/hw.py", 1)
+    assert message.startswith("cell 2 printed different output in two runs")
