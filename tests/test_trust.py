@@ -1151,3 +1151,15 @@ def test_homework_runs_that_disagree_are_a_problem():
     )
     assert (path, line) == ("notebooks/hw.py", 1)
     assert message.startswith("cell 2 printed different output in two runs")
+
+
+def test_an_exercise_field_is_text_not_html():
+    """Issue 31: `<script>` in an exercise's option ran on the page. The
+    fields are Markdown whose raw HTML is shown as text."""
+    from lessonbuild.exercises.fragments import Fragments
+
+    md = Fragments(["pymdownx.superfences", "md_in_html"])
+    inline = md.inline('<script>alert(1)</script> <img src=x onerror="alert(1)"> `<b>`')
+    assert "<script" not in inline and "<img" not in inline
+    assert "&lt;script&gt;" in inline and "<code>&lt;b&gt;</code>" in inline
+    assert "<script" not in md.block("<script>alert(1)</script>\n\ntext")
