@@ -1,4 +1,4 @@
-"""The lesson plugin and the macros module in real builds.
+"""The lesson plugin and its template module (macros.py) in real builds.
 
 Fixture sites are built with ``mkdocs build --strict``; their mkdocs.yml
 uses the ``lesson`` plugin and names this repo's macros module by
@@ -202,7 +202,9 @@ def test_a_later_failure_also_removes_the_site(tmp_path):
 
 
 def test_macro_with_an_unknown_computed_id(tmp_path):
-    """An id the engine cannot read statically fails at render, located."""
+    """An id computed at build time is refused before rendering (issue
+    31: a page's macros take literal arguments), at its line; so is the
+    statement that computes it."""
     root = make_site(tmp_path, "good")
     (root / "docs/slides/04-dynamic.md").write_text(
         "---\ntitle: Dynamic\nslide: 4\nkind: Concept\npart: Fixture\n"
@@ -212,9 +214,14 @@ def test_macro_with_an_unknown_computed_id(tmp_path):
     proc = mkdocs_build(root)
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
-    assert "docs/slides/04-dynamic.md:" in out
-    assert "table('01_shapes.nope'): no snippet published this table" in out
-    assert "known tables: 01_shapes.shapes, 03_params.by_heads" in out
+    assert (
+        "docs/slides/04-dynamic.md:10: the statement {% assign %} is not "
+        "allowed in a page's template" in out
+    ), out
+    assert (
+        "docs/slides/04-dynamic.md:12: table() with an argument computed "
+        "at build time is not allowed" in out
+    ), out
 
 
 def _config(tmp_path: Path) -> SimpleNamespace:

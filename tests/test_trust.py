@@ -1128,3 +1128,38 @@ def test_pages_publishes_the_site_the_tests_checked():
         i for i, s in enumerate(steps) if "upload-pages-artifact" in s.get("uses", "")
     )
     assert upload > order[-1]
+
+
+def test_homework_runs_that_disagree_are_a_problem():
+    """Issue 31: the homework solutions' printed output was never
+    checked (two clean builds published different notebooks). The job
+    runs each notebook twice; outputs that differ are a problem."""
+    import nbformat
+
+    from lessonbuild.notebooks import _disagreement
+
+    def notebook(printed):
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell("print(x)")
+        cell.outputs = [nbformat.v4.new_output("stream", text=printed)]
+        nb.cells = [nbformat.v4.new_markdown_cell("# HW"), cell]
+        return nbformat.writes(nb)
+
+    assert _disagreement("notebooks/hw.py", notebook("1\n"), notebook("1\n")) == []
+    [[path, line, message]] = _disagreement(
+        "notebooks/hw.py", notebook("0.7632\n"), notebook("0.7864\n")
+    )
+    assert (path, line) == ("notebooks/hw.py", 1)
+    assert message.startswith("cell 2 printed different output in two runs")
+
+
+def test_an_exercise_field_is_text_not_html():
+    """Issue 31: `<script>` in an exercise's option ran on the page. The
+    fields are Markdown whose raw HTML is shown as text."""
+    from lessonbuild.exercises.fragments import Fragments
+
+    md = Fragments(["pymdownx.superfences", "md_in_html"])
+    inline = md.inline('<script>alert(1)</script> <img src=x onerror="alert(1)"> `<b>`')
+    assert "<script" not in inline and "<img" not in inline
+    assert "&lt;script&gt;" in inline and "<code>&lt;b&gt;</code>" in inline
+    assert "<script" not in md.block("<script>alert(1)</script>\n\ntext")

@@ -63,6 +63,7 @@ import ctypes
 import faulthandler
 import gc
 import importlib
+import importlib.util
 import io
 import json
 import os
@@ -144,6 +145,7 @@ def main():
         _send(proto, {"ready": False, "error": traceback.format_exc()})
         return
     default_threads = torch.get_num_threads()
+    _PACKAGES.extend(_package_folders())
     # Forking after torch's OpenMP pool has started can deadlock the
     # child; with one thread the pool is never started in this process.
     # Children set their own number before running their snippet.
@@ -774,6 +776,22 @@ class _ExitWork:
             logging.shutdown()
 
 
+def _package_folders():
+    """Where the interpreter finds packages (sys.path) and where
+    ``mha_ref`` is (an editable install is not on sys.path): what a run
+    imports from there is in the cache key (cache.base_key), not data."""
+    folders = [p for p in sys.path[1:] if p and os.path.isdir(p)]
+    try:
+        spec = importlib.util.find_spec("mha_ref")
+        folders += list(spec.submodule_search_locations or ())
+    except (ImportError, AttributeError, ValueError):
+        pass
+    return folders
+
+
+_PACKAGES = []  # filled once, in the server (``main``)
+
+
 def _record_reads(root, fd, own, scratch):
     """Note, as it happens, every file the snippet opens (audit hook).
 
@@ -788,7 +806,7 @@ def _record_reads(root, fd, own, scratch):
     prefix = os.path.join(os.path.realpath(root), "")
     own = os.path.abspath(own)
     allowed = [os.path.join(os.path.realpath(scratch), "")]
-    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, *_PACKAGES}:
         allowed.append(os.path.join(os.path.realpath(p), ""))
     allowed = tuple(allowed) + SYSTEM_FOLDERS
     seen, paths = set(), set()
