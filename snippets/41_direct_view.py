@@ -1,4 +1,10 @@
-"""Slide 41: what options C and D of the reshape question hand each head."""
+"""Slide 41: what the wrong splits of the reshape question hand each head.
+
+The direct view and transpose-first, run on the same module as the
+right split; then transpose-first with .view at the trace's sizes
+(T == d_k), where .view does not raise and the heads are scrambled
+silently (mha_ref.traps.split_heads_transpose_first).
+"""
 
 import torch
 
@@ -18,20 +24,23 @@ torch.manual_seed(41)
 B, T, h, d_model = 1, 4, 2, 4  # d_k = 2, and h divides T
 # Feature values name their origin: value = 4 * position + feature.
 x = torch.arange(16.0).view(B, T, d_model)  # (1, 4, 4)
-print("A head 0:", split_heads(x, h)[0, 0].int().tolist())
-print("C head 0:", split_heads_direct_view(x, h)[0, 0].int().tolist())
-print("D head 0:", split_heads_transpose_first(x, h)[0, 0].int().tolist())
-try:  # option D exactly as written, with .view
+for name, split in [
+    ("right    ", split_heads),
+    ("direct   ", split_heads_direct_view),
+    ("transpose", split_heads_transpose_first),
+]:
+    print(f"{name} head 0:", split(x, h)[0, 0].int().tolist())
+try:  # transpose first, exactly as written, with .view
     x.transpose(1, 2).view(B, h, T, d_model // h)  # (B, h, T, d_k)?
 except RuntimeError as err:
-    print("D .view :", str(err).split(" (")[0])
+    print("transpose .view :", str(err).split(" (")[0])
 
 mha = MultiHeadAttention(d_model, h)
 q = torch.randn(B, T, d_model)  # (1, 4, 4)
-out, _ = mha(q, q, q)  # option A, the module's own split
+out, _ = mha(q, q, q)  # the module's own split: view, then transpose
 for name, split in [
-    ("C", split_heads_direct_view),
-    ("D", split_heads_transpose_first),
+    ("direct   ", split_heads_direct_view),
+    ("transpose", split_heads_transpose_first),
 ]:
     bad, _ = attend_with_split(mha, q, split)  # (1, 4, 4)
     diff = (out - bad).abs().max().item()
@@ -39,7 +48,13 @@ for name, split in [
     print(
         f"{name}: {shape_str(bad.shape)} max|diff|={diff:.4f} allclose={same}"
     )
-# --8<-- [end:show]
+
+# At the trace's sizes, d_model = 8, h = 2, T = 4, so T == d_k: .view runs.
+x8 = torch.randn(1, 4, 8)  # (B, T, d_model)
+viewed = x8.transpose(1, 2).view(1, 2, 4, 4)  # (B, h, T, d_k): no error
+right = torch.equal(viewed, split_heads(x8, 2))
+print("T = d_k: .view runs:", shape_str(viewed.shape), "right split:", right)
+# --8<-- [end:show]# --8<-- [end:show]
 
 d_k = d_model // h
 direct = split_heads_direct_view(x, h)  # (1, h, T, d_k)
