@@ -58,7 +58,7 @@ from mkdocs.config import config_options as c
 from mkdocs.exceptions import Abort
 from mkdocs.plugins import BasePlugin, event_priority
 
-from . import engine, exercises, notebooks, present, themeenv
+from . import engine, exercises, notebooks, present, searchtext, themeenv
 from .deck import Deck, read_deck
 from .mathrender import MathRenderer
 from .problems import Problem, report
@@ -502,6 +502,9 @@ class LessonPlugin(BasePlugin[LessonConfig]):
         stash = self.widgets.get(page.file.src_uri)
         if stash:
             html = self._fill_widgets(html, stash, page, config)
+        # Widget controls and notebook prompts stay out of search too.
+        notebook = page.file.src_uri.endswith(".ipynb")
+        html = searchtext.exclude_chrome(html, notebook)
         # Typeset every formula now only to check it (and cache it): the
         # page keeps its TeX until on_page_context, after the search
         # plugin indexed it, so the index holds each formula once, as TeX.
@@ -601,6 +604,7 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             self.rebuild.finish(
                 config, self.nav, failure_page(failure) if failure else None
             )
+        searchtext.readable_index(config)  # formulas as text, not TeX
 
     def _judge_second_runs(self, config) -> None:
         """The snippets' second runs (``engine.check(defer_second=True)``)
