@@ -318,7 +318,12 @@ class LessonPlugin(BasePlugin[LessonConfig]):
             # page would be one more warning, failing a strict build).
             homework = self.homework.uris if self.homework else []
             made = [
-                uri
+                # The deck notebook's own heading is the lesson's title:
+                # named for what it is, "Next" after the last slide
+                # does not read as the lesson's first slide.
+                {"The lesson as a notebook": uri}
+                if uri == notebooks.DECK_NOTEBOOK
+                else uri
                 for uri in NOTEBOOK_TITLES
                 if uri not in notebooks.HOMEWORK or uri in homework
             ]
