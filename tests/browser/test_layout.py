@@ -42,7 +42,7 @@ MEASURE = """
 () => {
   // Formulas, tables and printed output must fit; only code may scroll.
   const MUST_FIT = ".katex-display, div.arithmatex, table, " +
-    ".language-text.highlight, .jp-OutputArea-output";
+    ".highlight:not(:has(code span)), .jp-OutputArea-output";
   const article = document.querySelector("article.md-content__inner");
   const column = article.parentElement.getBoundingClientRect();
   const TOLERANCE = 1;
@@ -113,6 +113,22 @@ MEASURE = """
         `${missing.join(", ")} ("${text}")`
       );
     }
+  }
+  // Text overflows inside its scroller without an element of its own
+  // (an Output line is a text node): a formula, table or output that
+  // scrolls at all needs a sideways scroll.
+  for (const box of article.querySelectorAll("*")) {
+    if (!["auto", "scroll"].includes(overflowX(box))) continue;
+    if (!box.closest(MUST_FIT) && !box.querySelector(MUST_FIT)) continue;
+    if (box.closest(".katex-mathml, .ex-sr, [hidden]")) continue;
+    const hidden = box.scrollWidth - box.clientWidth;
+    if (hidden <= TOLERANCE || reported.has(box)) continue;
+    reported.add(box);
+    const text = (box.textContent || "").trim().slice(0, 40);
+    problems.push(
+      `${name(box)} needs a sideways scroll of ${hidden}px: a formula, ` +
+      `table or output line must fit without one ("${text}")`
+    );
   }
   return problems;
 }
