@@ -32,9 +32,7 @@ print("mha_ref is_causal = top-left :", torch.allclose(ours, fused))
 
 # A padding mask and is_causal together: both must allow a key.
 real = torch.tensor([[True, True, True, True, False]])  # key 4: padding
-both = F.scaled_dot_product_attention(
-    q, k, v, attn_mask=real, is_causal=True
-)
+both = F.scaled_dot_product_attention(q, k, v, attn_mask=real, is_causal=True)
 alone = F.scaled_dot_product_attention(q, k, v, attn_mask=top_left & real)
 print("F.sdpa mask + is_causal      :", torch.allclose(both, alone))
 

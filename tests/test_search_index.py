@@ -225,7 +225,7 @@ def _words(search_data: dict, page: str) -> set[str]:
     [(20, "gqa"), (51, "causal"), (53, "torchtext")],
 )
 def test_words_in_parentheses_are_found(search_data, number, word):
-    """"(GQA)", "(causal)", "(torchtext or …)": the bracket ends the word,
+    """ "(GQA)", "(causal)", "(torchtext or …)": the bracket ends the word,
     so the word itself is in the index."""
     words = _words(search_data, _slide_page(number))
     assert words, f"slide {number} has no search entry"

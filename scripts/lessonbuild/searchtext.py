@@ -25,7 +25,7 @@ import re
 _CONTROLS = re.compile(r"<(?:button|select)\b(?![^>]*data-search-exclude)")
 _NOTEBOOK_CHROME = re.compile(
     r'<div(?= class="[^"]*\b(?:jp-InputPrompt|jp-OutputPrompt'
-    r'|jp-InputArea-editor|zeroclipboard-container)\b)'
+    r"|jp-InputArea-editor|zeroclipboard-container)\b)"
 )
 
 
