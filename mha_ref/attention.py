@@ -104,9 +104,14 @@ def scaled_dot_product_attention(
     ``q`` is ``(..., T_q, d_k)``, ``k`` is ``(..., T_k, d_k)``, ``v`` is
     ``(..., T_k, d_v)``. ``mask`` follows the convention in the module
     docstring and must broadcast to ``(..., T_q, T_k)``. ``is_causal``
-    adds a top-left aligned causal mask; unlike
-    ``F.scaled_dot_product_attention`` it may be combined with ``mask``
-    (both must allow a key), which a padded decoder needs.
+    adds a top-left aligned causal mask (query ``i`` sees keys ``0..i``,
+    also when ``T_q != T_k``), and may be combined with ``mask``: both
+    must allow a key, which a padded decoder needs.
+    ``F.scaled_dot_product_attention`` (torch==2.13.0, CPU) combines them
+    the same way, although the reference code in its docstring asserts
+    ``attn_mask is None`` (snippets/53_causal_alignment.py runs both);
+    ``nn.MultiheadAttention`` takes ``is_causal`` only as a hint about
+    its ``attn_mask``, which it then requires.
     """
     _check_qkv(q, k, v)
     if not isinstance(is_causal, bool):

@@ -51,7 +51,7 @@ rows = [
         shape_str(per_head),
     ],
     [
-        "head dimension — keeps total compute fixed",
+        "head dimension — the width of each head",
         r"\(d_k = d_{\text{model}} / h\)",
         "scalar",
         f"{d_model} / {h} = {d_k}",

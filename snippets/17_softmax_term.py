@@ -12,19 +12,19 @@ import torch
 from mha_ref import MultiHeadAttention, forward_flops
 
 d_model, T = 512, 128
-rows = []
+rows, ratios, all_h_T2 = [], {}, True
 for h in [2**i for i in range(10)]:  # h = 1 ... 512 = d_model (d_k = 1)
     with torch.device("meta"):  # shapes only, nothing computed
         x = torch.empty(1, T, d_model)  # (B, T, d_model)
         _, weights = MultiHeadAttention(d_model, h)(x, x, x)
     entries = weights.numel()  # (1, h, T, T): one per score
     f = forward_flops(d_model, h, seq_len=T)  # matmuls only
-    per_flop = entries / f.attention
-    print(
-        f"h={h:3d}  score entries={entries:>9,} (h*T^2: "
-        f"{entries == h * T**2})  per attention-matmul FLOP: {per_flop:.3f}"
-    )
+    all_h_T2 &= entries == h * T**2  # one per head, query and key
     rows.append([h, d_model // h, f"{f.total:,}", f"{entries:,}"])
+    ratios[h] = f.attention / entries  # attention-matmul FLOPs per entry
+print("score entries = h*T^2 for every h:", all_h_T2)
+for h in (8, d_model):
+    print(f"h={h:3d}: one score entry per {ratios[h]:.0f} attention FLOPs")
 # --8<-- [end:show]
 
 from mha_ref import publish_table  # noqa: E402

@@ -16,7 +16,7 @@ W_Q = mha8.W_Q.weight.T  # (d_model, d_model), x @ W form
 heads = W_Q.split(mha8.d_k, dim=1)  # h tensors of (d_model, d_k)
 print("h=8:", len(heads), "x W^Q_i", shape_str(heads[0].shape))
 print("     entries:", f"{sum(w.numel() for w in heads):,}")
-print("h=1: 1 x W^Q_1", shape_str(mha1.W_Q.weight.T.shape))
+print("h=1: 1 x W^Q_0", shape_str(mha1.W_Q.weight.T.shape))
 print("     entries:", f"{mha1.W_Q.weight.numel():,}")
 print("params h=8:", f"{count_parameters(mha8):,}")
 print("params h=1:", f"{count_parameters(mha1):,}")

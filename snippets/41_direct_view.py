@@ -1,5 +1,8 @@
 """The reshape questions: what each merge gives back, and what the wrong
-splits (the direct view, transpose-first) hand each head.
+splits (the direct view, transpose-first) hand each head, run on the same
+module as the right split; then transpose-first with .view at the
+trace's sizes (T == d_k), where .view does not raise and the heads are
+scrambled silently (mha_ref.traps.split_heads_transpose_first).
 
 The questions are slides/41-check-yourself-reshape-order.html#ex-merge-heads
 and slides/40-rule-out-three-check-yourself-reshape-order.html#ex-split-heads.
@@ -58,6 +61,12 @@ for name, split in [
     print(
         f"{name}: {shape_str(bad.shape)} max|diff|={diff:.4f} allclose={same}"
     )
+
+# At the trace's sizes, d_model = 8, h = 2, T = 4, so T == d_k: .view runs.
+x8 = torch.randn(1, 4, 8)  # (B, T, d_model)
+viewed = x8.transpose(1, 2).view(1, 2, 4, 4)  # (B, h, T, d_k): no error
+right = torch.equal(viewed, split_heads(x8, 2))
+print("T = d_k: .view runs:", shape_str(viewed.shape), "right split:", right)
 # --8<-- [end:show]
 
 from mha_ref import direct_view_origins, publish_table  # noqa: E402

@@ -37,7 +37,9 @@ class MultiHeadAttention(nn.Module):
         scores = q @ k.transpose(-2, -1) / self.d_k**0.5  # (B, h, T_q, T_k)
         if is_causal:  # query i may see keys 0..i
             T_k = k.size(2)
-            causal = torch.ones(T_q, T_k, dtype=torch.bool).tril()
+            causal = torch.ones(  # on the scores' device (GPU or CPU)
+                T_q, T_k, dtype=torch.bool, device=scores.device
+            ).tril()  # (T_q, T_k)
             mask = causal if mask is None else mask & causal
         if mask is not None:  # bool, True = may attend
             scores = scores.masked_fill(~mask, float("-inf"))

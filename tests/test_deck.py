@@ -27,7 +27,24 @@ LESSON = read_lesson()
 # the lesson source that the deck fixes"); the
 # site must NOT repeat them, so they are not expected facts.
 ERRATA_TEXTS = {
-    17: ["the wall-clock time is the same as single-head"],
+    9: ["reveals interpretable patterns"],
+    17: [
+        "the wall-clock time is the same as single-head",
+        "the key architectural insight of the Transformer paper",
+    ],
+    32: ["Steps 2–4 are implemented as a single batched matrix multiply"],
+    33: [
+        "Score: (Q_heads @ K_heads.T) / sqrt(d_k)",
+        "Merge: transpose(1,2).view(B, T, d_model) then @ W_O",
+    ],
+    34: [
+        "Score: (Q_heads @ K_heads.T) / sqrt(d_k)",
+        "Merge: transpose(1,2).view(B, T, d_model) then @ W_O",
+    ],
+    55: [
+        "h parallel subspaces learn diverse relationship types",
+        "4·d_model² — always, regardless of h",
+    ],
     30: ["head 0 gets tokens [0, h, 2h, ...] instead of all tokens"],
     31: ["head 0 gets tokens [0, h, 2h, ...] instead of all tokens"],
 }
@@ -43,6 +60,7 @@ RETITLED = {
     13: "Teach it back: the dataflow",
     14: "Predict the shapes: d_model=8, h=2, T=4, B=1",
     18: "Teach it back: what more heads cost",
+    20: "Parameter count is 4·d_model² for any h",
     21: "By analogy: why the count stays 4·d_model²",
     22: "Predict the parameter count for any h",
     24: "What each head count costs",
@@ -62,11 +80,12 @@ RETITLED = {
     46: "Fill in the expected parameter counts",
     48: "Which check would you run on milestone 2?",
     52: "Fill in the attention shapes of the full program",
-    54: "Connect it up: the four parts of the lesson",
+    54: "Connect it up: how the parts fit together",
 }
 # Source wording the deck corrects to the lesson's notation: on these
 # slides each fact is expected with the replacements applied.
 CORRECTED = {
+    29: [("Parameter count is always", "Parameter count is")],
     32: [("(B, T, D)", "(B, T, d_model)")],
     33: [("Q_h @ K_h.T", "Q_heads @ K_heads.T"), ("@ V_h", "@ V_heads")],
     34: [("Q_h @ K_h.T", "Q_heads @ K_heads.T"), ("@ V_h", "@ V_heads")],
@@ -111,11 +130,7 @@ TABLE_FACTS = {
     47: ["(2, 5, 8)", "(2, 2, 5, 5)", "256"],
     49: ["(1, 4, 8)", "True", "h=1 MHA ≡ single-head attention"],
     51: ["(2, 6, 8)", "(2, 2, 6, 6)", "(2, 6, 512)", "(2, 8, 6, 6)"],
-    55: [
-        "h parallel subspaces learn diverse relationship types",
-        "4·d_model² — always, regardless of h",
-        "degenerates to single-head attention",
-    ],
+    55: ["degenerates to single-head attention"],
 }
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from lessonbuild.deck import read_deck
+from lessonbuild.settings import read_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 PIN = "2.13.0"
@@ -50,6 +51,10 @@ NOTATION = [
 # Titles quoted by exercises on other slides keep their wording until the
 # exercises change with them (ARCHITECTURE.md, "Notation").
 TITLE_EXEMPT = {15: "seq=4, batch=1"}
+# The numbered parts ("Part N — ..."), as mkdocs.yml lists them.
+NUMBERED_PARTS = [
+    p for p in read_settings(ROOT).parts if re.match(r"Part \d", p)
+]
 
 
 def site_dir() -> Path:
@@ -207,6 +212,54 @@ def test_titles_read_as_titles():
             bad.append(f"{slide.path}: {title!r} (write T=, B=)")
         if f"# {title}" not in slide.text:
             bad.append(f"{slide.path}: H1 differs from title {title!r}")
-        if re.search(r"Part \d of 4", slide.text):
-            bad.append(f"{slide.path}: 'Part N of 4' (three parts)")
+        for m in re.finditer(r"Part (\d) of (\d)", slide.text):
+            if int(m.group(2)) != len(NUMBERED_PARTS):
+                bad.append(
+                    f"{slide.path}: {m.group(0)!r} (the lesson has "
+                    f"{len(NUMBERED_PARTS)} numbered parts, mkdocs.yml)"
+                )
+            elif not slide.part.startswith(f"Part {m.group(1)} "):
+                bad.append(f"{slide.path}: {m.group(0)!r} in {slide.part!r}")
     assert bad == [], "titles to fix:\n" + "\n".join(bad)
+
+
+def test_full_program_builds_its_mask_on_the_inputs_device():
+    """Slide 51: a mask made on the CPU fails on a GPU ("expected self and
+    mask to be on the same device"). Checked without a GPU: on the meta
+    device, another device than the CPU, is_causal must still run."""
+    import torch
+
+    namespace: dict = {"__name__": "my_mha"}
+    exec(show_section(FULL_PROGRAM).split("def torch_twin")[0], namespace)
+    module = namespace["MultiHeadAttention"](8, 2).to("meta")
+    x = torch.empty(1, 4, 8, device="meta")  # (B, T, d_model)
+    out, weights = module(x, x, x, is_causal=True)
+    assert weights.device.type == "meta" and weights.shape == (1, 2, 4, 4)
+
+
+def test_is_causal_behaves_as_the_slides_say():
+    """Slide 53 and mha_ref's docstring: top-left alignment at T_q != T_k,
+    F.scaled_dot_product_attention combining attn_mask with is_causal,
+    nn.MultiheadAttention refusing is_causal without attn_mask."""
+    import torch
+    import torch.nn.functional as F
+
+    from mha_ref import scaled_dot_product_attention
+
+    torch.manual_seed(0)
+    q = torch.randn(1, 2, 3, 4)  # (B, h, T_q, d_k)
+    k, v = torch.randn(2, 1, 2, 5, 4)  # (B, h, T_k, d_k) each
+    top_left = torch.ones(3, 5, dtype=torch.bool).tril()
+    fused = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    masked = F.scaled_dot_product_attention(q, k, v, attn_mask=top_left)
+    torch.testing.assert_close(fused, masked)
+    real = torch.tensor([[True, True, True, True, False]])  # (1, T_k)
+    both = F.scaled_dot_product_attention(
+        q, k, v, attn_mask=real, is_causal=True
+    )
+    ours, _ = scaled_dot_product_attention(q, k, v, mask=real, is_causal=True)
+    torch.testing.assert_close(both, ours)
+    mha = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    x = torch.randn(1, 4, 8)  # (B, T, d_model)
+    with pytest.raises(RuntimeError, match="Need attn_mask"):
+        mha(x, x, x, is_causal=True)

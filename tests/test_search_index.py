@@ -188,3 +188,97 @@ def test_every_slide_is_still_indexed(index):
         if DECK.docs_rel(slide)[: -len(".md")] + ".html" not in located
     ]
     assert not missing, f"slides with no search entry: {missing}"
+
+
+# --- what search finds, and how its previews read (issue 30) -------------
+
+
+@pytest.fixture(scope="module")
+def search_data(built_site) -> dict:
+    path = built_site / "search" / "search_index.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _slide_page(number: int) -> str:
+    (slide,) = [s for s in DECK.slides if s.number == number]
+    return DECK.docs_rel(slide)[: -len(".md")] + ".html"
+
+
+def _words(search_data: dict, page: str) -> set[str]:
+    """The words lunr indexes for ``page``: its entries' title and text
+    split with the index's own separator, lowercased (lunr's pipeline
+    also lowercases)."""
+    separator = re.compile(search_data["config"]["separator"])
+    words = set()
+    for entry in search_data["docs"]:
+        if entry["location"].split("#")[0] != page:
+            continue
+        text = html.unescape(
+            re.sub(r"<[^>]+>", " ", entry["title"] + " " + entry["text"])
+        )
+        words |= {w.lower() for w in separator.split(text) if w}
+    return words
+
+
+@pytest.mark.parametrize(
+    "number,word",
+    [(20, "gqa"), (51, "causal"), (53, "torchtext")],
+)
+def test_words_in_parentheses_are_found(search_data, number, word):
+    """ "(GQA)", "(causal)", "(torchtext or …)": the bracket ends the word,
+    so the word itself is in the index."""
+    words = _words(search_data, _slide_page(number))
+    assert words, f"slide {number} has no search entry"
+    assert word in words, (
+        f"search does not find {word!r} on slide {number}; the search "
+        "plugin's separator (mkdocs.yml) must split at brackets"
+    )
+
+
+def test_previews_show_formulas_as_text(index):
+    """No entry holds raw TeX: formulas read as text (d_k = d_model/h)."""
+    raw = [
+        d["location"]
+        for d in index
+        if re.search(r"\\[()\[\]]|\\text\{|\\frac", d["title"] + d["text"])
+    ]
+    assert raw == [], (
+        "search previews show raw TeX; lessonbuild.searchtext."
+        f"readable_index should have rewritten them: {raw}"
+    )
+    everything = " ".join(d["text"] for d in index)
+    assert "d_k = d_model/h" in everything  # slide 7's formula, as text
+
+
+def test_index_holds_no_widget_chrome_or_notebook_prompts(index):
+    """Buttons, drop-downs, notebook prompts and copy notices are not
+    lesson text."""
+    chrome = ["Move up", "Move down", "Choose a bucket", "In [", "Copied!"]
+    found = {
+        (c, d["location"])
+        for d in index
+        for c in chrome
+        if c in html.unescape(d["text"])
+    }
+    assert found == set(), (
+        "search indexes page chrome; mark it data-search-exclude "
+        f"(lessonbuild.searchtext.exclude_chrome): {sorted(found)}"
+    )
+
+
+@pytest.mark.parametrize(
+    "tex,text",
+    [
+        (r"d_k = \frac{d_{\text{model}}}{h}", "d_k = d_model/h"),
+        (r"\text{softmax}(QK^\top/\sqrt{d_k})\,V", "softmax(QKᵀ/√d_k) V"),
+        (
+            r"\begin{aligned} \#\text{params} &= \underbrace{h \cdot d_k}"
+            r"_{W^Q} \\ &= 4\,d_{\text{model}}^2 \end{aligned}",
+            "#params = h · d_k = 4 d_model²",
+        ),
+    ],
+)
+def test_tex_reads_as_text(tex, text):
+    from lessonbuild.searchtext import tex_to_text
+
+    assert tex_to_text(tex) == text

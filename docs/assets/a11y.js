@@ -10,6 +10,9 @@ const SCROLLERS = [
   ".md-typeset div.arithmatex",
   ".md-typeset pre > code",
   ".md-typeset .ex-table",
+  // Notebook pages (mkdocs-jupyter): code cells and their outputs.
+  ".jupyter-wrapper .highlight-ipynb",
+  ".jupyter-wrapper .jp-OutputArea-output",
 ].join(", ");
 
 // A scroller with content hidden past an edge carries scroll-cue--left

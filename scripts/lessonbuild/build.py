@@ -50,7 +50,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader
 from mkdocs.exceptions import Abort
 
-from . import engine, exercises, liveserve, notebooks, present
+from . import engine, exercises, liveserve, notebooks, present, searchtext
 from .atomic import BuildLock, SiteSwap
 from .deck import Deck, read_deck
 from .engine import markup, prose
@@ -248,7 +248,12 @@ class Build:
             # page would be one more warning, failing a strict build).
             homework = self.homework.uris if self.homework else []
             made = [
-                uri
+                # The deck notebook's own heading is the lesson's title:
+                # named for what it is, "Next" after the last slide
+                # does not read as the lesson's first slide.
+                {"The lesson as a notebook": uri}
+                if uri == notebooks.DECK_NOTEBOOK
+                else uri
                 for uri in NOTEBOOK_TITLES
                 if uri not in notebooks.HOMEWORK or uri in homework
             ]
@@ -395,6 +400,8 @@ class Build:
                         "lines of its own",
                     )
                 )
+        # Widget controls and notebook prompts stay out of search too.
+        html = searchtext.exclude_chrome(html, uri.endswith(".ipynb"))
         # Typeset every formula now only to check it (and cache it): the
         # page keeps its TeX until page_context, after the search plugin
         # indexed it, so the index holds each formula once, as TeX.
@@ -485,6 +492,7 @@ class Build:
             failed = self.failure_page() if self.failure else None
             if self.rebuild.finish(config, failed):
                 self._ask_rebuild()
+        searchtext.readable_index(config)  # formulas as text, not TeX
 
     def _judge_second_runs(self) -> None:
         """The snippets' second runs (``engine.check(defer_second=True)``)

@@ -1,6 +1,8 @@
 """Nothing clipped: every slide fits its column, or scrolls with a cue.
 
-At 1280×800 and 390×844, every element of every slide's content either
+At 1280×800 and 390×844, on every slide and notebook page, formulas,
+tables and printed output fit the column: none is cut, none needs a
+sideways scroll (issue 30). Every other element (code) either
 fits inside its container (the nearest ancestor that clips, else the
 content column) or sits in a sideways scroller that shows it: the
 scroller carries the scroll-cue class of the edge with hidden content,
@@ -26,6 +28,11 @@ SLIDES = [
     (s.number, f"slides/{Path(s.path).with_suffix('.html').name}")
     for s in read_deck(ROOT).slides
 ]
+# The notebook pages (mkdocs-jupyter) are read on phones too.
+NOTEBOOKS = [
+    (name, f"notebooks/{name}.html")
+    for name in ("lesson-81", "homework", "homework-solutions")
+]
 VIEWPORTS = {"1280x800": (1280, 800), "390x844": (390, 844)}
 
 # Returns one line per problem. Skipped: hidden things (closed details,
@@ -33,6 +40,9 @@ VIEWPORTS = {"1280x800": (1280, 800), "390x844": (390, 844)}
 # (KaTeX draws braces and roots as huge paths clipped by their <svg>).
 MEASURE = """
 () => {
+  // Formulas, tables and printed output must fit; only code may scroll.
+  const MUST_FIT = ".katex-display, div.arithmatex, table, " +
+    ".highlight:not(:has(code span)), .jp-OutputArea-output";
   const article = document.querySelector("article.md-content__inner");
   const column = article.parentElement.getBoundingClientRect();
   const TOLERANCE = 1;
@@ -67,6 +77,17 @@ MEASURE = """
     reported.add(holder);
     const text = (el.textContent || "").trim().slice(0, 40);
     const scroller = box && ["auto", "scroll"].includes(overflowX(box));
+    const kind = el.closest(MUST_FIT);
+    if (kind) {
+      problems.push(
+        `${name(el)} (${kind.tagName.toLowerCase()}.` +
+        `${[...kind.classList].slice(0, 1).join("")}) is ` +
+        `${Math.round(Math.max(right, left))}px wider than ` +
+        `${box ? name(box) : "the content column"}: a formula, table or ` +
+        `output line must fit without a sideways scroll ("${text}")`
+      );
+      continue;
+    }
     if (!scroller || left > TOLERANCE) {
       const where = box ? name(box) : "the content column";
       const side = left > TOLERANCE ? "left" : "right";
@@ -92,6 +113,22 @@ MEASURE = """
         `${missing.join(", ")} ("${text}")`
       );
     }
+  }
+  // Text overflows inside its scroller without an element of its own
+  // (an Output line is a text node): a formula, table or output that
+  // scrolls at all needs a sideways scroll.
+  for (const box of article.querySelectorAll("*")) {
+    if (!["auto", "scroll"].includes(overflowX(box))) continue;
+    if (!box.closest(MUST_FIT) && !box.querySelector(MUST_FIT)) continue;
+    if (box.closest(".katex-mathml, .ex-sr, [hidden]")) continue;
+    const hidden = box.scrollWidth - box.clientWidth;
+    if (hidden <= TOLERANCE || reported.has(box)) continue;
+    reported.add(box);
+    const text = (box.textContent || "").trim().slice(0, 40);
+    problems.push(
+      `${name(box)} needs a sideways scroll of ${hidden}px: a formula, ` +
+      `table or output line must fit without one ("${text}")`
+    );
   }
   return problems;
 }
@@ -155,11 +192,11 @@ def measured(browser, lesson_server):
         found = {"overflow": {}, "copy": {}}
         page = browser.new_page(viewport={"width": width, "height": height})
         try:
-            for number, path in SLIDES:
+            for number, path in SLIDES + NOTEBOOKS:
                 page.goto(lesson_server + path)
                 page.wait_for_load_state("load")
                 page.evaluate(SETTLED)
-                label = f"slide {number} ({path})"
+                label = f"page {number} ({path})"
                 for kind, script in (("overflow", MEASURE), ("copy", COPY)):
                     problems = page.evaluate(script)
                     if problems:
@@ -205,6 +242,25 @@ def test_measure_finds_cut_content_and_cueless_scrollers(
     assert "div#nocue scrolls" in problems, problems
     assert "tabindex" in problems, problems
     assert "past the left edge of div#cut" in problems, problems
+    # A formula, table or output line never passes by scrolling.
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        page.goto(lesson_server + SLIDES[0][1])
+        page.wait_for_load_state("load")
+        page.evaluate(SETTLED)
+        page.evaluate(
+            """() => {
+              const a = document.querySelector("article");
+              a.insertAdjacentHTML("beforeend",
+                '<div style="overflow-x:auto" tabindex="0">' +
+                '<table id="widetable"><tr><td style="white-space:nowrap">' +
+                "x".repeat(200) + '</td></tr></table></div>');
+            }"""
+        )
+        problems = "\n".join(page.evaluate(MEASURE))
+    finally:
+        page.close()
+    assert "a formula, table or output line must fit" in problems, problems
 
 
 @pytest.mark.browser

@@ -1,7 +1,8 @@
 """Every page of the lesson passes axe: no violation of any impact.
 
 Whole pages (theme, code blocks, tables, math, figures and the exercise
-widgets, once they are live) as a student meets them, in both palettes.
+widgets, once they are live) as a student meets them, in both palettes:
+the home page, every slide, and the three notebook pages.
 Minor and moderate findings count too (landmark-unique, empty table
 headers): each is something a screen-reader user meets.
 """
@@ -18,9 +19,15 @@ from tests.browser.conftest import wait_for_widgets
 
 ROOT = Path(__file__).resolve().parents[2]
 SLIDES = read_deck(ROOT).slides
-ALL_PAGES = ["index.html"] + [
-    f"slides/{Path(s.path).with_suffix('.html').name}" for s in SLIDES
+NOTEBOOK_PAGES = [
+    f"notebooks/{name}.html"
+    for name in ("lesson-81", "homework", "homework-solutions")
 ]
+ALL_PAGES = (
+    ["index.html"]
+    + [f"slides/{Path(s.path).with_suffix('.html').name}" for s in SLIDES]
+    + NOTEBOOK_PAGES
+)
 # a11y.js names Material's code-block navs once Material has mounted
 # them and fonts are in; axe runs after that.
 SETTLED = """
@@ -58,7 +65,7 @@ def test_pages_pass_axe_in_both_palettes(browser, lesson_server):
     switched to the dark one, none of colour contrast. What the palette
     changes is colours: every other rule reads the markup, the same in
     both, so each page is loaded once and checked in both."""
-    assert len(ALL_PAGES) == 56
+    assert len(ALL_PAGES) == 1 + len(SLIDES) + 3
     page = browser.new_page(color_scheme="light")
     found = {}
     try:

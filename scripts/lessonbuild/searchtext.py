@@ -1,0 +1,130 @@
+"""What the search index holds: readable formulas, no widget chrome.
+
+Two jobs, both for Material's search plugin:
+
+* ``exclude_chrome`` (``on_page_content``, before search reads a page)
+  marks with ``data-search-exclude`` what a student never searches for:
+  the exercise widgets' buttons and drop-downs ("Move up", "Choose a
+  bucket…"), and on notebook pages the prompts (``In [ ]:``), the code
+  cells and their copy buttons. The slides' code is excluded already
+  (plugin.py); the notebooks' Markdown cells stay searchable.
+* ``readable_index`` (``on_post_build``, before search writes its
+  index) rewrites the TeX the index holds (pages keep their TeX until
+  search has read them) as plain text: ``\\(d_k = d_{\\text{model}}/h\\)``
+  becomes ``d_k = d_model/h``, so a preview reads as the formula and a
+  search for ``d_model`` finds it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Opening tags that get data-search-exclude (the search plugin skips
+# such an element with everything inside it): the widgets' controls on
+# every page, and a notebook's prompts, code cells and copy buttons.
+_CONTROLS = re.compile(r"<(?:button|select)\b(?![^>]*data-search-exclude)")
+_NOTEBOOK_CHROME = re.compile(
+    r'<div(?= class="[^"]*\b(?:jp-InputPrompt|jp-OutputPrompt'
+    r"|jp-InputArea-editor|zeroclipboard-container)\b)"
+)
+
+
+def exclude_chrome(html: str, notebook: bool) -> str:
+    """``html`` with its controls (and a notebook's prompts and code)
+    marked ``data-search-exclude``."""
+    html = _CONTROLS.sub(lambda m: m.group(0) + " data-search-exclude", html)
+    if notebook:
+        html = _NOTEBOOK_CHROME.sub("<div data-search-exclude", html)
+    return html
+
+
+# --- TeX as text ----------------------------------------------------------
+
+_MATH = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
+_SYMBOLS = {
+    "cdot": "·",
+    "times": "×",
+    "ldots": "…",
+    "dots": "…",
+    "cdots": "…",
+    "to": "→",
+    "rightarrow": "→",
+    "mapsto": "↦",
+    "le": "≤",
+    "leq": "≤",
+    "ge": "≥",
+    "geq": "≥",
+    "ne": "≠",
+    "neq": "≠",
+    "approx": "≈",
+    "equiv": "≡",
+    "in": "∈",
+    "infty": "∞",
+    "sum": "Σ",
+    "top": "ᵀ",
+    "alpha": "α",
+    "beta": "β",
+    "lambda": "λ",
+    "mu": "μ",
+    "sigma": "σ",
+    "pi": "π",
+    "ell": "ℓ",
+    "#": "#",
+    "%": "%",
+    "{": "{",
+    "}": "}",
+    "_": "_",
+}
+_SUPERSCRIPT = str.maketrans("0123456789+-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻")
+_DROP = re.compile(
+    r"\\(?:left|right|big|Big|bigl|bigr|displaystyle|limits|nolimits)\b"
+    r"|\\begin\{[a-z*]+\}|\\end\{[a-z*]+\}"
+)
+_SPACE = re.compile(r"\\[,;:! ]|\\q?quad\b|~|&|\\\\")
+_GROUP = r"\{((?:[^{}]|\{[^{}]*\})*)\}"  # one brace level deep
+
+
+def tex_to_text(tex: str) -> str:
+    """A formula's TeX as the plain text a reader would say for it."""
+    s = _DROP.sub("", tex)
+    s = _SPACE.sub(" ", s)
+    s = s.replace("^\\top", "ᵀ")
+    for _ in range(3):  # inside out: \text{} within \frac{}{} and the like
+        s = re.sub(
+            r"\\(?:text|mathrm|mathbf|mathit|operatorname|mathcal)" + _GROUP,
+            r"\1",
+            s,
+        )
+        # \underbrace{X}_{Y}: the term itself; its label is a caption.
+        s = re.sub(r"\\underbrace" + _GROUP + r"_" + _GROUP, r"\1", s)
+        s = re.sub(r"\\xrightarrow" + _GROUP, r" → ", s)
+        s = re.sub(r"\\frac" + _GROUP + _GROUP, r"\1/\2", s)
+        s = re.sub(r"\\sqrt" + _GROUP, r"√\1", s)
+    s = re.sub(
+        r"\^\{?([0-9+-]+)\}?(?![0-9])",
+        lambda m: m.group(1).translate(_SUPERSCRIPT),
+        s,
+    )
+    s = re.sub(r"\\([A-Za-z]+|[#%{}_])", lambda m: _word(m.group(1)), s)
+    s = s.replace("{", "").replace("}", "")
+    return " ".join(s.split())
+
+
+def _word(name: str) -> str:
+    return _SYMBOLS.get(name, name)
+
+
+def readable(text: str) -> str:
+    """``text`` with every ``\\(…\\)`` and ``\\[…\\]`` written as text."""
+    return _MATH.sub(lambda m: tex_to_text(m.group(1) or m.group(2)), text)
+
+
+def readable_index(config) -> None:
+    """Rewrite the TeX in the search plugin's entries, in place (through
+    ``private.search_entries``, the one wrapper of Material's names)."""
+    from .private import search_entries
+
+    for entry in search_entries(config):
+        for key in ("title", "text"):
+            if isinstance(entry.get(key), str):
+                entry[key] = readable(entry[key])

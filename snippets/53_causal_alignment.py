@@ -1,0 +1,46 @@
+"""Slide 53: what is_causal means when T_q != T_k, and who accepts it.
+
+Causal masks are top-left aligned: query i sees keys 0..i, whatever
+T_k is. torch 2.13.0 (CPU) lets F.scaled_dot_product_attention combine
+attn_mask with is_causal=True (both must allow a key), as mha_ref does;
+nn.MultiheadAttention treats is_causal as a hint and needs attn_mask.
+"""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from mha_ref import causal_mask, scaled_dot_product_attention
+
+torch.manual_seed(53)
+# --8<-- [start:show]
+T_q, T_k, d_k = 3, 5, 4
+q = torch.randn(1, 1, T_q, d_k)  # (B, h, T_q, d_k)
+k, v = torch.randn(2, 1, 1, T_k, d_k)  # (B, h, T_k, d_k) each
+top_left = torch.ones(T_q, T_k, dtype=torch.bool).tril()  # j <= i
+bottom_right = torch.ones(T_q, T_k, dtype=torch.bool).tril(T_k - T_q)
+# (bottom-right: the last query sees every key, j <= i + T_k - T_q)
+print("top-left (query i sees keys 0..i):")
+print(top_left.int())
+
+fused = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+for name, mask in [("top-left", top_left), ("bottom-right", bottom_right)]:
+    masked = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    print(f"is_causal=True = {name:12}:", torch.allclose(fused, masked))
+ours, _ = scaled_dot_product_attention(q, k, v, is_causal=True)
+print("mha_ref is_causal = top-left :", torch.allclose(ours, fused))
+
+# A padding mask and is_causal together: both must allow a key.
+real = torch.tensor([[True, True, True, True, False]])  # key 4: padding
+both = F.scaled_dot_product_attention(q, k, v, attn_mask=real, is_causal=True)
+alone = F.scaled_dot_product_attention(q, k, v, attn_mask=top_left & real)
+print("F.sdpa mask + is_causal      :", torch.allclose(both, alone))
+
+mha = nn.MultiheadAttention(8, 2, batch_first=True)
+x = torch.randn(1, 4, 8)  # (B, T, d_model)
+try:
+    mha(x, x, x, is_causal=True)  # a hint only: no mask given
+except RuntimeError as err:
+    print("nn.MultiheadAttention:", str(err).split(". ")[0])
+# --8<-- [end:show]
+assert torch.equal(causal_mask(T_q, T_k), top_left)
