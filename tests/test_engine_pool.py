@@ -24,10 +24,7 @@ from tests.engine_fixtures.sites import make_site
 #: Prints the hash of a fixed string (per seed) and its threads; which
 #: server forked it is ``Run.server`` (a run cannot see its server: it
 #: is PID 1 of a namespace of its own).
-WHO = (
-    "import torch\n"
-    "print(0, hash('alpha'), torch.get_num_threads())\n"
-)
+WHO = "import torch\nprint(0, hash('alpha'), torch.get_num_threads())\n"
 
 
 def _snippet(root: Path, name: str, text: str) -> Path:
@@ -335,7 +332,7 @@ def test_a_process_left_by_a_run_that_left_its_group_is_killed(tmp_path):
         "import os, subprocess, sys\n"
         "r, w = os.pipe()\n"
         "subprocess.Popen([sys.executable, '-c', 'import os, sys, time; "
-        "os.write(int(sys.argv[1]), b\"x\"); time.sleep(60)', str(w), "
+        'os.write(int(sys.argv[1]), b"x"); time.sleep(60)\', str(w), '
         f"{token!r}], pass_fds=[w], start_new_session=True)\n"
         "os.read(r, 1)\n"
         "print('left')\n",

@@ -26,7 +26,7 @@ from lessonbuild.engine import cache as cache_mod
 from lessonbuild.engine.runner import run_batches
 
 #: Every way out a snippet was found to try; each line says what it got.
-ATTACKS = r'''
+ATTACKS = r"""
 import ctypes, errno, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_void_p]
@@ -74,7 +74,7 @@ others = [
 ]
 print("processes-seen", len(others))
 try_open("write-scratch", os.path.join(os.environ["TMPDIR"], "ok"))
-'''
+"""
 
 
 def _site(base: Path) -> Path:
@@ -162,9 +162,13 @@ def _interpreter_for_nobody() -> tuple[str, dict]:
     ]
     if subprocess.run([*NOBODY, *probe], capture_output=True).returncode == 0:
         return sys.executable, {}
-    python = shutil.which(f"python{sys.version_info[0]}.{sys.version_info[1]}", path="/usr/bin")
+    python = shutil.which(
+        f"python{sys.version_info[0]}.{sys.version_info[1]}", path="/usr/bin"
+    )
     if python is None:
-        pytest.skip(f"no Python an unprivileged user may run ({sys.executable})")
+        pytest.skip(
+            f"no Python an unprivileged user may run ({sys.executable})"
+        )
     import sysconfig
 
     path = [sysconfig.get_paths()["purelib"], str(REPO / "scripts"), str(REPO)]
@@ -303,7 +307,9 @@ def test_what_a_run_reads_is_seen_and_outside_reads_are_named(tmp_path):
     assert exits["stdout"] == "inside\n"
     assert exits["reads"] == ["data.txt", "snippets/exits.py"]
     assert reads_outside["outside"] == [str(outside)]
-    assert cat["stdout"] == "inside\n" and cat["uncached"] == "started a program"
+    assert (
+        cat["stdout"] == "inside\n" and cat["uncached"] == "started a program"
+    )
     assert env["stdout"] == "None\n"
 
 

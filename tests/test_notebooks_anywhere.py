@@ -2,9 +2,10 @@
 
 Each notebook is taken from the built site (what a student downloads)
 and executed with nbclient by a fresh virtual environment that holds
-only torch (==2.13.0, with what it depends on), ipykernel, nbclient and
-matplotlib (the figure cells draw with it), from an empty temporary
-folder: no repository on the path, no ``mha_ref`` installed. The
+only torch (==2.13.0, with what it depends on), ipykernel and nbclient,
+from an empty temporary folder: no repository on the path, no
+``mha_ref`` installed, no matplotlib (the setup cell installs it for the
+figure cells, as a bare Jupyter needs). The
 environment is made once per test session with ``python -m venv`` and
 pip, from the machine's configured local wheels.
 
@@ -58,7 +59,7 @@ RUNNER = textwrap.dedent(
     """
 )
 
-PACKAGES = ["torch==2.13.0", "ipykernel", "nbclient", "matplotlib"]
+PACKAGES = ["torch==2.13.0", "ipykernel", "nbclient"]
 
 
 @pytest.fixture(scope="session")

@@ -942,15 +942,16 @@ def test_an_include_hidden_in_a_snippet_is_refused(tmp_path):
     other code on the slide beside output it did not print; a section
     marker inside a line of code would drop that line from the page."""
     source = (
-        '"""\n--8<-- "mkdocs.yml"\n"""\nprint("hi")\n'
-        'x = "--8<-- [end:y]"\n'
+        '"""\n--8<-- "mkdocs.yml"\n"""\nprint("hi")\nx = "--8<-- [end:y]"\n'
     )
     root = tiny_site(tmp_path, source, "hi")
     proc = mkdocs_build(root)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert "snippets/01_one.py:2: '--8<-- \"mkdocs.yml\"' would include" in out
-    assert "snippets/01_one.py:5: 'x = \"--8<-- [end:y]\"' holds a section" in out
+    assert (
+        "snippets/01_one.py:5: 'x = \"--8<-- [end:y]\"' holds a section" in out
+    )
 
 
 def test_a_snippet_that_is_not_utf8_is_named_at_its_line(tmp_path):
@@ -960,7 +961,9 @@ def test_a_snippet_that_is_not_utf8_is_named_at_its_line(tmp_path):
     (root / "snippets/01_one.py").write_bytes(b'print("hi")\n# caf\xe9\n')
     proc = cli(root, "check")
     assert proc.returncode != 0
-    assert "snippets/01_one.py:2: snippets/01_one.py is not UTF-8" in proc.stderr
+    assert (
+        "snippets/01_one.py:2: snippets/01_one.py is not UTF-8" in proc.stderr
+    )
 
 
 def test_a_docs_symlink_is_refused(tmp_path):
@@ -981,17 +984,22 @@ def test_a_docs_symlink_is_refused(tmp_path):
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        ('\n<script>alert(1)</script>\n', "<script> is not allowed"),
+        ("\n<script>alert(1)</script>\n", "<script> is not allowed"),
         ('\n<a href="javascript:alert(1)">x</a>\n', "is not a safe link"),
         ('\n<img src=x onerror="alert(1)">\n', "<img> is not allowed"),
-        ('\n<span onclick="alert(1)">x</span>\n', "<span onclick=...> is not allowed"),
+        (
+            '\n<span onclick="alert(1)">x</span>\n',
+            "<span onclick=...> is not allowed",
+        ),
     ],
 )
 def test_raw_html_on_a_slide_is_an_allow_list(tmp_path, body, expected):
     root, proc, line = _build_slide(tmp_path, body)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert f"docs/slides/01-one.md:{line + 1}: " in out and expected in out, out
+    assert f"docs/slides/01-one.md:{line + 1}: " in out and expected in out, (
+        out
+    )
 
 
 def test_a_title_is_plain_text(tmp_path):
@@ -999,7 +1007,9 @@ def test_a_title_is_plain_text(tmp_path):
     root = tiny_site(tmp_path, 'print("hi")\n', "hi")
     slide = root / "docs/slides/01-one.md"
     slide.write_text(
-        slide.read_text().replace('"One snippet"', '"<script>alert(1)</script>"')
+        slide.read_text().replace(
+            '"One snippet"', '"<script>alert(1)</script>"'
+        )
     )
     proc = mkdocs_build(root)
     out = proc.stdout + proc.stderr
@@ -1048,14 +1058,16 @@ def test_a_published_svg_is_sanitised():
         "</svg>",
         '<script>alert(1)</script><rect onload="alert(1)" width="1"/>'
         '<a href="javascript:alert(1)"><text>x</text></a>'
-        '<foreignObject><div>x</div></foreignObject></svg>',
+        "<foreignObject><div>x</div></foreignObject></svg>",
     )
     safe, removed = sanitise(evil)
     assert "script" not in safe and "onload" not in safe
     assert "javascript" not in safe and "foreignObject" not in safe
     assert '<rect width="1"' in safe and len(removed) == 4
     with pytest.raises(UnsafeSvg):
-        sanitise('<!DOCTYPE x [<!ENTITY a "b">]><svg xmlns="http://www.w3.org/2000/svg"/>')
+        sanitise(
+            '<!DOCTYPE x [<!ENTITY a "b">]><svg xmlns="http://www.w3.org/2000/svg"/>'
+        )
 
 
 def test_katex_refuses_what_trust_false_would_only_colour(tmp_path):
@@ -1065,7 +1077,8 @@ def test_katex_refuses_what_trust_false_would_only_colour(tmp_path):
     math = MathRenderer()
     try:
         html, problems = math.render_html(
-            '<span class="arithmatex">\\(\\href{javascript:alert(1)}{x}\\)</span>', "p.md"
+            '<span class="arithmatex">\\(\\href{javascript:alert(1)}{x}\\)</span>',
+            "p.md",
         )
     finally:
         math.close()
@@ -1080,7 +1093,9 @@ def test_a_table_too_big_for_a_page_is_refused(tmp_path):
     )
     root = tiny_site(tmp_path, source, "")
     slide = root / "docs/slides/01-one.md"
-    slide.write_text(slide.read_text().replace("```text title=\"Output\"\n\n```\n", ""))
+    slide.write_text(
+        slide.read_text().replace('```text title="Output"\n\n```\n', "")
+    )
     result = engine_check(root, cache=tmp_path / "cache")
     assert any(
         "published table 'big' with 200001 cells; a page table holds at most"
@@ -1114,18 +1129,27 @@ def test_pages_publishes_the_site_the_tests_checked():
     the tests saw is unchanged, and uploads it."""
     import yaml
 
-    workflow = Path(__file__).resolve().parents[1] / ".github/workflows/pages.yml"
+    workflow = (
+        Path(__file__).resolve().parents[1] / ".github/workflows/pages.yml"
+    )
     steps = yaml.safe_load(workflow.read_text())["jobs"]["build"]["steps"]
     runs = [s.get("run", "") for s in steps]
     text = "\n".join(runs)
     assert "make pdf" not in text and "mkdocs build" not in text
     order = [
         next(i for i, r in enumerate(runs) if marker in r)
-        for marker in (".ci/run", "sha256sum", "lessonbuild.present", "--check")
+        for marker in (
+            ".ci/run",
+            "sha256sum",
+            "lessonbuild.present",
+            "--check",
+        )
     ]
     assert order == sorted(order), runs
     upload = next(
-        i for i, s in enumerate(steps) if "upload-pages-artifact" in s.get("uses", "")
+        i
+        for i, s in enumerate(steps)
+        if "upload-pages-artifact" in s.get("uses", "")
     )
     assert upload > order[-1]
 
@@ -1145,7 +1169,10 @@ def test_homework_runs_that_disagree_are_a_problem():
         nb.cells = [nbformat.v4.new_markdown_cell("# HW"), cell]
         return nbformat.writes(nb)
 
-    assert _disagreement("notebooks/hw.py", notebook("1\n"), notebook("1\n")) == []
+    assert (
+        _disagreement("notebooks/hw.py", notebook("1\n"), notebook("1\n"))
+        == []
+    )
     [[path, line, message]] = _disagreement(
         "notebooks/hw.py", notebook("0.7632\n"), notebook("0.7864\n")
     )
@@ -1159,7 +1186,9 @@ def test_an_exercise_field_is_text_not_html():
     from lessonbuild.exercises.fragments import Fragments
 
     md = Fragments(["pymdownx.superfences", "md_in_html"])
-    inline = md.inline('<script>alert(1)</script> <img src=x onerror="alert(1)"> `<b>`')
+    inline = md.inline(
+        '<script>alert(1)</script> <img src=x onerror="alert(1)"> `<b>`'
+    )
     assert "<script" not in inline and "<img" not in inline
     assert "&lt;script&gt;" in inline and "<code>&lt;b&gt;</code>" in inline
     assert "<script" not in md.block("<script>alert(1)</script>\n\ntext")

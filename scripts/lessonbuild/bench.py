@@ -354,7 +354,14 @@ def live_rows(bench: Bench) -> list[Figure]:
 
 
 #: The bench, row by row, in order (a row may use what one above left).
-ROWS = [engine_rows, build_rows, serve_rows, page_weight_rows, first_paint_rows, live_rows]
+ROWS = [
+    engine_rows,
+    build_rows,
+    serve_rows,
+    page_weight_rows,
+    first_paint_rows,
+    live_rows,
+]
 
 
 def bench(root: Path) -> int:

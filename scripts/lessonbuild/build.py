@@ -606,4 +606,3 @@ class Build:
         if docs.is_relative_to(site) or not site.is_dir():
             return
         shutil.rmtree(site, ignore_errors=True)
-

@@ -9,8 +9,8 @@ a snippet published with ``mha_ref.tables.publish_value("total", ...)``,
 for prose that restates a computed number; ``{{ figure("id") }}`` a
 published figure; ``{{ ref("40-stem") }}`` is "slide 40" and
 ``{{ ref("exercise", "option") }}`` an option's letter, computed from
-ids (lessonbuild/exercises/refs.py). The data is the lesson plugin's (its snippet engine
-ran in ``on_config``, before any page).
+ids (lessonbuild/exercises/refs.py). The data is the lesson plugin's
+(its snippet engine ran in ``on_config``, before any page).
 
 A slide is data, not code (issue 31): ``Templates`` renders each page
 with a sandboxed Jinja environment (``jinja2.sandbox``) whose only names
@@ -120,7 +120,6 @@ def define_env(env):
         """ "120 min + homework": every slide's "Time: N min" from the
         instructor notes, added up (the speaker view says the same)."""
         return present.class_period(plugin().deck)
-
 
     @env.macro
     def ref(target, option=None, to=None, cap=False):
@@ -250,7 +249,10 @@ def literal_fences(markdown: str, path: str, lines: list[str]):
         m = _FENCE.match(line)
         if open_marker is None:
             if m and not (m["marker"][0] == "`" and "`" in m["info"]):
-                open_marker, output = m["marker"], bool(_OUTPUT.search(m["info"]))
+                open_marker, output = (
+                    m["marker"],
+                    bool(_OUTPUT.search(m["info"])),
+                )
                 line = "{% raw %}" + line
             out.append(line)
             continue
@@ -326,7 +328,9 @@ def check_calls(source: str, path: str, lines: list[str], names: set[str]):
 
     for node in tree.body:
         if not isinstance(node, nodes.Output):
-            refuse(node, f"the statement {{% {type(node).__name__.lower()} %}}")
+            refuse(
+                node, f"the statement {{% {type(node).__name__.lower()} %}}"
+            )
             continue
         for item in node.nodes:
             if isinstance(item, nodes.TemplateData):
@@ -339,8 +343,10 @@ def check_calls(source: str, path: str, lines: list[str], names: set[str]):
                 refuse(item, f"the expression {_describe(item)}")
                 continue
             arguments = [*item.args, *(k.value for k in item.kwargs)]
-            if item.dyn_args or item.dyn_kwargs or not all(
-                isinstance(a, nodes.Const) for a in arguments
+            if (
+                item.dyn_args
+                or item.dyn_kwargs
+                or not all(isinstance(a, nodes.Const) for a in arguments)
             ):
                 refuse(
                     item,

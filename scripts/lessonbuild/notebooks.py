@@ -107,8 +107,11 @@ def setup_cell(package: Path) -> dict:
     """The first cell of every notebook the site offers: it unpacks the
     copy of ``mha_ref`` the notebook carries into a temporary folder and
     puts it first on ``sys.path``, so the notebook runs wherever torch
-    does (JupyterLab, VS Code, Colab), with no clone and no download.
-    Its source is hidden in Jupyter (``source_hidden``)."""
+    does (JupyterLab, VS Code, Colab), with no clone and no download of
+    the lesson's code. The figure cells draw with matplotlib, which a
+    bare Jupyter may lack (torch does not need it): the cell installs it
+    with pip then, the one package a notebook may fetch. Its source is
+    hidden in Jupyter (``source_hidden``)."""
     data, digest = carried_package(package)
     source = f"""{SETUP_TITLE}
 # Unpacked into a temporary folder and put first on sys.path, so this
@@ -128,7 +131,18 @@ if not (folder / "mha_ref" / "__init__.py").is_file():
     except OSError:  # another kernel unpacked it first
         folder = unpacked
 sys.path.insert(0, str(folder))
-print("mha_ref {digest} ready")"""
+print("mha_ref {digest} ready")
+
+# The figures draw with matplotlib: installed here if this Jupyter lacks
+# it (Colab and most Jupyter installs have it already).
+import importlib.util, subprocess
+if importlib.util.find_spec("matplotlib") is None:
+    print("installing matplotlib for the figures...")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "matplotlib"],
+        check=True,
+    )
+    importlib.invalidate_caches()"""
     return {
         "cell_type": "code",
         "execution_count": None,
@@ -923,7 +937,9 @@ def _disagreement(rel: str, first: str, second: str) -> list:
             for cell in cells
         ]
 
-    for n, (a, b) in enumerate(zip(outputs(first), outputs(second)), 1):
+    for n, (a, b) in enumerate(
+        zip(outputs(first), outputs(second), strict=False), 1
+    ):
         if a != b:
             return [
                 [

@@ -78,7 +78,8 @@ class _Checker(HTMLParser):
                 self.path,
                 self.getpos()[0],
                 f"{message}; raw HTML on a page may use only "
-                f"{', '.join(sorted(TAGS))} with {', '.join(sorted(ATTRIBUTES))} "
+                f"{', '.join(sorted(TAGS))} with "
+                f"{', '.join(sorted(ATTRIBUTES))} "
                 "(CONTRIBUTING.md)",
             )
         )

@@ -105,7 +105,10 @@ class Limits:
                 f"it asked for more than {self.memory_mb} MiB of memory, "
                 f"the limit ({self.ENV['memory_mb']})"
             )
-        if "Resource temporarily unavailable" in err or "can't start new thread" in err:
+        if (
+            "Resource temporarily unavailable" in err
+            or "can't start new thread" in err
+        ):
             return (
                 f"it started more than {self.processes} processes or "
                 f"threads, the limit ({self.ENV['processes']})"
@@ -290,7 +293,9 @@ class Pool:
         try:
             pid = server.proc.pid
             now = os.getpriority(os.PRIO_PROCESS, pid)
-            os.setpriority(os.PRIO_PROCESS, pid, min(19, now + BACKGROUND_NICE))
+            os.setpriority(
+                os.PRIO_PROCESS, pid, min(19, now + BACKGROUND_NICE)
+            )
         except OSError:
             pass  # it has just died: the next run replaces it
 
@@ -652,9 +657,7 @@ def _handle(server: _Server, message: dict, timeout: float) -> None:
             exit=message["exit"],
             timed_out=message["timed_out"],
             seconds=message["seconds"],
-            file_full=any(
-                _size(f"{stem}/{n}") >= cap for n in ("out", "err")
-            ),
+            file_full=any(_size(f"{stem}/{n}") >= cap for n in ("out", "err")),
             limits=server.limits,
             server=server.proc.pid,
         )

@@ -41,9 +41,10 @@ reach a process outside it and cannot undo either.
 - The snippet runs in a PID namespace of its own (``/proc`` remounted,
   then locked by one more user namespace), whose PID 1 is a small init
   of ours (``_init``): it sees and can signal only processes it started,
-  and when it ends the kernel kills every one of them. No process of the build, and no other run, has a pid it can
-  name, and ``/proc/<pid>/root`` of an outside process is not there to
-  walk through.
+  and when it ends the kernel kills every one of them. No process of
+  the build, and no other run, has a pid it can name, and
+  ``/proc/<pid>/root`` of an outside process is not there to walk
+  through.
 - Limits (``setrlimit``, per run): address space, processes (counted in
   the run's own user namespace) and the size of any file it writes
   (stdout included: capped while it is written, not after), with
@@ -514,7 +515,9 @@ def _run_batch(proto, root, batch, threads):
 def _children(pid):
     """The pids of ``pid``'s children (its run, for a sandboxed job)."""
     try:
-        return [int(p) for p in _read(f"/proc/{pid}/task/{pid}/children").split()]
+        return [
+            int(p) for p in _read(f"/proc/{pid}/task/{pid}/children").split()
+        ]
     except (OSError, ValueError):
         return []
 

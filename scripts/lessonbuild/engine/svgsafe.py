@@ -29,7 +29,9 @@ ELEMENTS = {
 #: Whole subtrees dropped without a word: matplotlib's metadata (RDF).
 QUIET = {"metadata"}
 _IMAGE_DATA = re.compile(r"^data:image/(png|jpeg);base64,[A-Za-z0-9+/=\s]*$")
-_BAD_CSS = re.compile(r"@import|url\(\s*['\"]?\s*(?!#)|expression\(|javascript:", re.I)
+_BAD_CSS = re.compile(
+    r"@import|url\(\s*['\"]?\s*(?!#)|expression\(|javascript:", re.I
+)
 _NAME = re.compile(r"^\{([^}]*)\}(.*)$")
 
 
@@ -63,7 +65,9 @@ def sanitise(svg: str) -> tuple[str, list[str]]:
 
 def _clean(element, removed: list[str]) -> None:
     for child in list(element):
-        ns, name = _split(child.tag) if isinstance(child.tag, str) else ("", "")
+        ns, name = (
+            _split(child.tag) if isinstance(child.tag, str) else ("", "")
+        )
         if ns == SVG and name in QUIET:
             element.remove(child)
         elif ns != SVG or name not in ELEMENTS:

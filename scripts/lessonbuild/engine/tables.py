@@ -79,7 +79,10 @@ def _limit(name: str, default: int) -> int:
 
 #: Published sizes: a table's cells and a figure's bytes (settings:
 #: these environment variables). A page holds what a reader can read.
-TABLE_CELLS_ENV, FIGURE_KB_ENV = "SNIPPET_MAX_TABLE_CELLS", "SNIPPET_MAX_FIGURE_KB"
+TABLE_CELLS_ENV, FIGURE_KB_ENV = (
+    "SNIPPET_MAX_TABLE_CELLS",
+    "SNIPPET_MAX_FIGURE_KB",
+)
 
 
 def collect_tables(rel: str, raw: str, where, result) -> None:
