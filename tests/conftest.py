@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BROWSER_TESTS = ROOT / "tests" / "browser"
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest -p no:xdist still runs
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadscope``, with this project's scopes: a test file, or
     all of tests/browser as one. (xdist's own ``--dist loadgroup`` marks
