@@ -3,22 +3,17 @@
 On a GPU, scores.masked_fill(~mask, ...) with a mask built on the CPU
 raises "expected self and mask to be on the same device". The rule is
 checked here without a GPU: the "meta" device is another device too, so
-the full program's module runs on it (shapes only, nothing computed) and
-a mask built without device= is refused the same way.
+a module that builds its causal mask with device= runs on it (shapes
+only, nothing computed), and a mask built without device= is refused
+the same way. (tests/test_lesson_truth.py runs slide 51's own program
+on meta.)
 """
 
-import importlib.util
-
+# --8<-- [start:show]
 import torch
 
-spec = importlib.util.spec_from_file_location(
-    "my_mha", "snippets/51_full_program.py"
-)
-my_mha = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(my_mha)  # the program, as a student saved it
-MultiHeadAttention = my_mha.MultiHeadAttention
+from mha_ref import MultiHeadAttention  # masks made on the scores' device
 
-# --8<-- [start:show]
 m = MultiHeadAttention(8, 2).to("meta")  # a device that is not the CPU
 x = torch.empty(1, 4, 8, device="meta")  # (B, T, d_model)
 out, w = m(x, x, x, is_causal=True)  # builds its mask on w's device
