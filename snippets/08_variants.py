@@ -4,12 +4,12 @@ Each layer is built and its weights measured, for sizes the lesson never
 prints; the fill-in draws one row at a time and grades against these.
 """
 
+# --8<-- [start:show]
 import torch
 
-from mha_ref import MultiHeadAttention, publish_table, shape_str
+from mha_ref import MultiHeadAttention, shape_str
 
 torch.manual_seed(8)
-# --8<-- [start:show]
 rows = []
 for d_model, h in [(96, 4), (120, 5), (192, 12), (300, 6), (448, 7)]:
     mha = MultiHeadAttention(d_model, h)
@@ -20,4 +20,6 @@ for d_model, h in [(96, 4), (120, 5), (192, 12), (300, 6), (448, 7)]:
     shapes = [shape_str(w.shape) for w in (W_Q, W_Q_0, W_O)]
     rows.append([d_model, h, mha.d_k, *shapes])
 # --8<-- [end:show]
+from mha_ref import publish_table  # noqa: E402
+
 publish_table("roles", ["d_model", "h", "d_k", "W_Q", "W_Q_i", "W_O"], rows)

@@ -2,12 +2,12 @@
 biases, on PyTorch's own nn.MultiheadAttention and on mha_ref's module.
 """
 
+# --8<-- [start:show]
 import torch
 
-from mha_ref import MultiHeadAttention, count_parameters, publish_table
+from mha_ref import MultiHeadAttention, count_parameters
 
 torch.manual_seed(24)
-# --8<-- [start:show]
 rows = []
 for d_model, h, bias in [
     (256, 4, 0),
@@ -25,4 +25,6 @@ for d_model, h, bias in [
     words = "with biases" if bias else "bias-free"
     rows.append([d_model, h, bias, words, f"{params:,}"])
 # --8<-- [end:show]
+from mha_ref import publish_table  # noqa: E402
+
 publish_table("params", ["d_model", "h", "bias", "biases", "params"], rows)

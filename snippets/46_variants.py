@@ -2,10 +2,11 @@
 count of the same projections built from h per-head nn.Linear layers.
 """
 
+# --8<-- [start:show]
 import torch
 from torch import nn
 
-from mha_ref import MultiHeadAttention, count_parameters, publish_table
+from mha_ref import MultiHeadAttention, count_parameters
 
 torch.manual_seed(46)
 
@@ -20,7 +21,6 @@ def per_head(d_model: int, h: int, bias: bool) -> int:
     return sum(p.numel() for p in layers.parameters())
 
 
-# --8<-- [start:show]
 rows = []
 for d_model, h in [(48, 3), (80, 5), (144, 9), (200, 8), (352, 11)]:
     ours = count_parameters(MultiHeadAttention(d_model, h))
@@ -34,5 +34,7 @@ for d_model, h in [(48, 3), (80, 5), (144, 9), (200, 8), (352, 11)]:
         ]
     )
 # --8<-- [end:show]
+from mha_ref import publish_table  # noqa: E402
+
 columns = ["d_model", "h", "ours", "per-head", "per-head with biases"]
 publish_table("params", columns, rows)

@@ -2,12 +2,12 @@
 the slide does not print, and the shapes it returned.
 """
 
+# --8<-- [start:show]
 import torch
 
-from mha_ref import MultiHeadAttention, publish_table, shape_str
+from mha_ref import MultiHeadAttention, shape_str
 
 torch.manual_seed(47)
-# --8<-- [start:show]
 rows = []
 for B, T, d_model, h in [
     (3, 7, 12, 3),
@@ -22,4 +22,6 @@ for B, T, d_model, h in [
     shapes = [shape_str(t.shape) for t in (out, attn_w)]
     rows.append([B, T, d_model, h, *shapes])
 # --8<-- [end:show]
+from mha_ref import publish_table  # noqa: E402
+
 publish_table("forward", ["B", "T", "d_model", "h", "out", "attn_w"], rows)

@@ -2,12 +2,12 @@
 different lengths, run through mha_ref, and the shapes that came out.
 """
 
+# --8<-- [start:show]
 import torch
 
-from mha_ref import MultiHeadAttention, publish_table, shape_str, split_heads
+from mha_ref import MultiHeadAttention, shape_str, split_heads
 
 torch.manual_seed(48)
-# --8<-- [start:show]
 rows = []
 for B, T_q, T_k, d_model, h in [
     (2, 3, 7, 12, 3),
@@ -24,5 +24,7 @@ for B, T_q, T_k, d_model, h in [
     shapes = [shape_str(t.shape) for t in (out, attn_w, K_heads)]
     rows.append([B, T_q, T_k, d_model, h, *shapes])
 # --8<-- [end:show]
+from mha_ref import publish_table  # noqa: E402
+
 columns = ["B", "T_q", "T_k", "d_model", "h", "out", "attn_w", "K_heads"]
 publish_table("cross", columns, rows)

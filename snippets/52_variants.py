@@ -3,12 +3,12 @@ holding the module's weights, asked for its weights with and without
 averaging, and the packed projection it stores.
 """
 
+# --8<-- [start:show]
 import torch
 
-from mha_ref import MultiHeadAttention, publish_table, shape_str, to_torch_mha
+from mha_ref import MultiHeadAttention, shape_str, to_torch_mha
 
 torch.manual_seed(52)
-# --8<-- [start:show]
 rows = []
 for B, T, d_model, h in [
     (2, 6, 16, 4),
@@ -25,5 +25,7 @@ for B, T, d_model, h in [
     shapes = [shape_str(t.shape) for t in (averaged, per_head, packed)]
     rows.append([B, T, d_model, h, *shapes])
 # --8<-- [end:show]
+from mha_ref import publish_table  # noqa: E402
+
 columns = ["B", "T", "d_model", "h", "averaged", "per_head", "in_proj"]
 publish_table("twin", columns, rows)
