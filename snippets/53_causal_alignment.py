@@ -6,6 +6,7 @@ attn_mask with is_causal=True (both must allow a key), as mha_ref does;
 nn.MultiheadAttention treats is_causal as a hint and needs attn_mask.
 """
 
+# --8<-- [start:show]
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -13,7 +14,6 @@ import torch.nn.functional as F
 from mha_ref import causal_mask, scaled_dot_product_attention
 
 torch.manual_seed(53)
-# --8<-- [start:show]
 T_q, T_k, d_k = 3, 5, 4
 q = torch.randn(1, 1, T_q, d_k)  # (B, h, T_q, d_k)
 k, v = torch.randn(2, 1, 1, T_k, d_k)  # (B, h, T_k, d_k) each
