@@ -40,15 +40,19 @@ def code_blocks(site: Path) -> list[tuple[str, int, str, str | None]]:
             if title is None or not title.get_text().endswith(".py"):
                 continue
             code = block.select_one("code").get_text()
-            # Its Output block is the element right after it: in the deck
-            # an Output may stay on stage while its code is reading
-            # depth, and the next block there belongs to other code.
+            # Its Output block is the next block on a reading page; in
+            # the deck, only the element right after it (an Output may
+            # stay on stage there while its code is reading depth).
             output = None
-            after = block.find_next_sibling()
-            is_block = after is not None and "highlight" in (
-                after.get("class") or []
-            )
-            name = after.select_one(".filename") if is_block else None
+            if rel == "present.html":
+                after = block.find_next_sibling()
+                if after is not None and "highlight" not in (
+                    after.get("class") or []
+                ):
+                    after = None
+            else:
+                after = blocks[index + 1] if index + 1 < len(blocks) else None
+            name = after.select_one(".filename") if after else None
             if name is not None and name.get_text() == "Output":
                 output = after.select_one("code").get_text()
             found.append((rel, index, code, output))
