@@ -13,9 +13,9 @@ import pytest
 
 from lessonbuild import live
 from lessonbuild.deck import read_deck
+from lessonbuild.engine.guard import fingerprint
 from lessonbuild.live import Lines, Live, Refused, Verified
 from lessonbuild.liveserve import TOKEN_HEADER, LiveServe, is_loopback
-from lessonbuild.plugin import fingerprint
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPET = "snippets/15_trace.py"

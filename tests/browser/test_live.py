@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from lessonbuild.plugin import fingerprint
+from lessonbuild.engine.guard import fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 SLIDE = "slides/15-trace-d-model-8-h-2-d-k-4-seq-4-batch-1.html"

@@ -98,12 +98,22 @@ class _Checker(HTMLParser):
 
 
 def symlink_problems(docs_dir: Path, root: Path) -> list[Problem]:
-    """Every file or folder under ``docs_dir`` that is a symbolic link."""
+    """Every file or folder under ``docs_dir`` that is a symbolic link
+    out of the repository (``docs/assets/env.txt`` to
+    ``/proc/self/environ`` would publish the build's environment). A link
+    to a folder of the same repository (a test fixture sharing the
+    lesson's assets) publishes only what the repository holds."""
+    repository = Path(root).resolve()
+    for above in (repository, *repository.parents):
+        if (above / ".git").exists():
+            repository = above
+            break
     problems = []
     for folder, dirs, files in os.walk(docs_dir):
         for name in sorted(dirs + files):
             path = Path(folder, name)
-            if path.is_symlink():
+            inside = path.resolve().is_relative_to(repository)
+            if path.is_symlink() and not inside:
                 rel = os.path.relpath(path, root)
                 problems.append(
                     Problem(
