@@ -2,7 +2,8 @@
 
 One loop prints h, d_k and the count for each h in the shown list and
 keeps its rows; the build gets those same rows as the h / d_k / params
-table, and the prose (slides 22 and 23) gets the list of h and the one
+table, and the prose (slides/22-guess-the-shape-of-the-answer-verify-param.html
+and slides/23-verify-param-count-for-any-h.html) gets the list of h and the one
 count they all share, so an edit to the list changes every one of them.
 """
 

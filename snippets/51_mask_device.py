@@ -1,4 +1,4 @@
-"""Slide 51: a mask must live on the scores' device.
+"""A mask must live on the scores' device (slides/51-the-full-program.html).
 
 On a GPU, scores.masked_fill(~mask, ...) with a mask built on the CPU
 raises "expected self and mask to be on the same device". The rule is

@@ -222,7 +222,7 @@ def _words(search_data: dict, page: str) -> set[str]:
 
 @pytest.mark.parametrize(
     "number,word",
-    [(20, "gqa"), (51, "causal"), (53, "torchtext")],
+    [(20, "gqa"), (51, "causal"), (53, "token")],
 )
 def test_words_in_parentheses_are_found(search_data, number, word):
     """ "(GQA)", "(causal)", "(torchtext or …)": the bracket ends the word,

@@ -270,24 +270,23 @@ class RefIndex:
                 problems += self._check_call(
                     call, raw, page.path, line0 + 1, src_uri
                 )
-        # The reference package is the lesson's: a deck that shows none of
-        # it (a test fixture that reuses mha_ref) is not the deck its
-        # addresses name.
-        shown = {
-            inc.path.split("/", 1)[0] for p in deck.pages for inc in p.includes
-        }
+        # Code may name the lesson's pages; a deck that holds none of the
+        # slides the code names (a test fixture reusing mha_ref) is not
+        # the deck those addresses are about, so they are not its to check.
+        found = []  # (file, line, stem, anchor)
         for folder in CODE_DIRS:
             base = Path(deck.root) / folder
-            if folder == "mha_ref" and folder not in shown:
-                continue
             for path in sorted(base.rglob("*.py")) if base.is_dir() else ():
                 rel = path.relative_to(deck.root).as_posix()
                 text = path.read_text(encoding="utf-8", errors="replace")
                 for m in _ADDRESS.finditer(text):
                     line = text.count("\n", 0, m.start()) + 1
-                    message = self._check_address(m["stem"], m["anchor"])
-                    if message:
-                        problems.append(Problem(rel, line, message))
+                    found.append((rel, line, m["stem"], m["anchor"]))
+        if any(stem in self.slides for _, _, stem, _ in found):
+            for rel, line, stem, anchor in found:
+                message = self._check_address(stem, anchor)
+                if message:
+                    problems.append(Problem(rel, line, message))
         return problems
 
     def _check_call(self, call, raw, path, line, src_uri) -> list[Problem]:
