@@ -5,8 +5,8 @@ raises "expected self and mask to be on the same device". The rule is
 checked here without a GPU: the "meta" device is another device too, so
 a module that builds its causal mask with device= runs on it (shapes
 only, nothing computed), and a mask built without device= is refused
-the same way. (tests/test_lesson_truth.py runs slide 51's own program
-on meta.)
+the same way. (tests/test_lesson_truth.py runs the full program of
+slides/51-the-full-program.html on meta.)
 """
 
 # --8<-- [start:show]

@@ -1,4 +1,5 @@
-"""Slide 53: what is_causal means when T_q != T_k, and who accepts it.
+"""What is_causal means when T_q != T_k, and who accepts it
+(slides/53-show-it-off.html).
 
 Causal masks are top-left aligned: query i sees keys 0..i, whatever
 T_k is. torch 2.13.0 (CPU) lets F.scaled_dot_product_attention combine
