@@ -47,6 +47,8 @@ from pathlib import Path
 from .deck import PYTHON_LANGS
 
 CHILD = Path(__file__).with_name("live_child.py")
+#: How live_child marks its error record on stderr.
+ERROR_MARK = "@@lesson-live-error@@ "
 #: Seconds a live run may take (the engine's timeout for the job);
 #: ``LESSON_LIVE_TIMEOUT`` overrides it. A slide's snippet needs well
 #: under one.
@@ -476,7 +478,12 @@ class Live:
         self.root = Path(root).resolve()
         self.verified = verified
         self.jobs: queue.Queue[_Job | None] = queue.Queue(MAX_WAITING)
-        self.tmp = Path(tempfile.mkdtemp(prefix="lesson-live-", dir=_ram()))
+        # Inside the repository (.cache, git-ignored): a run sees the
+        # repository read-only and nothing else outside its scratch, so
+        # its program and parameters must be there to be read.
+        live_dir = self.root / ".cache" / "live"
+        live_dir.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix="lesson-live-", dir=live_dir))
         self.count = 0
         self._key: tuple[tuple, str] | None = None
         self.thread = threading.Thread(
@@ -608,6 +615,8 @@ class Live:
                     error = json.loads(error_path.read_text("utf-8"))
                 except ValueError:
                     error = None
+            else:  # read-only folder: the child said it on stderr
+                error = _stderr_error(run.stderr)
             return answer(
                 run,
                 block,
@@ -621,12 +630,15 @@ class Live:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _ram() -> str | None:
-    """/dev/shm where it is writable (files cost less there), else the
-    system's temporary folder."""
-    ram = "/dev/shm"
-    if os.path.isdir(ram) and os.access(ram, os.W_OK | os.X_OK):
-        return ram
+def _stderr_error(stderr: str) -> dict | None:
+    """The error record ``live_child`` prints on stderr when it cannot
+    write its error file (the sandbox keeps the repository read-only)."""
+    for line in reversed((stderr or "").splitlines()):
+        if line.startswith(ERROR_MARK):
+            try:
+                return json.loads(line[len(ERROR_MARK) :])
+            except ValueError:
+                return None
     return None
 
 

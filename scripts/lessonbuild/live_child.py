@@ -88,8 +88,10 @@ def _write_error(path, exc, filename):
     try:
         with open(path, "w", encoding="utf-8") as f:
             json.dump(record, f)
-    except OSError:  # past the output limit itself: stderr still tells
+    except OSError:  # a read-only folder, or past the output limit
         traceback.print_exception(exc)
+        # live.ERROR_MARK: the record, on stderr's last line.
+        sys.stderr.write("@@lesson-live-error@@ " + json.dumps(record) + "\n")
 
 
 def main(params_path):
