@@ -1080,6 +1080,8 @@
   // shows its answer: each stays out of the page until the exercise above
   // it (the nearest before it) has had a real attempt.
   function lockVerifyFolds() {
+    // In the deck a verify fold is a later step the presenter reveals.
+    if (document.querySelector(".reveal .slides")) return;
     const exercises = all(document, ".exercise[data-ex-kind]");
     all(document, "details.verify").forEach((fold) => {
       const above = exercises.filter((ex) =>

@@ -116,10 +116,10 @@ def _take_notes(soup: BeautifulSoup) -> str:
 # --- steps --------------------------------------------------------------
 
 
-#: Exercises whose folds (hint, model answer, answer, why) the class opens
-#: when the instructor decides: steps. The other kinds open their key
-#: themselves once answered (exercises.js): as a step it would be empty.
-STEP_KEYS = ("ex-discussion", "ex-predict")
+#: Exercises whose folds are steps. None: every kind opens its own key,
+#: answer and "why" once it has had a real attempt (exercises.js, issue
+#: 29), so a step for them would show nothing.
+STEP_KEYS: tuple[str, ...] = ()
 
 
 def _folds_to_steps(soup: BeautifulSoup) -> int:
