@@ -15,16 +15,15 @@ import http.client
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
 from lessonbuild.engine.guard import fingerprint
+from tests.browser.serving import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SLIDE = "slides/15-trace-d-model-8-h-2-d-k-4-seq-4-batch-1.html"
@@ -34,25 +33,10 @@ EDITED = "d_model, h, T = 8, 4, 4  # d_k = d_model // h = 4"
 LIMIT_S = 3
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(predicate, seconds: float, what: str):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.25)
-    raise AssertionError(f"gave up waiting for {what}")
-
-
 @pytest.fixture(scope="module")
 def served():
     """``mkdocs serve --dirty`` of the lesson itself on a free port."""
-    port = _free_port()
+    port = free_port()
     env = dict(
         os.environ,
         NO_MKDOCS_2_WARNING="1",
@@ -84,7 +68,7 @@ def served():
         return True
 
     try:
-        _wait_for(up, 900, "mkdocs serve to build the lesson")
+        wait_for(up, 900, "mkdocs serve to build the lesson")
         yield base
     finally:
         proc.terminate()

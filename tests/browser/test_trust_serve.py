@@ -9,36 +9,20 @@ a serve build finish with every page replaced by the list of problems.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest
 
+from tests.browser.serving import free_port, wait_for
 from tests.engine_fixtures.sites import SHARED_CACHE, make_site
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(predicate, seconds: float, what: str):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.25)
-    raise AssertionError(f"gave up waiting for {what}")
 
 
 @pytest.fixture
 def served(tmp_path):
     root = make_site(tmp_path, "good")
-    port = _free_port()
+    port = free_port()
     env = dict(
         os.environ,
         NO_MKDOCS_2_WARNING="1",
@@ -69,7 +53,7 @@ def served(tmp_path):
         return True
 
     try:
-        _wait_for(up, 240, "mkdocs serve to start")
+        wait_for(up, 240, "mkdocs serve to start")
         yield root, base
     finally:
         proc.terminate()
