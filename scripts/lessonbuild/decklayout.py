@@ -116,20 +116,15 @@ def _take_notes(soup: BeautifulSoup) -> str:
 # --- steps --------------------------------------------------------------
 
 
-#: Exercises whose folds are steps. None: every kind opens its own key,
-#: answer and "why" once it has had a real attempt (exercises.js, issue
-#: 29), so a step for them would show nothing.
-STEP_KEYS: tuple[str, ...] = ()
-
-
 def _folds_to_steps(soup: BeautifulSoup) -> int:
     """Every fold is a panel laid over the stage when open
     (``details.deck-fold``, present.css), and a step (``.fragment``:
-    present.js opens it when shown) unless its exercise opens it."""
+    present.js opens it when shown) unless it belongs to an exercise:
+    every kind opens its own key, answer and "why" once it has had a
+    real attempt (exercises.js), so as a step it would show nothing."""
     steps = 0
     for fold in soup.find_all("details"):
-        ex = fold.find_parent(class_="exercise")
-        step = ex is None or any(k in ex.get("class", []) for k in STEP_KEYS)
+        step = fold.find_parent(class_="exercise") is None
         fold["class"] = [*fold.get("class", []), "deck-fold"] + (
             ["fragment"] if step else []
         )
