@@ -14,19 +14,17 @@ from __future__ import annotations
 import html
 import json
 
+from ..present import slide_minutes
+
 __all__ = ["exercise_keys", "part_minutes", "parts_overview"]
 
 
 def part_minutes(part) -> tuple[float, int]:
-    """(minutes of the slides that have a Time line, slides without)."""
-    total, untimed = 0.0, 0
-    for slide in part.slides:
-        times = [n.minutes for n in slide.notes if n.minutes is not None]
-        if times:
-            total += sum(times)
-        else:
-            untimed += 1
-    return total, untimed
+    """(minutes of the slides that have a Time line, slides without):
+    each slide's time as the deck's pacing counts it
+    (``present.slide_minutes``, one reader of the notes' times)."""
+    times = [slide_minutes(slide) for slide in part.slides]
+    return sum(times), sum(1 for t in times if not t)
 
 
 def exercise_keys(deck, slide, prefix: str) -> list[str]:
