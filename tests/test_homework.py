@@ -219,33 +219,49 @@ def test_build_homework_is_not_rerun_when_unchanged(pool):
 
 
 def test_cancelled_homework_leaves_no_process(pool, tmp_path):
-    """A build that stops early kills the run and its kernel."""
+    """A build that stops early kills the run and its kernel.
+
+    The kernel runs sandboxed (the file system read-only but for its
+    scratch), so it cannot leave a file the test could read; it names
+    itself instead (prctl PR_SET_NAME, seen in /proc/PID/comm from
+    outside its PID namespace)."""
     import os
+    import secrets
     import time
 
-    marker = tmp_path / "started"
+    name = "hw" + secrets.token_hex(6)  # comm holds 15 bytes
     root = _lesson(
         pool,
-        "# %%\nimport os, pathlib, time\n"
-        f"pathlib.Path({str(marker)!r}).write_text(str(os.getpid()))\n"
+        "# %%\nimport ctypes, time\n"
+        f"ctypes.CDLL(None).prctl(15, {name.encode()!r}, 0, 0, 0)\n"
         "time.sleep(600)\n",
     )
+
+    def named() -> list[int]:
+        """The running processes so named (a zombie, left for init to
+        reap, no longer runs)."""
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    comm = Path(f"/proc/{entry}/comm").read_text().strip()
+                    state = Path(f"/proc/{entry}/stat").read_text()
+                except OSError:
+                    continue  # it ended meanwhile
+                if comm == name and state.rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(entry))
+        return found
+
     homework = Homework(root, "key", pool)
     deadline = time.monotonic() + 120
-    while not marker.exists() and time.monotonic() < deadline:
+    while not (kernels := named()) and time.monotonic() < deadline:
         time.sleep(0.05)  # waiting for a condition: the kernel is running
-    kernel = int(marker.read_text())
+    assert kernels, "the homework kernel never started its cell"
     homework.cancel()
-    while time.monotonic() < deadline:
-        try:
-            os.kill(kernel, 0)
-        except ProcessLookupError:
-            break
-        if Path(f"/proc/{kernel}/stat").read_text().split()[2] == "Z":
-            break  # a zombie left for init to reap: it no longer runs
+    while named() and time.monotonic() < deadline:
         time.sleep(0.05)
-    else:
-        pytest.fail(f"kernel {kernel} still running after cancel()")
+    if named():
+        pytest.fail(f"kernel {kernels} still running after cancel()")
 
 
 def test_serve_keeps_the_homework_run_when_it_starts_its_servers(tmp_path):

@@ -90,9 +90,10 @@ def test_an_edit_renders_its_pages_and_leaves_a_clean_builds_site(
     assert serve() == {EDITED}
     assert "the main idea" in (site / page_of(EDITED)).read_text()
 
-    # A comment in a snippet: the slides that include it, and the deck
-    # notebook, which shows its code.
-    edit(root / SNIPPET, "\n", "\n# touched\n")
+    # A comment in a snippet's shown part: the slides that include it,
+    # and the deck notebook, which shows that code.
+    show = "# --8<-- [start:show]\n"
+    edit(root / SNIPPET, show, show + "# touched\n")
     including = {
         p.relative_to(root / "docs").as_posix()
         for p in (root / "docs" / "slides").glob("*.md")

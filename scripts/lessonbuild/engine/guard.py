@@ -89,7 +89,10 @@ def fingerprint(root: Path) -> dict[str, str]:
                 rels.append(f".git/{name}")
     out = {}
     for rel in sorted(set(rels)):
-        if BUILDING not in rel.split("/", 1)[0]:  # a site being built
+        top = rel.split("/", 1)[0]
+        # a site being built, or a product git was not told to ignore
+        # (a tree without the project's .gitignore, as sitediff builds)
+        if BUILDING not in top and top not in PRODUCTS:
             out[rel] = _digest(root / rel)
     return out
 
