@@ -15,7 +15,6 @@ torch.manual_seed(51)
 d_model, h = 8, 2
 src = torch.randn(1, 7, d_model)  # encoder input: 7 tokens
 tgt = torch.randn(1, 3, d_model)  # decoder input: 3 tokens so far
-
 enc_self = MultiHeadAttention(d_model, h)  # three separate layers,
 dec_self = MultiHeadAttention(d_model, h)  # each with its own
 cross = MultiHeadAttention(d_model, h)  # 4 * d_model**2 weights
