@@ -118,6 +118,55 @@ def test_every_fold_is_a_later_step_and_nothing_inside_it_is():
     assert _layout(html).steps == 2
 
 
+def _numbered(code: str) -> str:
+    """A code block as pymdownx writes it: an anchor before each line."""
+    lines = "".join(
+        f'<a id="__codelineno-0-{i}" href="#__codelineno-0-{i}"></a>{line}\n'
+        for i, line in enumerate(code.split("\n"), 1)
+    )
+    return (
+        '<div class="highlight"><span class="filename">m.py</span>'
+        f"<pre><code>{lines}</code></pre></div>"
+    )
+
+
+def test_a_steps_block_steps_through_list_items_and_statements():
+    code = (
+        "import torch\n"
+        "\n"
+        "def forward(x,\n"
+        "            h):\n"
+        '    """Docstring: no step."""\n'
+        "    # a comment: no step\n"
+        "    y = split(\n"
+        "        x, h)\n"
+        "    return y"
+    )
+    html = (
+        '<h1>T</h1><div class="steps"><ol><li>one</li><li>two</li></ol>'
+        f"{_numbered(code)}</div>{OUTPUT}"
+    )
+    layout = _layout(html)
+    (screen,) = [_soup(s) for s in layout.screens]
+    assert [li.get_text() for li in screen.select("li.fragment")] == [
+        "one",
+        "two",
+    ]
+    statements = [s.get_text() for s in screen.select("code .code-step")]
+    assert statements == [
+        "def forward(x,\n            h):\n",
+        "    y = split(\n        x, h)\n",
+        "    return y\n",
+    ], "one step per statement: the def's header, then each body statement"
+    assert screen.select_one("code").get_text() == code + "\n", (
+        "every line stays on screen, in order"
+    )
+    assert not screen.select("div.steps"), "the wrapper is the author's marker"
+    output = screen.find("span", class_="filename", string="Output").parent
+    assert "fragment" in output["class"], "the Output after the code: a step"
+    assert layout.steps == 2 + 3 + 1
+
+
 def test_notes_move_to_speaker_view_with_timing():
     html = f"<h1>T</h1><p>a</p>{BREAK}<p>b</p>{NOTES}"
     deck = _soup(

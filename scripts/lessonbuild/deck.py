@@ -86,11 +86,15 @@ _BLOCK_OPENER = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?|===\+?)(?:[ \t]|$)")
 _NOTE_OPENER = re.compile(r"^(?P<indent>[ \t]*)\?\?\?\+?[ \t]+instructor\b")
 # The deck's stage markers (the contract between slides and the deck):
 # reading-only content is wrapped, line by line, in READING_OPEN ... "</div>";
-# SCREEN_BREAK starts a new screen of the deck. Each stands on its own line.
+# SCREEN_BREAK starts a new screen of the deck; STEPS_OPEN ... "</div>" steps
+# through a list or a code block. Each stands on its own line.
 READING_OPEN = '<div class="reading" markdown>'
 SCREEN_BREAK = '<div class="screen-break"></div>'
+#: What the notes talk through piece by piece (decklayout: a step each).
+STEPS_OPEN = '<div class="steps" markdown>'
 _STAGE_MARKER = re.compile(
-    rf"^(?:{re.escape(READING_OPEN)}|{re.escape(SCREEN_BREAK)}|</div>)"
+    rf"^(?:{re.escape(READING_OPEN)}|{re.escape(SCREEN_BREAK)}"
+    rf"|{re.escape(STEPS_OPEN)}|</div>)"
     r"[ \t]*\r?$"
 )
 _MINUTES = re.compile(r"\*\*Time:\*\*\s*(\d+(?:\.\d+)?)\s*min")

@@ -10,7 +10,11 @@ Markdown says which is which (the cross-team contract):
 - every fold (``???`` details: hints, answers, "why", a figure's code, an
   exercise's model answer) becomes a later *step* of its screen: a panel
   laid over the stage when shown (present.css), so a fold never pushes
-  the screen's content off the bottom, and never leaves a gap before it.
+  the screen's content off the bottom, and never leaves a gap before it;
+- ``<div class="steps" markdown>`` ... ``</div>`` wraps what the notes
+  talk through piece by piece: a list's items step in one by one, and a
+  code block's statements are highlighted one per step (all its lines
+  stay on screen, as reveal's code-highlight steps do).
 
 What is on stage is the author's choice, not a measurement: nothing is
 split in the browser. ``tests/browser/test_present.py`` visits every
@@ -32,7 +36,7 @@ from dataclasses import dataclass
 from bs4 import BeautifulSoup, NavigableString, Tag
 
 #: Classes of the contract's markers in the slides' Markdown.
-READING, SCREEN_BREAK = "reading", "screen-break"
+READING, SCREEN_BREAK, STEPS = "reading", "screen-break", "steps"
 #: What the deck drops besides the author's reading blocks: the plugin's
 #: "download the lesson as a notebook" link under every reading page.
 READING_ONLY = (READING, "notebook-download")
@@ -67,6 +71,7 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     soup = BeautifulSoup(html, "html.parser")
     for link in soup.find_all("a", class_="headerlink"):
         link.decompose()
+    walked = _walk_through(soup)  # before the line anchors go: it reads them
     # Code lines' anchors (pymdownx "anchor_linenums"): empty links a
     # reading page offers for citing a line; on stage, links without a
     # name (axe) that Tab would stop at 20 times in one block.
@@ -76,7 +81,7 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     for block in soup.find_all(class_=READING_ONLY):
         block.decompose()
     folds = _folds_to_steps(soup)
-    steps = folds + _mark_steps(soup)
+    steps = walked + folds + _mark_steps(soup)
     _unsection_exercises(soup)
     _two_columns(soup)
     _unique_ids(soup, f"s{number}-")
@@ -131,6 +136,94 @@ def _folds_to_steps(soup: BeautifulSoup) -> int:
         fold.attrs.pop("open", None)
         steps += step
     return steps
+
+
+def _walk_through(soup: BeautifulSoup) -> int:
+    """The ``steps`` wrappers: each list item a step; each statement of a
+    code block a highlight step. The wrapper itself goes (its content is
+    the screen's, so an Output after its code is still a step)."""
+    steps = 0
+    for wrapper in soup.find_all("div", class_=STEPS):
+        for item in wrapper.select("ul > li, ol > li"):
+            item["class"] = [*item.get("class", []), "fragment"]
+            steps += 1
+        for code in wrapper.select("div.highlight pre > code"):
+            steps += _code_steps(soup, code)
+        wrapper.unwrap()
+    return steps
+
+
+def _code_steps(soup: BeautifulSoup, code: Tag) -> int:
+    """Wrap each statement's lines of ``code`` in a ``span.code-step``
+    step. Lines start at pymdownx's line anchors (``anchor_linenums``);
+    statements are Python's own (``ast``): a compound statement's header,
+    then each statement of its body; imports, comments and blank lines
+    are no steps."""
+    import ast
+    import textwrap
+
+    lines: list[list] = []  # the nodes of each line, in order
+    for node in list(code.contents):
+        if (
+            isinstance(node, Tag)
+            and node.name == "a"
+            and node.get("id", "").startswith("__codelineno-")
+        ):
+            lines.append([])
+        if lines:
+            lines[-1].append(node.extract())
+        # nodes before the first anchor (none in pymdownx output) stay
+    if not lines:
+        return 0
+    text = "".join(
+        "".join(str(n.get_text() if isinstance(n, Tag) else n) for n in line)
+        for line in lines
+    )
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except SyntaxError:
+        tree = None
+    spans: list[tuple[int, int]] = []  # 1-based first and last line
+
+    def visit(body: list) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                continue
+            inner = [
+                getattr(stmt, f)
+                for f in ("body", "orelse", "finalbody", "handlers")
+                if getattr(stmt, f, None)
+            ]
+            if inner and not isinstance(stmt, ast.Expr):
+                first = min(b[0].lineno for b in inner)
+                start = min(
+                    [stmt.lineno]
+                    + [d.lineno for d in getattr(stmt, "decorator_list", [])]
+                )
+                spans.append((start, first - 1))
+                for block in inner:
+                    visit(block)
+            elif not (
+                isinstance(stmt, ast.Expr)
+                and isinstance(getattr(stmt, "value", None), ast.Constant)
+            ):
+                spans.append((stmt.lineno, stmt.end_lineno or stmt.lineno))
+
+    if tree is not None:
+        visit(tree.body)
+    spans.sort()
+    line = 1
+    for start, end in spans:
+        for nodes in lines[line - 1 : start - 1]:
+            code.extend(nodes)
+        step = soup.new_tag("span", attrs={"class": "fragment code-step"})
+        for nodes in lines[start - 1 : end]:
+            step.extend(nodes)
+        code.append(step)
+        line = end + 1
+    for nodes in lines[line - 1 :]:
+        code.extend(nodes)
+    return len(spans)
 
 
 def _filename(block: Tag) -> str:
