@@ -3,8 +3,9 @@
 // The instructor notes (<details class="instructor">) are for whoever
 // teaches, so reading pages hide them (instructor.css) until this switch
 // shows them; the choice is remembered in localStorage. Shift+P opens the
-// deck at the slide on screen, like the "Present" link next to the switch
-// (Material already uses p , n . f s / without Shift).
+// deck at the slide on screen, at the screen that holds what is at the top
+// of the window, like the "Present" link next to the switch (Material
+// already uses p , n . f s / without Shift).
 (() => {
   
 
@@ -48,6 +49,39 @@
       /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
   }
 
+  // The deck's screen for what is at the top of the window: the page's
+  // top-level blocks, cut at the author's screen breaks as the deck cuts
+  // them (decklayout._cut_screens), a part with nothing on stage (only
+  // reading-only blocks) being no screen. Zero-based.
+  const OFF_STAGE = ".reading, .notebook-download, details.instructor";
+  function screenOnTop() {
+    const article = document.querySelector("article.md-content__inner");
+    if (!article) return 0;
+    const header = document.querySelector(".md-header");
+    const top = header ? header.getBoundingClientRect().bottom : 0;
+    let screens = 0; // screens complete before the current part
+    let staged = false; // the current part has something on stage
+    let found = -1;
+    for (const el of article.children) {
+      if (el.classList.contains("screen-break")) {
+        if (found >= 0) break;
+        if (staged) screens += 1;
+        staged = false;
+        continue;
+      }
+      if (!el.matches(OFF_STAGE) && !el.matches("script, style")) staged = true;
+      if (found < 0 && el.getBoundingClientRect().bottom > top) found = screens;
+    }
+    if (found < 0) found = staged ? screens : Math.max(screens - 1, 0);
+    else if (!staged) found = Math.max(found - 1, 0); // a reading-only part
+    return found;
+  }
+
+  function present(link) {
+    const screen = screenOnTop();
+    window.location.href = link.href + (screen > 0 ? `/${screen + 1}` : "");
+  }
+
   document.addEventListener("keydown", (event) => {
     if (event.key !== "P" || !event.shiftKey) return;
     if (event.ctrlKey || event.altKey || event.metaKey) return;
@@ -55,7 +89,14 @@
     const link = document.querySelector(".present-link");
     if (!link) return;
     event.preventDefault();
-    window.location.href = link.href;
+    present(link);
+  });
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest && event.target.closest(".present-link");
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey ||
+        event.shiftKey || event.altKey) return; // a new tab: the slide
+    event.preventDefault();
+    present(link);
   });
 
   apply(remembered());

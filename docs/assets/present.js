@@ -118,16 +118,18 @@
     window.location.href = stack.getAttribute("data-reading") + (anchor ? `#${anchor}` : "");
   }
 
-  // Back from the reading page (Shift+P opens #/N): the screen and step R
-  // left, if R left slide N.
+  // Back from the reading page (Shift+P opens #/N, or #/N/V for the screen
+  // it was scrolled to): the screen and step R left, if R left that screen.
   function backToPlace() {
     let place = null;
     try {
       place = JSON.parse(window.sessionStorage.getItem(RETURN) || "null");
       window.sessionStorage.removeItem(RETURN);
     } catch (_e) { return; }
-    const asked = /^#\/(\d+)$/.exec(window.location.hash);
+    // #/N, or #/N/V: the reading page names the screen it was scrolled to.
+    const asked = /^#\/(\d+)(?:\/(\d+))?$/.exec(window.location.hash);
     if (!place || !asked || asked[1] !== place.slide) return;
+    if (asked[2] !== undefined && Number(asked[2]) - 1 !== (place.v || 0)) return;
     const h = window.Reveal.getIndices().h;
     window.Reveal.slide(h, place.v || 0, place.f === undefined ? -1 : place.f);
   }

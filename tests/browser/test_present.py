@@ -302,6 +302,35 @@ def test_r_and_shift_p_keep_the_place(deck, lesson):
     assert on_slide(page) == SLIDE
 
 
+def test_shift_p_on_a_fresh_reading_page_opens_the_screen_read(deck, lesson):
+    """A reading page opened on its own (no deck visited), scrolled to a
+    heading: Shift+P opens the deck on the screen that shows it, and the
+    Present link does the same."""
+    page = deck.open(reading_page(lesson, SLIDE))
+    anchors = page.eval_on_selector_all(
+        "article h2[id]", "(hs) => hs.map((h) => h.id)"
+    )
+    assert anchors, f"slide {SLIDE}'s reading page has no section heading"
+    for i, anchor in enumerate(anchors):
+        page.goto(page.url.split("#")[0])
+        page.evaluate("window.sessionStorage.clear()")
+        page.locator(f"h2#{anchor}").evaluate(
+            "(h) => window.scrollTo(0, h.getBoundingClientRect().top + "
+            "window.scrollY - document.querySelector('.md-header')"
+            ".getBoundingClientRect().bottom)"
+        )
+        if i % 2:
+            page.locator(".present-link").click()
+        else:
+            page.locator("body").press("Shift+P")
+        wait_ready(page)
+        shown = page.locator(
+            f'[data-slide="{SLIDE}"] > section.present #s{SLIDE}-{anchor}'
+        )
+        expect(shown).to_have_count(1)
+        assert on_slide(page) == SLIDE
+
+
 @pytest.mark.parametrize("key", ["ArrowRight", "Space", "PageDown"])
 def test_one_key_steps_through_every_screen_and_step(browser, built_site, key):
     """From the first screen to the last with one key only: every screen
