@@ -92,7 +92,7 @@
     present(link);
   });
   document.addEventListener("click", (event) => {
-    const link = event.target.closest && event.target.closest(".present-link");
+    const link = event.target.closest?.(".present-link");
     if (!link || event.button !== 0 || event.ctrlKey || event.metaKey ||
         event.shiftKey || event.altKey) return; // a new tab: the slide
     event.preventDefault();
