@@ -27,6 +27,11 @@ LESSON = read_lesson()
 # the lesson source that the deck fixes"); the
 # site must NOT repeat them, so they are not expected facts.
 ERRATA_TEXTS = {
+    2: [
+        "Explain why splitting into h heads captures diverse relationship "
+        "types simultaneously",
+        "Prove that MHA parameter count = 4·d_model² regardless of h",
+    ],
     9: ["reveals interpretable patterns"],
     17: [
         "the wall-clock time is the same as single-head",
