@@ -71,7 +71,7 @@ RETITLED = {
     13: "Teach it back: the dataflow",
     14: "Predict the shapes: d_model=8, h=2, T=4, B=1",
     18: "Teach it back: what more heads cost",
-    20: "Parameter count is 4·d_model² for any h",
+    20: "Parameter count: 4·d_model² for any h, bias-free",
     21: "By analogy: why the count stays 4·d_model²",
     22: "Predict the parameter count for any h",
     24: "What each head count costs",
@@ -358,3 +358,24 @@ def test_landing_page_has_objectives_parts_and_how_to_use(built_site):
     assert "lesson 80" in text
     # How long: the class period the notes add up to (present.py).
     assert re.search(r"how long: \d+ min", text), "no class period"
+
+
+def test_a_section_slide_lists_its_part_from_the_slides_themselves(built_site):
+    """part_contents(): each Section slide links every other slide of its
+    part, in order, under the title that slide's front matter gives (a
+    retitled slide is renamed there too)."""
+    lesson = read_deck(ROOT)
+    sections = [s for s in lesson.slides if s.kind == "Section"]
+    assert sections
+    for slide in sections:
+        page = built_site / lesson.docs_rel(slide).replace(".md", ".html")
+        raw = page.read_text(encoding="utf-8")
+        links = re.findall(r'<li><a href="([^"]+)">([^<]+)</a></li>', raw)
+        expected = [
+            (Path(lesson.docs_rel(s)).with_suffix(".html").name, s.title)
+            for s in lesson.slides
+            if s.part == slide.part and s is not slide
+        ]
+        assert [(h, html.unescape(t)) for h, t in links] == expected, (
+            f"slide {slide.number}"
+        )

@@ -27,6 +27,8 @@ fastcheck`` (``template_problems``).
 
 from __future__ import annotations
 
+import posixpath
+
 import re
 from html import escape
 
@@ -133,6 +135,26 @@ def define_env(env):
             )
         except ValueError as exc:
             raise ValueError(_where(env, lesson, target) + str(exc)) from None
+
+    @env.macro
+    def part_contents():
+        """A slide's part, the other slides of it in order: a numbered
+        list of their titles, each linked, read from the slides' front
+        matter (a Section slide's contents, never typed again)."""
+        lesson = plugin()
+        here = lesson.deck.page_at(env.page.file.src_uri)
+        if here is None:
+            raise ValueError(
+                f"{env.page.file.src_uri}:1: part_contents(): only a slide "
+                "has a part; call it on a slide under docs/slides/"
+            )
+        folder = posixpath.dirname(lesson.deck.docs_rel(here))
+        others = [s for s in lesson.deck.slides if s.part == here.part]
+        return "\n".join(
+            f"{i}. [{escape(s.title)}]"
+            f"({posixpath.relpath(lesson.deck.docs_rel(s), folder)})"
+            for i, s in enumerate((s for s in others if s is not here), 1)
+        )
 
     @env.macro
     def lesson_parts():
