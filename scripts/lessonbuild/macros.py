@@ -28,7 +28,6 @@ fastcheck`` (``template_problems``).
 from __future__ import annotations
 
 import posixpath
-
 import re
 from html import escape
 
