@@ -670,14 +670,7 @@ PRINT_JS = """(stage) => {
     "edition",
     [
         "slides",
-        pytest.param(
-            "notes",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the notes PDF has one page more than the print view "
-                "lays out (221 for 220): not found yet",
-            ),
-        ),
+        "notes",
     ],
 )
 def test_the_handout_prints_every_page_readable(
