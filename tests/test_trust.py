@@ -285,6 +285,31 @@ def test_cache_is_keyed_by_data_and_verifies_records(tmp_path):
     )
 
 
+def test_data_read_from_c_is_in_the_key(tmp_path):
+    """torch.from_file reads through C++'s own open: no audit event, no
+    record of the read. The data file is in every run's key anyway, so
+    editing it re-runs the snippet (here: drift), never a stale cache."""
+    root = tiny_site(
+        tmp_path,
+        "import torch\n"
+        'print(torch.from_file("data/n.bin", size=2, dtype=torch.uint8)'
+        ".tolist())\n",
+        "[65, 66]",
+    )
+    (root / "data").mkdir()
+    (root / "data/n.bin").write_bytes(b"AB")
+    cache = tmp_path / "cache"
+    first = engine_check(root, cache=cache)
+    assert (first.ran, first.problems) == (1, [])
+    assert engine_check(root, cache=cache).cached == 1
+    (root / "data/n.bin").write_bytes(b"AC")
+    changed = engine_check(root, cache=cache)
+    assert changed.ran == 1, "the edited data file did not re-run the snippet"
+    [drift] = changed.problems
+    assert drift.kind == "drift"
+    assert changed.outputs["snippets/01_one.py"] == "[65, 67]\n"
+
+
 # --- 5. no escaped processes -------------------------------------------------
 
 ESCAPES = """\

@@ -1,7 +1,9 @@
 """The run cache: a snippet's result, keyed by everything it depends on.
 
 The key hashes the snippet file and its path, every file of the
-``mha_ref`` package the snippet imports, the Python version, every
+``mha_ref`` package the snippet imports, every data file of the
+repository (what a run may read from C, unseen: ``data_files``), the
+Python version, every
 installed package's version (torch's build included), today's date (UTC:
 a run may read the clock; the engine cannot fix it) and the engine code
 that runs and judges it; the environment of a run is fixed
@@ -78,6 +80,12 @@ def base_key(snippets_dir: Path) -> str:
     torch = find_package("torch", snippets_dir)
     if torch is not None and (torch / "version.py").is_file():
         _digest_files(h, torch, [torch / "version.py"])
+    # Data a run may read from C (torch.from_file, a C library's own
+    # fopen), where the audit hook sees no "open": every such file of the
+    # repository is in every key (see data_files).
+    root = snippets_dir.parent
+    h.update(b"data\0")
+    _digest_files(h, root, [root / rel for rel in data_files(root)])
     mha_ref = find_package("mha_ref", snippets_dir)
     if mha_ref is not None:
         files = [
@@ -90,6 +98,39 @@ def base_key(snippets_dir: Path) -> str:
         h.update(b"mha_ref\0")
         _digest_files(h, mha_ref, files)
     return h.hexdigest()
+
+
+#: Not data a run reads from C: the pages, the site's assets and theme (docs/,
+#: keyed page by page by the build), the tests, the build's own code
+#: (scripts/; its engine part is in the key already), and what git keeps.
+_NOT_DATA_FOLDERS = (
+    "docs",
+    "overrides",
+    "tests",
+    "scripts",
+    ".git",
+    ".github",
+)
+#: Sources: Python reads them with ``open`` (seen by the audit hook),
+#: Markdown is a page's text.
+_NOT_DATA_SUFFIXES = (".py", ".md")
+
+
+def data_files(root: Path) -> list[str]:
+    """The repository's files a snippet may read without ``open`` being
+    seen: every file the whole-tree guard watches (git's list, or the
+    walk outside a work tree), but the pages, sources and folders above.
+    Editing one of them re-runs every snippet: the price of a key that
+    never lies (issue 31)."""
+    from .guard import fingerprint_paths
+
+    return [
+        rel
+        for rel in fingerprint_paths(root)
+        if rel.split("/", 1)[0] not in _NOT_DATA_FOLDERS
+        and not rel.endswith(_NOT_DATA_SUFFIXES)
+        and "__pycache__" not in rel.split("/")
+    ]
 
 
 def installed_versions() -> list[str]:

@@ -73,13 +73,28 @@ def _walked(root: Path, top: Path, skip_products: bool) -> list[str]:
     return out
 
 
-def fingerprint(root: Path) -> dict[str, str]:
-    """{path: sha256 of its bytes (a link: of its target's name)} for
-    every file the guard watches."""
+def fingerprint_paths(root: Path) -> list[str]:
+    """The repository's own files, relative: tracked and untracked (git's
+    list), or outside a work tree every file but the build's products;
+    never a site being built, nor a product git was not told to ignore
+    (a tree without the project's .gitignore, as sitediff builds)."""
     root = Path(root)
     rels = _listed(root)
     if rels is None:
         rels = _walked(root, root, skip_products=True)
+    return sorted(
+        rel
+        for rel in set(rels)
+        if BUILDING not in rel.split("/", 1)[0]
+        and rel.split("/", 1)[0] not in PRODUCTS
+    )
+
+
+def fingerprint(root: Path) -> dict[str, str]:
+    """{path: sha256 of its bytes (a link: of its target's name)} for
+    every file the guard watches."""
+    root = Path(root)
+    rels = fingerprint_paths(root)
     git = root / ".git"
     if git.is_dir():
         for name in GIT_GUARDED:
@@ -87,14 +102,7 @@ def fingerprint(root: Path) -> dict[str, str]:
                 rels += _walked(root, git / name, skip_products=False)
             elif (git / name).exists():
                 rels.append(f".git/{name}")
-    out = {}
-    for rel in sorted(set(rels)):
-        top = rel.split("/", 1)[0]
-        # a site being built, or a product git was not told to ignore
-        # (a tree without the project's .gitignore, as sitediff builds)
-        if BUILDING not in top and top not in PRODUCTS:
-            out[rel] = _digest(root / rel)
-    return out
+    return {rel: _digest(root / rel) for rel in sorted(set(rels))}
 
 
 def _digest(path: Path) -> str:
