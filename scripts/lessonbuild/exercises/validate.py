@@ -382,6 +382,9 @@ def _choices(c, data, common, tables, kind):
             f"{kind} has {got} marked 'correct: true'; expected exactly "
             f"one {noun}",
         )
+    rows = []
+    if kind == "check" and len(result) == len(options):
+        rows = _check_variants(c, data, options, result, table, table_id)
     if c.problems or len(t) != 2:
         return None
     if kind == "eliminate":
@@ -391,9 +394,6 @@ def _choices(c, data, common, tables, kind):
             options=result,
             explanation=t["explanation"],
         )
-    rows = _check_variants(c, data, options, result, table, table_id)
-    if c.problems:
-        return None
     return Check(
         **common,
         question=t["question"],
@@ -447,16 +447,19 @@ def _check_variants(c, data, raw_options, options, table, table_id):
     option's number is the engine's and equals its formula in every
     variant, and no two options read the same in any variant. Without
     ``variants`` no text may hold a placeholder. Returns the rows."""
-    texts = [("the question", data.get("question"), data.line_of("question"))]
-    texts.append(
-        ("the explanation", data.get("explanation"), data.line_of("explanation"))
-    )
+    texts = [
+        (f"the {key}", data.get(key), data.line_of(key))
+        for key in ("question", "explanation")
+    ]
     for o, raw in zip(options, raw_options, strict=True):
         texts.append((f"option {o.letter} text", o.text, raw.line_of("text")))
         if o.note:
             texts.append(
-                (f"option {o.letter} '{_NOTE['check']}'", o.note,
-                 raw.line_of(_NOTE["check"]))
+                (
+                    f"option {o.letter} '{_NOTE['check']}'",
+                    o.note,
+                    raw.line_of(_NOTE["check"]),
+                )
             )
     for what, text, line0 in texts:
         if isinstance(text, str):
