@@ -22,18 +22,10 @@ for B, T, d_model, h in [
     q = split_heads(mha.W_Q(x), h)  # (B, h, T, d_k)
     averaged = weights.mean(dim=1)  # (B, T, T): the heads averaged
     shapes = [shape_str(t.shape) for t in (averaged, q, out, weights)]
-    rows.append([B, T, d_model, h, *shapes])
+    rows.append([B, T, d_model, h, mha.d_k, *shapes])
 # --8<-- [end:show]
 from mha_ref import publish_table  # noqa: E402
 
-columns = [
-    "B",
-    "T",
-    "d_model",
-    "h",
-    "averaged",
-    "queries",
-    "output",
-    "weights",
-]
+columns = ["B", "T", "d_model", "h", "d_k"]
+columns += ["averaged", "queries", "output", "weights"]
 publish_table("shapes", columns, rows)
