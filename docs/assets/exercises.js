@@ -562,7 +562,7 @@
       });
     }
     keyAfterTry();
-    w.save();
+    if (variants) w.save(); // the variant drawn stays through reloads
     if (w.state.choice) {
       radios.forEach((r) => {
         r.checked = r.value === w.state.choice;
