@@ -479,11 +479,21 @@
     if (w.state.committed) commit(true);
   };
 
+  // Check: pick one option. With variants (a data-ex-spec), one set of
+  // numbers at a time, drawn as a fill-in draws them; "Try another" puts
+  // new numbers in every text, clears the pick, and the key hides again
+  // until a try on these numbers. The right option is the same letter in
+  // every variant.
   KINDS.check = (w) => {
     const key = one(w.el, ".ex-key");
     const answer = one(key, "[data-ex-answer]").getAttribute("data-ex-answer");
     const radios = all(w.el, "input.ex-radio");
+    const variants = drawVariant(w);
     radios.forEach(show);
+    function keyAfterTry() {
+      const tried = (w.state.tried || []).length > 0;
+      w.keyAfterTry(tried && (!variants || w.state.triedVariant === w.state.variant));
+    }
     function option(letter) {
       return one(w.el, `.ex-option[data-ex-option="${letter}"]`);
     }
@@ -496,6 +506,7 @@
       }
       const letter = picked.value;
       w.keyAfterTry(true);
+      w.state.triedVariant = w.state.variant;
       w.state.choice = letter;
       w.state.tried = (w.state.tried || []).filter((t) => t !== letter);
       w.state.tried.push(letter);
@@ -533,13 +544,30 @@
     w.on("check", () => {
       check(false);
     });
-    const tried = (w.state.tried || []).length > 0;
-    w.keyAfterTry(tried);
+    if (variants) {
+      w.on("another", () => {
+        variants.another();
+        delete w.state.choice;
+        radios.forEach((r) => {
+          r.checked = false;
+        });
+        w.changed(all(w.el, ".ex-option"));
+        all(w.el, "details.ex-key").forEach((d) => {
+          d.open = false;
+        });
+        keyAfterTry();
+        w.save();
+        w.announce(`New numbers: ${speech(one(w.el, ".ex-prompt"))}`);
+        radios[0].focus();
+      });
+    }
+    keyAfterTry();
+    if (variants) w.save(); // the variant drawn stays through reloads
     if (w.state.choice) {
       radios.forEach((r) => {
         r.checked = r.value === w.state.choice;
       });
-      if (tried) w.notChecked();
+      if ((w.state.tried || []).length > 0) w.notChecked();
     }
   };
 
@@ -880,28 +908,53 @@
     if (w.state.order && wasChecked) w.notChecked();
   };
 
+  // The variants of an exercise whose numbers the snippet engine
+  // computed (its data-ex-spec): one is shown at a time, remembered in
+  // state.variant; a first visit draws one at random. Returns null for an
+  // exercise without variants.
+  function drawVariant(w) {
+    const script = one(w.el, "script.ex-spec");
+    const spec = script && JSON.parse(script.textContent);
+    if (!spec?.vars) return null;
+    const n = spec.vars.length;
+    if (!(w.state.variant >= 0 && w.state.variant < n)) {
+      w.state.variant = Math.floor(Math.random() * n);
+    }
+    function show() {
+      const vars = spec.vars[w.state.variant];
+      all(w.el, "[data-ex-var]").forEach((span) => {
+        span.textContent = vars[span.getAttribute("data-ex-var")];
+      });
+    }
+    show();
+    return {
+      show: show,
+      // A different variant from the one shown, its numbers in place.
+      another() {
+        let next = w.state.variant;
+        while (n > 1 && next === w.state.variant) next = Math.floor(Math.random() * n);
+        w.state.variant = next;
+        show();
+      },
+    };
+  }
+
   // Fill-in: one variant at a time; "Try another" draws a new one. Every
   // cell must hold an answer before Check counts as a try; each wrong
   // cell says why, from the author's explanation of that wrong form.
   KINDS["fill-in"] = (w) => {
     const spec = JSON.parse(one(w.el, "script.ex-spec").textContent);
     const cells = all(w.el, ".ex-blank");
-    const n = spec.vars.length;
+    const variants = drawVariant(w);
     all(w.el, ".ex-blank__nojs").forEach((s) => {
       s.hidden = true;
     });
-    if (!(w.state.variant >= 0 && w.state.variant < n)) {
-      w.state.variant = Math.floor(Math.random() * n);
-    }
     w.state.values = w.state.values || {};
     function input(td) {
       return one(td, "input");
     }
     function showVariant() {
-      const vars = spec.vars[w.state.variant];
-      all(w.el, "[data-ex-var]").forEach((span) => {
-        span.textContent = vars[span.getAttribute("data-ex-var")];
-      });
+      variants.show();
       w.keyAfterTry(w.state.triedVariant === w.state.variant);
     }
     function template(selector) {
@@ -987,9 +1040,7 @@
       });
     }
     function another() {
-      let next = w.state.variant;
-      while (n > 1 && next === w.state.variant) next = Math.floor(Math.random() * n);
-      w.state.variant = next;
+      variants.another();
       w.state.values = {};
       cells.forEach((td) => {
         input(td).value = "";

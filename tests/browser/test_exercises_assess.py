@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 import lessonbuild.exercises as ex
 from lessonbuild import engine
 from lessonbuild.deck import read_deck
-from lessonbuild.exercises.model import FillIn
+from lessonbuild.exercises.model import Check, FillIn
 from lessonbuild.settings import read_settings
 from tests.test_exercises_variants import CASES, case_spec, right_forms
 
@@ -145,9 +145,10 @@ def test_eliminate_never_names_the_survivor_before_the_end(lesson_pages):
 
 
 @pytest.fixture(scope="module")
-def lesson_fill_ins():
-    """{page: (exercise, engine table rows)} for every lesson fill-in,
-    the tables from the snippet engine (its cache, as the build)."""
+def lesson_variants():
+    """{page: exercise} for every lesson exercise with variants (fill-ins
+    and checks), the tables from the snippet engine (its cache, as the
+    build)."""
     deck = read_deck(ROOT, parts=read_settings(ROOT).parts)
     result = engine.check(
         deck, timeout=300, jobs=2, cache_dir=ROOT / ".cache" / "engine"
@@ -161,17 +162,34 @@ def lesson_fill_ins():
                 first_line=fence.line,
                 tables=result.tables,
             )
-            if isinstance(exercise, FillIn):
+            if getattr(exercise, "rows", None):
                 name = deck.docs_rel(slide)[: -len(".md")] + ".html"
                 found[name] = exercise
+    return found
+
+
+@pytest.fixture(scope="module")
+def lesson_fill_ins(lesson_variants):
+    found = {
+        name: e for name, e in lesson_variants.items() if isinstance(e, FillIn)
+    }
     assert len(found) >= 6
     return found
 
 
-def shown_variant(section, exercise: FillIn) -> dict[str, str]:
-    """The engine's row for the numbers the prompt shows now."""
+@pytest.fixture(scope="module")
+def lesson_checks(lesson_variants):
+    found = {
+        name: e for name, e in lesson_variants.items() if isinstance(e, Check)
+    }
+    assert {e.id for e in found.values()} >= {"param-count-512", "attn-shape"}
+    return found
+
+
+def shown_variant(section, exercise: FillIn | Check) -> dict[str, str]:
+    """The engine's row for the numbers the page shows now."""
     shown = {
-        span.get_attribute("data-ex-var"): span.inner_text()
+        span.get_attribute("data-ex-var"): span.text_content()
         for span in section.locator("[data-ex-var]").all()
     }
     rows = [
@@ -229,6 +247,60 @@ def test_try_another_changes_the_numbers_and_grades_the_new_answer(
             if first[cell.column] != second[cell.column]:
                 mark, _ = grade(section, r, first[cell.column])
                 assert "wrong" in mark, (name, "the old numbers' answer")
+
+
+def pick_and_check(section, letter: str):
+    """Pick option ``letter``, press Check; the feedback panel."""
+    section.locator(f'.ex-option[data-ex-option="{letter}"] label').click()
+    section.get_by_role("button", name="Check", exact=True).click()
+    feedback = section.locator(".ex-feedback")
+    expect(feedback).to_contain_text(f"{letter} is")
+    return feedback
+
+
+def test_try_another_on_a_check_redraws_every_number_and_grades_by_option(
+    lesson_pages, lesson_checks
+):
+    """Slides 37 and 39: the options show the drawn variant's engine
+    numbers; "Try another" redraws them, clears the pick, the verdict and
+    the key; the marked option is right for the new numbers and a
+    tempting one is wrong, with what tempts towards it, in those
+    numbers."""
+    for name, exercise in lesson_checks.items():
+        page = lesson_pages.open(name)
+        section = page.locator("section.ex-check")
+        right = next(o for o in exercise.options if o.correct)
+        tempting = next(o for o in exercise.options if not o.correct)
+        first = shown_variant(section, exercise)
+        feedback = pick_and_check(section, tempting.letter)
+        expect(feedback).to_contain_text(f"Why {tempting.letter} tempts")
+
+        section.get_by_role("button", name="Try another").click()
+        second = shown_variant(section, exercise)
+        assert second != first, f"{name}: Try another kept the numbers"
+        assert not any(
+            r.is_checked() for r in section.get_by_role("radio").all()
+        )
+        expect(section.locator(".ex-feedback")).to_be_hidden()
+        expect(section.locator(".ex-mark").first).to_have_text("")
+        assert all(hidden_keys(section)), "the key stayed open for new numbers"
+        for o in exercise.options:
+            text = section.locator(
+                f'.ex-option[data-ex-option="{o.letter}"] .ex-option__text'
+            )
+            expect(text).to_contain_text(second[o.column])
+
+        feedback = pick_and_check(section, tempting.letter)
+        expect(feedback).to_contain_text(f"{tempting.letter} is not it")
+        expect(feedback).to_contain_text(f"Why {tempting.letter} tempts")
+        for column in re.findall(r"(?<![\w\\}])\{(\w+)\}", tempting.note):
+            expect(feedback).to_contain_text(second[column])
+        expect(feedback).not_to_contain_text("Explanation")
+
+        feedback = pick_and_check(section, right.letter)
+        expect(feedback).to_contain_text(f"{right.letter} is the answer")
+        expect(feedback).to_contain_text(second[right.column])
+        expect(feedback).not_to_contain_text("tempts")
 
 
 def test_each_fill_in_takes_equivalent_forms_and_explains_wrong_ones(

@@ -53,12 +53,13 @@ _ALL = (
     Kind(
         "check",
         ("question", "options", "explanation"),
-        (),
+        ("variants",),
         "Check",
         model.Check,
         validate.build_check,
         "check.html",
-        (("check", "Check"),),
+        (("check", "Check"), ("another", "Try another")),
+        render.check_view,
     ),
     Kind(
         "eliminate",

@@ -61,13 +61,24 @@ class Option:
     correct: bool
     note: str | None
     id: str | None = None  # what {{ ref(exercise, option) }} names
+    # With variants: the table column holding this option's number, and
+    # the formula (in the lesson's symbols) it must equal in every variant.
+    column: str | None = None
+    formula: str | None = None
+    line: int | None = None  # 1-based line of its formula (drift report)
 
 
 @dataclass
 class Check(Exercise):
+    """Pick one option; with ``variants`` (a published table, one row per
+    variant) the texts hold {column} placeholders, one variant is shown
+    at a time and "Try another" draws a new one, as a fill-in does."""
+
     question: str
     options: list[Option]
     explanation: str
+    variants: str | None = None  # the table id, e.g. "37_variants.counts"
+    rows: list[dict[str, str]] = field(default_factory=list)
 
     kind = "check"
 

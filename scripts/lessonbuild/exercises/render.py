@@ -25,15 +25,17 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context
 from markupsafe import Markup
 
 from . import answers
-from .model import Buckets, Exercise, FillIn, Order
+from .model import Buckets, Check, Exercise, FillIn, Order
 
 __all__ = [
     "RenderContext",
     "buckets_view",
+    "check_view",
     "fill_in_view",
     "order_view",
     "plain_text",
     "render",
+    "variant_markup",
 ]
 
 
@@ -92,13 +94,14 @@ def order_view(ex: Order, ctx: RenderContext) -> dict:
 _VAR = re.compile(r"(?<![\w\\}])\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
-    """The prompt with the first variant's numbers in place (each in a
-    span the script rewrites for another variant), and the spec the
-    script judges with: every variant's symbol values and engine answers,
-    the random points and the formula's values there, and each wrong
-    form's values. No answer is text on the page: the spec is data."""
-    first = ex.rows[0]
+def variant_markup(
+    text: str, to_html: Callable[[str], str], row: dict[str, str] | None
+) -> str:
+    """``text`` as HTML with each {name} the variant ``row``'s value, in a
+    span the script rewrites when "Try another" draws another variant
+    (``row`` None: no variants, the text as it is)."""
+    if row is None:
+        return to_html(text)
     # {name} becomes a token Markdown leaves alone (attr_list would read
     # a trailing "{h}" as attributes), then the variant's span.
     names: list[str] = []
@@ -107,14 +110,32 @@ def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
         names.append(m[1])
         return f"xexvarx{len(names) - 1}x"
 
-    prompt = ctx.block(_VAR.sub(token, ex.prompt))
+    out = to_html(_VAR.sub(token, text))
     for i, name in enumerate(names):
-        prompt = prompt.replace(
+        out = out.replace(
             f"xexvarx{i}x",
             f'<span class="ex-var" data-ex-var="{html.escape(name)}">'
-            f"{html.escape(first[name])}</span>",
+            f"{html.escape(row[name])}</span>",
         )
-    prompt = Markup(prompt)
+    return out
+
+
+def check_view(ex: Check, ctx: RenderContext) -> dict:
+    """A check's variants, as data the script draws from: each variant's
+    values by column. Which option is right is the same in every variant
+    (the key's letter); no value says which one it is."""
+    if not ex.rows:
+        return {"spec": None}
+    return {"spec": {"vars": ex.rows}}
+
+
+def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
+    """The prompt with the first variant's numbers in place (each in a
+    span the script rewrites for another variant), and the spec the
+    script judges with: every variant's symbol values and engine answers,
+    the random points and the formula's values there, and each wrong
+    form's values. No answer is text on the page: the spec is data."""
+    prompt = Markup(variant_markup(ex.prompt, ctx.block, ex.rows[0]))
     scopes = []
     for row in ex.rows:
         scope = {}
@@ -202,6 +223,18 @@ _ENV = Environment(
 _ENV.filters["plain"] = lambda value: plain_text(str(value))
 _ENV.filters["block"] = _block
 _ENV.filters["inline"] = _inline
+
+
+@pass_context
+def _variant(context, text, how="inline") -> Markup:
+    """Markdown with the first variant's values in place (when the
+    exercise has variants), for texts that hold {column} placeholders."""
+    ctx, rows = context["ctx"], getattr(context["ex"], "rows", None)
+    to_html = ctx.inline if how == "inline" else ctx.block
+    return Markup(variant_markup(text, to_html, rows[0] if rows else None))
+
+
+_ENV.filters["variant"] = _variant
 
 
 def render(ex: Exercise, ctx: RenderContext, kind) -> str:

@@ -260,6 +260,16 @@ def build_discussion(c, data, common, tables):
 def _choices(c, data, common, tables, kind):
     note_key = _NOTE[kind]
     t = _texts(c, data, ("question", "explanation"), kind)
+    table_id = table = None
+    if "variants" in data:
+        table_id = c.text(
+            data["variants"], data.line_of("variants"), "'variants'"
+        )
+        if table_id is None:
+            return None
+        table = _variants_table(c, data, tables, table_id, kind)
+        if table is None:
+            return None
     options = c.sequence(data, "options", kind, 2)
     if options is None:
         return None
@@ -284,7 +294,10 @@ def _choices(c, data, common, tables, kind):
                 f"'- text: …' with 'correct: true' or '{note_key}: …'",
             )
             continue
-        c.keys(raw, ("text",), ("correct", note_key, "id"), what)
+        optional = ("correct", note_key, "id")
+        if kind == "check":
+            optional += ("column", "formula")
+        c.keys(raw, ("text",), optional, what)
         option_id = raw.get("id")
         if option_id is not None and not (
             isinstance(option_id, str) and _ID.match(option_id)
@@ -343,8 +356,18 @@ def _choices(c, data, common, tables, kind):
                     "different options",
                 )
             seen.setdefault(text, letter)
+        column, formula, fline = _option_value(c, raw, what, table)
         result.append(
-            Option(letter, text or "", bool(correct), note, option_id)
+            Option(
+                letter,
+                text or "",
+                bool(correct),
+                note,
+                option_id,
+                column,
+                formula,
+                fline,
+            )
         )
     right = [o.letter for o in result if o.correct]
     if len(right) != 1:
@@ -359,15 +382,251 @@ def _choices(c, data, common, tables, kind):
             f"{kind} has {got} marked 'correct: true'; expected exactly "
             f"one {noun}",
         )
+    rows = []
+    if kind == "check" and len(result) == len(options):
+        rows = _check_variants(c, data, options, result, table, table_id)
     if c.problems or len(t) != 2:
         return None
-    cls = Check if kind == "check" else Eliminate
-    return cls(
+    if kind == "eliminate":
+        return Eliminate(
+            **common,
+            question=t["question"],
+            options=result,
+            explanation=t["explanation"],
+        )
+    return Check(
         **common,
         question=t["question"],
         options=result,
         explanation=t["explanation"],
+        variants=table_id,
+        rows=rows,
     )
+
+
+def _option_value(c, raw, what, table):
+    """An option's (column, formula, formula line): the engine's number
+    for it in each variant, and what that number must equal."""
+    given = [k for k in ("column", "formula") if k in raw]
+    if not given:
+        return None, None, None
+    if table is None:
+        c.add(
+            raw.line_of(given[0]),
+            f"{what} has '{given[0]}' but the exercise has no 'variants' "
+            "table; expected 'variants: \"<snippet stem>.<table>\"' to go "
+            "with option columns",
+        )
+        return None, None, None
+    if len(given) == 1:
+        missing = "formula" if given[0] == "column" else "column"
+        c.add(
+            raw.line_of(given[0]),
+            f"{what} has '{given[0]}' but no '{missing}'; expected both: "
+            "the variants table's column holding the option's number and "
+            "its formula in the lesson's symbols",
+        )
+        return None, None, None
+    column = c.text(raw["column"], raw.line_of("column"), f"{what} column")
+    formula = c.text(raw["formula"], raw.line_of("formula"), f"{what} formula")
+    if column is None or formula is None:
+        return None, None, None
+    if column not in table.columns:
+        c.add(
+            raw.line_of("column"),
+            f"{what} names unknown column '{column}'"
+            f"{_did_you_mean(column, table.columns)}; expected one of: "
+            + ", ".join(f"'{h}'" for h in table.columns),
+        )
+        return None, None, None
+    return column, formula, c.base + raw.line_of("formula")
+
+
+def _check_variants(c, data, raw_options, options, table, table_id):
+    """A check with ``variants``: every {placeholder} is a column, each
+    option's number is the engine's and equals its formula in every
+    variant, and no two options read the same in any variant. Without
+    ``variants`` no text may hold a placeholder. Returns the rows."""
+    texts = [
+        (f"the {key}", data.get(key), data.line_of(key))
+        for key in ("question", "explanation")
+    ]
+    for o, raw in zip(options, raw_options, strict=True):
+        texts.append((f"option {o.letter} text", o.text, raw.line_of("text")))
+        if o.note:
+            texts.append(
+                (
+                    f"option {o.letter} '{_NOTE['check']}'",
+                    o.note,
+                    raw.line_of(_NOTE["check"]),
+                )
+            )
+    for what, text, line0 in texts:
+        if isinstance(text, str):
+            _placeholders(c, text, line0, what, table, table_id)
+    if table is None or c.problems:
+        return []
+    rows = [dict(zip(table.columns, row, strict=True)) for row in table.rows]
+    answer_columns = {o.column for o in options if o.column}
+    symbols, scopes = _symbols(table, rows, answer_columns)
+    for o, raw in zip(options, raw_options, strict=True):
+        if o.column is None:
+            continue
+        if f"{{{o.column}}}" not in o.text:
+            c.add(
+                raw.line_of("text"),
+                f"option {o.letter} takes its number from column "
+                f"'{o.column}' but its text does not show "
+                f"{{{o.column}}}; expected the text to show the engine's "
+                "number",
+            )
+        shape = o.formula.lstrip().startswith(("(", "["))
+        _agrees(
+            c,
+            f"option {o.letter}",
+            o.column,
+            o.formula,
+            shape,
+            raw.line_of("formula"),
+            (rows, scopes, symbols),
+        )
+    if c.problems:
+        return rows
+    for row in rows:
+        seen: dict[str, str] = {}
+        values: dict[tuple, str] = {}
+        for o, raw in zip(options, raw_options, strict=True):
+            shown = " ".join(_fill(o.text, row).lower().split())
+            same = seen.get(shown)
+            if o.column is not None:
+                shape = o.formula.lstrip().startswith(("(", "["))
+                got = _at(answers.split(row[o.column], shape), [{}])
+                if got is not None:
+                    key = tuple(round(v, 9) for v in got[0])
+                    same = same or values.get(key)
+                    values.setdefault(key, o.letter)
+            if same is not None:
+                c.add(
+                    raw.line_of("text"),
+                    f"in the variant {_describe(row, symbols)} option "
+                    f"{o.letter} comes to the same as option {same} "
+                    f"({_fill(o.text, row)!r}), so the question has two "
+                    "answers there; expected variant values where no two "
+                    "options coincide (change that row of the snippet)",
+                )
+            seen.setdefault(shown, o.letter)
+    return rows
+
+
+#: {name}: where a variant's value goes (not TeX's \text{model}).
+_VAR = re.compile(r"(?<![\w\\}])\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_MATH = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+
+
+def _fill(text: str, row: dict[str, str]) -> str:
+    """``text`` with each {column} replaced by the variant's value."""
+    return _VAR.sub(lambda m: row.get(m[1], m[0]), text)
+
+
+def _placeholders(c, text, line0, what, table, table_id) -> None:
+    """Each {name} in ``text`` is a column of the variants table, and
+    outside math (the page swaps the number in a span, which TeX would
+    not take)."""
+    for math in _MATH.finditer(text):
+        for name in _VAR.findall(math[0]):
+            c.add(
+                line0,
+                f"{what} puts {{{name}}} inside math ({math[0]!r}); "
+                f"expected it outside the math, e.g. '\\(h\\) = {{h}}'",
+            )
+    for name in _VAR.findall(_MATH.sub("", text)):
+        if table is None:
+            c.add(
+                line0,
+                f"{what} shows {{{name}}}, but the exercise has no "
+                "'variants' table to fill it from; expected 'variants: "
+                '"<snippet stem>.<table>"\' (or no braces)',
+            )
+        elif name not in table.columns:
+            c.add(
+                line0,
+                f"{what} shows {{{name}}}, which table '{table_id}' has "
+                f"no column for{_did_you_mean(name, table.columns)}; "
+                "expected one of: "
+                + ", ".join(f"{{{h}}}" for h in table.columns),
+            )
+
+
+def _symbols(table, rows, answer_columns):
+    """The table's columns that give a variant (named like the lesson's
+    symbols, and not an answer), and each variant's values of them."""
+    symbols = [
+        col
+        for col in table.columns
+        if col not in answer_columns and answers.canonical_symbol(col)
+    ]
+    scopes = []
+    for row in rows:
+        scope = {}
+        for col in symbols:
+            value = answers.values(
+                answers.split(row[col], False)[0] if row[col].strip() else "",
+                {},
+            )
+            if isinstance(value, float):
+                scope[answers.canonical_symbol(col)] = value
+        if "d_k" not in scope and {"d_model", "h"} <= set(scope):
+            scope["d_k"] = scope["d_model"] / scope["h"]
+        scopes.append(scope)
+    return symbols, scopes
+
+
+def _variants_table(c, data, tables, table_id, kind):
+    """The published variants table, with at least two rows, or None."""
+    table = _table(c, data, tables, table_id, kind, key="variants")
+    if table is None:
+        return None
+    if len(table.rows) < 2:
+        c.add(
+            data.line_of("variants"),
+            f"table '{table_id}' has {len(table.rows)} row(s); expected at "
+            'least two variants, so "Try another" has another to draw',
+        )
+        return None
+    return table
+
+
+def _agrees(c, what, column, formula, shape, where, variants) -> bool:
+    """The engine's value in ``column`` equals ``formula`` in every
+    variant; each disagreement is a problem at line ``where``."""
+    rows, scopes, symbols = variants
+    parts = answers.split(formula, shape)
+    ok = True
+    for row, scope in zip(rows, scopes, strict=True):
+        engine = answers.split(row[column], shape)
+        want = _at(parts, [scope])
+        got = _at(engine, [{}]) if engine else None
+        if want is None:
+            c.add(
+                where,
+                f"{what} formula {formula!r} cannot be evaluated for the "
+                f"variant {_describe(row, symbols)}"
+                "; expected every symbol it uses to be a column of the "
+                "variants table",
+            )
+            return False
+        if got is None or not _same(got[0], want[0]):
+            ok = False
+            c.add(
+                where,
+                f"{what} ({column}), variant "
+                f"{_describe(row, symbols)}: the "
+                f"snippet engine computed {row[column]!r}, but the formula "
+                f"{formula!r} gives {_show(want[0])}; mha_ref or the formula "
+                "changed: expected them to agree (fix whichever is wrong, "
+                "then rebuild)",
+            )
+    return ok
 
 
 def build_check(c, data, common, tables):
@@ -573,15 +832,8 @@ def build_fill_in(c, data, common, tables):
         )
     if table_id is None:
         return None
-    table = _table(c, data, tables, table_id, "fill-in", key="variants")
+    table = _variants_table(c, data, tables, table_id, "fill-in")
     if table is None:
-        return None
-    if len(table.rows) < 2:
-        c.add(
-            data.line_of("variants"),
-            f"table '{table_id}' has {len(table.rows)} row(s); expected at "
-            'least two variants, so "Try another" has another to draw',
-        )
         return None
     raw_cells = c.sequence(data, "cells", "fill-in", 1)
     if raw_cells is None:
@@ -589,38 +841,14 @@ def build_fill_in(c, data, common, tables):
     answer_columns = {
         cell.get("column") for cell in raw_cells if isinstance(cell, Mapping)
     }
-    symbols = [
-        col
-        for col in table.columns
-        if col not in answer_columns and answers.canonical_symbol(col)
-    ]
     rows = [dict(zip(table.columns, row, strict=True)) for row in table.rows]
-    scopes = []
-    for row in rows:
-        scope = {}
-        for col in symbols:
-            value = answers.values(
-                answers.split(row[col], False)[0] if row[col].strip() else "",
-                {},
-            )
-            if isinstance(value, float):
-                scope[answers.canonical_symbol(col)] = value
-        if "d_k" not in scope and {"d_model", "h"} <= set(scope):
-            scope["d_k"] = scope["d_model"] / scope["h"]
-        scopes.append(scope)
+    symbols, scopes = _symbols(table, rows, answer_columns)
     points = _random_points(common.get("id") or t.get("prompt") or table_id)
     prompt = t.get("prompt")
     if prompt:
-        for name in re.findall(
-            r"(?<![\w\\}])\{([A-Za-z_][A-Za-z0-9_]*)\}", prompt
-        ):
-            if name not in table.columns:
-                c.add(
-                    data.line_of("prompt"),
-                    f"the prompt shows {{{name}}}, which table "
-                    f"'{table_id}' has no column for; expected one of: "
-                    + ", ".join(f"{{{h}}}" for h in table.columns),
-                )
+        _placeholders(
+            c, prompt, data.line_of("prompt"), "the prompt", table, table_id
+        )
     cells = []
     for i, raw in enumerate(raw_cells):
         cell = _fill_in_cell(
@@ -724,29 +952,7 @@ def _fill_in_cell(c, raw, line0, i, table, variants, points):
         )
         return None
     # The engine's value of every variant must be the formula's.
-    for row, scope in zip(rows, scopes, strict=True):
-        engine = answers.split(row[column], shape)
-        want = _at(parts, [scope])
-        got = _at(engine, [{}]) if engine else None
-        if want is None:
-            c.add(
-                where,
-                f"{what} formula {formula!r} cannot be evaluated for the "
-                f"variant {_describe(row, symbols)}"
-                "; expected every symbol it uses to be a column of the "
-                "variants table",
-            )
-            return None
-        if got is None or not _same(got[0], want[0]):
-            c.add(
-                where,
-                f"{what} ({column}), variant "
-                f"{_describe(row, symbols)}: the "
-                f"snippet engine computed {row[column]!r}, but the formula "
-                f"{formula!r} gives {_show(want[0])}; mha_ref or the formula "
-                "changed: expected them to agree (fix whichever is wrong, "
-                "then rebuild)",
-            )
+    _agrees(c, what, column, formula, shape, where, variants)
     wrong = []
     raw_wrong = raw.get("wrong")
     if not isinstance(raw_wrong, list) or not raw_wrong:
