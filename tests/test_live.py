@@ -203,9 +203,12 @@ def test_runs_beyond_the_queue_are_refused_at_once(runner):
         threading.Thread(target=lambda: answers.append(run(runner, loop)))
         for _ in range(1 + live.MAX_WAITING)
     ]
+    started = runner.count  # runs the module's earlier tests started
     threads[0].start()
+    # The first loop is running (not merely sent): only then can the
+    # others wait behind it.
     assert live.wait_until(
-        lambda: runner.jobs.qsize() == 0 and runner.count, 120
+        lambda: runner.jobs.qsize() == 0 and runner.count == started + 1, 120
     )
     for t in threads[1:]:
         t.start()

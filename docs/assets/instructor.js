@@ -77,9 +77,37 @@
     return found;
   }
 
+  // Back to the deck after R: the deck remembered its screen and step
+  // (present.js, sessionStorage "deck/return"). Unless the reader has
+  // scrolled since (by wheel, touch or key), that place wins over the
+  // scroll position, which may still be settling on R's anchor.
+  let scrolledByHand = false;
+  for (const type of ["wheel", "touchmove"]) {
+    window.addEventListener(type, () => { scrolledByHand = true; }, { passive: true });
+  }
+  document.addEventListener("keydown", (event) => {
+    if (/^(Arrow|Page|Home|End| )/.test(event.key) && !typing(event.target)) {
+      scrolledByHand = true;
+    }
+  });
+  function deckRemembers(link) {
+    try {
+      const place = JSON.parse(window.sessionStorage.getItem("deck/return") || "null");
+      const slide = /#\/(\d+)$/.exec(link.getAttribute("href") || "");
+      return Boolean(place && slide && place.slide === slide[1]);
+    } catch (_e) {
+      return false;
+    }
+  }
+
   function present(link) {
-    const screen = screenOnTop();
-    window.location.href = link.href + (screen > 0 ? `/${screen + 1}` : "");
+    if (!scrolledByHand && deckRemembers(link)) {
+      window.location.href = link.href; // #/N: the deck restores its place
+      return;
+    }
+    // #/N/V, V one-based: the screen read, even the first (a bare #/N
+    // would let the deck restore the place R left).
+    window.location.href = `${link.href}/${screenOnTop() + 1}`;
   }
 
   document.addEventListener("keydown", (event) => {

@@ -97,6 +97,9 @@
   // screen and step are remembered for this tab: the reading page's
   // Present link (Shift+P) names only the slide, and comes back to them.
   const RETURN = "deck/return";
+  // The address the deck was opened at: reveal.js rewrites it once it
+  // shows the slide (#/15/1 becomes #/15), so it is read before.
+  const OPENED_AT = window.location.hash;
   function toReading() {
     const stack = currentStack();
     if (!stack) return;
@@ -127,7 +130,7 @@
       window.sessionStorage.removeItem(RETURN);
     } catch (_e) { return; }
     // #/N, or #/N/V: the reading page names the screen it was scrolled to.
-    const asked = /^#\/(\d+)(?:\/(\d+))?$/.exec(window.location.hash);
+    const asked = /^#\/(\d+)(?:\/(\d+))?$/.exec(OPENED_AT);
     if (!place || !asked || asked[1] !== place.slide) return;
     if (asked[2] !== undefined && Number(asked[2]) - 1 !== (place.v || 0)) return;
     const h = window.Reveal.getIndices().h;

@@ -112,6 +112,10 @@ def browser():
     if not os.access(CHROMIUM, os.X_OK):
         pytest.skip(f"{CHROMIUM} is missing (make browser installs it)")
     sync_api = pytest.importorskip("playwright.sync_api")
+    # expect() waits for its condition; 5 s (Playwright's default) is too
+    # short on 2 busy cores under `nice` (a keyboard commit's announcement
+    # once took longer in CI). A condition that holds returns at once.
+    sync_api.expect.set_options(timeout=30_000)
     with sync_api.sync_playwright() as p:
         chromium = p.chromium.launch(
             executable_path=CHROMIUM, args=CHROMIUM_ARGS

@@ -302,6 +302,24 @@ def test_r_and_shift_p_keep_the_place(deck, lesson):
     assert on_slide(page) == SLIDE
 
 
+def test_after_r_a_reader_who_scrolled_gets_the_screen_read(deck, lesson):
+    """R from slide 15's last screen, then the reader scrolls back to the
+    top by hand: Shift+P opens the first screen, not the one R left."""
+    page = deck.open(f"present.html#/{SLIDE}")
+    wait_ready(page)
+    screens = page.locator(f'[data-slide="{SLIDE}"] > section').count()
+    page.evaluate(f"Reveal.slide({SLIDE - 1}, {screens - 1}, 0)")
+    page.locator("body").press("r")
+    page.wait_for_function("window.scrollY > 0")
+    page.mouse.move(640, 400)
+    while page.evaluate("window.scrollY") > 0:
+        page.mouse.wheel(0, -2000)
+    page.keyboard.press("Shift+P")
+    wait_ready(page)
+    page.wait_for_function("Reveal.getIndices().v === 0")
+    assert on_slide(page) == SLIDE
+
+
 def test_shift_p_on_a_fresh_reading_page_opens_the_screen_read(deck, lesson):
     """A reading page opened on its own (no deck visited), scrolled to a
     heading: Shift+P opens the deck on the screen that shows it, and the
