@@ -61,6 +61,9 @@ REWRITTEN_HINTS = {6, 10, 13, 18, 21, 44}
 # "Why" texts rewritten: 14 and 22 were the template's "leap of faith"
 # boilerplate; 26 and 39 repeated 25's and 38's word for word (issue 30).
 REWRITTEN_WHY = {14, 22, 26, 39}
+# Options and "Why" rewritten with a variant's numbers, drawn per visit
+# (the engine checks every variant: tests/test_exercises_check_variants.py).
+REWRITTEN_NUMBERS = {36}
 
 # Generated "Kind: other slide's title" compounds the deck rewrote as
 # titles (ARCHITECTURE.md, "Notation"); the rest keep the source's title.
@@ -234,14 +237,15 @@ def key_facts(number: int) -> list[str]:
     if number in ASKED_ANEW:
         return facts
     if number not in REASKED:
-        facts += source.options.values()
+        if number not in REWRITTEN_NUMBERS:
+            facts += source.options.values()
         facts += [
             text
             for letter, text in source.tempts.items()
             if (number, letter) not in REWRITTEN_TEMPTS
         ]
         facts += source.after("Correct: ")
-        if number not in REWRITTEN_WHY:
+        if number not in REWRITTEN_WHY | REWRITTEN_NUMBERS:
             facts += source.after("Why: ")
     if number not in REWRITTEN_HINTS:
         facts += source.after("Hint: ")

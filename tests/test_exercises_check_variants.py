@@ -1,10 +1,11 @@
-"""Check exercises with variants: the numbers of the question, options,
-tempts and explanation come from a table a snippet published, one row per
-variant, and each option's number must equal its formula in every one.
+"""Check and eliminate exercises with variants: the numbers of the
+question, options, tempts (rules_out) and explanation come from a table a
+snippet published, one row per variant, and each option's number must
+equal its formula in every one.
 
 Unit cases on a small table (each problem at its file and line, the page
 showing the first variant and no answer); then the lesson's own: every
-variant of slides 37 and 39 with the engine's value, checked here by
+variant of slides 36, 37 and 39 with the engine's value, checked here by
 plain Python arithmetic, and a drift in the engine stopping the build at
 the option's formula line.
 """
@@ -21,7 +22,7 @@ import pytest
 import lessonbuild.exercises as ex
 from lessonbuild import engine
 from lessonbuild.deck import read_deck
-from lessonbuild.exercises.model import Check
+from lessonbuild.exercises.model import Check, Eliminate
 from lessonbuild.settings import read_settings
 from tests.test_exercises_variants import numbers, plain
 
@@ -213,18 +214,124 @@ def test_options_with_equal_numbers_but_other_words_are_ambiguous():
     ]
 
 
+COUNTS = {
+    "36_variants.counts": {
+        "columns": ["d_model", "h", "total", "w_o", "four_slices"],
+        "rows": [
+            ["8", "2", "256", "64", "128"],
+            ["12", "3", "576", "144", "192"],
+        ],
+    },
+}
+#: An eliminate over COUNTS: A's formula on line 9, B's on 15, C's on 21.
+ELIMINATE = """\
+kind: eliminate
+question: |
+  d_model = {d_model}, h = {h}. How many parameters?
+variants: 36_variants.counts
+options:
+  - id: divide-by-h
+    text: "{four_slices} = 4 · {d_model}² / {h}"
+    column: four_slices
+    formula: 4*d_model^2/h
+    rules_out: |
+      The {h} slices make one full matrix, not 1/{h} of one.
+  - id: w-o-only
+    text: "{w_o}, for W_O only"
+    column: w_o
+    formula: d_model^2
+    rules_out: |
+      One matrix of four; each adds {w_o}.
+  - id: four-squared
+    text: "{total} = 4 · {d_model}²"
+    column: total
+    formula: 4*d_model^2
+    correct: true
+explanation: |
+  4 d_model^2 = {total}.
+"""
+
+
+def test_a_valid_eliminate_with_variants_becomes_data():
+    exercise, found = ex.validate(
+        ELIMINATE, path="s.md", first_line=0, tables=COUNTS
+    )
+    assert not found, found
+    assert isinstance(exercise, Eliminate)
+    assert exercise.variants == "36_variants.counts"
+    assert [r["total"] for r in exercise.rows] == ["256", "576"]
+    assert [o.line for o in exercise.options] == [9, 15, 21]
+
+
+ELIMINATE_PROBLEMS = [
+    (
+        ELIMINATE.replace("not 1/{h} of", "not 1/{heads} of"),
+        [
+            "s.md:10: option A 'rules_out' shows {heads}, which table "
+            "'36_variants.counts' has no column for"
+        ],
+    ),
+    (
+        ELIMINATE.replace("formula: d_model^2\n", "formula: d_model^2/2\n"),
+        [
+            "s.md:15: option B (w_o), variant d_model=8, h=2: the snippet "
+            "engine computed '64', but the formula 'd_model^2/2' gives 32; "
+            "mha_ref or the formula changed",
+            "s.md:15: option B (w_o), variant d_model=12, h=3:",
+        ],
+    ),
+    (
+        ELIMINATE.replace("= {total}.", "= \\({total}\\)."),
+        ["s.md:23: the explanation puts {total} inside math"],
+    ),
+    (
+        ELIMINATE.replace("    column: total\n", ""),
+        ["s.md:20: option C has 'formula' but no 'column'; expected both"],
+    ),
+    (
+        ELIMINATE.replace("variants: 36_variants.counts\n", ""),
+        [
+            "s.md:2: the question shows {d_model}, but the exercise has no "
+            "'variants' table to fill it from",
+            "s.md:7: option A has 'column' but the exercise has no "
+            "'variants' table",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "expected"), ELIMINATE_PROBLEMS)
+def test_each_eliminate_problem_is_reported_at_its_line(body, expected):
+    found = "\n".join(problems(body, COUNTS))
+    for message in expected:
+        assert message in found, found
+
+
+def test_an_eliminate_with_two_survivors_in_a_variant_is_a_problem():
+    """h = 4: 4 d_model^2 / h is d_model^2, so A and B are one number and
+    striking three leaves a wrong one or two right ones."""
+    tied = copy.deepcopy(COUNTS)
+    tied["36_variants.counts"]["rows"][1] = ["12", "4", "576", "144", "144"]
+    assert problems(ELIMINATE, tied) == [
+        "s.md:13: in the variant d_model=12, h=4 option B comes to the same "
+        "as option A ('144, for W_O only'), so the question has two "
+        "answers there; expected variant values where no two options "
+        "coincide (change that row of the snippet)"
+    ]
+
+
 @pytest.fixture(scope="module")
 def fragments():
     return ex.Fragments(["pymdownx.arithmatex"], {})
 
 
-def rendered(body: str, fragments) -> str:
+def rendered(body: str, fragments, tables=TABLES) -> str:
     ctx = ex.RenderContext(1, "k", fragments.block, fragments.inline)
     exercise, found = ex.validate(
-        body, path="s.md", first_line=0, tables=TABLES
+        body, path="s.md", first_line=0, tables=tables
     )
     assert not found, found
-    return ex.render(exercise, ctx, ex.KINDS["check"])
+    return ex.render(exercise, ctx, ex.KINDS[exercise.kind])
 
 
 def test_the_page_shows_the_first_variant_and_no_answer(fragments):
@@ -247,6 +354,37 @@ def test_the_page_shows_the_first_variant_and_no_answer(fragments):
     assert 'data-ex-action="another"' in html
 
 
+def test_the_eliminate_page_shows_the_first_variant_and_no_survivor(
+    fragments,
+):
+    html = rendered(ELIMINATE, fragments, COUNTS)
+    for name, value in (("d_model", "8"), ("h", "2"), ("total", "256")):
+        assert f'data-ex-var="{name}">{value}</span>' in html
+    spec = json.loads(
+        re.search(r'<script type="application/json" class="ex-spec">'
+                  r"(.*?)</script>", html, re.S)[1]
+    )  # fmt: skip
+    assert spec == {"vars": [
+        dict(zip(COUNTS["36_variants.counts"]["columns"], row, strict=True))
+        for row in COUNTS["36_variants.counts"]["rows"]
+    ]}  # fmt: skip
+    before_key = html[: html.index('<details class="success ex-key"')]
+    assert "data-ex-answer" not in before_key
+    assert "correct" not in html.replace("ex-key", "")
+    assert 'data-ex-action="another"' in html
+
+
+def test_an_eliminate_without_variants_has_no_try_another(fragments):
+    body = (
+        "kind: eliminate\nquestion: q\noptions:\n  - text: a\n"
+        "    correct: true\n  - text: b\n    rules_out: r\n"
+        "  - text: c\n    rules_out: r\nexplanation: e\n"
+    )
+    html = rendered(body, fragments)
+    assert 'data-ex-action="another"' not in html
+    assert "ex-spec" not in html and "ex-var" not in html
+
+
 def test_a_check_without_variants_has_no_try_another(fragments):
     body = (
         "kind: check\nquestion: q\noptions:\n  - text: a\n    correct: true\n"
@@ -260,6 +398,9 @@ def test_a_check_without_variants_has_no_try_another(fragments):
 # --- the lesson's own checks, with the tables the engine published -------
 
 SLIDES = {
+    "param-count-256": (
+        "docs/slides/36-rule-out-three-check-yourself-parameter.md"
+    ),
     "param-count-512": "docs/slides/37-check-yourself-parameter-count.md",
     "attn-shape": "docs/slides/39-check-yourself-attention-weight-shape.md",
 }
@@ -292,7 +433,7 @@ def lesson():
     return result.tables, found
 
 
-def test_every_variant_of_37_and_39_with_the_engine_value(lesson):
+def test_every_variant_of_36_37_and_39_with_the_engine_value(lesson):
     """Each option's number, per variant, as the engine computed it from
     mha_ref, equals its formula by Python's own arithmetic."""
     _, found = lesson
@@ -319,12 +460,14 @@ def test_every_variant_of_37_and_39_with_the_engine_value(lesson):
         # The correct option is still the one marked, by id.
         right = [o.id for o in exercise.options if o.correct]
         assert right == [
-            {"param-count-512": "four-squared", "attn-shape": "per-head"}[
-                exercise_id
-            ]
+            {
+                "param-count-256": "four-squared",
+                "param-count-512": "four-squared",
+                "attn-shape": "per-head",
+            }[exercise_id]
         ]
     print("\n".join(listing))
-    assert len(listing) >= 2 * 4 * 4
+    assert len(listing) >= len(SLIDES) * 4 * 4
 
 
 def test_a_drift_in_the_engine_fails_at_the_option(lesson):

@@ -575,16 +575,26 @@
   // box; Check compares. Striking says nothing about the option struck
   // (no "nothing rules this out": that would name the answer in one
   // click), and the key stays hidden until a full, reasoned attempt.
+  // Eliminate: strike the wrong options, each with its reason; only
+  // Check compares. With variants (a data-ex-spec), as a check: "Try
+  // another" puts new numbers in every text and clears every strike,
+  // reason and verdict, so nothing of the survivor shows before three
+  // strikes on these numbers; the key hides again until then.
   KINDS.eliminate = (w) => {
     const key = one(w.el, ".ex-key");
     const answer = one(key, "[data-ex-answer]").getAttribute("data-ex-answer");
     const buttons = all(w.el, '[data-ex-action="strike"]');
     const letters = buttons.map((b) => b.getAttribute("data-ex-option"));
     const need = letters.length - 1;
+    const variants = drawVariant(w);
     buttons.forEach(show);
     w.state.struck = w.state.struck && !Array.isArray(w.state.struck)
       ? w.state.struck : {};
-    w.keyAfterTry(!!w.state.tried);
+    function keyAfterTry() {
+      w.keyAfterTry(!!w.state.tried &&
+        (!variants || w.state.triedVariant === w.state.variant));
+    }
+    keyAfterTry();
     function li(letter) {
       return one(w.el, `.ex-option[data-ex-option="${letter}"]`);
     }
@@ -641,6 +651,7 @@
         return;
       }
       w.state.checked = true;
+      w.state.triedVariant = w.state.variant;
       w.attempted();
       w.keyAfterTry(true);
       const survivor = letters.filter((l) => struck.indexOf(l) < 0)[0];
@@ -687,6 +698,23 @@
     w.on("check", () => {
       check(false);
     });
+    if (variants) {
+      w.on("another", () => {
+        variants.another();
+        w.state.struck = {};
+        w.changed(letters.map(li));
+        clearCompare();
+        letters.forEach(draw);
+        all(w.el, "details.ex-key").forEach((d) => {
+          d.open = false;
+        });
+        keyAfterTry();
+        w.save();
+        w.announce(`New numbers: ${speech(one(w.el, ".ex-prompt"))}`);
+        buttons[0].focus();
+      });
+      w.save(); // the variant drawn stays through reloads
+    }
     if (w.state.checked) check(true);
   };
 

@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 import lessonbuild.exercises as ex
 from lessonbuild import engine
 from lessonbuild.deck import read_deck
-from lessonbuild.exercises.model import Check, FillIn
+from lessonbuild.exercises.model import Check, Eliminate, FillIn
 from lessonbuild.settings import read_settings
 from tests.test_exercises_variants import CASES, case_spec, right_forms
 
@@ -390,3 +390,98 @@ def test_home_page_shows_each_parts_time_and_progress(lesson_pages):
     expect(row.locator(".lesson-parts__done")).to_have_text(f"0 / {count}")
     page.goto(lesson_pages.base + KIND_SLIDES["check"])
     assert all(hidden_keys(page.locator("section.ex-check")))
+
+
+@pytest.fixture(scope="module")
+def lesson_eliminates(lesson_variants):
+    found = {
+        name: e
+        for name, e in lesson_variants.items()
+        if isinstance(e, Eliminate)
+    }
+    assert {e.id for e in found.values()} >= {"param-count-256"}
+    return found
+
+
+def strike_all_but(section, exercise: Eliminate, keep: str) -> None:
+    """Strike every option but ``keep``, each with a reason, and Check."""
+    for o in exercise.options:
+        if o.letter == keep:
+            continue
+        section.locator(
+            f'[data-ex-action="strike"][data-ex-option="{o.letter}"]'
+        ).click()
+        section.locator(
+            f'.ex-option[data-ex-option="{o.letter}"] .ex-reason textarea'
+        ).fill(f"rules out {o.letter}")
+    section.get_by_role("button", name="Check my eliminations").click()
+
+
+def test_try_another_on_an_eliminate_redraws_and_clears_every_strike(
+    lesson_pages, lesson_eliminates
+):
+    """Slide 36: "Try another" puts the engine's numbers of another
+    variant in every text and clears the strikes, reasons, marks, verdict
+    and key; a strike says nothing of the survivor; striking the three
+    wrong options of the new variant ends with the survivor confirmed
+    right, in the new numbers."""
+    for name, exercise in lesson_eliminates.items():
+        page = lesson_pages.open(name)
+        section = page.locator("section.ex-eliminate")
+        survivor = next(o for o in exercise.options if o.correct)
+        first = shown_variant(section, exercise)
+        strike_all_but(section, exercise, survivor.letter)
+        expect(section.locator(".ex-feedback")).to_contain_text("survives")
+
+        section.get_by_role("button", name="Try another").click()
+        second = shown_variant(section, exercise)
+        assert second != first, f"{name}: Try another kept the numbers"
+        expect(section.locator(".ex-option.is-struck")).to_have_count(0)
+        for button in section.locator('[data-ex-action="strike"]').all():
+            expect(button).to_have_attribute("aria-pressed", "false")
+        for reason in section.locator(".ex-reason").all():
+            expect(reason).to_be_hidden()
+            expect(reason.locator("textarea")).to_have_value("")
+        expect(section.locator(".ex-feedback")).to_be_hidden()
+        for m in section.locator(".ex-mark").all():
+            expect(m).to_have_text("")
+        assert all(hidden_keys(section)), "the key stayed open for new numbers"
+        for o in exercise.options:
+            text = section.locator(
+                f'.ex-option[data-ex-option="{o.letter}"] .ex-option__text'
+            )
+            expect(text).to_contain_text(second[o.column])
+
+        # One strike, even of the survivor, says nothing about it.
+        section.locator(
+            f'[data-ex-action="strike"][data-ex-option="{survivor.letter}"]'
+        ).click()
+        expect(section.locator(".ex-feedback")).to_be_hidden()
+        assert all(hidden_keys(section))
+        section.locator(
+            f'[data-ex-action="strike"][data-ex-option="{survivor.letter}"]'
+        ).click()
+
+        strike_all_but(section, exercise, survivor.letter)
+        feedback = section.locator(".ex-feedback")
+        expect(feedback).to_contain_text(
+            f"{survivor.letter} survives, and every option you struck is wrong"
+        )
+        expect(feedback).to_contain_text(second[survivor.column])
+        expect(
+            section.locator(
+                f'.ex-option[data-ex-option="{survivor.letter}"] .ex-mark'
+            )
+        ).to_contain_text("survives")
+        for o in exercise.options:
+            if o.correct:
+                continue
+            compare = section.locator(
+                f'.ex-option[data-ex-option="{o.letter}"] .ex-compare'
+            )
+            expect(compare).to_contain_text(
+                f"Your reason: rules out {o.letter}"
+            )
+            expect(compare).to_contain_text(f"What rules out {o.letter}")
+            for column in re.findall(r"(?<![\w\\}])\{(\w+)\}", o.note):
+                expect(compare).to_contain_text(second[column])

@@ -85,9 +85,15 @@ class Check(Exercise):
 
 @dataclass
 class Eliminate(Exercise):
+    """Strike the wrong options one at a time, each with a reason; with
+    ``variants`` the numbers come from a published table as a check's do,
+    and "Try another" draws a new variant and clears every strike."""
+
     question: str
     options: list[Option]
     explanation: str
+    variants: str | None = None  # the table id, e.g. "36_variants.counts"
+    rows: list[dict[str, str]] = field(default_factory=list)
 
     kind = "eliminate"
 

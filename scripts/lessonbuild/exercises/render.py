@@ -25,12 +25,12 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context
 from markupsafe import Markup
 
 from . import answers
-from .model import Buckets, Check, Exercise, FillIn, Order
+from .model import Buckets, Check, Eliminate, Exercise, FillIn, Order
 
 __all__ = [
     "RenderContext",
     "buckets_view",
-    "check_view",
+    "choices_view",
     "fill_in_view",
     "order_view",
     "plain_text",
@@ -120,10 +120,10 @@ def variant_markup(
     return out
 
 
-def check_view(ex: Check, ctx: RenderContext) -> dict:
-    """A check's variants, as data the script draws from: each variant's
-    values by column. Which option is right is the same in every variant
-    (the key's letter); no value says which one it is."""
+def choices_view(ex: Check | Eliminate, ctx: RenderContext) -> dict:
+    """A check's or eliminate's variants, as data the script draws from:
+    each variant's values by column. Which option is right (survives) is
+    the same in every variant (the key's letter); no value says which."""
     if not ex.rows:
         return {"spec": None}
     return {"spec": {"vars": ex.rows}}

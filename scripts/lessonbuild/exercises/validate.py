@@ -294,9 +294,7 @@ def _choices(c, data, common, tables, kind):
                 f"'- text: …' with 'correct: true' or '{note_key}: …'",
             )
             continue
-        optional = ("correct", note_key, "id")
-        if kind == "check":
-            optional += ("column", "formula")
+        optional = ("correct", note_key, "id", "column", "formula")
         c.keys(raw, ("text",), optional, what)
         option_id = raw.get("id")
         if option_id is not None and not (
@@ -383,18 +381,13 @@ def _choices(c, data, common, tables, kind):
             f"one {noun}",
         )
     rows = []
-    if kind == "check" and len(result) == len(options):
-        rows = _check_variants(c, data, options, result, table, table_id)
+    if len(result) == len(options):
+        rows = _choice_variants(
+            c, data, options, result, (table, table_id), kind
+        )
     if c.problems or len(t) != 2:
         return None
-    if kind == "eliminate":
-        return Eliminate(
-            **common,
-            question=t["question"],
-            options=result,
-            explanation=t["explanation"],
-        )
-    return Check(
+    return (Check if kind == "check" else Eliminate)(
         **common,
         question=t["question"],
         options=result,
@@ -442,11 +435,13 @@ def _option_value(c, raw, what, table):
     return column, formula, c.base + raw.line_of("formula")
 
 
-def _check_variants(c, data, raw_options, options, table, table_id):
-    """A check with ``variants``: every {placeholder} is a column, each
-    option's number is the engine's and equals its formula in every
-    variant, and no two options read the same in any variant. Without
+def _choice_variants(c, data, raw_options, options, variants, kind):
+    """A check or eliminate with ``variants`` (``(table, table_id)``):
+    every {placeholder} is a column, each option's number is the engine's
+    and equals its formula in every variant, and no two options read the
+    same in any variant (an eliminate would have two survivors). Without
     ``variants`` no text may hold a placeholder. Returns the rows."""
+    table, table_id = variants
     texts = [
         (f"the {key}", data.get(key), data.line_of(key))
         for key in ("question", "explanation")
@@ -456,9 +451,9 @@ def _check_variants(c, data, raw_options, options, table, table_id):
         if o.note:
             texts.append(
                 (
-                    f"option {o.letter} '{_NOTE['check']}'",
+                    f"option {o.letter} '{_NOTE[kind]}'",
                     o.note,
-                    raw.line_of(_NOTE["check"]),
+                    raw.line_of(_NOTE[kind]),
                 )
             )
     for what, text, line0 in texts:
