@@ -172,7 +172,7 @@ pdf-notes: build browser
 
 # The tests reuse the strict build in site/ instead of building again,
 # and run on every core (pytest-xdist; with --dist loadscope each test
-# file stays on one worker: tests/conftest.py).
+# file, and all of tests/browser, stays on one worker: tests/conftest.py).
 # PYTEST_ARGS adds pytest options (make test PYTEST_ARGS=--durations=25).
 PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadscope $(PYTEST_ARGS)
 pytest: build browser
