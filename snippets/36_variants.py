@@ -1,7 +1,8 @@
-"""Variants of the rule-out-three parameter count: for each (d_model, h),
-the module's count and the three miscounts to strike, each measured on
-the module's own weights. No h is 1 or 4: there two options coincide
-(4 d_model^2 / 4 is d_model^2; 4 d_model^2 * 1 is 4 d_model^2).
+"""Variants of the parameter-count exercises, slide 36's rule-out-three
+and slide 37's check: for each (d_model, h), the module's count and the
+three miscounts, each measured on the module's own weights. The two
+slides draw from different layers. No h is 1 or 4: there two options
+coincide (4 d_model^2 / 4 is d_model^2; 4 d_model^2 * 1 is 4 d_model^2).
 """
 
 # --8<-- [start:show]
@@ -10,25 +11,30 @@ import torch
 from mha_ref import MultiHeadAttention, count_parameters, shape_str
 
 torch.manual_seed(36)
-rows = []
-for d_model, h in [(128, 8), (192, 3), (320, 5), (448, 7), (768, 12)]:
-    mha = MultiHeadAttention(d_model, h)  # d_k = d_model // h
-    total = count_parameters(mha)  # all four projections
-    # The lesson's x @ W orientation (nn.Linear stores the transpose).
-    full = mha.W_Q.weight.T  # (d_model, d_model)
-    head = mha.W_Q.weight[: mha.d_k].T  # (d_model, d_k): head 0's slice
-    rows.append(
-        [
-            d_model,
-            h,
-            shape_str(full.shape),
-            shape_str(head.shape),
-            f"{total:,}",
-            f"{mha.W_O.weight.numel():,}",  # one matrix of the four
-            f"{4 * head.numel():,}",  # one head's slice per projection
-            f"{h * total:,}",  # a full-size layer per head
-        ]
-    )
+LAYERS = {  # the (d_model, h) each slide draws from
+    36: [(128, 8), (192, 3), (320, 5), (448, 7), (768, 12)],
+    37: [(512, 16), (256, 8), (384, 12), (640, 10), (96, 6)],
+}
+rows = {slide: [] for slide in LAYERS}
+for slide, layers in LAYERS.items():
+    for d_model, h in layers:
+        mha = MultiHeadAttention(d_model, h)  # d_k = d_model // h
+        total = count_parameters(mha)  # all four projections
+        # The lesson's x @ W orientation (nn.Linear stores the transpose).
+        full = mha.W_Q.weight.T  # (d_model, d_model)
+        head = mha.W_Q.weight[: mha.d_k].T  # (d_model, d_k): head 0's slice
+        rows[slide].append(
+            [
+                d_model,
+                h,
+                shape_str(full.shape),
+                shape_str(head.shape),
+                f"{total:,}",
+                f"{mha.W_O.weight.numel():,}",  # one matrix of the four
+                f"{4 * head.numel():,}",  # one head's slice per projection
+                f"{h * total:,}",  # a full-size layer per head
+            ]
+        )
 # --8<-- [end:show]
 from mha_ref import publish_table  # noqa: E402
 
@@ -42,4 +48,5 @@ columns = [
     "four_slices",
     "h_copies",
 ]
-publish_table("counts", columns, rows)
+publish_table("counts", columns, rows[36])
+publish_table("check_counts", columns, rows[37])

@@ -77,7 +77,7 @@ class Check(Exercise):
     question: str
     options: list[Option]
     explanation: str
-    variants: str | None = None  # the table id, e.g. "37_variants.counts"
+    variants: str | None = None  # table id: "36_variants.check_counts"
     rows: list[dict[str, str]] = field(default_factory=list)
 
     kind = "check"
