@@ -1,25 +1,16 @@
-"""The deck model: every page read once, into one ``Slide`` each.
+"""The deck model: every page under docs/ read once, into one ``Slide`` each.
 
-This is the only module that reads slide files. Everything else (the
-snippet engine, the exercises, the MkDocs plugin, the CLI, the tests)
-consumes the ``Slide``s it returns, and MkDocs itself renders the very
-text held here (the plugin serves it through ``on_page_read_source``), so
-what is published is what was checked.
+This is the only module that reads slide files (an audit hook in
+tests/test_plugin.py proves it): every check and output consumes the
+``Slide``s, and MkDocs renders the very text held here, so what is
+published is what was checked.
 
-A ``Slide`` holds its front matter, its fenced code blocks with their
-lines (code, Output blocks, ```exercise fences), its ``--8<--`` includes,
-its ``{{ table(...) }}`` calls and its ``??? instructor`` notes. Pages
-outside ``docs/slides/`` (the landing page) are read the same way and
-have no number.
-
-Fences are found with markdown-it-py (CommonMark), which gives each fence
-its info string and line span. Two pymdownx constructs CommonMark does
-not know are handled before parsing, keeping every line number: YAML
+Fences are found with markdown-it-py (CommonMark). Two pymdownx constructs
+CommonMark does not know are handled first, keeping every line number:
 front matter is blanked, and so are the opening lines of admonitions,
-details and tabs (``!!!``, ``???``, ``===``), so that their indented
-bodies parse as indented code, which is parsed again, dedented, to find
-the fences inside. Include lines are pymdownx.snippets syntax, which it
-expands on every line of the page, so they are found on raw lines.
+details and tabs, so that their indented bodies parse as indented code,
+which is parsed again, dedented, for the fences inside. Includes are
+pymdownx.snippets syntax, expanded on every line, so found on raw lines.
 """
 
 from __future__ import annotations
@@ -33,73 +24,34 @@ from pathlib import Path
 from .problems import Problem
 
 #: The slide kinds a slide's front matter may declare.
-KINDS = (
-    "Title",
-    "Objectives",
-    "Warm-up",
-    "Section",
-    "Concept",
-    "Counterexample",
-    "Comparison",
-    "Intuition",
-    "Analogy",
-    "Explain it",
-    "Estimation",
-    "Worked example",
-    "Discrimination",
-    "Trade off",
-    "Anomaly",
-    "Trap",
-    "Break the constraint",
-    "Sorting",
-    "Two truths and a lie",
-    "Ranking",
-    "Pattern",
-    "Edge cases",
-    "Elimination",
-    "Check",
-    "Prediction",
-    "Connect it up",
-    "Recap",
+KINDS = tuple(
+    "Title, Objectives, Warm-up, Section, Concept, Counterexample, "
+    "Comparison, Intuition, Analogy, Explain it, Estimation, Worked example, "
+    "Discrimination, Trade off, Anomaly, Trap, Break the constraint, "
+    "Sorting, Two truths and a lie, Ranking, Pattern, Edge cases, "
+    "Elimination, Check, Prediction, Connect it up, Recap".split(", ")
 )
-#: Front matter every slide has.
-REQUIRED = ("title", "slide", "kind", "part")
 #: Fence languages that hold Python, which must come from snippets/.
 PYTHON_LANGS = {"python", "py", "python3", "py3", "pycon", "ipython"}
-#: The folder under docs/ whose pages are numbered slides.
-SLIDES_DIR = "slides"
 FILE_NAME = re.compile(r"^(\d{2,3})-[a-z0-9]+(?:-[a-z0-9]+)*\.md$")
 #: A slide file larger than this is refused unread (a runaway write).
 MAX_SLIDE_BYTES = 1_000_000
 
-
-@functools.cache
-def _markdown():
-    """markdown-it, imported on the first parse. Only block structure
-    matters (fences): inline parsing is off, half the time."""
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark").disable(["inline", "text_join"])
-
-
-_BLOCK_OPENER = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?|===\+?)(?:[ \t]|$)")
-_NOTE_OPENER = re.compile(r"^(?P<indent>[ \t]*)\?\?\?\+?[ \t]+instructor\b")
-# The deck's stage markers (the contract between slides and the deck):
-# reading-only content is wrapped, line by line, in READING_OPEN ... "</div>";
-# SCREEN_BREAK starts a new screen of the deck; STEPS_OPEN ... "</div>" steps
-# through a list or a code block. Each stands on its own line.
+# The deck's stage markers (the contract with decklayout), each on its own
+# line: reading-only content in READING_OPEN ... "</div>"; SCREEN_BREAK
+# starts a new screen; STEPS_OPEN ... "</div>" is stepped through.
 READING_OPEN = '<div class="reading" markdown>'
 SCREEN_BREAK = '<div class="screen-break"></div>'
-#: What the notes talk through piece by piece (decklayout: a step each).
 STEPS_OPEN = '<div class="steps" markdown>'
 _STAGE_MARKER = re.compile(
     rf"^(?:{re.escape(READING_OPEN)}|{re.escape(SCREEN_BREAK)}"
-    rf"|{re.escape(STEPS_OPEN)}|</div>)"
-    r"[ \t]*\r?$"
+    rf"|{re.escape(STEPS_OPEN)}|</div>)[ \t]*\r?$"
 )
+_BLOCK_OPENER = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?|===\+?)(?:[ \t]|$)")
+_NOTE_OPENER = re.compile(r"^(?P<indent>[ \t]*)\?\?\?\+?[ \t]+instructor\b")
 _MINUTES = re.compile(r"\*\*Time:\*\*\s*(\d+(?:\.\d+)?)\s*min")
 # pymdownx.snippets' single-line include, `--8<-- "path"`, and its block
-# form, a line `--8<--` alone, opening and closing a list of paths.
+# form: a line `--8<--` alone opens and closes a list of paths.
 _INCLUDE = re.compile(
     r"""^(?P<indent>[ \t]*)(?P<escape>;*)-+8<-+[ \t]+
         (?P<q>["'])(?P<target>.+?)(?P=q)[ \t]*\r?$""",
@@ -108,8 +60,6 @@ _INCLUDE = re.compile(
 _INCLUDE_BLOCK = re.compile(r"^[ \t]*(?P<escape>;*)-+8<-+[ \t]*\r?$")
 _SECTION_NAME = re.compile(r"(?i)[a-z][-_0-9a-z]*")
 _LINE_SPEC = re.compile(r"(?::-?[0-9]*){1,2}(?:,-?[0-9]*(?::-?[0-9]*)?)*")
-# An Output block is a fence titled "Output"; a title that only looks
-# like it (other case, invisible characters) is flagged, never skipped.
 _TITLE = re.compile(r"""(?:^|\s)title=(["'])(?P<title>.*?)\1""")
 _INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u00ad]")
 _JINJA_EXPR = re.compile(r"\{\{-?(.*?)-?\}\}")
@@ -128,7 +78,6 @@ class Fence:
 
     @property
     def line(self) -> int:
-        """1-based line of the opening fence, as editors count."""
         return self.start + 1
 
     @property
@@ -146,7 +95,8 @@ class Fence:
 
     @property
     def looks_like_output(self) -> bool:
-        """Titled like an Output block but not exactly "Output"."""
+        """Titled like an Output block (other case, invisible characters)
+        but not exactly "Output": flagged, never skipped."""
         title = self.title
         if title is None or title == "Output":
             return False
@@ -167,14 +117,14 @@ class Include:
 
     line: int  # 1-based
     target: str  # as written: path plus optional :section or :lines
-    path: str  # the file part
+    path: str
     section: str | None
     fence: Fence | None = None
 
 
 @dataclass
 class TableCall:
-    """A ``{{ table("id", hide="col") }}`` macro call with literal args."""
+    """A ``{{ table("id", hide="col") }}`` call with literal arguments."""
 
     line: int
     table_id: str
@@ -183,8 +133,6 @@ class TableCall:
 
 @dataclass
 class FigureCall:
-    """A ``{{ figure("31_split.layout") }}`` macro call."""
-
     line: int
     figure_id: str
 
@@ -240,24 +188,21 @@ class Slide:
         return [i for i in self.includes if i.fence is fence]
 
     def block_above(self, fence: Fence) -> Fence | None:
-        """The fence that ends right above ``fence`` (blank lines and the
-        deck's stage markers apart: on the reading page a code block in a
-        reading-only wrapper is still right above its Output)."""
+        """The fence that ends right above ``fence``, blank lines and stage
+        markers apart (a code block in a reading-only wrapper is still
+        right above its Output)."""
         i = fence.start - 1
         while i >= 0 and (
             not self.lines[i].strip() or _STAGE_MARKER.match(self.lines[i])
         ):
             i -= 1
-        for other in self.fences:
-            if other.end == i and other is not fence:
-                return other
-        return None
+        return next(
+            (f for f in self.fences if f.end == i and f is not fence), None
+        )
 
 
 @dataclass
 class Part:
-    """A part of the lesson: a name and its slides, in order."""
-
     name: str
     slides: list[Slide]
 
@@ -288,10 +233,7 @@ class Deck:
 
     def page(self, rel: str) -> Slide | None:
         """The page at ``rel`` (relative to the root), if read."""
-        for page in self.pages:
-            if page.path == rel:
-                return page
-        return None
+        return next((p for p in self.pages if p.path == rel), None)
 
     def page_at(self, src_uri: str) -> Slide | None:
         """The page MkDocs knows as ``src_uri`` (relative to docs/)."""
@@ -299,7 +241,6 @@ class Deck:
 
     @functools.cached_property
     def _by_src_uri(self) -> dict[str, Slide]:
-        # Asked for every page of every build: a scan was 1 ms per call.
         return {self.docs_rel(page): page for page in self.pages}
 
     def docs_rel(self, page: Slide) -> str:
@@ -317,9 +258,8 @@ def read_deck(
 ) -> Deck:
     """Read every page under ``docs_dir`` once; check the deck's structure.
 
-    ``parts`` are the lesson's part names in order (the plugin's ``parts``
-    setting); when given, every slide must name one, and each part's
-    slides must be contiguous and in that order.
+    ``parts``, the lesson's part names in order: when given, every slide
+    names one, and each part's slides are together and in that order.
     """
     root = Path(root).resolve()
     docs = Path(docs_dir).resolve() if docs_dir else root / "docs"
@@ -328,10 +268,9 @@ def read_deck(
     for path in sorted(docs.rglob("*.md")):
         rel = _rel(path, root)
         text = _read_text(path, rel, problems)
-        if text is None:
-            continue
-        numbered = path.parent == docs / SLIDES_DIR
-        pages.append(parse_slide(rel, text, problems, numbered, parts))
+        if text is not None:
+            numbered = path.parent == docs / "slides"
+            pages.append(parse_slide(rel, text, problems, numbered, parts))
     deck = Deck(root, docs, pages, problems, list(parts or []))
     _check_numbering(deck)
     if parts:
@@ -342,14 +281,11 @@ def read_deck(
 def _read_text(path: Path, rel: str, problems: list[Problem]) -> str | None:
     try:
         if path.stat().st_size > MAX_SLIDE_BYTES:
-            problems.append(
-                Problem(
-                    rel,
-                    1,
-                    f"file is larger than {MAX_SLIDE_BYTES:,} bytes; "
-                    "expected a slide of a few kilobytes",
-                )
+            message = (
+                f"file is larger than {MAX_SLIDE_BYTES:,} bytes; "
+                "expected a slide of a few kilobytes"
             )
+            problems.append(Problem(rel, 1, message))
             return None
         data = path.read_bytes()
     except OSError as exc:
@@ -360,25 +296,18 @@ def _read_text(path: Path, rel: str, problems: list[Problem]) -> str | None:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        problems.append(
-            Problem(
-                rel,
-                line,
-                f"not valid UTF-8 at column {column} (byte "
-                f"{data[exc.start : exc.start + 1]!r}); save the file as "
-                "UTF-8",
-            )
+        message = (
+            f"not valid UTF-8 at column {column} (byte "
+            f"{data[exc.start : exc.start + 1]!r}); save the file as UTF-8"
         )
+        problems.append(Problem(rel, line, message))
         return None
     if text.startswith("\ufeff"):
-        problems.append(
-            Problem(
-                rel,
-                1,
-                "the file starts with a byte-order mark (BOM); save it as "
-                "UTF-8 without BOM",
-            )
+        message = (
+            "the file starts with a byte-order mark (BOM); save it as "
+            "UTF-8 without BOM"
         )
+        problems.append(Problem(rel, 1, message))
         return None
     return text
 
@@ -392,33 +321,37 @@ def parse_slide(
 ) -> Slide:
     """Parse one page's text. Structure problems go to ``problems``."""
     problems = [] if problems is None else problems
+
+    def problem(line: int, message: str) -> None:
+        problems.append(Problem(rel, line, message))
+
     slide = Slide(rel, text, split_lines(text))
-    bare = [_bare(line) for line in slide.lines]
+    bare = [line.removesuffix("\n").removesuffix("\r") for line in slide.lines]
     front_end = _front_matter_end(bare)
     if front_end is not None:
         slide.body_line = front_end + 2
-        _read_front_matter(slide, bare[1:front_end], problems)
+        _read_front_matter(slide, bare[1:front_end], problem)
     elif numbered:
-        problems.append(
-            Problem(
-                rel,
-                1,
-                "expected front matter: a first line '---', then title, "
-                "slide, kind and part, then '---'",
-            )
+        problem(
+            1,
+            "expected front matter: a first line '---', then title, "
+            "slide, kind and part, then '---'",
         )
     if numbered:
-        _check_meta(slide, problems, parts)
-    _scan_fences(slide.fences, _prepare(bare, front_end), 0, "")
+        _check_meta(slide, problem, parts)
+    prepared = ["" if _BLOCK_OPENER.match(line) else line for line in bare]
+    if front_end is not None:
+        prepared[: front_end + 1] = [""] * (front_end + 1)
+    _scan_fences(slide.fences, prepared, 0, "")
     slide.fences.sort(key=lambda f: f.start)
     _scan_includes(slide, bare)
-    _scan_tables(slide, bare)
+    _scan_calls(slide, bare)
     _scan_notes(slide, bare)
-    _check_stage_markers(slide, bare, problems)
+    _check_stage_markers(bare, problem)
     return slide
 
 
-def _check_stage_markers(slide: Slide, bare: list[str], problems) -> None:
+def _check_stage_markers(bare: list[str], problem) -> None:
     """Reading-only wrappers open and close at the top level, unnested,
     with a blank line inside each end (Markdown in HTML needs it), and
     no screen break inside one."""
@@ -429,63 +362,41 @@ def _check_stage_markers(slide: Slide, bare: list[str], problems) -> None:
             text.strip() in (READING_OPEN, SCREEN_BREAK)
             and text != text.strip()
         ):
-            problems.append(
-                Problem(
-                    slide.path,
-                    i,
-                    "expected the stage marker "
-                    "at the start of the line, not indented",
-                )
+            problem(
+                i,
+                "expected the stage marker at the start of the line, not "
+                "indented",
             )
         if text == READING_OPEN:
             if opened:
-                problems.append(
-                    Problem(
-                        slide.path,
-                        i,
-                        "reading-only block "
-                        f"opened again before line {opened}'s was closed: "
-                        "add '</div>' on its own line first",
-                    )
+                problem(
+                    i,
+                    f"reading-only block opened again before line {opened}'s "
+                    "was closed: add '</div>' on its own line first",
                 )
             opened = i
             if i < len(bare) and bare[i].strip():
-                problems.append(
-                    Problem(
-                        slide.path,
-                        i,
-                        f"expected a blank line after {READING_OPEN!r}",
-                    )
-                )
+                problem(i, f"expected a blank line after {READING_OPEN!r}")
         elif text == "</div>" and opened:
             if bare[i - 2].strip():
-                problems.append(
-                    Problem(
-                        slide.path,
-                        i,
-                        "expected a blank line before the '</div>' "
-                        "closing a reading-only block",
-                    )
+                problem(
+                    i,
+                    "expected a blank line before the '</div>' closing a "
+                    "reading-only block",
                 )
             opened = None
         elif text == SCREEN_BREAK and opened:
-            problems.append(
-                Problem(
-                    slide.path,
-                    i,
-                    "a screen break inside "
-                    f"the reading-only block of line {opened}: the deck drops "
-                    "it; move it after the block's '</div>'",
-                )
+            problem(
+                i,
+                f"a screen break inside the reading-only block of line "
+                f"{opened}: the deck drops it; move it after the block's "
+                "'</div>'",
             )
     if opened:
-        problems.append(
-            Problem(
-                slide.path,
-                opened,
-                "reading-only block "
-                "never closed: add '</div>' on its own line after its content",
-            )
+        problem(
+            opened,
+            "reading-only block never closed: add '</div>' on its own line "
+            "after its content",
         )
 
 
@@ -494,11 +405,6 @@ def split_lines(text: str) -> list[str]:
     lines = text.split("\n")
     out = [line + "\n" for line in lines[:-1]]
     return out + [lines[-1]] if lines[-1] else out
-
-
-def _bare(line: str) -> str:
-    line = line[:-1] if line.endswith("\n") else line
-    return line[:-1] if line.endswith("\r") else line
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -513,9 +419,8 @@ def _rel(path: Path, root: Path) -> str:
 
 def load_yaml_mapping(text: str) -> tuple[object, dict[str, int]]:
     """YAML with no aliases (no alias bombs): (value, {top-level key:
-    0-based line}). libyaml's parser where PyYAML has it (the deck's
-    front matter in a tenth of the time); PyYAML is imported on the
-    first parse, as markdown-it is."""
+    0-based line}). libyaml's parser where PyYAML has it: the deck's
+    front matter in a tenth of the time."""
     import yaml
 
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -552,111 +457,84 @@ def _front_matter_end(bare: list[str]) -> int | None:
     return None
 
 
-def _read_front_matter(slide: Slide, lines: list[str], problems) -> None:
+def _read_front_matter(slide: Slide, lines: list[str], problem) -> None:
     import yaml
 
     try:
         meta, key_lines = load_yaml_mapping("\n".join(lines))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1
         what = getattr(exc, "problem", None) or str(exc)
-        problems.append(
-            Problem(
-                slide.path, line, f"front matter is not valid YAML: {what}"
-            )
-        )
+        line = mark.line + 2 if mark is not None else 1
+        problem(line, f"front matter is not valid YAML: {what}")
         return
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
-        problems.append(
-            Problem(
-                slide.path,
-                2,
-                "front matter is not a mapping; expected 'key: value' "
-                "lines (title, slide, kind, part)",
-            )
+        problem(
+            2,
+            "front matter is not a mapping; expected 'key: value' lines "
+            "(title, slide, kind, part)",
         )
         return
     slide.meta = meta
     slide.meta_lines = {k: v + 2 for k, v in key_lines.items()}
 
 
-def _check_meta(slide: Slide, problems, parts: list[str] | None) -> None:
-    rel, meta = slide.path, slide.meta
-    name = rel.rsplit("/", 1)[-1]
-    match = FILE_NAME.match(name)
+def _check_meta(slide: Slide, problem, parts: list[str] | None) -> None:
+    meta = slide.meta
+    match = FILE_NAME.match(slide.path.rsplit("/", 1)[-1])
     if not match:
-        problems.append(
-            Problem(
-                rel,
-                1,
-                "file name should be NN-slug.md (a two-digit number, a "
-                "lowercase slug)",
-            )
+        problem(
+            1,
+            "file name should be NN-slug.md (a two-digit number, a "
+            "lowercase slug)",
         )
     if not meta:
         return
-    for key in REQUIRED:
+    for key in ("title", "slide", "kind", "part"):
         if key not in meta:
-            problems.append(Problem(rel, 1, f"front matter lacks '{key}:'"))
+            problem(1, f"front matter lacks '{key}:'")
     number = meta.get("slide")
     if "slide" in meta:
         if (
             not isinstance(number, int)
             or isinstance(number, bool)
-            or (number < 1)
+            or number < 1
         ):
-            problems.append(
-                Problem(
-                    rel,
-                    slide.line_of("slide"),
-                    f"slide: {number!r} is not a positive whole number",
-                )
+            problem(
+                slide.line_of("slide"),
+                f"slide: {number!r} is not a positive whole number",
             )
         elif match and number != int(match.group(1)):
-            problems.append(
-                Problem(
-                    rel,
-                    slide.line_of("slide"),
-                    f"slide: {number} does not match the file name's "
-                    f"number {match.group(1)}; rename the file or fix "
-                    "the number",
-                )
+            problem(
+                slide.line_of("slide"),
+                f"slide: {number} does not match the file name's number "
+                f"{match.group(1)}; rename the file or fix the number",
             )
         else:
             slide.number = number
     for key in ("title", "kind", "part"):
         if key in meta and not isinstance(meta[key], str):
-            problems.append(
-                Problem(
-                    rel,
-                    slide.line_of(key),
-                    f"{key}: expected a single text value, got "
-                    f"{type(meta[key]).__name__} {meta[key]!r}",
-                )
+            problem(
+                slide.line_of(key),
+                f"{key}: expected a single text value, got "
+                f"{type(meta[key]).__name__} {meta[key]!r}",
             )
     kind = meta.get("kind")
     if isinstance(kind, str) and kind not in KINDS:
-        problems.append(
-            Problem(
-                rel,
-                slide.line_of("kind"),
-                f"kind: {kind!r} is not a slide kind; expected one of "
-                + ", ".join(KINDS),
-            )
+        problem(
+            slide.line_of("kind"),
+            f"kind: {kind!r} is not a slide kind; expected one of "
+            + ", ".join(KINDS),
         )
     part = meta.get("part")
     if parts and isinstance(part, str) and part not in parts:
-        problems.append(
-            Problem(
-                rel,
-                slide.line_of("part"),
-                f"part: {part!r} is not a part of the lesson; expected "
-                "one of " + ", ".join(repr(p) for p in parts) + " (the "
-                "parts are listed under the lesson plugin in mkdocs.yml)",
-            )
+        problem(
+            slide.line_of("part"),
+            f"part: {part!r} is not a part of the lesson; expected one of "
+            + ", ".join(repr(p) for p in parts)
+            + " (the parts are listed under the lesson plugin in mkdocs.yml)",
         )
 
 
@@ -665,78 +543,71 @@ def _check_numbering(deck: Deck) -> None:
     seen: dict[int, str] = {}
     for slide in deck.slides:
         if slide.number in seen:
+            message = (
+                f"slide {slide.number} is also {seen[slide.number]}; "
+                "each number appears once"
+            )
             deck.problems.append(
-                Problem(
-                    slide.path,
-                    slide.line_of("slide"),
-                    f"slide {slide.number} is also {seen[slide.number]}; "
-                    "each number appears once",
-                )
+                Problem(slide.path, slide.line_of("slide"), message)
             )
         seen.setdefault(slide.number, slide.path)
-    if not seen:
-        return
-    missing = sorted(set(range(1, max(seen) + 1)) - set(seen))
+    missing = sorted(set(range(1, max(seen, default=0) + 1)) - set(seen))
     if missing:
-        where = _rel(deck.docs / SLIDES_DIR, deck.root)
-        deck.problems.append(
-            Problem(
-                where,
-                1,
-                "no slide numbered "
-                + ", ".join(str(n) for n in missing)
-                + "; expected slides numbered 1 to "
-                f"{max(seen)} with no gap",
-            )
+        message = (
+            "no slide numbered "
+            + ", ".join(str(n) for n in missing)
+            + f"; expected slides numbered 1 to {max(seen)} with no gap"
         )
+        where = _rel(deck.docs / "slides", deck.root)
+        deck.problems.append(Problem(where, 1, message))
 
 
 def _check_parts(deck: Deck) -> None:
-    """Each part's slides are contiguous, and the parts in order."""
+    """Each part's slides are together, and the parts in order."""
     order = {name: i for i, name in enumerate(deck.part_names)}
     previous = None
     for slide in deck.slides:
         if slide.part not in order:
             continue
         if previous is not None and order[slide.part] < order[previous.part]:
+            message = (
+                f"part: slide {slide.number} is in {slide.part!r} but "
+                f"comes after slide {previous.number} of {previous.part!r}; "
+                "expected the parts in the order mkdocs.yml lists them, "
+                "each part's slides together"
+            )
             deck.problems.append(
-                Problem(
-                    slide.path,
-                    slide.line_of("part"),
-                    f"part: slide {slide.number} is in {slide.part!r} but "
-                    f"comes after slide {previous.number} of "
-                    f"{previous.part!r}; expected the parts in the order "
-                    "mkdocs.yml lists them, each part's slides together",
-                )
+                Problem(slide.path, slide.line_of("part"), message)
             )
         previous = slide
 
 
-# --- fences ------------------------------------------------------------------
+# --- fences, includes, macro calls, notes ----------------------------------
 
 
-def _prepare(bare: list[str], front_end: int | None) -> list[str]:
-    out = list(bare)
-    if front_end is not None:
-        for j in range(front_end + 1):
-            out[j] = ""
-    return ["" if _BLOCK_OPENER.match(line) else line for line in out]
+@functools.cache
+def _markdown():
+    """Block structure only (fences): inline parsing off, half the time."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").disable(["inline", "text_join"])
 
 
 def _scan_fences(fences: list[Fence], lines, offset: int, indent: str):
-    tokens = _markdown().parse("\n".join(lines) + "\n")
-    for tok in tokens:
+    for tok in _markdown().parse("\n".join(lines) + "\n"):
         if tok.map is None:
             continue
         first, last = tok.map
         if tok.type == "fence":
-            opening = lines[first]
             closing = last - 1
-            closed = closing > first and _closes(lines[closing], tok.markup)
+            pattern = (
+                rf"\s*{re.escape(tok.markup[0])}{{{len(tok.markup)},}}\s*"
+            )
+            closed = closing > first and re.fullmatch(pattern, lines[closing])
             # Body lines are indented to the column of the fence marker
             # (deeper than the line's own indent in a list item).
-            column = opening.find(tok.markup)
-            lead = re.sub(r"\S", " ", opening[:column])
+            opening = lines[first]
+            lead = re.sub(r"\S", " ", opening[: opening.find(tok.markup)])
             body = lines[first + 1 : closing if closed else last]
             fences.append(
                 Fence(
@@ -749,36 +620,25 @@ def _scan_fences(fences: list[Fence], lines, offset: int, indent: str):
                 )
             )
         elif tok.type == "code_block":
-            # An indented block: the body of an admonition or tab, so
-            # look inside it (or a real indented code block: harmless).
+            # The body of an admonition or tab (or real indented code:
+            # harmless): look inside it.
             inner = [_dedent(line, 4) for line in lines[first:last]]
             _scan_fences(fences, inner, offset + first, indent + "    ")
 
 
-def _closes(line: str, marker: str) -> bool:
-    """Whether ``line`` is a closing fence for ``marker``."""
-    pattern = rf"\s*{re.escape(marker[0])}{{{len(marker)},}}\s*"
-    return re.fullmatch(pattern, line) is not None
-
-
 def _dedent(line: str, width: int) -> str:
-    i = 0
-    while i < width and i < len(line) and line[i] == " ":
-        i += 1
-    if i < width and i < len(line) and line[i] == "\t":
+    """Up to ``width`` spaces off, or a tab after fewer."""
+    head = line[:width]
+    i = len(head) - len(head.lstrip(" "))
+    if i < width and line[i : i + 1] == "\t":
         i += 1
     return line[i:]
 
 
-# --- includes, table calls, notes --------------------------------------------
-
-
 def split_target(target: str) -> tuple[str, str | None]:
-    """``"snippets/x.py:show"`` -> ``("snippets/x.py", "show")``.
-
-    Mirrors pymdownx.snippets: a trailing ``:name`` is a section, a
-    trailing ``:1:5`` a line range (kept as no section).
-    """
+    """``"snippets/x.py:show"`` -> ``("snippets/x.py", "show")``, as
+    pymdownx.snippets reads it: a trailing ``:name`` is a section, a
+    trailing ``:1:5`` a line range (no section)."""
     head, sep, tail = target.rpartition(":")
     if sep and _SECTION_NAME.fullmatch(tail):
         return head, tail
@@ -792,7 +652,6 @@ def _scan_includes(slide: Slide, bare: list[str]) -> None:
     in_block = False
     for i, line in enumerate(bare):
         m = _INCLUDE.match(line)
-        target = None
         if m and not m.group("escape"):
             target = m.group("target").strip()
         elif block := _INCLUDE_BLOCK.match(line):
@@ -801,9 +660,8 @@ def _scan_includes(slide: Slide, bare: list[str]) -> None:
             continue
         elif in_block and line.strip() and not line.strip().startswith(";"):
             target = line.strip()
-        if target is None:
+        else:
             continue
-        path, section = split_target(target)
         fence = next(
             (
                 f
@@ -812,71 +670,41 @@ def _scan_includes(slide: Slide, bare: list[str]) -> None:
             ),
             None,
         )
+        path, section = split_target(target)
         slide.includes.append(Include(i + 1, target, path, section, fence))
 
 
-def _scan_tables(slide: Slide, bare: list[str]) -> None:
-    """``{{ table(...) }}`` and ``{{ figure(...) }}`` calls, by line."""
-    for i, line in enumerate(bare):
+def _scan_calls(slide: Slide, bare: list[str]) -> None:
+    """``{{ table(...) }}`` and ``{{ figure(...) }}`` calls with literal
+    arguments, by line (the macro checks the others when rendering)."""
+    for i, line in enumerate(bare, 1):
         for m in _JINJA_EXPR.finditer(line):
-            call = _table_call(m.group(1))
-            if call is not None:
-                slide.tables.append(TableCall(i + 1, *call))
-            figure = _figure_call(m.group(1))
-            if figure is not None:
-                slide.figures.append(FigureCall(i + 1, figure))
+            try:
+                call = ast.parse(m.group(1).strip(), mode="eval").body
+            except SyntaxError:
+                continue
+            if not (
+                isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            ):
+                continue
+            args = [_constant(a) for a in call.args]
+            if call.func.id == "figure" and len(args) == 1:
+                if isinstance(args[0], str):
+                    slide.figures.append(FigureCall(i, args[0]))
+            elif call.func.id == "table":
+                kwargs = {k.arg: _constant(k.value) for k in call.keywords}
+                named = (
+                    dict(zip(("table_id", "hide"), args, strict=False))
+                    | kwargs
+                )
+                table_id, hide = named.get("table_id"), named.get("hide")
+                if isinstance(table_id, str) and isinstance(hide, str | None):
+                    slide.tables.append(TableCall(i, table_id, hide))
 
 
-def _figure_call(expr: str) -> str | None:
-    """The literal id of a ``figure("id")`` expression, else None."""
-    try:
-        node = ast.parse(expr.strip(), mode="eval").body
-    except SyntaxError:
-        return None
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "figure"
-        and len(node.args) == 1
-        and isinstance(node.args[0], ast.Constant)
-        and isinstance(node.args[0].value, str)
-    ):
-        return node.args[0].value
-    return None
-
-
-def _table_call(expr: str) -> tuple[str, str | None] | None:
-    """Literal arguments of a ``table(...)`` expression, else None."""
-    try:
-        node = ast.parse(expr.strip(), mode="eval").body
-    except SyntaxError:
-        return None
-    if not (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "table"
-    ):
-        return None
-    args = list(node.args)
-    kwargs = {k.arg: k.value for k in node.keywords}
-    if args:
-        kwargs.setdefault("table_id", args.pop(0))
-    if args:
-        kwargs.setdefault("hide", args.pop(0))
-    values = {}
-    for name in ("table_id", "hide"):
-        value = kwargs.get(name)
-        if value is None:
-            values[name] = None
-        elif isinstance(value, ast.Constant) and (
-            value.value is None or isinstance(value.value, str)
-        ):
-            values[name] = value.value
-        else:
-            return None  # not literal: the macro checks it when rendering
-    if not isinstance(values["table_id"], str):
-        return None
-    return values["table_id"], values["hide"]
+def _constant(node: ast.expr):
+    """A constant's value; any other expression stays a node."""
+    return node.value if isinstance(node, ast.Constant) else node
 
 
 def _scan_notes(slide: Slide, bare: list[str]) -> None:
@@ -899,14 +727,8 @@ def _scan_notes(slide: Slide, bare: list[str]) -> None:
             body.pop()
         text = "\n".join(body)
         minutes = _MINUTES.search(text)
-        slide.notes.append(
-            Note(
-                line=i + 1,
-                end=i + 1 + len(body),
-                text=text,
-                minutes=float(minutes.group(1)) if minutes else None,
-            )
-        )
+        minutes = float(minutes.group(1)) if minutes else None
+        slide.notes.append(Note(i + 1, i + 1 + len(body), text, minutes))
         i = j
 
 
