@@ -1,35 +1,24 @@
 """Live code: run an edited code block of a slide, beside its verified run.
 
-Under ``mkdocs serve`` a reader edits a block on a slide and presses
-Run; ``liveserve.py`` takes the request and hands it here. ``Live.run``
+Under ``mkdocs serve`` a reader edits a block and presses Run
+(``liveserve.py`` takes the request). ``Live.run`` finds the include whose
+shown text is the code the page showed (a page older than its file is
+told to reload), puts the edit in place of those lines of the file (the
+unshown rest still runs and publishes the slide's tables), runs that in a
+fork of the engine's server with its sandbox and this module's ``LIMITS``
+(applied by ``live_child.py``), and answers what it printed and published
+against the run the build verified: a line diff, each table beside its
+verified rows, the traceback in the reader's terms ("your code, line 3").
 
-1. finds the block: the include (``snippets/X.py:show``) whose shown
-   text is the code the page showed, so an edit goes back exactly where
-   the slide took it from, and a page older than the file is told to
-   reload instead of running something else;
-2. makes the program: the snippet's file with the shown part replaced
-   by the edit (the unshown rest still runs, and still publishes the
-   slide's tables);
-3. runs it in a fork of a snippet-engine server (``engine.runner.Pool``,
-   its public API), with the engine's sandbox and this module's limits
-   (``LIMITS``, applied in the fork by ``live_child.py``);
-4. answers what the run printed and published, against the verified run
-   the build checked (``Verified``): a line diff of stdout, each table
-   with the cells that changed, each figure, the traceback trimmed to
-   the program's lines in the reader's terms ("your code, line 3").
-
-Nothing a live run does reaches the build: its own pool (its own fork
-server; the build's servers, cache and verdicts are never touched), its
-files in a temporary folder of its own, the repository read-only.
-
-One long-lived thread owns the pool (a fork server dies with the thread
-that started it) and runs one program at a time; at most ``MAX_WAITING``
-more wait, and the next is refused at once ("busy"), so a flood of runs
-costs the machine nothing but that refusal.
+Nothing a live run does reaches the build: its own pool, its own folder,
+the repository read-only. One thread owns the pool (a fork server dies
+with the thread that started it) and runs one program at a time;
+``MAX_WAITING`` more wait and the next is refused at once ("busy").
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -47,21 +36,16 @@ from pathlib import Path
 from .deck import PYTHON_LANGS
 
 CHILD = Path(__file__).with_name("live_child.py")
-#: How live_child marks its error record on stderr.
+#: How live_child starts its error record's line on stderr.
 ERROR_MARK = "@@lesson-live-error@@ "
-#: Seconds a live run may take (the engine's timeout for the job);
-#: ``LESSON_LIVE_TIMEOUT`` overrides it. A slide's snippet needs well
-#: under one.
+#: Seconds a live run may take (a slide's snippet needs well under one);
+#: ``LESSON_LIVE_TIMEOUT`` overrides it.
 TIME_LIMIT = 10.0
 TIMEOUT_ENV = "LESSON_LIVE_TIMEOUT"
 #: Applied in the fork (live_child.py): memory above what the fork maps
 #: already, bytes any one file it writes may hold (stdout included), and
 #: processes beyond those the user runs now.
-LIMITS = {
-    "memory_bytes": 2 << 30,
-    "output_bytes": 1 << 20,
-    "processes": 32,
-}
+LIMITS = {"memory_bytes": 2 << 30, "output_bytes": 1 << 20, "processes": 32}
 #: What the answer shows of stdout and stderr: the first lines/characters.
 SHOWN_LINES, SHOWN_CHARS = 400, 40_000
 #: Runs that may wait behind the one running; one more is refused.
@@ -74,6 +58,7 @@ _MARKER = re.compile(
     r"[ \t]*(?P<name>[a-z][-_0-9a-z]*)[ \t]*\].*?$",
     re.IGNORECASE,
 )
+_DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+)')
 
 
 class Refused(Exception):
@@ -86,12 +71,11 @@ class Refused(Exception):
 
 @dataclass
 class Verified:
-    """What the build checked, for the answer to compare with: the deck
-    (which files pages include) and the engine's result (stdout, tables
-    and figures of each snippet)."""
+    """What the build checked: the deck (which files pages include) and
+    the engine's result (stdout, tables and figures of each snippet)."""
 
-    deck: object | None = None  # deck.Deck
-    result: object | None = None  # engine.Result
+    deck: object | None = None
+    result: object | None = None
 
 
 @dataclass
@@ -103,13 +87,6 @@ class Block:
     after: list[str]  # and below it (the closing marker first)
     indent: str  # taken off the shown lines (dedented sections)
     shown: int  # lines the page showed
-
-
-@dataclass
-class _Job:
-    request: dict
-    done: threading.Event = field(default_factory=threading.Event)
-    answer: dict | None = None
 
 
 # --- finding the block -------------------------------------------------------
@@ -138,76 +115,56 @@ def _normal(text: str) -> str:
 
 
 def locate(root: Path, deck, path: str, shown: str) -> Block:
-    """The block of ``path`` whose shown text is ``shown``.
-
-    Only a Python file a page of the deck includes can be run, and only
-    where the page still shows what the file holds: a file edited since
-    the page loaded is refused (409), with the advice to reload.
-    """
-    targets = sorted(
-        {
-            inc.section
-            for page in (deck.pages if deck is not None else [])
-            for inc in page.includes
-            if inc.path == path
-            and inc.fence is not None
-            and inc.fence.lang in PYTHON_LANGS
-        },
-        key=str,
-    )
+    """The block of ``path`` whose shown text is ``shown``: only a Python
+    file a page includes, only where the page still shows what the file
+    holds (else 409, with the advice to reload)."""
+    targets = {
+        inc.section
+        for page in (deck.pages if deck is not None else [])
+        for inc in page.includes
+        if inc.path == path
+        and inc.fence is not None
+        and inc.fence.lang in PYTHON_LANGS
+    }
     if not targets or not path.endswith(".py"):
         raise Refused(404, f"{path} is not a code block of this lesson")
     try:
-        text = (root / path).read_text(encoding="utf-8")
+        lines = (root / path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise Refused(404, f"{path} cannot be read: {exc.strerror}") from None
-    lines = text.splitlines()
     sections = _sections(lines)
     want = _normal(shown).split("\n")
-    for name in targets:
-        first, end = (
-            (0, len(lines))
-            if name is None
-            else sections.get(name.lower(), (None, None))
-        )
-        if first is None:
+    for name in sorted(targets, key=str):
+        if name is None:
+            first, end = 0, len(lines)
+        elif name.lower() in sections:
+            first, end = sections[name.lower()]
+        else:
             continue
-        # The page shows the section dedented; the deck may show it cut
-        # in parts (a block taller than the stage): the shown lines are
-        # a run of the section's lines.
+        # The page shows the section dedented, and the deck may show a
+        # part of it: the shown lines are a run of the section's lines
+        # (blank lines at its end apart).
         body = textwrap.dedent("\n".join(lines[first:end])).split("\n")
         body = [line.rstrip() for line in body]
-        at = _find_run(body, want)
-        if at is None:
-            continue
-        indent = _common_indent(lines[first:end])
-        start, stop = first + at, first + at + len(want)
-        return Block(path, lines[:start], lines[stop:], indent, len(want))
+        while body and not body[-1]:
+            body.pop()
+        for at in range(len(body) - len(want) + 1):
+            if body[at : at + len(want)] == want:
+                indents = [
+                    line[: len(line) - len(line.lstrip())]
+                    for line in lines[first:end]
+                    if line.strip()
+                ]
+                start, stop = first + at, first + at + len(want)
+                indent = os.path.commonprefix(indents) if indents else ""
+                return Block(
+                    path, lines[:start], lines[stop:], indent, len(want)
+                )
     raise Refused(
         409,
         f"the code shown for {path} is no longer what the file holds "
         "(it changed since this page loaded): reload the page",
     )
-
-
-def _find_run(lines: list[str], run: list[str]) -> int | None:
-    """Where ``run`` starts as consecutive lines of ``lines``, if it does
-    (blank lines at either end of the section do not count)."""
-    while lines and not lines[-1]:
-        lines = lines[:-1]
-    for i in range(len(lines) - len(run) + 1):
-        if lines[i : i + len(run)] == run:
-            return i
-    return None
-
-
-def _common_indent(lines: list[str]) -> str:
-    widths = [
-        line[: len(line) - len(line.lstrip())]
-        for line in lines
-        if line.strip()
-    ]
-    return os.path.commonprefix(widths) if widths else ""
 
 
 def program(block: Block, code: str) -> tuple[str, int, int]:
@@ -254,39 +211,25 @@ def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
                 out.append("    " + " " * max(0, offset - 1 - lead) + "^")
         out.append(f"SyntaxError: {msg}")
         return "\n".join(out)
-    frames = record.get("frames") or []
-    if frames:
+    if record.get("frames"):
         out.append("Traceback (most recent call last):")
-    for line, name in frames:
-        where = lines.name(line)
-        out.append(
-            f"  {where}" + ("" if name == "<module>" else f", in {name}")
-        )
+    for line, name in record.get("frames") or []:
+        in_name = "" if name == "<module>" else f", in {name}"
+        out.append(f"  {lines.name(line)}{in_name}")
         if 0 < line <= len(text) and text[line - 1].strip():
             out.append(f"    {text[line - 1].strip()}")
     out.append(record.get("message", ""))
     return "\n".join(out)
 
 
-_DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+)')
-
-
 def where_it_was(stderr: str, filename: str, lines: Lines) -> str:
-    """From the dump of a stopped run (faulthandler), the innermost line
-    of the program it was running."""
-    for text in stderr.splitlines():  # most recent call first
+    """From the dump of a stopped run (faulthandler, most recent call
+    first), the innermost line of the program it was running."""
+    for text in stderr.splitlines():
         m = _DUMP_FRAME.match(text)
         if m and m.group("file") == filename:
             return lines.name(int(m.group("line")))
     return ""
-
-
-def _faulthandler_start(stderr: str) -> int:
-    for marker in ("Timeout (", "Thread 0x", "Current thread 0x"):
-        i = stderr.find(marker)
-        if i != -1:
-            return i
-    return len(stderr)
 
 
 # --- the answer --------------------------------------------------------------
@@ -295,19 +238,15 @@ def _faulthandler_start(stderr: str) -> int:
 def _shown(text: str) -> tuple[str, bool]:
     """The first SHOWN_LINES lines / SHOWN_CHARS characters, and whether
     anything was cut."""
-    cut = False
-    if len(text) > SHOWN_CHARS:
-        text, cut = text[:SHOWN_CHARS], True
-    lines = text.split("\n")
-    if len(lines) > SHOWN_LINES:
-        text, cut = "\n".join(lines[:SHOWN_LINES]), True
-    return text, cut
+    cut = len(text) > SHOWN_CHARS
+    lines = text[:SHOWN_CHARS].split("\n")
+    cut = cut or len(lines) > SHOWN_LINES
+    return "\n".join(lines[:SHOWN_LINES]), cut
 
 
 def line_diff(verified: str, mine: str) -> list[list[str]]:
-    """[[op, line]]: op ``=`` in both, ``-`` only verified, ``+`` only
-    this run; verified lines that changed come right before their new
-    version."""
+    """[[op, line]]: ``=`` in both, ``-`` only verified, ``+`` only this
+    run; verified lines that changed come right before their new version."""
     a = verified.rstrip("\n").split("\n") if verified.strip() else []
     b = mine.rstrip("\n").split("\n") if mine.strip() else []
     out: list[list[str]] = []
@@ -315,14 +254,15 @@ def line_diff(verified: str, mine: str) -> list[list[str]]:
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             out += [["=", line] for line in a[i1:i2]]
-            continue
-        out += [["-", line] for line in a[i1:i2]]
-        out += [["+", line] for line in b[j1:j2]]
+        else:
+            out += [["-", line] for line in a[i1:i2]]
+            out += [["+", line] for line in b[j1:j2]]
     return out
 
 
-def _published(raw: str) -> tuple[list[dict], list[dict]]:
-    """(tables, figures) the run published (mha_ref.publish_*)."""
+def _published(raw: str, stem: str, verified: dict) -> tuple[list, list]:
+    """(tables, figures) the run published (mha_ref.publish_*), each table
+    beside the verified one."""
     tables, figures = [], []
     for line in raw.splitlines():
         try:
@@ -331,46 +271,37 @@ def _published(raw: str) -> tuple[list[dict], list[dict]]:
             continue
         if not isinstance(record, dict):
             continue
+        name = f"{stem}.{record.get('name')}"
         if record.get("kind") == "figure" and isinstance(
             record.get("svg"), str
         ):
-            figures.append(record)
+            alt = str(record.get("alt") or "")
+            figures.append({"id": name, "alt": alt, "svg": record["svg"]})
         elif isinstance(record.get("columns"), list) and isinstance(
             record.get("rows"), list
         ):
-            tables.append(record)
+            table = {
+                "id": name,
+                "columns": [str(c) for c in record["columns"]],
+                "rows": [[str(c) for c in row] for row in record["rows"]],
+            }
+            if name in verified:
+                table["verified"] = {
+                    "columns": list(verified[name]["columns"]),
+                    "rows": [list(row) for row in verified[name]["rows"]],
+                }
+            tables.append(table)
     return tables, figures
 
 
-def _table_answer(stem: str, record: dict, verified: dict) -> dict:
-    table_id = f"{stem}.{record.get('name')}"
-    columns = [str(c) for c in record["columns"]]
-    rows = [[str(c) for c in row] for row in record["rows"]]
-    mine = {"id": table_id, "columns": columns, "rows": rows}
-    known = verified.get(table_id)
-    if known is not None:
-        mine["verified"] = {
-            "columns": list(known["columns"]),
-            "rows": [list(row) for row in known["rows"]],
-        }
-    return mine
-
-
-def answer(
-    run,
-    block: Block,
-    source: str,
-    lines: Lines,
-    filename: str,
-    error,
-    verified,
-) -> dict:
+def answer(run, block, source, lines, filename, error, verified) -> dict:
     """The JSON a live run answers (see the module's docstring)."""
-    stdout, stdout_cut = _shown(run.stdout)
-    stem = Path(block.path).stem
     result = verified.result
     known = (result.outputs if result is not None else {}).get(block.path)
-    tables, figures = _published(run.tables)
+    stdout, stdout_cut = _shown(run.stdout)
+    tables, figures = _published(
+        run.tables, Path(block.path).stem, result.tables if result else {}
+    )
     out = {
         "ok": False,
         "status": "error",
@@ -381,18 +312,8 @@ def answer(
         "diff": line_diff(known, run.stdout) if known is not None else None,
         "error": "",
         "stderr": "",
-        "tables": [
-            _table_answer(stem, t, result.tables if result else {})
-            for t in tables
-        ],
-        "figures": [
-            {
-                "id": f"{stem}.{f.get('name')}",
-                "alt": str(f.get("alt") or ""),
-                "svg": f["svg"],
-            }
-            for f in figures
-        ],
+        "tables": tables,
+        "figures": figures,
         "seconds": round(run.seconds, 4),
     }
     stderr = run.stderr
@@ -401,15 +322,18 @@ def answer(
         out["error"] = run.failure
         return out
     if run.timed_out:
-        seconds = _time_limit()
         where = where_it_was(stderr, filename, lines)
         out["status"] = "timeout"
         out["message"] = (
-            f"Stopped after {seconds:g} s, the live-run time limit"
+            f"Stopped after {_time_limit():g} s, the live-run time limit"
             + (f", at {where}" if where else "")
             + ". Does a loop never end?"
         )
-        stderr = stderr[: _faulthandler_start(stderr)]
+        # What the program wrote, not faulthandler's dump after it.
+        for marker in ("Timeout (", "Thread 0x", "Current thread 0x"):
+            if marker in stderr:
+                stderr = stderr[: stderr.index(marker)]
+                break
     elif len(run.stdout.encode()) >= LIMITS["output_bytes"] or (
         error or {}
     ).get("output_limit"):
@@ -444,14 +368,12 @@ def answer(
         )
     else:
         out["ok"], out["status"] = True, "ok"
-        changed = any(op != "=" for op, _ in out["diff"] or [])
-        out["message"] = (
-            "The output differs from the verified one."
-            if changed
-            else "The same output as the verified one."
-            if known is not None
-            else "Ran without error."
-        )
+        if any(op != "=" for op, _ in out["diff"] or []):
+            out["message"] = "The output differs from the verified one."
+        elif known is not None:
+            out["message"] = "The same output as the verified one."
+        else:
+            out["message"] = "Ran without error."
     if not out["ok"] and not run.stdout.strip():
         out["diff"] = None  # nothing printed: no diff of every line gone
     out["stderr"], cut = _shown(stderr.strip())
@@ -468,7 +390,27 @@ def _time_limit() -> float:
     return value if value > 0 else TIME_LIMIT
 
 
+def _error_record(stderr: str) -> tuple[dict | None, str]:
+    """live_child's error record (its last line with ``ERROR_MARK``), and
+    stderr without it."""
+    head, mark, record = stderr.rpartition(ERROR_MARK)
+    if not mark:
+        return None, stderr
+    record, _, rest = record.partition("\n")
+    try:
+        return json.loads(record), head + rest
+    except ValueError:
+        return None, stderr
+
+
 # --- the worker --------------------------------------------------------------
+
+
+@dataclass
+class _Job:
+    request: dict
+    done: threading.Event = field(default_factory=threading.Event)
+    answer: dict | None = None
 
 
 class Live:
@@ -478,9 +420,9 @@ class Live:
         self.root = Path(root).resolve()
         self.verified = verified
         self.jobs: queue.Queue[_Job | None] = queue.Queue(MAX_WAITING)
-        # Inside the repository (.cache, git-ignored): a run sees the
-        # repository read-only and nothing else outside its scratch, so
-        # its program and parameters must be there to be read.
+        # Inside the repository (.cache, git-ignored): a run sees only the
+        # repository (read-only) and its scratch, so its program and
+        # parameters must be there to be read.
         live_dir = self.root / ".cache" / "live"
         live_dir.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(tempfile.mkdtemp(prefix="lesson-live-", dir=live_dir))
@@ -540,16 +482,16 @@ class Live:
         from .engine.runner import Pool
 
         pool = Pool(self.root)
-        snippets = self.root / "snippets"
         sources = [
-            p.read_text(encoding="utf-8") for p in snippets.glob("*.py")
+            p.read_text(encoding="utf-8")
+            for p in (self.root / "snippets").glob("*.py")
         ]
         plan = preload_plan(sources)
         pool.warm(plan, key=self._base_key(), count=1)
         try:
             while (job := self.jobs.get()) is not None:
                 try:
-                    job.answer = self._execute(pool, job, plan)
+                    job.answer = self._execute(pool, job.request, plan)
                 except Exception as exc:  # never leave a request waiting
                     job.answer = {
                         "ok": False,
@@ -562,84 +504,53 @@ class Live:
             pool.close()
 
     def _base_key(self) -> str:
-        """The engine's base key (what its servers preloaded: mha_ref,
-        the runner), hashed again only when a file of mha_ref changed:
-        a server that imported an older mha_ref is then replaced."""
+        """The engine's base key (what its servers preloaded), hashed
+        again (30 ms) only when a file of mha_ref changed: a server that
+        imported an older mha_ref is then replaced."""
         from .engine.cache import base_key
 
         stats = []
         for path in sorted((self.root / "mha_ref").rglob("*.py")):
-            try:
+            with contextlib.suppress(OSError):
                 st = path.stat()
-            except OSError:
-                continue
-            stats.append((str(path), st.st_mtime_ns, st.st_size))
+                stats.append((str(path), st.st_mtime_ns, st.st_size))
         signature = tuple(stats)
         if self._key is None or self._key[0] != signature:
             self._key = (signature, base_key(self.root / "snippets"))
         return self._key[1]
 
-    def _execute(self, pool, job: _Job, plan: list[str]) -> dict:
+    def _execute(self, pool, request: dict, plan: list[str]) -> dict:
         from .engine.preload import preload_plan
 
-        block: Block = job.request["block"]
-        source, first, count = program(block, job.request["code"])
-        lines = Lines(block.path, first, count, block.shown)
+        block: Block = request["block"]
+        source, first, count = program(block, request["code"])
         filename = str(self.root / block.path)
         self.count += 1
         folder = self.tmp / f"run{self.count}"
         folder.mkdir()
         try:
-            error_path = folder / "error.json"
             params = {
                 "root": str(self.root),
                 "filename": filename,
                 "source": source,
                 "limits": LIMITS,
-                "error_path": str(error_path),
             }
             (folder / "run.json").write_text(json.dumps(params), "utf-8")
             (folder / "run.py").symlink_to(CHILD)
-            needs = preload_plan([source])
             (run,) = pool.run(
                 [[folder / "run.py"]],
                 timeout=_time_limit(),
                 concurrency=1,
                 threads=1,  # as the build's runs: the same float sums
-                preload=sorted(set(plan) | set(needs)),
+                preload=sorted(set(plan) | set(preload_plan([source]))),
                 key=self._base_key(),
             )[0]
-            error = None
-            if error_path.is_file():
-                try:
-                    error = json.loads(error_path.read_text("utf-8"))
-                except ValueError:
-                    error = None
-            else:  # read-only folder: the child said it on stderr
-                error = _stderr_error(run.stderr)
-            return answer(
-                run,
-                block,
-                source,
-                lines,
-                filename,
-                error,
-                job.request["verified"],
-            )
+            error, run.stderr = _error_record(run.stderr)
+            lines = Lines(block.path, first, count, block.shown)
+            verified = request["verified"]
+            return answer(run, block, source, lines, filename, error, verified)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _stderr_error(stderr: str) -> dict | None:
-    """The error record ``live_child`` prints on stderr when it cannot
-    write its error file (the sandbox keeps the repository read-only)."""
-    for line in reversed((stderr or "").splitlines()):
-        if line.startswith(ERROR_MARK):
-            try:
-                return json.loads(line[len(ERROR_MARK) :])
-            except ValueError:
-                return None
-    return None
 
 
 def wait_until(condition: Callable[[], bool], seconds: float) -> bool:

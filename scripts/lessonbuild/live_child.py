@@ -1,19 +1,14 @@
 """The program one live run executes, inside the snippet engine's fork.
 
-``live.py`` runs this file (a link to it, in the run's own folder) as
-the job of a fork of the engine's server (``engine/server.py``), so the
-run inherits that server's sandbox: the repository read-only, its own
-process group, the time limit, everything it started killed afterwards.
-Here, before the edited program starts, the run also gets limits of its
-own (``resource``): memory (address space above what the fork already
-maps), output (the size of any file it writes, its stdout included),
-and processes. Then the program runs as ``python snippets/X.py`` would:
-``__main__``, ``__file__`` and ``sys.argv[0]`` the snippet's own path,
-``sys.path[0]`` its folder, the edited source shown in tracebacks.
-
-Its error, if any, is written as data (``error.json``: the frames in
-the program, the exception's last line) for ``live.py`` to name in the
-user's terms ("your code, line 3"); stdlib only, as the server is.
+``live.py`` runs this file as a job of the engine's server, so the run
+inherits its sandbox (the repository read-only, its own process group,
+the time limit, its children killed afterwards). Here it also gets
+limits of its own: memory above what the fork maps already, the size of
+any file it writes (stdout included), and processes. Then the edited
+program runs as ``python snippets/X.py`` would, the edited source shown
+in tracebacks. Its error goes to live.py as data, on stderr's last line
+(the run's folder is read-only), to be named in the reader's terms.
+Stdlib only, as the server is.
 """
 
 import builtins
@@ -27,10 +22,13 @@ import sys
 import traceback
 import types
 
+#: live.ERROR_MARK: what starts the error record's line on stderr.
+ERROR_MARK = "@@lesson-live-error@@ "
+
 
 def _limit(which, value):
-    """Lower a limit (never raise one above its hard value)."""
-    soft, hard = resource.getrlimit(which)
+    """Lower a limit (never above its hard value)."""
+    hard = resource.getrlimit(which)[1]
     if hard != resource.RLIM_INFINITY:
         value = min(value, hard)
     try:
@@ -49,9 +47,9 @@ def _mapped_bytes():
 
 
 def _count_processes():
-    """An upper bound of this user's processes, as RLIMIT_NPROC counts
-    them: every thread on the machine (/proc/loadavg), one read where a
-    walk of /proc would cost milliseconds."""
+    """An upper bound of this user's processes as RLIMIT_NPROC counts them:
+    every thread on the machine (/proc/loadavg), one read where a walk of
+    /proc would cost milliseconds."""
     try:
         with open("/proc/loadavg", encoding="ascii") as f:
             return int(f.read().split()[3].split("/")[1])
@@ -69,29 +67,8 @@ def apply_limits(limits):
     _limit(resource.RLIMIT_NPROC, _count_processes() + limits["processes"])
 
 
-def _write_error(path, exc, filename):
-    """The exception as data: frames in the program, then its message."""
-    frames = [
-        [f.lineno, f.name]
-        for f in traceback.extract_tb(exc.__traceback__)
-        if f.filename == filename
-    ]
-    syntax = None
-    if isinstance(exc, SyntaxError) and exc.filename == filename:
-        syntax = [exc.lineno, exc.offset, exc.msg]
-    record = {
-        "frames": frames,
-        "message": "".join(traceback.format_exception_only(exc)).strip(),
-        "syntax": syntax,
-        "output_limit": isinstance(exc, OSError) and exc.errno == errno.EFBIG,
-    }
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(record, f)
-    except OSError:  # a read-only folder, or past the output limit
-        traceback.print_exception(exc)
-        # live.ERROR_MARK: the record, on stderr's last line.
-        sys.stderr.write("@@lesson-live-error@@ " + json.dumps(record) + "\n")
+def _report(record):
+    sys.stderr.write(ERROR_MARK + json.dumps(record) + "\n")
 
 
 def main(params_path):
@@ -99,13 +76,10 @@ def main(params_path):
         params = json.load(f)
     apply_limits(params["limits"])
     filename, source = params["filename"], params["source"]
-    root = params.get("root")
-    if root and os.access(root, os.W_OK):
-        # The engine could not mount the repository read-only here (no
-        # user namespaces): an edited program could change it, so none
-        # runs (a build's snippets are still caught by its fingerprint).
-        with open(params["error_path"], "w", encoding="utf-8") as f:
-            json.dump({"sandbox": False}, f)
+    if os.access(params["root"], os.W_OK):
+        # The engine could not mount the repository read-only (no user
+        # namespaces): an edited program could change it, so none runs.
+        _report({"sandbox": False})
         raise SystemExit(1)
     sys.path[0] = os.path.dirname(filename)
     sys.argv = [filename]
@@ -121,7 +95,25 @@ def main(params_path):
     except SystemExit:
         raise
     except BaseException as exc:
-        _write_error(params["error_path"], exc, filename)
+        traceback.print_exception(exc)
+        syntax = None
+        if isinstance(exc, SyntaxError) and exc.filename == filename:
+            syntax = [exc.lineno, exc.offset, exc.msg]
+        _report(
+            {
+                "frames": [
+                    [f.lineno, f.name]
+                    for f in traceback.extract_tb(exc.__traceback__)
+                    if f.filename == filename
+                ],
+                "message": "".join(
+                    traceback.format_exception_only(exc)
+                ).strip(),
+                "syntax": syntax,
+                "output_limit": isinstance(exc, OSError)
+                and exc.errno == errno.EFBIG,
+            }
+        )
         raise SystemExit(1) from None
 
 

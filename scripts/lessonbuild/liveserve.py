@@ -1,34 +1,24 @@
 """Live code under ``mkdocs serve``: the run endpoint and what pages carry.
 
-``install`` (called by the lesson plugin's ``on_serve``) wraps the WSGI
-application of MkDocs' own development server, so live code needs no
-second server, no second port and no cross-origin request:
+``install`` (the plugin's ``on_serve``) wraps the WSGI application of
+MkDocs' own development server, so live code needs no second server,
+port or cross-origin request. Every HTML page it sends gets the live-code
+script, style and configuration (the endpoint, a token made for this
+serve) on the way out; nothing is written to the site folder, so a
+static build has no trace of it. ``POST <site>/__live__/run`` runs an
+edited block (``live.Live``).
 
-- every HTML page the server sends gets the live-code script, its style
-  and a configuration (the endpoint, a random token made for this
-  serve) injected on the way out. Nothing is written to the site
-  folder: a static build, or the site opened from ``file://``, has no
-  trace of it, so there the blocks stay plain code;
-- ``POST <site>/__live__/run`` runs an edited block (``live.Live``).
+Any web page the user visits can send requests to 127.0.0.1, so: live
+code is installed only on a loopback address; a request's ``Host`` must
+name it (a DNS-rebinding page comes under its own host name, and the
+pages it fetches that way carry no token); its ``Origin`` must be the
+site, and ``Sec-Fetch-Site``, where sent, "same-origin"; it must carry
+the token in a header (``X-Lesson-Live-Token``), which a form cannot
+send and no other origin can read (no CORS header is ever answered);
+and ``Live`` queues at most ``live.MAX_WAITING`` runs.
 
-Safe by construction, since any web page the user visits can send
-requests to 127.0.0.1:
-
-- only when MkDocs serves on a loopback address (``127.0.0.1``, the
-  Makefile's) is live code installed at all;
-- a request's ``Host`` must name the served address (a DNS-rebinding
-  page reaches this server under its own host name: refused, and the
-  pages it fetches that way carry no token);
-- its ``Origin`` must be the served site (no cross-site POST), and
-  ``Sec-Fetch-Site``, where the browser sends it, "same-origin";
-- it must carry the token in a header (``X-Lesson-Live-Token``), which a
-  form cannot send and another site's script cannot read; no CORS
-  header is ever answered, so no other origin may send it either;
-- ``live.Live`` runs one program at a time in the engine's sandbox,
-  queues at most ``live.MAX_WAITING`` more and refuses the rest.
-
-``python -m lessonbuild.liveserve present`` (``make present``) serves the
-site like ``make serve`` and opens the deck in the browser.
+``python -m lessonbuild.liveserve present`` (``make present``) serves
+the site like ``make serve`` and opens the deck in the browser.
 """
 
 from __future__ import annotations
@@ -45,6 +35,7 @@ import sys
 import urllib.request
 import webbrowser
 from collections.abc import Callable
+from http import HTTPStatus
 from pathlib import Path
 
 from .live import Live, Refused, Verified, wait_until
@@ -74,39 +65,32 @@ class LiveServe:
     def __init__(self, live: Live, host: str, port: int, mount_path: str):
         self.live = live
         self.token = secrets.token_urlsafe(32)
-        self.mount = (
-            mount_path if mount_path.endswith("/") else mount_path + "/"
-        )
+        self.mount = mount_path.rstrip("/") + "/"
         self.endpoint = self.mount + ENDPOINT
-        names = {host, "localhost"}
-        if host == "localhost":
-            names.add("127.0.0.1")
+        names = {
+            host,
+            "localhost",
+            "127.0.0.1" if host == "localhost" else host,
+        }
         names = {f"[{n}]" if ":" in n else n for n in names}
         self.hosts = {f"{name}:{port}" for name in names}
         self.origins = {f"http://{h}" for h in self.hosts}
 
-    # --- the pages -----------------------------------------------------------
-
-    def snippet(self) -> bytes:
-        """What a served page gets before ``</head>``."""
-        config = json.dumps(
-            {"endpoint": self.endpoint, "token": self.token}
-        ).replace("<", "\\u003c")
-        return (
-            f'<script type="application/json" id="lesson-live-config">'
-            f"{config}</script>"
-            f'<link rel="stylesheet" href="{self.mount}{ASSETS}live.css">'
-            f'<script type="module" src="{self.mount}{ASSETS}live.js">'
-            "</script>"
-        ).encode()
-
     def inject(self, html: bytes) -> bytes:
+        """The live-code configuration, style and script before ``</head>``."""
         at = html.find(b"</head>")
         if at == -1:
             return html
-        return html[:at] + self.snippet() + html[at:]
-
-    # --- requests ------------------------------------------------------------
+        config = json.dumps({"endpoint": self.endpoint, "token": self.token})
+        snippet = (
+            '<script type="application/json" id="lesson-live-config">'
+            + config.replace("<", "\\u003c")
+            + "</script>"
+            f'<link rel="stylesheet" href="{self.mount}{ASSETS}live.css">'
+            f'<script type="module" src="{self.mount}{ASSETS}live.js">'
+            "</script>"
+        )
+        return html[:at] + snippet.encode() + html[at:]
 
     def wrap(self, app: Callable) -> Callable:
         """The WSGI application: ``app`` (MkDocs' server), plus the
@@ -130,92 +114,68 @@ class LiveServe:
             return lambda data: None
 
         body = app(environ, capture)
-        headers = got["headers"]
+        status, headers = got["status"], got["headers"]
         kind = next((v for k, v in headers if k.lower() == "content-type"), "")
         if (
-            not got["status"].startswith("200")
+            not status.startswith("200")
             or not kind.startswith("text/html")
             or environ.get("HTTP_HOST") not in self.hosts
         ):
-            start_response(got["status"], headers)
+            start_response(status, headers)
             return body
         try:
-            html = b"".join(body)
+            html = self.inject(b"".join(body))
         finally:
             if hasattr(body, "close"):
                 body.close()
-        html = self.inject(html)
         headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
-        headers.append(("Content-Length", str(len(html))))
-        start_response(got["status"], headers)
+        start_response(status, [*headers, ("Content-Length", str(len(html)))])
         return [html]
 
     def refusal(self, environ) -> tuple[int, str] | None:
         """(status, why) if this request may not run code, else None."""
+        not_ours = "refused: the request does not come from this site"
+        token = environ.get("HTTP_" + TOKEN_HEADER.upper().replace("-", "_"))
         if environ.get("REQUEST_METHOD") != "POST":
             return 405, "only POST runs code"
         if environ.get("HTTP_HOST") not in self.hosts:
             return 403, "refused: this server answers only for its own address"
         if environ.get("HTTP_ORIGIN") not in self.origins:
-            return 403, "refused: the request does not come from this site"
-        site = environ.get("HTTP_SEC_FETCH_SITE")
-        if site is not None and site != "same-origin":
-            return 403, "refused: the request does not come from this site"
-        token = environ.get("HTTP_" + TOKEN_HEADER.upper().replace("-", "_"))
+            return 403, not_ours
+        if environ.get("HTTP_SEC_FETCH_SITE", "same-origin") != "same-origin":
+            return 403, not_ours
         if not token or not hmac.compare_digest(
             token.encode(), self.token.encode()
         ):
             return 403, "refused: no valid token (reload the page)"
-        kind = environ.get("CONTENT_TYPE", "")
-        if not kind.startswith("application/json"):
+        if not environ.get("CONTENT_TYPE", "").startswith("application/json"):
             return 415, "expected application/json"
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = -1
+        if not 0 < length <= MAX_BODY:
+            return 413, f"a request holds at most {MAX_BODY} bytes"
         return None
 
     def _endpoint(self, environ, start_response):
-        refused = self.refusal(environ)
-        if refused is None:
+        status, message = self.refusal(environ) or (200, "")
+        if status == 200:
             try:
-                length = int(environ.get("CONTENT_LENGTH") or 0)
+                length = int(environ["CONTENT_LENGTH"])
+                request = json.loads(environ["wsgi.input"].read(length))
+                return _json(start_response, 200, self.live.run(request))
             except ValueError:
-                length = -1
-            if not 0 < length <= MAX_BODY:
-                refused = (413, f"a request holds at most {MAX_BODY} bytes")
-        if refused is not None:
-            status, message = refused
-            return _json(
-                start_response, status, {"ok": False, "message": message}
-            )
-        try:
-            request = json.loads(environ["wsgi.input"].read(length))
-            answer = self.live.run(request)
-        except ValueError:
-            return _json(
-                start_response, 400, {"ok": False, "message": "expected JSON"}
-            )
-        except Refused as exc:
-            return _json(
-                start_response, exc.status, {"ok": False, "message": str(exc)}
-            )
-        return _json(start_response, 200, answer)
-
-
-_REASONS = {
-    200: "OK",
-    400: "Bad Request",
-    403: "Forbidden",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    409: "Conflict",
-    413: "Content Too Large",
-    415: "Unsupported Media Type",
-    429: "Too Many Requests",
-}
+                status, message = 400, "expected JSON"
+            except Refused as exc:
+                status, message = exc.status, str(exc)
+        return _json(start_response, status, {"ok": False, "message": message})
 
 
 def _json(start_response, status: int, data: dict):
     body = json.dumps(data).encode()
     start_response(
-        f"{status} {_REASONS.get(status, '')}".strip(),
+        f"{status} {HTTPStatus(status).phrase}",
         [
             ("Content-Type", "application/json"),
             ("Content-Length", str(len(body))),
@@ -241,13 +201,12 @@ def install(server, config, verified: Callable[[], Verified]):
         )
         return None
     root = Path(config.config_file_path).resolve().parent
-    live = Live(root, verified)
-    serve = LiveServe(live, host, port, server.mount_path)
+    serve = LiveServe(Live(root, verified), host, port, server.mount_path)
     server.set_app(serve.wrap(server.get_app()))
     return serve
 
 
-# --- make bench: Run to output ----------------------------------------
+# --- make bench: Run to output -----------------------------------------------
 
 
 #: Run to output, median, for a one-line change of slide 15's snippet.
@@ -255,34 +214,12 @@ TARGET_SECONDS = 0.150
 BENCH_SLIDE = 15
 
 
-def one_line_changes(shown: str, count: int) -> list[str]:
-    """``count`` versions of ``shown``, each one line changed: the number
-    of heads ``h`` alternates between 4 and 2 where a line assigns it
-    (slide 15: ``d_model, h, T = 8, 2, 4``), else a comment changes."""
-    lines = shown.rstrip("\n").split("\n")
-    for i, line in enumerate(lines):
-        left, eq, right = line.partition("=")
-        names = [n.strip() for n in left.split(",")]
-        code, hash_, comment = right.partition("#")
-        values = code.split(",")
-        if eq and "h" in names and len(values) == len(names):
-            at = names.index("h")
-            out = []
-            for n in range(count):
-                values[at] = f" {4 if n % 2 == 0 else 2}"
-                new = left + eq + ",".join(values)
-                new = new.rstrip() + ("  " + hash_ + comment if hash_ else "")
-                out.append("\n".join([*lines[:i], new, *lines[i + 1 :]]))
-            return out
-    return [f"{shown.rstrip()}\n# run {n}" for n in range(count)]
-
-
 def run_to_output(root: Path, runs: int = 11) -> list[float]:
     """Seconds from POST to answer through the endpoint (a real HTTP
     server on a free 127.0.0.1 port, the real ``Live``), one per run of
-    a one-line change of slide ``BENCH_SLIDE``'s first snippet; the
-    first run, which waits for the fork server's import, is not
-    counted."""
+    slide ``BENCH_SLIDE``'s first snippet with a line added that prints
+    the run's number; the first run, which waits for the fork server's
+    import, is not counted."""
     import http.client
     import threading
     import time
@@ -299,37 +236,33 @@ def run_to_output(root: Path, runs: int = 11) -> list[float]:
     slide = next(s for s in deck.slides if s.number == BENCH_SLIDE)
     include = next(i for i in slide.includes if i.path.startswith("snippets/"))
     text = (root / include.path).read_text(encoding="utf-8")
-    marker = f"[start:{include.section}]"
-    shown = text.split(marker, 1)[1].split("\n", 1)[1]
+    shown = text.split(f"[start:{include.section}]", 1)[1].split("\n", 1)[1]
     shown = shown.split("--8<-- [end:", 1)[0].rsplit("\n", 1)[0]
     live = Live(root, lambda: Verified(deck, None))
     serve = LiveServe(live, "127.0.0.1", 0, "/")
     httpd = make_server(
         "127.0.0.1", 0, serve.wrap(lambda e, s: []), handler_class=Quiet
     )
-    port = httpd.server_address[1]
-    serve.hosts = {f"127.0.0.1:{port}"}
-    serve.origins = {f"http://127.0.0.1:{port}"}
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
+    origin = f"http://127.0.0.1:{httpd.server_address[1]}"
+    serve.hosts, serve.origins = {origin.removeprefix("http://")}, {origin}
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    headers = {
+        "Origin": origin,
+        "Content-Type": "application/json",
+        TOKEN_HEADER: serve.token,
+    }
     times = []
     try:
-        for code in one_line_changes(shown, runs + 1):
+        for n in range(runs + 1):
+            code = f"{shown.rstrip()}\nprint('run {n}')"
             body = json.dumps(
                 {"path": include.path, "shown": shown, "code": code}
             )
             start = time.perf_counter()
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-            conn.request(
-                "POST",
-                serve.endpoint,
-                body,
-                {
-                    "Origin": f"http://127.0.0.1:{port}",
-                    "Content-Type": "application/json",
-                    TOKEN_HEADER: serve.token,
-                },
+            conn = http.client.HTTPConnection(
+                *httpd.server_address, timeout=600
             )
+            conn.request("POST", serve.endpoint, body, headers)
             answer = json.loads(conn.getresponse().read())
             times.append(time.perf_counter() - start)
             conn.close()
