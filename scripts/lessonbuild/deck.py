@@ -279,36 +279,34 @@ def read_deck(
 
 
 def _read_text(path: Path, rel: str, problems: list[Problem]) -> str | None:
+    def refuse(line: int, message: str) -> None:
+        problems.append(Problem(rel, line, message))
+
     try:
         if path.stat().st_size > MAX_SLIDE_BYTES:
-            message = (
+            return refuse(
+                1,
                 f"file is larger than {MAX_SLIDE_BYTES:,} bytes; "
-                "expected a slide of a few kilobytes"
+                "expected a slide of a few kilobytes",
             )
-            problems.append(Problem(rel, 1, message))
-            return None
         data = path.read_bytes()
     except OSError as exc:
-        problems.append(Problem(rel, 1, f"cannot read the file: {exc}"))
-        return None
+        return refuse(1, f"cannot read the file: {exc}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        message = (
+        return refuse(
+            data[: exc.start].count(b"\n") + 1,
             f"not valid UTF-8 at column {column} (byte "
-            f"{data[exc.start : exc.start + 1]!r}); save the file as UTF-8"
+            f"{data[exc.start : exc.start + 1]!r}); save the file as UTF-8",
         )
-        problems.append(Problem(rel, line, message))
-        return None
     if text.startswith("\ufeff"):
-        message = (
+        return refuse(
+            1,
             "the file starts with a byte-order mark (BOM); save it as "
-            "UTF-8 without BOM"
+            "UTF-8 without BOM",
         )
-        problems.append(Problem(rel, 1, message))
-        return None
     return text
 
 

@@ -263,12 +263,10 @@ def line_diff(verified: str, mine: str) -> list[list[str]]:
 def _published(raw: str, stem: str, verified: dict) -> tuple[list, list]:
     """(tables, figures) the run published (mha_ref.publish_*), each table
     beside the verified one."""
+    from .engine.judge import table_records
+
     tables, figures = [], []
-    for line in raw.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
+    for record in table_records(raw):
         if not isinstance(record, dict):
             continue
         name = f"{stem}.{record.get('name')}"

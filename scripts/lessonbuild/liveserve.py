@@ -215,21 +215,14 @@ BENCH_SLIDE = 15
 
 
 def run_to_output(root: Path, runs: int = 11) -> list[float]:
-    """Seconds from POST to answer through the endpoint (a real HTTP
-    server on a free 127.0.0.1 port, the real ``Live``), one per run of
-    slide ``BENCH_SLIDE``'s first snippet with a line added that prints
-    the run's number; the first run, which waits for the fork server's
-    import, is not counted."""
-    import http.client
-    import threading
+    """Seconds from POST to answer through the endpoint's WSGI application
+    (the real ``Live``), one per run of slide ``BENCH_SLIDE``'s first
+    snippet with a line added that prints the run's number; the first
+    run, which waits for the fork server's import, is not counted."""
+    import io
     import time
-    from wsgiref.simple_server import WSGIRequestHandler, make_server
 
     from .deck import read_deck
-
-    class Quiet(WSGIRequestHandler):
-        def log_message(self, *args):
-            pass
 
     root = Path(root).resolve()
     deck = read_deck(root, root / "docs")
@@ -239,38 +232,31 @@ def run_to_output(root: Path, runs: int = 11) -> list[float]:
     shown = text.split(f"[start:{include.section}]", 1)[1].split("\n", 1)[1]
     shown = shown.split("--8<-- [end:", 1)[0].rsplit("\n", 1)[0]
     live = Live(root, lambda: Verified(deck, None))
-    serve = LiveServe(live, "127.0.0.1", 0, "/")
-    httpd = make_server(
-        "127.0.0.1", 0, serve.wrap(lambda e, s: []), handler_class=Quiet
-    )
-    origin = f"http://127.0.0.1:{httpd.server_address[1]}"
-    serve.hosts, serve.origins = {origin.removeprefix("http://")}, {origin}
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    headers = {
-        "Origin": origin,
-        "Content-Type": "application/json",
-        TOKEN_HEADER: serve.token,
-    }
+    serve = LiveServe(live, "127.0.0.1", 8000, "/")
+    app = serve.wrap(lambda environ, start_response: [])
     times = []
     try:
         for n in range(runs + 1):
             code = f"{shown.rstrip()}\nprint('run {n}')"
             body = json.dumps(
                 {"path": include.path, "shown": shown, "code": code}
-            )
+            ).encode()
+            environ = {
+                "REQUEST_METHOD": "POST",
+                "PATH_INFO": serve.endpoint,
+                "HTTP_HOST": "127.0.0.1:8000",
+                "HTTP_ORIGIN": "http://127.0.0.1:8000",
+                "HTTP_X_LESSON_LIVE_TOKEN": serve.token,
+                "CONTENT_TYPE": "application/json",
+                "CONTENT_LENGTH": str(len(body)),
+                "wsgi.input": io.BytesIO(body),
+            }
             start = time.perf_counter()
-            conn = http.client.HTTPConnection(
-                *httpd.server_address, timeout=600
-            )
-            conn.request("POST", serve.endpoint, body, headers)
-            answer = json.loads(conn.getresponse().read())
+            answer = json.loads(b"".join(app(environ, lambda *args: None)))
             times.append(time.perf_counter() - start)
-            conn.close()
             if not answer.get("ok"):
                 raise RuntimeError(f"a live run failed: {answer}")
     finally:
-        httpd.shutdown()
-        httpd.server_close()
         live.close()
     return times[1:]
 
