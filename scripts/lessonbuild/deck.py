@@ -58,6 +58,12 @@ _INCLUDE = re.compile(
     re.VERBOSE,
 )
 _INCLUDE_BLOCK = re.compile(r"^[ \t]*(?P<escape>;*)-+8<-+[ \t]*\r?$")
+# pymdownx.snippets' own pattern of a section marker.
+_SECTION_MARKER = re.compile(
+    r"^.*?(?<!;)(?!(?<=-)-)(?P<escape>;*)-+8<-+[ \t]+\[[ \t]*"
+    r"(?P<kind>start|end)[ \t]*:[ \t]*(?P<name>[a-z][-_0-9a-z]*)[ \t]*\]",
+    re.IGNORECASE,
+)
 _SECTION_NAME = re.compile(r"(?i)[a-z][-_0-9a-z]*")
 _LINE_SPEC = re.compile(r"(?::-?[0-9]*){1,2}(?:,-?[0-9]*(?::-?[0-9]*)?)*")
 _TITLE = re.compile(r"""(?:^|\s)title=(["'])(?P<title>.*?)\1""")
@@ -734,12 +740,26 @@ def _indent_of(line: str) -> int:
     return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
 
 
+def sections(lines: list[str]) -> dict[str, tuple[int, int]]:
+    """A file's ``--8<-- [start:name]`` sections, as pymdownx.snippets
+    reads them: {name: (first line inside, the end marker's line, or the
+    file's end)}, 0-based; names as written, escaped markers skipped, and
+    none where its end comes before its start."""
+    found: dict[str, tuple[int, int]] = {}
+    closed: set[str] = set()
+    for i, line in enumerate(lines):
+        m = _SECTION_MARKER.match(line)
+        if not m or m.group("escape") or m.group("name") in closed:
+            continue
+        name = m.group("name")
+        if m.group("kind").lower() == "start":
+            found.setdefault(name, (i + 1, len(lines)))
+        else:
+            closed.add(name)
+            if name in found:
+                found[name] = (found[name][0], i)
+    return found
+
+
 def section_exists(text: str, name: str) -> bool:
-    """Whether ``text`` has a ``--8<-- [start:name]`` section marker."""
-    pattern = re.compile(
-        r"(?<!;)-+8<-+[ \t]+\[[ \t]*start[ \t]*:[ \t]*"
-        + re.escape(name)
-        + r"[ \t]*\]",
-        re.IGNORECASE,
-    )
-    return any(pattern.search(line) for line in text.splitlines())
+    return name in sections(text.splitlines())

@@ -30,14 +30,14 @@ import textwrap
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 
-from .deck import PYTHON_LANGS
+from .deck import PYTHON_LANGS, sections
+from .live_child import ERROR_MARK
 
 CHILD = Path(__file__).with_name("live_child.py")
-#: How live_child starts its error record's line on stderr.
-ERROR_MARK = "@@lesson-live-error@@ "
 #: Seconds a live run may take (a slide's snippet needs well under one);
 #: ``LESSON_LIVE_TIMEOUT`` overrides it.
 TIME_LIMIT = 10.0
@@ -52,12 +52,6 @@ SHOWN_LINES, SHOWN_CHARS = 400, 40_000
 MAX_WAITING = 2
 #: A request's code, in characters.
 MAX_CODE = 50_000
-#: pymdownx.snippets' section markers (``# --8<-- [start:show]``).
-_MARKER = re.compile(
-    r"^.*?(?P<escape>;*)-{1,}8<-{1,}[ \t]+\[[ \t]*(?P<kind>start|end)[ \t]*:"
-    r"[ \t]*(?P<name>[a-z][-_0-9a-z]*)[ \t]*\].*?$",
-    re.IGNORECASE,
-)
 _DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+)')
 
 
@@ -92,22 +86,6 @@ class Block:
 # --- finding the block -------------------------------------------------------
 
 
-def _sections(lines: list[str]) -> dict[str, tuple[int, int]]:
-    """{name: (first shown line, closing marker line)}, 0-based."""
-    open_at: dict[str, int] = {}
-    found: dict[str, tuple[int, int]] = {}
-    for i, line in enumerate(lines):
-        m = _MARKER.match(line)
-        if not m or m.group("escape"):
-            continue
-        name = m.group("name").lower()
-        if m.group("kind").lower() == "start":
-            open_at.setdefault(name, i + 1)
-        elif name in open_at and name not in found:
-            found[name] = (open_at[name], i)
-    return found
-
-
 def _normal(text: str) -> str:
     """Code as a page shows it: no trailing blanks, \\n line ends."""
     lines = text.replace("\r\n", "\n").split("\n")
@@ -132,15 +110,10 @@ def locate(root: Path, deck, path: str, shown: str) -> Block:
         lines = (root / path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise Refused(404, f"{path} cannot be read: {exc.strerror}") from None
-    sections = _sections(lines)
+    found = sections(lines) | {None: (0, len(lines))}
     want = _normal(shown).split("\n")
-    for name in sorted(targets, key=str):
-        if name is None:
-            first, end = 0, len(lines)
-        elif name.lower() in sections:
-            first, end = sections[name.lower()]
-        else:
-            continue
+    for name in sorted(targets & found.keys(), key=str):
+        first, end = found[name]
         # The page shows the section dedented, and the deck may show a
         # part of it: the shown lines are a run of the section's lines
         # (blank lines at its end apart).
@@ -292,13 +265,13 @@ def _published(raw: str, stem: str, verified: dict) -> tuple[list, list]:
     return tables, figures
 
 
-def answer(run, block, source, lines, filename, error, verified) -> dict:
+def answer(run, source, lines: Lines, filename, error, verified) -> dict:
     """The JSON a live run answers (see the module's docstring)."""
     result = verified.result
-    known = (result.outputs if result is not None else {}).get(block.path)
+    known = (result.outputs if result is not None else {}).get(lines.path)
     stdout, stdout_cut = _shown(run.stdout)
     tables, figures = _published(
-        run.tables, Path(block.path).stem, result.tables if result else {}
+        run.tables, Path(lines.path).stem, result.tables if result else {}
     )
     out = {
         "ok": False,
@@ -404,20 +377,16 @@ def _error_record(stderr: str) -> tuple[dict | None, str]:
 # --- the worker --------------------------------------------------------------
 
 
-@dataclass
-class _Job:
-    request: dict
-    done: threading.Event = field(default_factory=threading.Event)
-    answer: dict | None = None
-
-
 class Live:
     """The live runs of one ``mkdocs serve``: a thread and its pool."""
 
     def __init__(self, root: Path, verified: Callable[[], Verified]):
         self.root = Path(root).resolve()
         self.verified = verified
-        self.jobs: queue.Queue[_Job | None] = queue.Queue(MAX_WAITING)
+        # (request, its answer to come), or None: stop.
+        self.jobs: queue.Queue[tuple[dict, Future] | None] = queue.Queue(
+            MAX_WAITING
+        )
         # Inside the repository (.cache, git-ignored): a run sees only the
         # repository (read-only) and its scratch, so its program and
         # parameters must be there to be read.
@@ -445,17 +414,17 @@ class Live:
         block = locate(
             self.root, verified.deck, request["path"], request["shown"]
         )
-        job = _Job({**request, "block": block, "verified": verified})
+        job = {**request, "block": block, "verified": verified}
+        done: Future = Future()
         try:
-            self.jobs.put_nowait(job)
+            self.jobs.put_nowait((job, done))
         except queue.Full:
             raise Refused(
                 429,
                 f"busy: {MAX_WAITING} runs are already waiting; run again "
                 "when they have finished",
             ) from None
-        job.done.wait()
-        return job.answer
+        return done.result()
 
     def close(self) -> None:
         """Stop the thread (after the run going on) and its pool."""
@@ -465,12 +434,13 @@ class Live:
             except queue.Empty:
                 break
             if job is not None:
-                job.answer = {
-                    "ok": False,
-                    "status": "stopped",
-                    "message": "The server is stopping.",
-                }
-                job.done.set()
+                job[1].set_result(
+                    {
+                        "ok": False,
+                        "status": "stopped",
+                        "message": "The server is stopping.",
+                    }
+                )
         self.jobs.put(None)
         self.thread.join(timeout=30)
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -488,16 +458,17 @@ class Live:
         pool.warm(plan, key=self._base_key(), count=1)
         try:
             while (job := self.jobs.get()) is not None:
+                request, done = job
                 try:
-                    job.answer = self._execute(pool, job.request, plan)
+                    done.set_result(self._execute(pool, request, plan))
                 except Exception as exc:  # never leave a request waiting
-                    job.answer = {
-                        "ok": False,
-                        "status": "error",
-                        "message": f"The live runner failed: {exc!r}",
-                    }
-                finally:
-                    job.done.set()
+                    done.set_result(
+                        {
+                            "ok": False,
+                            "status": "error",
+                            "message": f"The live runner failed: {exc!r}",
+                        }
+                    )
         finally:
             pool.close()
 
@@ -546,7 +517,7 @@ class Live:
             error, run.stderr = _error_record(run.stderr)
             lines = Lines(block.path, first, count, block.shown)
             verified = request["verified"]
-            return answer(run, block, source, lines, filename, error, verified)
+            return answer(run, source, lines, filename, error, verified)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 

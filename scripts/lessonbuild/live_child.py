@@ -22,7 +22,7 @@ import sys
 import traceback
 import types
 
-#: live.ERROR_MARK: what starts the error record's line on stderr.
+#: What starts the error record's line on stderr (live.py reads it).
 ERROR_MARK = "@@lesson-live-error@@ "
 
 
