@@ -11,7 +11,7 @@ the deck works from ``file://`` too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import jinja2
@@ -108,11 +108,8 @@ def deck_html(
             for i in range(parts)
         ]
         views.append(
-            {
-                "number": slide.number,
-                "title": slide.title,
-                "kind": slide.kind,
-                "url": slide.url,
+            asdict(slide)
+            | {
                 "screens": layout.screens,
                 "notes": layout.notes,
                 "timing": timing if seconds else None,
