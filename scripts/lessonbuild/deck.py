@@ -37,14 +37,15 @@ FILE_NAME = re.compile(r"^(\d{2,3})-[a-z0-9]+(?:-[a-z0-9]+)*\.md$")
 #: A slide file larger than this is refused unread (a runaway write).
 MAX_SLIDE_BYTES = 1_000_000
 
-# The deck's stage markers (the contract with decklayout), each on its own
-# line: reading-only content in READING_OPEN ... "</div>"; SCREEN_BREAK
-# starts a new screen; STEPS_OPEN ... "</div>" is stepped through.
-READING_OPEN = '<div class="reading" markdown>'
-SCREEN_BREAK = '<div class="screen-break"></div>'
-STEPS_OPEN = '<div class="steps" markdown>'
+# The deck's stage markers (decklayout reads their classes), each on its
+# own line: reading-only content in READING_OPEN ... "</div>"; a screen
+# break starts a new screen; STEPS_OPEN ... "</div>" is stepped through.
+READING, SCREEN_BREAK, STEPS = "reading", "screen-break", "steps"
+READING_OPEN = f'<div class="{READING}" markdown>'
+BREAK_LINE = f'<div class="{SCREEN_BREAK}"></div>'
+STEPS_OPEN = f'<div class="{STEPS}" markdown>'
 _STAGE_MARKER = re.compile(
-    rf"^(?:{re.escape(READING_OPEN)}|{re.escape(SCREEN_BREAK)}"
+    rf"^(?:{re.escape(READING_OPEN)}|{re.escape(BREAK_LINE)}"
     rf"|{re.escape(STEPS_OPEN)}|</div>)[ \t]*\r?$"
 )
 _BLOCK_OPENER = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?|===\+?)(?:[ \t]|$)")
@@ -362,10 +363,7 @@ def _check_stage_markers(bare: list[str], problem) -> None:
     opened = None
     for i, line in enumerate(bare, 1):
         text = line.rstrip()
-        if (
-            text.strip() in (READING_OPEN, SCREEN_BREAK)
-            and text != text.strip()
-        ):
+        if text.strip() in (READING_OPEN, BREAK_LINE) and text != text.strip():
             problem(
                 i,
                 "expected the stage marker at the start of the line, not "
@@ -389,7 +387,7 @@ def _check_stage_markers(bare: list[str], problem) -> None:
                     "reading-only block",
                 )
             opened = None
-        elif text == SCREEN_BREAK and opened:
+        elif text == BREAK_LINE and opened:
             problem(
                 i,
                 f"a screen break inside the reading-only block of line "

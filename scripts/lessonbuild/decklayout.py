@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-#: Classes of the contract's markers in the slides' Markdown.
-READING, SCREEN_BREAK, STEPS = "reading", "screen-break", "steps"
+from .deck import READING, SCREEN_BREAK, STEPS
+
 #: What the deck drops: the author's reading blocks, and the plugin's
 #: "download the lesson as a notebook" link under every reading page.
 READING_ONLY = (READING, "notebook-download")
