@@ -160,30 +160,27 @@ class LiveServe:
 
     def _endpoint(self, environ, start_response):
         status, message = self.refusal(environ) or (200, "")
+        data = {"ok": False, "message": message}
         if status == 200:
             try:
                 length = int(environ["CONTENT_LENGTH"])
                 request = json.loads(environ["wsgi.input"].read(length))
-                return _json(start_response, 200, self.live.run(request))
+                data = self.live.run(request)
             except ValueError:
-                status, message = 400, "expected JSON"
+                status, data["message"] = 400, "expected JSON"
             except Refused as exc:
-                status, message = exc.status, str(exc)
-        return _json(start_response, status, {"ok": False, "message": message})
-
-
-def _json(start_response, status: int, data: dict):
-    body = json.dumps(data).encode()
-    start_response(
-        f"{status} {HTTPStatus(status).phrase}",
-        [
-            ("Content-Type", "application/json"),
-            ("Content-Length", str(len(body))),
-            ("Cache-Control", "no-store"),
-            ("X-Content-Type-Options", "nosniff"),
-        ],
-    )
-    return [body]
+                status, data["message"] = exc.status, str(exc)
+        body = json.dumps(data).encode()
+        start_response(
+            f"{status} {HTTPStatus(status).phrase}",
+            [
+                ("Content-Type", "application/json"),
+                ("Content-Length", str(len(body))),
+                ("Cache-Control", "no-store"),
+                ("X-Content-Type-Options", "nosniff"),
+            ],
+        )
+        return [body]
 
 
 def install(server, config, verified: Callable[[], Verified]):
