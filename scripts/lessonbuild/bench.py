@@ -1,23 +1,18 @@
 """``make bench`` (``python -m lessonbuild bench``): the lesson's speed,
-each figure against its target (issue 33), timed on a copy of the site
-with its own caches, so the project's cache and site/ are left alone.
+each figure against its target (issue 33), on a copy of the site with
+its own caches (the project's cache and site/ are left alone):
 
-The rows, in order (a row may use what one above left):
-
-- the engine cold beside its floor (``floor``: one bare interpreter per
+- the engine cold beside its floor (``floor``: a bare interpreter per
   hash seed that imports what the snippets use and forks one run of
-  each, nothing else) and beside one Jupyter kernel, the peer; timed
-  alternately, since this machine's speed drifts by 2x within minutes;
-  then the engine warm;
-- a clean ``mkdocs build`` against ``import torch`` timed beside it;
-- an edit of a slide, then of a snippet a slide shows, under ``mkdocs
-  serve --dirty`` (``serve_edits``), each counted once the page shows it;
-- the bytes of a first visit and a next slide (``pageweight.py``), the
-  deck's first paint, and live code's Run.
+  each) and beside one Jupyter kernel, the peer, timed alternately
+  (this machine's speed drifts by 2x within minutes); the engine warm;
+- a clean ``mkdocs build``, against ``import torch`` timed beside it;
+- an edit of a slide, then of a snippet, under ``mkdocs serve --dirty``;
+- page weight (``pageweight.py``), the deck's first paint, live code.
 
-Timings are medians of ``RUNS``; the load average is printed beside them.
-The top level imports only the standard library: ``python -m
-lessonbuild.bench floor`` is the floor, and must stay bare.
+Timings are medians of ``RUNS``, printed with the load average. The top
+level imports only the standard library, so that ``python -m
+lessonbuild.bench floor`` stays bare.
 """
 
 from __future__ import annotations
@@ -289,6 +284,7 @@ def copy_site(root: Path, dest: Path) -> Path:
     """docs/, snippets/, mha_ref/, notebooks/ copied; config, theme, code
     linked (without notebooks/, the build has no homework to link to)."""
     site = dest / "site-copy"
+    site.mkdir()
     skip = shutil.ignore_patterns("__pycache__")
     for name in ("docs", "snippets", "mha_ref", "notebooks"):
         if (root / name).is_dir():

@@ -224,6 +224,8 @@ def refusals(markdown: str, path: str, lines: list[str], names):
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<marker>`{3,}|~{3,})(?P<info>.*)$")
 _ENDRAW = re.compile(r"\{%-?\s*(end)?raw\s*-?%\}")
 _OUTPUT = re.compile(r"""title\s*=\s*["']Output["']""")
+_INCLUDE = SnippetPreprocessor.RE_ALL_SNIPPETS
+_SECTION = SnippetPreprocessor.RE_SNIPPET_SECTION
 
 
 def _offset(markdown: str, lines: list[str]) -> int:
@@ -275,10 +277,6 @@ def literal_fences(markdown: str, path: str, lines: list[str]):
     if marker is not None:
         out[-1] += "{% endraw %}"
     return "\n".join(out), problems
-
-
-_INCLUDE = SnippetPreprocessor.RE_ALL_SNIPPETS
-_SECTION = SnippetPreprocessor.RE_SNIPPET_SECTION
 
 
 def check_calls(source: str, path: str, lines: list[str], names: set[str]):

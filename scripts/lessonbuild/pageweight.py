@@ -28,13 +28,8 @@ from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
+CHROMIUM_ARGS = """--no-sandbox --disable-gpu --disable-background-networking
+--disable-component-update --no-first-run""".split()
 #: The lesson's heaviest kind of page: a worked trace with math, code,
 #: outputs and tables.
 FIRST_PAGE = "slides/15-trace-d-model-8-h-2-d-k-4-seq-4-batch-1.html"
