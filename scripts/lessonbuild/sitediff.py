@@ -40,6 +40,8 @@ MAX_DIFF_LINES = 40  # of one Output block's diff
 CONTEXT_WORDS = 8  # unchanged words kept each side of a change
 KEEP_BUILDS = 4  # builds of revisions kept in .cache/sitediff
 PAGE = "page"  # the view name of a slide's own page
+#: Where a page's own content sits: Material, MkDocs' theme, any page.
+_CONTENT = ("article.md-content__inner", "[role=main]", "main", "body")
 SLIDE_PAGE = re.compile(r"(?:^|/)slides/(?P<n>\d+)-[^/]*\.html$")
 _DECK_SECTION = re.compile(r'<section\b[^>]*\bdata-reading="([^"]+)"[^>]*>')
 _DECK_END = re.compile(r"</div></div>\s*<script")  # then the deck's scripts
@@ -94,9 +96,7 @@ def _cell(cell) -> str:
 def read_page(html: str) -> Page:
     """Parse one view into its outputs, tables, code, exercises, prose."""
     soup = BeautifulSoup(html, "html.parser")
-    main = next(
-        filter(None, map(soup.select_one, ("article", "main", "body"))), soup
-    )
+    main = next(filter(None, map(soup.select_one, _CONTENT)), soup)
     for link in main.select("a.headerlink, a.anchor-link"):  # the ¶s
         link.extract()
     h1 = main.find("h1")
