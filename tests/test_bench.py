@@ -16,10 +16,7 @@ def test_page_weight_without_a_browser_is_missed(
 
     monkeypatch.setattr(pageweight, "measure", no_browser)
 
-    class Built:
-        built = tmp_path
-
-    figures = bench.page_weight_rows(Built())
+    figures = bench.page_weight_rows(tmp_path / "site", tmp_path)
     assert [f.label for f in figures] == [
         "first visit to slide 15 (Chromium)",
         "then the next slide",
@@ -33,14 +30,14 @@ def test_a_row_that_fails_is_missed_and_the_others_still_run(
 ):
     """One broken row (a build that fails) costs its own verdict only."""
 
-    def broken(state):
+    def broken(site, tmp):
         raise RuntimeError("build failed: boom")
 
-    def fine(state):
+    def fine(site, tmp):
         return [bench.within("fine", 0.1, 1.0)]
 
     monkeypatch.setattr(bench, "ROWS", [broken, fine])
-    monkeypatch.setattr(bench, "Bench", lambda root, tmp: None)
+    monkeypatch.setattr(bench, "copy_site", lambda root, tmp: tmp)
     assert bench.bench(tmp_path) == 1
     out = capsys.readouterr()
     assert "boom" in out.err

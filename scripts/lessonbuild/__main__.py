@@ -1,7 +1,5 @@
 """``python -m lessonbuild check|update|bench [options]``."""
 
-from __future__ import annotations
-
 import sys
 
 from .cli import main

@@ -1,15 +1,15 @@
-"""Writing a file in one rename: a reader, or a run that was killed
-halfway, sees the old file or the new one, never part of either.
+"""Writing in one rename: a reader, or a run killed halfway, sees the old
+file or the new one, never part of either.
 
-The one way the build writes what it keeps: rewritten slides (``make
-update-outputs``), the run cache's records, the parsed slides, the
-settings and the notebooks it makes; and the site itself, written into
-a fresh folder and moved into place in one step (``SiteSwap``), by one
-build at a time (``BuildLock``).
+The one way the build writes what it keeps (rewritten slides, the run
+cache, the notebooks), and the site itself: written into a fresh folder
+and moved into place in one step (``SiteSwap``), by one build at a time
+(``BuildLock``).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
@@ -26,16 +26,14 @@ def write_atomic(
     """Replace or create ``path`` with ``data`` (text as UTF-8).
 
     An existing file keeps its mode; a new one gets open()'s. The
-    temporary file is ``.<name><prefix>...`` in the same folder (a
-    caller that cleans up after killed runs names its own ``prefix``).
-    ``durable``: the data reaches the disk before the rename (fsync), so
-    a crash of the machine cannot leave an empty file; a cache whose
-    reader refuses a damaged entry can skip that (1 ms a file here).
-    Raises OSError, leaving no temporary file behind.
+    temporary file is ``.<name><prefix>...`` beside it (a caller that
+    cleans up after killed runs names its ``prefix``). ``durable``: the
+    data reaches the disk (fsync) before the rename, so a crash cannot
+    leave an empty file; a cache whose reader refuses a damaged entry
+    may skip that. Raises OSError, leaving no temporary file.
     """
     path = Path(path)
-    if isinstance(data, str):
-        data = data.encode("utf-8")
+    data = data.encode("utf-8") if isinstance(data, str) else data
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
@@ -56,85 +54,60 @@ def write_atomic(
         raise
 
 
-# --- the site, in one step ------------------------------------------------
-
-
 #: A site being built: ``.<site name>.building-<pid>-<random>`` beside it.
 BUILDING = ".building-"
-# renameat2(2) flag: swap two paths in one step (Linux 3.15).
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
 
 
 class SiteSwap:
-    """A build writes its site into a fresh folder beside ``site_dir``
-    (``building``), and ``publish`` moves it into place in one step once
+    """A build writes its site into ``building``, a fresh folder beside
+    ``site_dir``, and ``publish`` moves it into place in one step once
     the whole build succeeded: no page of a build that failed, was
-    killed or runs alongside ever sits in ``site_dir``, and a run of a
-    snippet never sees the folder being written (it is under the
-    repository, read-only to runs, or wherever ``site_dir`` is)."""
+    killed or runs alongside ever sits in ``site_dir``."""
 
     def __init__(self, site_dir: Path | str):
         self.final = Path(site_dir)
         self.final.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_builds(self.final)
+        # What killed builds left (their process is gone).
+        name = f".{self.final.name}{BUILDING}"
+        for folder in self.final.parent.glob(f"{name}*"):
+            pid = folder.name[len(name) :].split("-", 1)[0]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                shutil.rmtree(folder, ignore_errors=True)
+        prefix = f"{name}{os.getpid()}-"
         self.building = Path(
-            tempfile.mkdtemp(
-                prefix=f".{self.final.name}{BUILDING}{os.getpid()}-",
-                dir=self.final.parent,
-            )
+            tempfile.mkdtemp(prefix=prefix, dir=self.final.parent)
         )
         os.chmod(self.building, 0o777 & ~_UMASK)
 
     def publish(self) -> None:
         """``building`` becomes ``site_dir``; the old site is removed."""
-        if self.final.is_dir() and not self.final.is_symlink():
-            if not _exchange(self.building, self.final):
-                old = self.final.with_name(self.building.name + "-old")
-                os.rename(self.final, old)
-                os.rename(self.building, self.final)
-                self.building = old
-            shutil.rmtree(self.building, ignore_errors=True)
-        else:
+        if not self.final.is_dir() or self.final.is_symlink():
             if self.final.is_symlink() or self.final.exists():
                 self.final.unlink()
             os.rename(self.building, self.final)
+            return
+        if not _exchange(self.building, self.final):  # in two steps
+            old = self.final.with_name(self.building.name + "-old")
+            os.rename(self.final, old)
+            os.rename(self.building, self.final)
+            self.building = old
+        shutil.rmtree(self.building, ignore_errors=True)
 
     def discard(self) -> None:
         shutil.rmtree(self.building, ignore_errors=True)
 
 
 def _exchange(a: Path, b: Path) -> bool:
-    """Swap two folders in one rename (renameat2 RENAME_EXCHANGE)."""
-    try:
-        import ctypes
+    """Swap two folders in one step: renameat2(2) with RENAME_EXCHANGE
+    (2), both paths from the working folder (AT_FDCWD, -100)."""
+    import ctypes
 
+    try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return (
-            libc.renameat2(
-                _AT_FDCWD,
-                os.fsencode(a),
-                _AT_FDCWD,
-                os.fsencode(b),
-                _RENAME_EXCHANGE,
-            )
-            == 0
-        )
+        a, b = os.fsencode(a), os.fsencode(b)
+        return libc.renameat2(-100, a, -100, b, 2) == 0
     except (OSError, AttributeError):
         return False
-
-
-def remove_stale_builds(site_dir: Path) -> None:
-    """Remove what killed builds left beside ``site_dir`` (their process
-    is gone)."""
-    site_dir = Path(site_dir)
-    for folder in site_dir.parent.glob(f".{site_dir.name}{BUILDING}*"):
-        pid = folder.name.split(BUILDING, 1)[1].split("-", 1)[0]
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-# --- one build at a time -------------------------------------------------
 
 
 class BuildLock:
@@ -143,8 +116,6 @@ class BuildLock:
     first, saying so, instead of writing over it."""
 
     def __init__(self, path: Path, say=print):
-        import fcntl
-
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

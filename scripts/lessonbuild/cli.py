@@ -1,10 +1,8 @@
-"""The command line: check, update and bench, without MkDocs.
-
-``python -m lessonbuild check`` reads the deck, runs every snippet
-(through the cache) and compares every Output block, exactly as the
-build does; ``update`` also rewrites the drifted Output blocks;
-``bench`` times the engine. Bad settings exit 2 with a message, never a
-traceback.
+"""The command line, without MkDocs: ``python -m lessonbuild check``
+reads the deck, runs every snippet (through the cache) and compares
+every Output block, exactly as the build does; ``update`` also rewrites
+the drifted blocks; ``bench`` times the lesson (bench.py). Bad settings
+exit 2 with a message, never a traceback.
 """
 
 from __future__ import annotations
@@ -39,8 +37,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--timeout",
-        type=str,
-        default=None,
         help=f"{Settings.help('snippet_timeout')} (default: "
         "$SNIPPET_TIMEOUT, else snippet_timeout of the lesson plugin in "
         f"mkdocs.yml, else {Settings().snippet_timeout:g})",
@@ -48,7 +44,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--jobs",
         type=int,
-        default=None,
         help=f"{Settings.help('jobs')} (default: $SNIPPET_JOBS, else jobs "
         "of the lesson plugin in mkdocs.yml)",
     )
@@ -56,7 +51,6 @@ def _parser() -> argparse.ArgumentParser:
     cache.add_argument(
         "--cache-dir",
         type=Path,
-        default=None,
         help="cache folder (default: $SNIPPET_CACHE_DIR, else "
         "ROOT/.cache/engine)",
     )
@@ -72,7 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     if not (root / "docs").is_dir():
         print(f"error: {args.root}/docs is not a folder", file=sys.stderr)
         return 2
-    cache = None if args.no_cache else cache_dir(root, args.cache_dir)
     try:
         settings = read_settings(root)
         timeout = settings.timeout(args.timeout)
@@ -85,20 +78,18 @@ def main(argv: list[str] | None = None) -> int:
 
         return bench(root)
     deck = read_deck(root, parts=settings.parts)
-    options = {
-        "timeout": timeout,
-        "jobs": jobs,
-        "output_limits": settings.output_limits(),
-        "cache_dir": cache,
-    }
     run = engine.update if args.command == "update" else engine.check
-    result = run(deck, **options)
+    result = run(
+        deck,
+        timeout=timeout,
+        jobs=jobs,
+        output_limits=settings.output_limits(),
+        cache_dir=None if args.no_cache else cache_dir(root, args.cache_dir),
+    )
     for line in result.updated:
         print(line)
     problems = deck.problems + result.problems
     if problems:
         print(report(problems, result.advice()), file=sys.stderr)
-        print(result.summary(), file=sys.stderr)
-        return 1
-    print(result.summary())
-    return 0
+    print(result.summary(), file=sys.stderr if problems else sys.stdout)
+    return 1 if problems else 0

@@ -1,18 +1,16 @@
 """``python -m lessonbuild.fastcheck [files...]``: checks that run no code.
 
-A commit hook must answer in a second, so this runs only the checks that
-read files: the deck's front matter and structure (``lessonbuild.deck``),
-Python typed into a page instead of included from ``snippets/``, missing
-includes and Output blocks with no code above them (the engine's plan,
-which runs nothing), and every ``exercise`` fence's YAML
-(``lessonbuild.exercises.validate``), and every reference by id
-(``lessonbuild.exercises.refs``). Snippets are not run, so drift and
-the contents of generated tables are left to ``make check-outputs`` and
-the build.
+A commit hook must answer in a second, so this runs only the checks
+that read files: the deck's front matter and structure, Python typed
+into a page instead of included, missing includes and Output blocks
+with no code above them (the engine's plan, which runs nothing), the
+pages' templates, raw HTML and titles, every ``exercise`` fence's YAML
+and every reference by id. Drift and generated tables are left to
+``make check-outputs`` and the build.
 
 With file arguments, only problems in those files are reported (an
-editor's "check this file"); without, the whole deck. Exit 1 with
-``file:line: message`` lines when anything is wrong, 2 on bad settings.
+editor's "check this file"). Exit 1 with ``file:line: message`` lines
+when anything is wrong, 2 on bad settings.
 """
 
 from __future__ import annotations
@@ -23,13 +21,15 @@ import time
 from pathlib import Path
 
 from .deck import read_deck
+from .engine import markup
 from .engine.check import plan
 from .exercises import RefIndex, TablesUnavailable, validate
+from .macros import template_problems
 from .problems import Problem, report
 from .settings import SettingsError, read_settings
 
-#: Fill-in and bucket exercises name a table that only a snippet run
-#: produces; their table checks are the build's, not this hook's.
+#: Fill-in and bucket exercises name a table only a snippet run makes:
+#: their table checks are the build's.
 _NO_TABLES = "fast checks run no snippets"
 
 
@@ -37,20 +37,20 @@ def _no_tables():
     raise TablesUnavailable(_NO_TABLES)
 
 
-def exercise_problems(deck) -> list[Problem]:
-    """Every exercise fence's YAML validated, without generated tables."""
-    problems = []
+def fast_problems(root: Path) -> list[Problem]:
+    """Every problem the fast checks find in the site at ``root``."""
+    deck = read_deck(root, parts=read_settings(root).parts)
+    problems = list(deck.problems)
+    plan(deck, problems)
     for page in deck.pages:
+        problems += template_problems(page) + markup.page_problems(page)
         for fence in page.exercises:
             if fence.end is None:
-                problems.append(
-                    Problem(
-                        page.path,
-                        fence.line,
-                        "this ```exercise fence is never closed; expected "
-                        "a closing ``` line after its YAML",
-                    )
+                message = (
+                    "this ```exercise fence is never closed; expected a "
+                    "closing ``` line after its YAML"
                 )
+                problems.append(Problem(page.path, fence.line, message))
                 continue
             _, found = validate(
                 fence.body,
@@ -59,36 +59,8 @@ def exercise_problems(deck) -> list[Problem]:
                 tables=_no_tables,
             )
             problems += [p for p in found if _NO_TABLES not in p.message]
-    return problems
-
-
-def fast_problems(root: Path) -> list[Problem]:
-    """Every problem the fast checks find in the site at ``root``."""
-    settings = read_settings(root)
-    deck = read_deck(root, parts=settings.parts)
-    problems = list(deck.problems)
-    plan(deck, problems)
-    problems += exercise_problems(deck)
-    # The pages' templates, raw HTML and titles (issue 31), as the build.
-    from .engine import markup
-    from .macros import template_problems
-
-    for page in deck.pages:
-        problems += template_problems(page) + markup.page_problems(page)
     problems += RefIndex.from_deck(deck).check(deck)  # {{ ref(...) }}
     return sorted(problems, key=lambda p: (p.path, p.line))
-
-
-def _only(problems: list[Problem], files: list[str], root: Path):
-    """The problems located in ``files`` (paths as given or absolute)."""
-    wanted = set()
-    for name in files:
-        path = Path(name).resolve()
-        try:
-            wanted.add(path.relative_to(root).as_posix())
-        except ValueError:
-            wanted.add(name)
-    return [p for p in problems if p.path in wanted]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,17 +89,22 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if args.files:
-        problems = _only(problems, args.files, root)
+    if args.files:  # as given, or absolute
+        wanted = set(args.files)
+        for name in args.files:
+            path = Path(name).resolve()
+            if path.is_relative_to(root):
+                wanted.add(path.relative_to(root).as_posix())
+        problems = [p for p in problems if p.path in wanted]
     if problems:
         print(report(problems), file=sys.stderr)
         return 1
     pages = sum(1 for _ in (root / "docs").rglob("*.md"))
+    seconds = time.perf_counter() - started
     print(
         f"fastcheck: {pages} page{'' if pages == 1 else 's'}, no problems "
-        "(front matter, inline "
-        f"Python, includes, exercise YAML; no snippet run) in "
-        f"{time.perf_counter() - started:.2f} s"
+        "(front matter, inline Python, includes, exercise YAML; no "
+        f"snippet run) in {seconds:.2f} s"
     )
     return 0
 

@@ -1,10 +1,8 @@
 """The lesson's one MkDocs plugin (``- lesson:`` in mkdocs.yml).
 
 Each hook hands off to one method of ``build.Build``, which owns the
-build's state and its order (its docstring lists the steps); the
-priorities say where each hook runs among the other plugins'. State
-lives on the ``Build``, never in module globals, so the macros module
-(``{{ table(...) }}``) reads the tables from it.
+build's state and order; the priorities place each hook among the
+other plugins'. No module globals: the macros read the ``Build``.
 """
 
 from __future__ import annotations
@@ -27,10 +25,9 @@ class LessonPlugin(BasePlugin):
         self.settings = Settings()
 
     def load_config(self, options, config_file_path=None):
-        """Validate the settings (``settings.Settings``, shared with the
-        CLI). MkDocs then spends a second or two loading the other
-        plugins: meanwhile the engine's first fork server imports torch
-        (``Build.prestart``)."""
+        """Validate the settings (``Settings``, shared with the CLI); then,
+        while MkDocs loads the other plugins (a second or two), the
+        first fork server imports torch (``Build.prestart``)."""
         errors, warns = super().load_config({}, config_file_path)
         try:
             self.settings = Settings.from_mapping(dict(options))
@@ -41,9 +38,8 @@ class LessonPlugin(BasePlugin):
         return errors, warns
 
     def on_startup(self, *, command, dirty):
-        """Once per ``mkdocs`` run. Defined, so that under ``serve``
-        MkDocs keeps this instance (and its ``Build``: the fork servers,
-        the caches) across rebuilds; ``on_shutdown`` stops them."""
+        """Defined, so that ``serve`` keeps this instance (its fork
+        servers, its caches) across rebuilds; ``on_shutdown`` stops them."""
         pool, self.build.pool = self.build.pool, None
         self.build = Build(command, dirty)
         self.build.pool = pool  # started by load_config
@@ -116,15 +112,10 @@ class LessonPlugin(BasePlugin):
 
 
 def _quiet_library_warnings():
-    """Silence the one library warning every build printed.
-
-    mkdocs-macros-plugin reads its ``force_render_paths`` as pathspec
-    "gitwildmatch" patterns, which pathspec 1.x deprecates. The
-    ``mkdocs`` command shows every DeprecationWarning, so each build
-    logged two tracebacks that no contributor can fix. Only that
-    warning is silenced (the lesson plugin's ``on_config`` runs first),
-    in every build: ``mkdocs``, ``make serve`` and the tests' own.
-    """
+    """mkdocs-macros reads ``force_render_paths`` as pathspec's
+    "gitwildmatch" patterns, which pathspec 1.x deprecates: every build
+    logged two tracebacks no contributor can fix. Only that warning
+    goes (``on_config`` runs first), in every kind of build."""
     warnings.filterwarnings(
         "ignore",
         message="GitWildMatchPattern",

@@ -1,37 +1,31 @@
 """Which pages a ``mkdocs serve --dirty`` rebuild renders: those an edit
 changed, judged from what each page is made of.
 
-MkDocs renders every page on every rebuild (2.4 s for this lesson, where
-an edit changes one). With ``--dirty`` it renders only the pages whose
-``File.is_modified()`` holds: the output is older than the source file.
-That is wrong here, where a page is made of more than its file (the
-snippets it includes, the tables they publish), and MkDocs warns that
-such builds are inaccurate. ``Rebuild`` decides instead, through the
-same file times, so that a dirty rebuild writes the site a clean build
-would, byte for byte (tests/test_rebuild.py):
+MkDocs renders every page on every rebuild (2.4 s here, where an edit
+changes one); with ``--dirty``, those whose output is older than their
+file, which is wrong where a page is made of more than its file (the
+snippets it includes, the tables they publish). ``Rebuild`` decides
+instead, so that a dirty rebuild writes the site a clean build would,
+byte for byte (tests/test_rebuild.py):
 
-1. ``plan`` (``on_nav``): each page's key hashes everything it is made
-   of: its text as the deck serves it, its exercise widgets, every file
-   it includes, the engine's tables, values and figures when it calls a
-   macro, and what every page shows or is built with: the config files,
-   the theme overrides, the lesson's code, the list of files, the nav and
-   every page's front matter (so a new title renders every page). A
-   page to render loses its old output (MkDocs then renders it); a page
-   to keep gets its output's time set to now (MkDocs then skips it).
+1. ``plan`` (``on_nav``): each page's key hashes all it is made of (its
+   text as served, its exercise widgets, the files it includes, the
+   published tables when it calls a macro) and all every page shows
+   (config, theme overrides, the lesson's code, the file list, the nav,
+   every page's front matter). A page to render loses its old output;
+   a page to keep gets its output's time set to now (MkDocs skips it).
 2. ``restore`` (``on_env``): a skipped page gets back what its last
-   render left on it (front matter, title, table of contents, anchors),
-   so the nav and links of the pages rendered around it are right.
-3. ``record`` (``on_page_context``, after the search plugin): what the
-   next rebuild restores.
-4. ``finish`` (``on_post_build``, before the search plugin writes its
-   index): the index gets every page's entries in page order, as a clean
-   build writes it (``private.py``); a deleted page loses its HTML.
+   render left on it (title, meta, toc, anchors) for the nav and links.
+3. ``record`` (``on_page_context``, after search): what the next
+   rebuild restores.
+4. ``finish`` (``on_post_build``, before search writes its index): the
+   index gets every page's entries in page order (``private.py``); a
+   deleted page loses its HTML.
 
-A changed notebook page is converted by mkdocs-jupyter (a second or
-more): the rebuild keeps its last render, so the slide an author edited
-shows at once, and ``finish`` returns True to ask for one more rebuild,
-which renders it. A failed build forgets every key: the next one
-renders every page.
+A changed notebook is converted by mkdocs-jupyter (a second or more):
+the rebuild keeps its last render, so the edited slide shows at once,
+and ``finish`` asks for one more rebuild, which renders it. A failed
+build forgets every key: the next renders every page.
 """
 
 from __future__ import annotations
@@ -85,25 +79,20 @@ class Rebuild:
         self.rendered: set[str] = set()
 
     def plan(self, build, config, files, pending=()) -> set[str]:
-        """Decide, for each page, whether this build renders it; returns
-        the src_uris it renders.
-
+        """Decide which pages this build renders, and return them.
         ``pending``: pages whose file is still being written (the
-        homework notebooks), always rendered. A changed notebook page is
-        deferred once per change (see the module's docstring).
-        """
+        homework notebooks), always rendered."""
         shared = _shared_key(build, config, files)
         published = _published_key(build)
         self.keys, self.skipped, self.rendered = {}, set(), set()
         deferred = {}
         for file in files.documentation_pages():
-            uri = file.src_uri
+            uri, dest = file.src_uri, file.abs_dest_path
             key = self.keys[uri] = _page_key(shared, published, build, file)
             last = self.renders.get(uri)
-            dest = file.abs_dest_path
             keep = last is not None and uri not in pending
             keep = keep and os.path.isfile(dest)
-            if keep and last.key != key:
+            if keep and last.key != key:  # a notebook: once per change
                 keep = uri.endswith(".ipynb") and self.deferred.get(uri) != key
                 if keep:
                     deferred[uri] = key
@@ -120,43 +109,43 @@ class Rebuild:
         """Give each skipped page what its last render left on it."""
         for file in files.documentation_pages():
             if file.src_uri in self.skipped and file.page is not None:
-                last = self.renders[file.src_uri]
-                file.page.meta = dict(last.meta)
-                file.page.title = last.title
-                file.page.toc = last.toc
-                file.page.present_anchor_ids = last.anchors
+                last, page = self.renders[file.src_uri], file.page
+                page.meta, page.title = dict(last.meta), last.title
+                page.toc, page.present_anchor_ids = last.toc, last.anchors
 
     def record(self, page) -> None:
         uri = page.file.src_uri
         self.rendered.add(uri)
         self.renders[uri] = _Render(
-            key=self.keys.get(uri, ""),
-            dest=page.file.abs_dest_path,
-            url=page.url,
-            title=page.title,
-            meta=dict(page.meta),
-            toc=page.toc,
-            anchors=page.present_anchor_ids,
+            self.keys.get(uri, ""),
+            page.file.abs_dest_path,
+            page.url,
+            page.title,
+            dict(page.meta),
+            page.toc,
+            page.present_anchor_ids,
         )
 
     def finish(self, config, failure_html: str | None) -> bool:
         """Complete the search index, drop the HTML of deleted pages;
         after a failed build (``failure_html``, what its rendered pages
-        show), the skipped pages show it too, and every key is forgotten.
-        True: a page was deferred, ask for one more rebuild."""
+        show), the skipped pages show it too, and every key is
+        forgotten. True: a page was deferred, ask for one more rebuild."""
         fresh: dict[str, list] = {}
         for entry in private.search_entries(config):
             fresh.setdefault(entry["location"].split("#")[0], []).append(entry)
         merged = []
         for uri in self.keys:  # the build's page order
-            last = self.renders.get(uri)
-            if last is not None:
+            if (last := self.renders.get(uri)) is not None:
                 if uri in self.rendered:
                     last.search = fresh.get(last.url, [])
                 merged += last.search
         private.set_search_entries(config, merged)
-        for uri in set(self.renders) - set(self.keys):
-            _remove(self.renders.pop(uri).dest, config.site_dir)
+        site = Path(config.site_dir).resolve()
+        for uri in set(self.renders) - set(self.keys):  # deleted pages
+            path = Path(self.renders.pop(uri).dest).resolve()
+            if path.is_relative_to(site):
+                path.unlink(missing_ok=True)
         if failure_html is None:
             return bool(self.deferred)
         for uri in self.skipped:
@@ -172,10 +161,8 @@ class Rebuild:
 
 
 def _shared_key(build, config, files) -> str:
-    """What every page is made of or shows: the config files, the theme
-    overrides, the lesson's code, the site's files, the nav, every
-    page's front matter, the plugin's extra values, and whether the
-    build failed."""
+    """What every page is made of or shows, and whether the build
+    failed."""
     h = hashlib.sha256()
     mkdocs_yml = read_mkdocs_yml(Path(config.config_file_path))
     h.update(json.dumps(mkdocs_yml, sort_keys=True, default=repr).encode())
@@ -191,10 +178,8 @@ def _shared_key(build, config, files) -> str:
 
 
 def _published_key(build) -> str:
-    """The tables, values and figures the snippets published (a page
-    that calls a macro may show any of them)."""
-    result = build.result
-    if result is None:
+    """The tables, values and figures the snippets published."""
+    if (result := build.result) is None:
         return ""
     published = [result.tables, result.values, result.figures]
     text = json.dumps(published, sort_keys=True, default=repr)
@@ -213,7 +198,7 @@ def _page_key(shared: str, published: str, build, file) -> str:
         for include in slide.includes:
             h.update(include.path.encode() + b"\0")
             h.update(_read(build.deck.root / include.path))
-        if "{{" in slide.text:
+        if "{{" in slide.text:  # a macro may show any published data
             h.update(published.encode())
     return h.hexdigest()
 
@@ -234,14 +219,6 @@ def _hash_tree(h, folder: Path, *, content: bool) -> None:
 
 def _read(path) -> bytes:
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return Path(path).read_bytes()
     except OSError:
         return b"\0missing"
-
-
-def _remove(dest: str, site_dir: str) -> None:
-    """Remove a deleted page's HTML, only ever inside the site folder."""
-    path = Path(dest).resolve()
-    if path.is_relative_to(Path(site_dir).resolve()):
-        path.unlink(missing_ok=True)

@@ -1,27 +1,20 @@
 """What the search index holds: readable formulas, no widget chrome.
 
-Two jobs, both for Material's search plugin:
-
-* ``exclude_chrome`` (``on_page_content``, before search reads a page)
-  marks with ``data-search-exclude`` what a student never searches for:
-  the exercise widgets' buttons and drop-downs ("Move up", "Choose a
-  bucket…"), and on notebook pages the prompts (``In [ ]:``), the code
-  cells and their copy buttons. The slides' code is excluded already
-  (plugin.py); the notebooks' Markdown cells stay searchable.
-* ``readable_index`` (``on_post_build``, before search writes its
-  index) rewrites the TeX the index holds (pages keep their TeX until
-  search has read them) as plain text: ``\\(d_k = d_{\\text{model}}/h\\)``
-  becomes ``d_k = d_model/h``, so a preview reads as the formula and a
-  search for ``d_model`` finds it.
+``exclude_chrome`` (before search reads a page) marks with
+``data-search-exclude`` what a student never searches for: the widgets'
+buttons and drop-downs, and a notebook's prompts, code cells and copy
+buttons (its Markdown cells stay searchable). ``readable_index`` (before
+search writes its index) rewrites the TeX it holds as text:
+``\\(d_k = d_{\\text{model}}/h\\)`` becomes ``d_k = d_model/h``, so a
+preview reads as the formula and a search for ``d_model`` finds it.
 """
 
 from __future__ import annotations
 
 import re
 
-# Opening tags that get data-search-exclude (the search plugin skips
-# such an element with everything inside it): the widgets' controls on
-# every page, and a notebook's prompts, code cells and copy buttons.
+# Opening tags that get data-search-exclude (search skips the element
+# with everything inside it).
 _CONTROLS = re.compile(r"<(?:button|select)\b(?![^>]*data-search-exclude)")
 _NOTEBOOK_CHROME = re.compile(
     r'<div(?= class="[^"]*\b(?:jp-InputPrompt|jp-OutputPrompt'
@@ -41,40 +34,13 @@ def exclude_chrome(html: str, notebook: bool) -> str:
 # --- TeX as text ----------------------------------------------------------
 
 _MATH = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
-_SYMBOLS = {
-    "cdot": "·",
-    "times": "×",
-    "ldots": "…",
-    "dots": "…",
-    "cdots": "…",
-    "to": "→",
-    "rightarrow": "→",
-    "mapsto": "↦",
-    "le": "≤",
-    "leq": "≤",
-    "ge": "≥",
-    "geq": "≥",
-    "ne": "≠",
-    "neq": "≠",
-    "approx": "≈",
-    "equiv": "≡",
-    "in": "∈",
-    "infty": "∞",
-    "sum": "Σ",
-    "top": "ᵀ",
-    "alpha": "α",
-    "beta": "β",
-    "lambda": "λ",
-    "mu": "μ",
-    "sigma": "σ",
-    "pi": "π",
-    "ell": "ℓ",
-    "#": "#",
-    "%": "%",
-    "{": "{",
-    "}": "}",
-    "_": "_",
-}
+#: A command as the character a reader says (any other: its name).
+_SYMBOLS = dict(
+    pair.split("=")
+    for pair in """cdot=· times=× ldots=… dots=… cdots=… to=→ rightarrow=→
+    mapsto=↦ le=≤ leq=≤ ge=≥ geq=≥ ne=≠ neq=≠ approx=≈ equiv=≡ in=∈ infty=∞
+    sum=Σ top=ᵀ alpha=α beta=β lambda=λ mu=μ sigma=σ pi=π ell=ℓ""".split()
+)
 _SUPERSCRIPT = str.maketrans("0123456789+-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻")
 _DROP = re.compile(
     r"\\(?:left|right|big|Big|bigl|bigr|displaystyle|limits|nolimits)\b"
@@ -105,13 +71,9 @@ def tex_to_text(tex: str) -> str:
         lambda m: m.group(1).translate(_SUPERSCRIPT),
         s,
     )
-    s = re.sub(r"\\([A-Za-z]+|[#%{}_])", lambda m: _word(m.group(1)), s)
+    s = re.sub(r"\\([A-Za-z]+|[#%{}_])", lambda m: _SYMBOLS.get(m[1], m[1]), s)
     s = s.replace("{", "").replace("}", "")
     return " ".join(s.split())
-
-
-def _word(name: str) -> str:
-    return _SYMBOLS.get(name, name)
 
 
 def readable(text: str) -> str:

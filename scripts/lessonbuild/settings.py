@@ -7,12 +7,11 @@ In mkdocs.yml::
           parts: ["Opening", "Part 1 — Why multiple heads?", ...]
           snippet_timeout: 60
 
-``Settings`` is the one definition (as MyST-NB defines its options): each
-field has its type, its default and its help. The plugin validates its
+``Settings`` is the one definition (as MyST-NB defines its options):
+each field has its type, default and help. The plugin validates its
 block with it (``LessonPlugin.load_config``), and so does the CLI, which
-reads mkdocs.yml with MkDocs' own YAML loader (``INHERIT:`` and MkDocs'
-tags included). Environment variables win over mkdocs.yml, and
-command-line flags over both.
+reads mkdocs.yml with MkDocs' own loader (``INHERIT:`` and tags
+included). Environment variables win over mkdocs.yml, flags over both.
 """
 
 from __future__ import annotations
@@ -39,7 +38,7 @@ class SettingsError(ValueError):
 def _setting(default, help: str, *, positive: bool = False):
     return field(
         default_factory=lambda: (
-            type(default)(default) if isinstance(default, list) else default
+            default.copy() if isinstance(default, list) else default
         ),
         metadata={"help": help, "positive": positive},
     )
@@ -64,8 +63,7 @@ class Settings:
     def from_mapping(cls, data: dict, where: str = "mkdocs.yml") -> Settings:
         """Validate ``data`` (the plugin's block) against the fields."""
         names = [f.name for f in fields(cls)]
-        unknown = sorted(set(data) - set(names))
-        if unknown:
+        if unknown := sorted(set(data) - set(names)):
             raise SettingsError(
                 f"{where}: unknown setting(s) of the lesson plugin: "
                 f"{', '.join(unknown)}; expected {', '.join(names)}",
@@ -73,32 +71,25 @@ class Settings:
             )
         hints = typing.get_type_hints(cls)
         values = {}
-        for f in fields(cls):
-            if f.name not in data:
-                continue
-            value, kind = data[f.name], hints[f.name]
-            item = None
+        for f in (f for f in fields(cls) if f.name in data):
+            value, kind, item = data[f.name], hints[f.name], None
             if typing.get_origin(kind) is list:
                 kind, (item,) = list, typing.get_args(kind)
             if kind is float and isinstance(value, int):
                 value = float(value)  # `snippet_timeout: 5` is seconds too
             wrong = not isinstance(value, kind) or isinstance(value, bool)
-            if item is not None and not wrong:
+            if item and not wrong:
                 wrong = any(not isinstance(v, item) for v in value)
+            expected = f"a list of {item.__name__}" if item else kind.__name__
+            if not wrong and f.metadata["positive"]:
+                if kind is float:
+                    value = positive_seconds(value, f"{where}: {f.name}")
+                elif value < 1:
+                    wrong, expected = True, "a positive whole number"
             if wrong:
-                expected = f"a list of {item.__name__}" if item else kind
                 raise SettingsError(
                     f"{where}: lesson plugin setting {f.name}: expected "
-                    f"{getattr(expected, '__name__', expected)}, got "
-                    f"{value!r}",
-                    f.name,
-                )
-            if f.metadata["positive"] and kind is float:
-                value = positive_seconds(value, f"{where}: {f.name}")
-            elif f.metadata["positive"] and value < 1:
-                raise SettingsError(
-                    f"{where}: lesson plugin setting {f.name}: expected a "
-                    f"positive whole number, got {value!r}",
+                    f"{expected}, got {value!r}",
                     f.name,
                 )
             values[f.name] = value
@@ -109,7 +100,7 @@ class Settings:
         """A setting's help text (the CLI's flags quote it)."""
         return next(f.metadata["help"] for f in fields(cls) if f.name == name)
 
-    def timeout(self, flag: float | None = None) -> float:
+    def timeout(self, flag: float | str | None = None) -> float:
         """The snippet timeout: flag, else $SNIPPET_TIMEOUT, else setting."""
         if flag is not None:
             return positive_seconds(flag, "--timeout")
@@ -123,14 +114,11 @@ class Settings:
 
     def job_count(self, flag: int | None = None) -> int:
         value = flag or os.environ.get(JOBS_ENV) or self.jobs
-        if value:
-            try:
-                return max(1, int(value))
-            except ValueError:
-                raise SettingsError(
-                    f"{JOBS_ENV}: not a whole number: {value!r}"
-                ) from None
-        return max(1, len(os.sched_getaffinity(0)))
+        try:
+            return max(1, int(value or len(os.sched_getaffinity(0))))
+        except ValueError:
+            message = f"{JOBS_ENV}: not a whole number: {value!r}"
+            raise SettingsError(message) from None
 
 
 def positive_seconds(value, name: str) -> float:
@@ -138,9 +126,8 @@ def positive_seconds(value, name: str) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise SettingsError(
-            f"{name}: not a number of seconds: {value!r}"
-        ) from None
+        message = f"{name}: not a number of seconds: {value!r}"
+        raise SettingsError(message) from None
     if not 0 < number < 24 * 3600:
         raise SettingsError(
             f"{name}: expected a number of seconds between 0 and 86400, "
@@ -151,10 +138,8 @@ def positive_seconds(value, name: str) -> float:
 
 def cache_dir(root: Path, flag: Path | None = None) -> Path:
     """The run cache: flag, else $SNIPPET_CACHE_DIR, else .cache/engine."""
-    if flag is not None:
-        return flag
     env = os.environ.get(CACHE_ENV)
-    return Path(env) if env else root / ".cache" / "engine"
+    return flag or (Path(env) if env else root / ".cache" / "engine")
 
 
 def read_mkdocs_yml(path: Path) -> dict:
@@ -173,9 +158,8 @@ def read_mkdocs_yml(path: Path) -> dict:
 def read_settings(root: Path) -> Settings:
     """The lesson plugin's block of ``root/mkdocs.yml`` (defaults if none)."""
     path = Path(root) / "mkdocs.yml"
-    if not path.is_file():
-        return Settings()
-    for item in read_mkdocs_yml(path).get("plugins") or []:
+    plugins = read_mkdocs_yml(path).get("plugins") if path.is_file() else []
+    for item in plugins or []:
         if isinstance(item, dict) and PLUGIN_NAME in item:
             return Settings.from_mapping(item[PLUGIN_NAME] or {})
     return Settings()

@@ -1,31 +1,22 @@
 """What a change does to the pages readers see: two builds, compared.
 
-A reviewer of a pull request should see the effect of an edit without
-building anything, so CI writes this module's Markdown summary to the
-job summary (``$GITHUB_STEP_SUMMARY``). The unit of review is the slide:
-every view of a slide is mapped back to its reading page
-(``slides/NN-slug.html``) — its section of the presentation deck
-(``present.html``, ``data-reading``) and its cells in the lesson
-notebook (the ``## N. Title`` heading above them) — so a slide that
-changed is listed once, with the other views it changed in. For each,
-the summary shows what a reader would notice: the prose and each
-exercise as a word diff, each Output block as a line diff (named after
-the snippet above it), each table before and after, and which code
-blocks changed. Code blocks of other pages are named by the heading
-above them, never by position, so one inserted cell renames nothing.
+CI writes this Markdown summary to the job summary, so a reviewer sees
+the effect of an edit without building anything. The unit is the slide:
+its section of the deck (``present.html``, ``data-reading``) and its
+cells in the lesson notebook (under the ``## N. Title`` heading) are
+mapped to its reading page, so a changed slide is listed once, with the
+views it changed in. Shown: prose and each exercise as a word diff, each
+Output block as a line diff (named after the snippet above it), each
+table before and after, which code blocks changed (named by file or by
+the heading above, never by position).
 
     python -m lessonbuild.sitediff OLD_SITE NEW_SITE
-    python -m lessonbuild.sitediff --base main            # vs this tree
-    python -m lessonbuild.sitediff --base main --head-site site
-    python -m lessonbuild.sitediff --base v1 --head v2    # two revisions
+    python -m lessonbuild.sitediff --base main [--head REV | --head-site site]
 
-A revision is built from a ``git worktree`` with its own ``lessonbuild``
-and ``mha_ref`` first on the path and the run cache of this checkout
-(its keys hash every input, so sharing is safe), once: the build of a
-commit is kept in ``.cache/sitediff/<sha>`` and reused. A tree that
-``git status`` calls clean is its HEAD commit, so a second
-run on the same branch builds nothing and takes a second or two; an
-edited tree is built afresh.
+A revision is built once, in a ``git worktree`` with its own machinery
+first on the path and this checkout's run cache (its keys hash every
+input), and kept in ``.cache/sitediff/<sha>``; a clean tree is its HEAD
+commit, so a second run on a branch builds nothing.
 """
 
 from __future__ import annotations
@@ -45,28 +36,18 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
+MAX_DIFF_LINES = 40  # of one Output block's diff
+CONTEXT_WORDS = 8  # unchanged words kept each side of a change
+KEEP_BUILDS = 4  # builds of revisions kept in .cache/sitediff
+PAGE = "page"  # the view name of a slide's own page
 #: Where a page's own content sits: Material, MkDocs' theme, any page.
 _CONTENT = ("article.md-content__inner", "[role=main]", "main", "body")
-#: Lines of one Output block's diff shown in the summary.
-MAX_DIFF_LINES = 40
-#: Words of unchanged text kept on each side of a change.
-CONTEXT_WORDS = 8
-#: A slide's reading page (the URL scheme CONTRIBUTING documents).
 SLIDE_PAGE = re.compile(r"(?:^|/)slides/(?P<n>\d+)-[^/]*\.html$")
-#: One slide's section of the presentation deck (present.py).
-_DECK_SECTION = re.compile(
-    r'<section\b[^>]*\bdata-reading="(?P<url>[^"]+)"[^>]*>'
-)
-#: The end of the deck's slides, before its configuration and scripts.
-_DECK_END = re.compile(r"</div></div>\s*<script")
-#: A level-2 heading of a notebook page: the deck notebook heads each
-#: slide's cells with "## N. Title" (notebooks.deck_notebook).
-_H2 = re.compile(r"<h2\b[^>]*>(?P<inner>.*?)</h2>", re.S)
+_DECK_SECTION = re.compile(r'<section\b[^>]*\bdata-reading="([^"]+)"[^>]*>')
+_DECK_END = re.compile(r"</div></div>\s*<script")  # then the deck's scripts
+_H2 = re.compile(r"<h2\b[^>]*>(.*?)</h2>", re.S)
+_H1 = re.compile(r"<h1\b[^>]*>(.*?)</h1>", re.S)
 _TAG = re.compile(r"<[^>]+>")
-#: The view name of a slide's own page.
-PAGE = "page"
-#: How many builds of base revisions .cache/sitediff keeps.
-KEEP_BUILDS = 4
 
 
 @dataclass
@@ -76,7 +57,7 @@ class Page:
     title: str
     outputs: dict[str, str]  # "Output of <snippet>" -> the block's text
     tables: dict[str, list[list[str]]]  # label -> header row + rows
-    code: dict[str, str]  # label -> the block's text
+    code: dict[str, str]
     exercises: dict[str, str]  # "exercise N" -> its text
     prose: str  # the rest, as words
 
@@ -86,23 +67,15 @@ class Change:
     path: str  # the reading page the change belongs to
     title: str
     status: str  # "changed", "added", "removed"
+    views: list[str] = field(default_factory=list)  # other views changed
     outputs: list[tuple[str, str, str]] = field(default_factory=list)
     tables: list[tuple[str, list, list]] = field(default_factory=list)
     code: list[str] = field(default_factory=list)
     exercises: list[tuple[str, str]] = field(default_factory=list)
     prose: str = ""  # the word diff, "" when unchanged
-    views: list[str] = field(default_factory=list)  # other views changed
 
 
 # --- reading a site ----------------------------------------------------------
-
-
-def _content(soup: BeautifulSoup):
-    for selector in _CONTENT:
-        found = soup.select_one(selector)
-        if found is not None:
-            return found
-    return soup
 
 
 def _unique(labels: dict, label: str) -> str:
@@ -113,22 +86,18 @@ def _unique(labels: dict, label: str) -> str:
     return name
 
 
-def _cells(tr) -> list[str]:
-    out = []
-    for cell in tr.find_all(["th", "td"]):
-        text = cell.get_text(" ", strip=True)
-        if not text and cell.find(["input", "textarea", "select"]):
-            text = "(to fill in)"
-        out.append(text)
-    return out
+def _cell(cell) -> str:
+    text = cell.get_text(" ", strip=True)
+    if not text and cell.find(["input", "textarea", "select"]):
+        return "(to fill in)"
+    return text
 
 
 def read_page(html: str) -> Page:
     """Parse one view into its outputs, tables, code, exercises, prose."""
     soup = BeautifulSoup(html, "html.parser")
-    main = _content(soup)
-    # Permalinks (¶): MkDocs' headerlink, nbconvert's anchor-link.
-    for link in main.select("a.headerlink, a.anchor-link"):
+    main = next(filter(None, map(soup.select_one, _CONTENT)), soup)
+    for link in main.select("a.headerlink, a.anchor-link"):  # the ¶s
         link.extract()
     h1 = main.find("h1")
     title = h1.get_text(" ", strip=True) if h1 else ""
@@ -136,11 +105,10 @@ def read_page(html: str) -> Page:
         title = soup.title.get_text(strip=True)
     tables: dict[str, list[list[str]]] = {}
     for n, table in enumerate(main.find_all("table"), start=1):
-        # Named by its header row, so a table added above another does
-        # not rename it; the position only when there is no header.
-        head = [th.get_text(" ", strip=True) for th in table.select("th")]
-        label = f"table ({' · '.join(head)})" if head else f"table {n}"
-        rows = [_cells(tr) for tr in table.find_all("tr")]
+        # Named by its header row: a table added above renames nothing.
+        head = " · ".join(th.get_text(" ", strip=True) for th in table("th"))
+        rows = [[_cell(c) for c in tr(["th", "td"])] for tr in table("tr")]
+        label = f"table ({head})" if head else f"table {n}"
         tables[_unique(tables, label)] = [r for r in rows if r]
         table.extract()
     outputs: dict[str, str] = {}
@@ -150,21 +118,18 @@ def read_page(html: str) -> Page:
         block = pre.find_parent(class_="highlight") or pre
         name = block.find(class_="filename")
         label = name.get_text(strip=True) if name else ""
-        text = pre.get_text()
         if label.rstrip(":") == "Output":
-            outputs[_unique(outputs, f"Output of {above}")] = text
+            outputs[_unique(outputs, f"Output of {above}")] = pre.get_text()
         else:
             if not label:
                 heading = block.find_previous(["h1", "h2", "h3", "h4"])
-                label = (
-                    f"code under “{heading.get_text(' ', strip=True)}”"
-                    if heading
-                    else "a code block"
-                )
+                label = "a code block"
+                if heading:
+                    label = f"code under “{heading.get_text(' ', strip=True)}”"
             above = label
-            code[_unique(code, label)] = text
+            code[_unique(code, label)] = pre.get_text()
         block.extract()
-    exercises: dict[str, str] = {}
+    exercises = {}
     for n, section in enumerate(main.select("section.exercise"), start=1):
         exercises[f"exercise {n}"] = " ".join(section.get_text(" ").split())
         section.extract()
@@ -173,8 +138,7 @@ def read_page(html: str) -> Page:
 
 
 def _main_html(html: str) -> str:
-    """The page's main content: Material's article if there is one
-    (sliced, not parsed, so identical pages cost no parsing)."""
+    """Material's article, sliced (not parsed: equal pages cost nothing)."""
     start = html.find('<article class="md-content__inner')
     end = html.rfind("</article>")
     if start < 0 or end < start:
@@ -182,80 +146,61 @@ def _main_html(html: str) -> str:
     return html[start : end + len("</article>")]
 
 
-def _deck_sections(html: str) -> dict[str, str]:
-    """``present.html``: each slide's section, by its reading page."""
-    starts = list(_DECK_SECTION.finditer(html))
-    if not starts:
-        return {}
-    tail = _DECK_END.search(html, starts[-1].end())
-    stop = tail.start() if tail else len(html)
-    out = {}
-    for i, match in enumerate(starts):
-        end = starts[i + 1].start() if i + 1 < len(starts) else stop
-        out[match.group("url")] = html[match.start() : end]
-    return out
-
-
-def _notebook_slides(html: str, titles: dict[int, str]) -> dict[int, str]:
-    """The deck notebook's cells per slide number: the part under each
-    ``N. Title`` heading whose title is slide N's. {} for any other
-    page (a homework notebook's "1. Split" is not slide 1)."""
-    marks = []
-    for match in _H2.finditer(html):
-        text = htmlmod.unescape(_TAG.sub("", match.group("inner")))
-        text = " ".join(text.replace("¶", "").split())
-        number, _, title = text.partition(". ")
-        if number.isdigit() and titles.get(int(number)) == title:
-            marks.append((int(number), match.start()))
-    out = {}
-    for i, (number, start) in enumerate(marks):
-        end = marks[i + 1][1] if i + 1 < len(marks) else len(html)
-        out[number] = html[start:end]
-    return out
+def _text(html: str) -> str:
+    text = htmlmod.unescape(_TAG.sub("", html)).replace("¶", "")
+    return " ".join(text.split())
 
 
 def _title(html: str) -> str:
-    match = re.search(r"<h1\b[^>]*>(.*?)</h1>", html, re.S)
-    if not match:
-        return ""
-    text = htmlmod.unescape(_TAG.sub("", match.group(1)))
-    return " ".join(text.replace("¶", "").split())
+    match = _H1.search(html)
+    return _text(match[1]) if match else ""
+
+
+def _split(html: str, starts: list[tuple[str, int]], stop: int):
+    """``html`` cut at each (name, offset) until ``stop``: name -> part."""
+    ends = [at for _, at in starts][1:] + [stop] if starts else []
+    return {n: html[at:end] for (n, at), end in zip(starts, ends, strict=True)}
 
 
 def read_site(site: Path) -> dict[str, dict[str, str]]:
     """Every view of every page, by the reading page it belongs to:
     ``{"slides/23-x.html": {"page": ..., "present.html": ...}}``."""
-    raw = {}
-    for path in sorted(site.rglob("*.html")):
-        rel = path.relative_to(site).as_posix()
-        if rel != "404.html":
-            raw[rel] = path.read_text(encoding="utf-8")
-    slides = {
-        int(m.group("n")): rel for rel in raw if (m := SLIDE_PAGE.search(rel))
+    raw = {
+        path.relative_to(site).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(site.rglob("*.html"))
     }
+    raw.pop("404.html", None)
+    slides = {int(m["n"]): rel for rel in raw if (m := SLIDE_PAGE.search(rel))}
     titles = {n: _title(_main_html(raw[rel])) for n, rel in slides.items()}
     units: dict[str, dict[str, str]] = {}
     for rel, html in raw.items():
-        sections = _deck_sections(html)
-        if sections:
-            for url, chunk in sections.items():
-                units.setdefault(url, {})[rel] = chunk
+        sections = [(m[1], m.start()) for m in _DECK_SECTION.finditer(html)]
+        if sections:  # the deck: each slide's section
+            tail = _DECK_END.search(html, sections[-1][1])
+            stop = tail.start() if tail else len(html)
+            for url, part in _split(html, sections, stop).items():
+                units.setdefault(url, {})[rel] = part
             continue
         main = _main_html(html)
-        cells = _notebook_slides(main, titles)
-        for number, chunk in cells.items():
-            units.setdefault(slides[number], {})[rel] = chunk
-        if cells:  # the notebook's own page: what precedes slide 1
-            first = min(main.find(chunk) for chunk in cells.values())
-            main = main[:first]
-        units.setdefault(rel, {})[PAGE] = main
+        # The deck notebook: the cells under each "N. Title" heading
+        # whose title is slide N's (a homework's "1. Split" is not).
+        marks = []
+        for match in _H2.finditer(main):
+            number, _, title = _text(match[1]).partition(". ")
+            if number.isdigit() and titles.get(int(number)) == title:
+                marks.append((slides[int(number)], match.start()))
+        for url, part in _split(main, marks, len(main)).items():
+            units.setdefault(url, {})[rel] = part
+        units.setdefault(rel, {})[PAGE] = (
+            main[: marks[0][1]] if marks else main
+        )
     return units
 
 
 # --- comparing ---------------------------------------------------------------
 
 
-def _changed(old: dict, new: dict):
+def _changed(old: dict, new: dict) -> list[tuple[str, object, object]]:
     return [
         (label, old.get(label, ""), new.get(label, ""))
         for label in sorted(set(old) | set(new), key=str)
@@ -263,56 +208,52 @@ def _changed(old: dict, new: dict):
     ]
 
 
+def _order(path: str):
+    """Slides in their order, then every other page by name."""
+    match = SLIDE_PAGE.search(path)
+    return (0, int(match["n"]), path) if match else (1, 0, path)
+
+
 def compare(old_site: Path, new_site: Path) -> tuple[list[Change], int]:
     """The reading pages whose views differ, and the number of pages."""
     old, new = read_site(old_site), read_site(new_site)
     changes = []
-    for path in sorted(set(old) | set(new), key=_order):
+    paths = sorted(set(old) | set(new), key=_order)
+    for path in paths:
         a, b = old.get(path, {}), new.get(path, {})
-        if a == b:
-            continue
         views = [v for v in sorted(set(a) | set(b)) if a.get(v) != b.get(v)]
         others = [v for v in views if v != PAGE]
+        if not views:
+            continue
         if PAGE not in a or PAGE not in b:
             status = "added" if PAGE not in a else "removed"
-            page = read_page(a.get(PAGE) or b.get(PAGE) or "")
-            changes.append(Change(path, page.title, status, views=others))
-            continue
-        if PAGE not in views:
-            title = _title(b[PAGE])
-            changes.append(Change(path, title, "changed", views=others))
-            continue
-        pa, pb = read_page(a[PAGE]), read_page(b[PAGE])
-        changes.append(
-            Change(
-                path,
-                pb.title,
-                "changed",
-                outputs=_changed(pa.outputs, pb.outputs),
-                tables=_changed(pa.tables, pb.tables),
-                code=[label for label, _, _ in _changed(pa.code, pb.code)],
-                exercises=[
-                    (label, word_diff(x, y))
-                    for label, x, y in _changed(pa.exercises, pb.exercises)
-                ],
-                prose=word_diff(pa.prose, pb.prose)
-                if pa.prose != pb.prose
-                else "",
-                views=others,
+            title = read_page(a.get(PAGE) or b.get(PAGE) or "").title
+            changes.append(Change(path, title, status, others))
+        elif PAGE not in views:
+            changes.append(Change(path, _title(b[PAGE]), "changed", others))
+        else:
+            pa, pb = read_page(a[PAGE]), read_page(b[PAGE])
+            ex = _changed(pa.exercises, pb.exercises)
+            changes.append(
+                Change(
+                    path,
+                    pb.title,
+                    "changed",
+                    others,
+                    outputs=_changed(pa.outputs, pb.outputs),
+                    tables=_changed(pa.tables, pb.tables),
+                    code=[label for label, *_ in _changed(pa.code, pb.code)],
+                    exercises=[(n, word_diff(x, y)) for n, x, y in ex],
+                    prose=word_diff(pa.prose, pb.prose)
+                    if pa.prose != pb.prose
+                    else "",
+                )
             )
-        )
-    pages = [
-        p
-        for p in set(old) | set(new)
-        if PAGE in old.get(p, {}) or PAGE in new.get(p, {})
-    ]
+    pages = [p for p in paths if PAGE in old.get(p, {}) | new.get(p, {})]
     return changes, len(pages)
 
 
-def _order(path: str):
-    """Slides in their order, then every other page by name."""
-    match = SLIDE_PAGE.search(path)
-    return (0, int(match.group("n")), path) if match else (1, 0, path)
+# --- the summary -------------------------------------------------------------
 
 
 def _md_words(words: list[str]) -> str:
@@ -321,43 +262,35 @@ def _md_words(words: list[str]) -> str:
 
 
 def word_diff(old: str, new: str, context: int = CONTEXT_WORDS) -> str:
-    """The changed words of ``old`` -> ``new`` as Markdown:
-    ``<del>gone</del> <ins>added</ins>`` with a few words around each,
-    the unchanged stretches between them cut to "…"."""
+    """The changed words as ``<del>gone</del> <ins>added</ins>`` with a
+    few words around each, the unchanged stretches between cut to "…"."""
     a, b = old.split(), new.split()
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    codes = matcher.get_opcodes()
+    codes = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
     out = []
     for k, (tag, i1, i2, j1, j2) in enumerate(codes):
-        if tag == "equal":
-            words = a[i1:i2]
-            first, last = k == 0, k == len(codes) - 1
-            keep_head = 0 if first else context
-            keep_tail = 0 if last else context
-            if len(words) > keep_head + keep_tail:
-                head = words[:keep_head]
-                tail = words[len(words) - keep_tail :] if keep_tail else []
-                parts = [_md_words(head)] if head else []
-                parts.append("…")
-                if tail:
-                    parts.append(_md_words(tail))
-                out.append(" ".join(parts))
-            else:
-                out.append(_md_words(words))
+        if tag != "equal":
+            if i2 > i1:
+                out.append(f"<del>{_md_words(a[i1:i2])}</del>")
+            if j2 > j1:
+                out.append(f"<ins>{_md_words(b[j1:j2])}</ins>")
             continue
-        if i2 > i1:
-            out.append(f"<del>{_md_words(a[i1:i2])}</del>")
-        if j2 > j1:
-            out.append(f"<ins>{_md_words(b[j1:j2])}</ins>")
+        head = 0 if k == 0 else context
+        tail = 0 if k == len(codes) - 1 else context
+        words = a[i1:i2]
+        if len(words) <= head + tail:
+            out.append(_md_words(words))
+            continue
+        cut = [_md_words(words[:head])] if head else []
+        cut.append("…")
+        if tail:
+            cut.append(_md_words(words[-tail:]))
+        out.append(" ".join(cut))
     return " ".join(out)
 
 
 def _line_diff(old: str, new: str) -> str:
-    lines = list(
-        difflib.unified_diff(
-            old.splitlines(), new.splitlines(), lineterm="", n=1
-        )
-    )[2:]
+    a, b = old.splitlines(), new.splitlines()
+    lines = list(difflib.unified_diff(a, b, lineterm="", n=1))[2:]
     if len(lines) > MAX_DIFF_LINES:
         cut = len(lines) - MAX_DIFF_LINES
         lines = lines[:MAX_DIFF_LINES] + [f"... ({cut} more lines)"]
@@ -368,59 +301,45 @@ def _md_table(rows: list[list[str]], marks: list[str]) -> list[str]:
     """A Markdown table; ``marks`` is the first column (+, −, or "")."""
     if not rows:
         return ["(no table)"]
-    width = max(len(r) for r in rows)
+    width = max(len(r) for r in rows) + 1
 
     def line(cells):
-        cells = list(cells) + [""] * (width + 1 - len(cells))
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+        cells = [c.replace("|", "\\|") for c in cells]
+        return "| " + " | ".join(cells + [""] * (width - len(cells))) + " |"
 
-    out = [line(["", *rows[0]]), "|" + "---|" * (width + 1)]
-    out += [line([m, *r]) for m, r in zip(marks[1:], rows[1:], strict=True)]
-    return out
+    body = [line([m, *r]) for m, r in zip(marks[1:], rows[1:], strict=True)]
+    return [line(["", *rows[0]]), "|" + "---|" * width, *body]
 
 
 def table_diff(old: list[list[str]], new: list[list[str]]) -> list[str]:
     """Before and after as tables, the rows that differ marked − and +."""
-    a = [" | ".join(r) for r in old]
-    b = [" | ".join(r) for r in new]
+    a, b = ([" | ".join(r) for r in rows] for rows in (old, new))
     gone, added = [""] * len(a), [""] * len(b)
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
-        None, a, b, autojunk=False
-    ).get_opcodes():
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "equal":
             gone[i1:i2] = ["−"] * (i2 - i1)
             added[j1:j2] = ["+"] * (j2 - j1)
-    return [
-        "**Before**",
-        "",
-        *_md_table(old, gone),
-        "",
-        "**After**",
-        "",
-        *_md_table(new, added),
-    ]
+    before = ["**Before**", "", *_md_table(old, gone), ""]
+    return [*before, "**After**", "", *_md_table(new, added)]
 
 
 def _names(names: list[str], noun: str, most: int = 4) -> list[str]:
     """At most ``most`` names, then a count of the rest."""
-    if len(names) <= most:
-        return names
-    return names[:most] + [f"{len(names) - most} more {noun}"]
+    more = [f"{len(names) - most} more {noun}"] if len(names) > most else []
+    return names[:most] + more
 
 
-def _what(change: Change) -> str:
-    if change.status != "changed":
-        return change.status
-    parts = _names([f"`{label}`" for label, _, _ in change.outputs], "outputs")
-    parts += _names([label for label, _, _ in change.tables], "tables")
-    parts += _names(
-        [f"code `{label}`" for label in change.code], "code blocks"
-    )
-    parts += [label for label, _ in change.exercises]
-    if change.prose:
-        parts.append("text")
-    if not parts and not change.views:
-        parts.append("markup only")
+def _what(ch: Change) -> str:
+    if ch.status != "changed":
+        return ch.status
+    parts = _names([f"`{label}`" for label, *_ in ch.outputs], "outputs")
+    parts += _names([label for label, *_ in ch.tables], "tables")
+    parts += _names([f"code `{label}`" for label in ch.code], "code blocks")
+    parts += [label for label, _ in ch.exercises]
+    parts += ["text"] if ch.prose else []
+    if not parts and not ch.views:
+        return "markup only"
     return ", ".join(parts) or "—"
 
 
@@ -439,33 +358,19 @@ def to_markdown(changes: list[Change], total: int) -> str:
         views = ", ".join(f"`{v}`" for v in ch.views) or "—"
         out.append(f"| `{ch.path}` | {title} | {_what(ch)} | {views} |")
     for ch in changes:
-        blocks = []
-        if ch.prose:
-            blocks += ["**Text**", "", ch.prose, ""]
+        blocks = ["**Text**", "", ch.prose, ""] if ch.prose else []
         for label, diff in ch.exercises:
             blocks += [f"**{label.capitalize()}**", "", diff, ""]
         for label, old, new in ch.outputs:
-            blocks += [
-                f"**{label}**",
-                "",
-                "```diff",
-                _line_diff(old, new),
-                "```",
-                "",
-            ]
+            diff = _line_diff(old, new)
+            blocks += [f"**{label}**", "", "```diff", diff, "```", ""]
         for label, old, new in ch.tables:
-            blocks += [f"**{_md_words([label])}**", "", *table_diff(old, new)]
-            blocks.append("")
-        if not blocks:
-            continue
-        out += [
-            "",
-            f"<details><summary><code>{ch.path}</code> — "
-            f"{htmlmod.escape(ch.title)}</summary>",
-            "",
-            *blocks,
-            "</details>",
-        ]
+            blocks += [f"**{_md_words([label])}**", ""]
+            blocks += [*table_diff(old, new), ""]
+        if blocks:
+            summary = f"<code>{ch.path}</code> — {htmlmod.escape(ch.title)}"
+            out += ["", f"<details><summary>{summary}</summary>", ""]
+            out += [*blocks, "</details>"]
     return "\n".join(out) + "\n"
 
 
@@ -473,27 +378,22 @@ def to_markdown(changes: list[Change], total: int) -> str:
 
 
 def _git(repo: Path, *args: str) -> str:
+    cmd = ["git", "-C", str(repo), *args]
     return subprocess.run(
-        ["git", "-C", str(repo), *args],
-        check=True,
-        capture_output=True,
-        text=True,
+        cmd, check=True, capture_output=True, text=True
     ).stdout.strip()
 
 
 def build_tree(tree: Path, dest: Path, cache: Path) -> None:
-    """``mkdocs build --strict`` of the site at ``tree`` into ``dest``."""
+    """``mkdocs build --strict`` of the site at ``tree`` into ``dest``,
+    with the tree's own machinery and reference package."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     env.setdefault("SNIPPET_CACHE_DIR", str(cache))
-    # The tree's own machinery and reference package, not this checkout's.
     path = [str(tree), str(tree / "scripts"), env.get("PYTHONPATH", "")]
-    env["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, path))
+    cmd = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", dest]
     run = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", dest],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
+        cmd, cwd=tree, env=env, capture_output=True, text=True
     )
     if run.returncode:
         raise SystemExit(
@@ -502,36 +402,27 @@ def build_tree(tree: Path, dest: Path, cache: Path) -> None:
 
 
 def build_revision(repo: Path, rev: str, builds: Path, cache: Path) -> Path:
-    """The build of git revision ``rev`` of ``repo``: made once per
-    commit in ``builds/<sha>`` (a commit's site never changes)."""
+    """The build of git revision ``rev``, made once per commit in
+    ``builds/<sha>`` (a commit's site never changes)."""
     sha = _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}")
     dest = builds / sha
     if (dest / ".complete").is_file():
         dest.touch()  # recently used: pruned last
         return dest
     builds.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="sitediff-tree-"))
-    tree = work / "tree"
-    _git(repo, "worktree", "add", "--detach", str(tree), sha)
-    try:
-        shutil.rmtree(dest, ignore_errors=True)
-        build_tree(tree, dest, cache)
-        (dest / ".complete").touch()
-    finally:
-        _git(repo, "worktree", "remove", "--force", str(tree))
-        shutil.rmtree(work, ignore_errors=True)
-    _prune(builds)
-    return dest
-
-
-def _prune(builds: Path) -> None:
-    kept = sorted(
-        (p for p in builds.iterdir() if p.is_dir()),
-        key=lambda p: p.stat().st_mtime,
-        reverse=True,
-    )
+    with tempfile.TemporaryDirectory(prefix="sitediff-tree-") as work:
+        tree = Path(work, "tree")
+        _git(repo, "worktree", "add", "--detach", str(tree), sha)
+        try:
+            shutil.rmtree(dest, ignore_errors=True)
+            build_tree(tree, dest, cache)
+            (dest / ".complete").touch()
+        finally:
+            _git(repo, "worktree", "remove", "--force", str(tree))
+    kept = sorted(builds.iterdir(), key=lambda p: -p.stat().st_mtime)
     for old in kept[KEEP_BUILDS:]:
         shutil.rmtree(old, ignore_errors=True)
+    return dest
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -550,40 +441,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", type=Path, default=Path("."))
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    if args.sites:
-        if len(args.sites) != 2 or args.base:
-            parser.error("give two site folders, or --base REV")
-        old, new = args.sites
-        print(to_markdown(*compare(old, new)), end="")
-        _timing(started)
-        return 0
-    if not args.base:
+    if len(args.sites) not in (0, 2) or bool(args.sites) == bool(args.base):
         parser.error("give two site folders, or --base REV")
-    repo = Path(_git(args.repo, "rev-parse", "--show-toplevel"))
-    cache = repo / ".cache" / "engine"
-    builds = repo / ".cache" / "sitediff"
-    old = build_revision(repo, args.base, builds, cache)
     with tempfile.TemporaryDirectory(prefix="sitediff-") as tmp:
-        if args.head_site:
-            new = args.head_site
-        elif args.head:
-            new = build_revision(repo, args.head, builds, cache)
-        elif not _git(repo, "status", "--porcelain"):
-            # A clean tree is its commit: built once, like the base.
-            new = build_revision(repo, "HEAD", builds, cache)
+        if args.sites:
+            old, new = args.sites
         else:
-            new = Path(tmp) / "head"
-            build_tree(repo, new, cache)
+            repo = Path(_git(args.repo, "rev-parse", "--show-toplevel"))
+            cache, builds = repo / ".cache/engine", repo / ".cache/sitediff"
+            old = build_revision(repo, args.base, builds, cache)
+            if args.head_site:
+                new = args.head_site
+            elif args.head or not _git(repo, "status", "--porcelain"):
+                # A clean tree is its commit: built once, like the base.
+                new = build_revision(repo, args.head or "HEAD", builds, cache)
+            else:
+                new = Path(tmp, "head")
+                build_tree(repo, new, cache)
         print(to_markdown(*compare(old, new)), end="")
-    _timing(started)
+    seconds = time.perf_counter() - started
+    print(f"site diff: {seconds:.2f} s", file=sys.stderr)
     return 0
-
-
-def _timing(started: float) -> None:
-    print(
-        f"site diff: {time.perf_counter() - started:.2f} s",
-        file=sys.stderr,
-    )
 
 
 if __name__ == "__main__":
