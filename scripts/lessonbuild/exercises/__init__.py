@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 
 from ..deck import Slide
 from ..engine.prose import expand_values
+from ..problems import Problem
 from .fragments import Fragments
-from .model import KINDS, Exercise, Problem
+from .model import KINDS, Exercise
 from .refs import RefError, RefIndex
 from .render import RenderContext, plain_text, render
 from .spread import check_spread

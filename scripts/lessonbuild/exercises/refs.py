@@ -26,13 +26,13 @@ exercise or option at its file and line, before any page is rendered
 from __future__ import annotations
 
 import ast
-import difflib
 import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..problems import Problem
+from .model import did_you_mean
 from .parse import Mapping, YamlProblem, load_yaml
 
 #: A ``{{ ref(...) }}`` call, as written in Markdown or exercise text.
@@ -59,11 +59,6 @@ def _arguments(text: str) -> tuple[tuple, dict] | None:
     except (SyntaxError, ValueError):
         return None
     return args, kwargs
-
-
-def _did_you_mean(word: str, choices) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 @dataclass
@@ -147,7 +142,7 @@ class RefIndex:
                     "an exercise on a slide (or name its option)"
                 )
             return *self.slides[ex.stem], ex.anchor
-        hint = _did_you_mean(target, [*self.slides, *self.exercises])
+        hint = did_you_mean(target, [*self.slides, *self.exercises])
         raise RefError(
             f"ref({target!r}) names no slide and no exercise{hint}; "
             "expected a slide's file stem (e.g. "
@@ -291,7 +286,7 @@ class RefIndex:
         if stem not in self.slides:
             return (
                 f"slides/{stem}.html names no slide"
-                f"{_did_you_mean(stem, self.slides)}; expected the "
+                f"{did_you_mean(stem, self.slides)}; expected the "
                 "address of a page of docs/slides/"
             )
         if anchor is None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .model import Choices, Exercise, Problem
+from ..problems import Problem
+from .model import Choices, Exercise
 
 #: Below this many choice exercises a spread says nothing.
 MIN_FOR_SPREAD = 4

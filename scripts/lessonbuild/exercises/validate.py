@@ -6,12 +6,12 @@ it points at and what was expected, so an author fixes a slide in one go.
 
 from __future__ import annotations
 
-import difflib
 import random
 import re
 from collections.abc import Callable
 from typing import Any
 
+from ..problems import Problem
 from . import answers
 from .model import (
     KINDS,
@@ -22,9 +22,9 @@ from .model import (
     Cell,
     Exercise,
     Option,
-    Problem,
     Table,
     WrongForm,
+    did_you_mean,
 )
 from .parse import Mapping, Sequence, YamlProblem, load_yaml
 
@@ -43,11 +43,6 @@ class TablesUnavailable(Exception):
 
 #: Table id -> {"columns", "rows"}, or a callable returning that.
 TableSource = Callable[[], Any] | dict | None
-
-
-def _did_you_mean(word: str, choices) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _quoted(names, left="'", right="'") -> str:
@@ -109,7 +104,7 @@ class _Checker:
                 self.add(
                     mapping.line_of(key),
                     f"{what} has unknown key '{key}'"
-                    f"{_did_you_mean(str(key), allowed)}; "
+                    f"{did_you_mean(str(key), allowed)}; "
                     f"expected keys: {expected}",
                 )
         for key in required:
@@ -154,7 +149,7 @@ class _Checker:
         self.add(
             line0,
             f"{what} names unknown column '{column}'{of}"
-            f"{_did_you_mean(column, table.columns)}; expected one of: "
+            f"{did_you_mean(column, table.columns)}; expected one of: "
             + _quoted(table.columns),
         )
         return False
@@ -204,7 +199,7 @@ def validate(
         c.add(
             data.line_of("kind"),
             f"unknown exercise kind '{kind}'"
-            f"{_did_you_mean(str(kind), KINDS)}; expected one of: {names}",
+            f"{did_you_mean(str(kind), KINDS)}; expected one of: {names}",
         )
         return None, c.problems
     cls = KINDS[kind]
@@ -245,11 +240,10 @@ def _choices(c, data, common, tables, cls):
     t = c.texts(data, ("question", "explanation"))
     table_id = table = None
     if "variants" in data:
-        table_id = c.field(data, "variants", "'variants'")
-        if table_id is not None:
-            table = _variants_table(c, data, tables, table_id, kind)
-        if table is None:
+        found = _variants_table(c, data, tables, kind)
+        if found is None:
             return None
+        table_id, table = found
     options = c.sequence(data, "options", kind, 2)
     if options is None:
         return None
@@ -595,14 +589,10 @@ def _fill_in(c, data, common, tables, cls):
     build stops here, at the cell's line.
     """
     prompt = c.texts(data, ("prompt",)).get("prompt")
-    table_id = None
-    if "variants" in data:
-        table_id = c.field(data, "variants", "'variants'")
-    if table_id is None:
+    found = _variants_table(c, data, tables, "fill-in")
+    if found is None:
         return None
-    table = _variants_table(c, data, tables, table_id, "fill-in")
-    if table is None:
-        return None
+    table_id, table = found
     raw_cells = c.sequence(data, "cells", "fill-in", 1)
     if raw_cells is None:
         return None
@@ -774,15 +764,21 @@ def _table(c, data, tables, table_id, kind, key):
         c.add(
             data.line_of(key),
             f"{kind} names unknown table '{table_id}'"
-            f"{_did_you_mean(table_id, known)}; expected a table a "
+            f"{did_you_mean(table_id, known)}; expected a table a "
             f"snippet publishes (<snippet stem>.<name>): {listing}",
         )
         return None
     return known[table_id]
 
 
-def _variants_table(c, data, tables, table_id, kind):
-    """The published variants table, with at least two rows, or None."""
+def _variants_table(c, data, tables, kind):
+    """(table id, table) of the published ``variants`` table, with at
+    least two rows, or None after a problem (or when it is missing)."""
+    if "variants" not in data:
+        return None
+    table_id = c.field(data, "variants", "'variants'")
+    if table_id is None:
+        return None
     table = _table(c, data, tables, table_id, kind, "variants")
     if table is not None and len(table.rows) < 2:
         c.add(
@@ -791,7 +787,7 @@ def _variants_table(c, data, tables, table_id, kind):
             'least two variants, so "Try another" has another to draw',
         )
         return None
-    return table
+    return None if table is None else (table_id, table)
 
 
 def _variants(table: Table, answer_columns):
@@ -846,7 +842,7 @@ def _placeholders(c, text, line0, what, table, table_id) -> None:
             c.add(
                 line0,
                 f"{what} shows {{{name}}}, which table '{table_id}' has "
-                f"no column for{_did_you_mean(name, table.columns)}; "
+                f"no column for{did_you_mean(name, table.columns)}; "
                 "expected one of: " + _quoted(table.columns, "{", "}"),
             )
 
