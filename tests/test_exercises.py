@@ -316,6 +316,16 @@ CASES = [
         "kind: discussion\nprompt: p\nanswer: a\n",
         ":1: discussion is missing 'hint'",
     ),
+    (
+        "kind: [check]\n",
+        ":1: unknown exercise kind '['check']' (did you mean 'check'?); "
+        "expected one of: predict",
+    ),
+    (
+        FILL.replace("form: (B, T, T)", "form: (B, h, T_k, T)"),
+        ":9: wrong form '(B, h, T_k, T)' cannot be evaluated in every "
+        "variant; expected every symbol it uses to be a column",
+    ),
 ]
 
 

@@ -331,7 +331,7 @@ def rendered(body: str, fragments, tables=TABLES) -> str:
         body, path="s.md", first_line=0, tables=tables
     )
     assert not found, found
-    return ex.render(exercise, ctx, ex.KINDS[exercise.kind])
+    return ex.render(exercise, ctx)
 
 
 def test_the_page_shows_the_first_variant_and_no_answer(fragments):

@@ -5,8 +5,9 @@ computed from mha_ref (and checked against its formula, evaluated here
 with plain Python arithmetic, not the build's sympy); a drift in the
 engine's values stops the build at the exercise's cell; each fill-in is
 fed the equivalent forms of its answers and its wrong forms; and the
-judging rules agree on the shared cases of
-tests/exercise_fixtures/answer_cases.json (the browser runs them too).
+judging rules (the browser's, written again here in Python) agree on the
+shared cases of tests/exercise_fixtures/answer_cases.json (the browser
+runs them too).
 """
 
 from __future__ import annotations
@@ -127,6 +128,75 @@ def right_forms(text: str, shape: bool) -> list[str]:
     return [f"{v:,}", str(v), f"{v:_}", f"{v:e}", f"{v} = {v}"]
 
 
+# --- the browser's judge, in Python (docs/assets/exercises.js) ---------------
+
+#: A rounded number (``1M``: its ``M`` is a unit, not a symbol), a name,
+#: and a number as Python and mathjs read it (``1.048576e6`` is no name).
+ROUNDED = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmg])$")
+NAME = re.compile(r"[a-z_][a-z0-9_]*")
+NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?")
+
+
+def uses_symbols(parts: list[str]) -> bool:
+    return any(
+        not ROUNDED.match(p) and NAME.search(NUMBER.sub(" ", p)) for p in parts
+    )
+
+
+def matches(value, target: float) -> bool:
+    """Does a part's value (from ``answers.values``) equal ``target``? A
+    rounded number does when the value rounds to it (or is exactly 2^20
+    for ``1M``)."""
+    if value is None:
+        return False
+    if isinstance(value, tuple):
+        decimal, tolerance, binary = value
+        return abs(decimal - target) <= tolerance or answers.close(
+            binary, target
+        )
+    return answers.close(value, target)
+
+
+def same_as(parts, scope, points, at_variant, at_points) -> bool:
+    mine = [answers.values(p, scope) for p in parts]
+    if len(mine) != len(at_variant):
+        return False
+    if not all(matches(v, t) for v, t in zip(mine, at_variant, strict=True)):
+        return False
+    if not uses_symbols(parts):
+        return True
+    # At other values of the symbols, a chain's plain numbers
+    # ("4 d_model^2 = 1,048,576") no longer apply: its symbolic sides do.
+    parts = [symbolic_sides(p) for p in parts]
+    return all(
+        matches(answers.values(p, point), target)
+        for point, targets in zip(points, at_points, strict=True)
+        for p, target in zip(parts, targets, strict=False)
+    )
+
+
+def symbolic_sides(part: str) -> str:
+    sides = [x for x in part.split("=") if uses_symbols([x.strip()])]
+    return "=".join(sides) if sides else part
+
+
+def judge(text: str, cell: dict, v: int, spec: dict) -> dict:
+    """The verdict on one typed answer, as the browser gives it:
+    ``{"ok": True}``, or ``{"ok": False, "wrong": k}`` (the author's
+    wrong form k matched; -1: none did). ``cell`` and ``spec`` are the
+    fill-in's spec (render.fill_in_view), ``v`` the variant shown."""
+    parts = answers.split(text, cell["shape"])
+    if not parts:
+        return {"ok": False, "wrong": -1}
+    scope, points = spec["scopes"][v], spec["points"][v]
+    if same_as(parts, scope, points, cell["answer"][v], cell["points"][v]):
+        return {"ok": True}
+    for k, w in enumerate(cell["wrong"]):
+        if same_as(parts, scope, points, w["variants"][v], w["points"][v]):
+            return {"ok": False, "wrong": k}
+    return {"ok": False, "wrong": -1}
+
+
 @pytest.fixture(scope="module")
 def specs(lesson):
     fragments = ex.Fragments(["pymdownx.arithmatex"], {})
@@ -154,7 +224,7 @@ def test_each_fill_in_takes_the_equivalent_forms(specs):
                         else cell.formula
                     )
                 for form in forms:
-                    verdict = answers.judge(form, spec["cells"][c], v, spec)
+                    verdict = judge(form, spec["cells"][c], v, spec)
                     assert verdict == {"ok": True}, (
                         f"{slide.path}:{cell.line} variant {v}: {form!r} "
                         "should be right"
@@ -177,7 +247,7 @@ def test_each_wrong_form_gets_its_own_explanation(specs):
                         if w["variants"][v] == s["wrong"][k]["variants"][v]
                         and w["points"][v] == s["wrong"][k]["points"][v]
                     )
-                    verdict = answers.judge(wrong.form, s, v, spec)
+                    verdict = judge(wrong.form, s, v, spec)
                     assert verdict == {"ok": False, "wrong": first}, (
                         f"{slide.path}:{cell.line} variant {v}: {wrong.form!r}"
                     )
@@ -192,12 +262,12 @@ def test_a_coincidence_at_the_variant_is_not_the_formula(specs):
             if cell.shape or "d_model^2" not in cell.formula:
                 continue
             fake = f"({cell.formula}) * h / h^2 * h"  # = formula, by luck?
-            assert answers.judge(fake, spec["cells"][c], 0, spec)["ok"]
+            assert judge(fake, spec["cells"][c], 0, spec)["ok"]
             fake = f"({cell.formula}) * h / 8"
             for v, scope in enumerate(spec["scopes"]):
                 if scope.get("h") == 8:
                     assert fake_equal_here(spec["cells"][c], v, spec, fake)
-                    verdict = answers.judge(fake, spec["cells"][c], v, spec)
+                    verdict = judge(fake, spec["cells"][c], v, spec)
                     assert not verdict["ok"], (slide.path, fake)
                     tried += 1
     assert tried, "no variant with h = 8: the coincidence was never tried"
@@ -219,7 +289,7 @@ def test_shared_answer_cases(case):
     """The same cases run in Chromium (tests/browser/test_exercises_forms):
     the Python and the JavaScript judges agree."""
     spec = case_spec(case)
-    verdict = answers.judge(case["given"], spec["cells"][0], 0, spec)
+    verdict = judge(case["given"], spec["cells"][0], 0, spec)
     assert verdict["ok"] is case["right"], case
 
 

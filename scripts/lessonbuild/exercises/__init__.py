@@ -8,6 +8,10 @@ page's fences; here each one is validated and rendered::
     result.html          # placeholder -> the exercise's <section>
     result.problems      # every problem, at its file and line
     fill_placeholders(page_html, result.html)
+
+The modules, each importing only those before it: parse (the YAML),
+answers (equivalent answers), model (the kinds), validate, render, refs
+(references by id), spread, fragments, progress.
 """
 
 from __future__ import annotations
@@ -18,33 +22,16 @@ from dataclasses import dataclass, field
 
 from ..deck import Slide
 from ..engine.prose import expand_values
+from ..problems import Problem
 from .fragments import Fragments
-from .kinds import KINDS, OPTIONAL, Kind
-from .model import Exercise, Problem, Table
+from .model import KINDS, Exercise
 from .refs import RefError, RefIndex
 from .render import RenderContext, plain_text, render
 from .spread import check_spread
-from .validate import (
-    TableSource,
-    TablesUnavailable,
-    normalize_tables,
-)
-from .validate import validate as _validate
-
-
-def validate(body: str, *, path: str, first_line: int, tables=None):
-    """``validate.validate`` with the kinds' registry, which imports
-    validate.py and render.py (so neither imports it back)."""
-    return _validate(
-        body, path=path, first_line=first_line, tables=tables, kinds=KINDS
-    )
-
+from .validate import TableSource, TablesUnavailable, validate
 
 __all__ = [
     "KINDS",
-    "OPTIONAL",
-    "Kind",
-    "check_spread",
     "Exercise",
     "Fragments",
     "PageResult",
@@ -52,15 +39,19 @@ __all__ = [
     "RefError",
     "RefIndex",
     "RenderContext",
-    "Table",
     "TablesUnavailable",
+    "check_spread",
     "fill_placeholders",
-    "normalize_tables",
     "plain_text",
     "render",
     "render_page",
     "validate",
 ]
+
+_UNCLOSED = (
+    "this ```exercise fence is never closed; expected a closing ``` line "
+    "after its YAML"
+)
 
 
 @dataclass
@@ -89,29 +80,31 @@ def render_page(
     digits only, so Markdown leaves it be) that ``fill_placeholders``
     swaps for the widget once the page is HTML. ``values`` (the
     engine's published values) fill each ``{{ value(id) }}`` in the
-    exercise text, which mkdocs-macros never sees.
-    ``refs`` resolves the
+    exercise text, which mkdocs-macros never sees. ``refs`` resolves the
     ``{{ ref(...) }}`` calls in exercise text (checked deck-wide by
     ``RefIndex.check`` before any page renders).
     """
     result = PageResult(slide.text)
-    fences = slide.exercises
-    if not fences:
+    if not slide.exercises:
         return result
     lines = list(slide.lines)
     nonce = hashlib.sha256(slide.text.encode()).hexdigest()[:12]
-    ids: dict[str, int] = {}
-    replaced: list[tuple[int, int, str]] = []
-    for n, fence in enumerate(fences, start=1):
+    page = url[: -len(".html")] + ".md"
+
+    def expand(text: str) -> str:
+        return refs.expand(text, page=page) if refs is not None else text
+
+    def block(text: str) -> str:
+        return fragments.block(expand(text))
+
+    def inline(text: str) -> str:
+        return fragments.inline(expand(text))
+
+    ids: dict[str, int] = {}  # exercise id -> its number on the page
+    replaced: list[tuple[int, int, str]] = []  # (first, last line, token)
+    for n, fence in enumerate(slide.exercises, start=1):
         if fence.end is None:
-            result.problems.append(
-                Problem(
-                    slide.path,
-                    fence.line,
-                    "this ```exercise fence is never closed; expected a "
-                    "closing ``` line after its YAML",
-                )
-            )
+            result.problems.append(Problem(slide.path, fence.line, _UNCLOSED))
             continue
         exercise, problems = validate(
             expand_values(fence.body, values or {}),
@@ -119,42 +112,28 @@ def render_page(
             first_line=fence.line,
             tables=tables,
         )
-        if exercise is not None and exercise.id:
-            if exercise.id in ids:
-                problems.append(
-                    Problem(
-                        slide.path,
-                        fence.line,
-                        f"id '{exercise.id}' is also used by exercise "
-                        f"{ids[exercise.id]} on this page; expected ids "
-                        "unique per page",
-                    )
+        if exercise is not None and exercise.id in ids:
+            problems.append(
+                Problem(
+                    slide.path,
+                    fence.line,
+                    f"id '{exercise.id}' is also used by exercise "
+                    f"{ids[exercise.id]} on this page; expected ids "
+                    "unique per page",
                 )
-                exercise = None
-            else:
-                ids[exercise.id] = n
+            )
+            exercise = None
         result.problems.extend(problems)
         if exercise is None:
             continue
+        if exercise.id:
+            ids[exercise.id] = n
         result.exercises.append(exercise)
+        key = f"{key_prefix}:{url}:{exercise.id or n}"
         token = f"xexercisex{nonce}x{n}x"
-        block, inline = fragments.block, fragments.inline
-        if refs is not None:
-            page = url[: -len(".html")] + ".md"
-
-            def block(text, _b=fragments.block, _p=page):
-                return _b(refs.expand(text, page=_p))
-
-            def inline(text, _i=fragments.inline, _p=page):
-                return _i(refs.expand(text, page=_p))
-
-        ctx = RenderContext(
-            index=n,
-            key=f"{key_prefix}:{url}:{exercise.id or n}",
-            block=block,
-            inline=inline,
+        result.html[token] = render(
+            exercise, RenderContext(n, key, block, inline)
         )
-        result.html[token] = render(exercise, ctx, KINDS[exercise.kind])
         replaced.append((fence.start, fence.end, fence.indent + token))
     for start, end, placeholder in reversed(replaced):
         newline = "\r\n" if lines[start].endswith("\r\n") else "\n"

@@ -1,30 +1,24 @@
-"""When does a typed fill-in answer mean the expected one?
+"""Read a fill-in's answers and formulas the way a student may write them.
 
-A fill-in cell's answer is a number or a shape, and a student may write
-it in any form the lesson or PyTorch uses: ``(2, 5, 8)``, ``[2, 5, 8]``,
-``torch.Size([2, 5, 8])``, ``2 × 5 × 8``; ``1,048,576``, ``1048576``,
-``2^20``, ``4*512**2``, ``1.048576e6``, ``1M``; or an expression in the
-lesson's symbols, ``4 d_model^2``, ``4*d_model**2``, ``(d_model,
-d_model/h)``. Two answers are the same when every axis has the same
-value: at the variant's own numbers, and, when the answer uses symbols,
-at several random values of them too (so ``d_model^2 * h / 2`` is not
-mistaken for ``4 d_model^2`` just because ``h = 8``).
-
-Expressions are read by sympy's parser (with implicit multiplication and
-``^`` for powers), never by a parser of our own. The browser does the
-same with mathjs (docs/assets/exercises.js); both read the shared cases
-in tests/exercise_fixtures/answer_cases.json.
-
-The steps, here and in the browser:
+An answer is a number or a shape, in any form the lesson or PyTorch
+uses: ``(2, 5, 8)``, ``[2, 5, 8]``, ``torch.Size([2, 5, 8])``,
+``2 × 5 × 8``; ``1,048,576``, ``2^20``, ``4*512**2``, ``1.048576e6``,
+``1M``; or an expression in the lesson's symbols, ``4 d_model^2``,
+``(d_model, d_model/h)``. The build evaluates the formulas here (each
+must give the engine's value in every variant) and writes their values
+into the page's spec; the browser (docs/assets/exercises.js, with
+mathjs) judges a typed answer against them, as the Python mirror in
+tests/test_exercises_variants.py does on the shared cases of
+tests/exercise_fixtures/answer_cases.json.
 
 1. ``split``: lower-case, unicode operators to ASCII (``·`` ``×`` ``÷``
    ``−``, superscript digits), ``**`` to ``^``, ``torch.Size(...)`` and
    the outer brackets dropped; a shape is cut at its commas (or at ``×``
    when it has none), a number loses its thousands separators.
-2. ``values``: each part evaluated in a scope of symbol values; a part
-   may be a chain ``4*8^2 = 256`` whose sides must all agree; ``1M``,
-   ``2.5k`` are rounded numbers, right when the value rounds to them
-   (or is exactly ``2^20`` for ``1M``).
+2. ``values``: each part evaluated by sympy's parser (implicit
+   multiplication, ``^`` for powers; never a parser of our own) in a
+   scope of symbol values; a part may be a chain ``4*8^2 = 256`` whose
+   sides must all agree; ``1M``, ``2.5k`` are rounded numbers.
 """
 
 from __future__ import annotations
@@ -32,15 +26,6 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
-
-__all__ = [
-    "SYMBOLS",
-    "canonical_symbol",
-    "close",
-    "split",
-    "uses_symbols",
-    "values",
-]
 
 #: The lesson's symbols (ARCHITECTURE.md, Notation), lower-cased as typed
 #: answers are; the keys are what a student may type.
@@ -134,14 +119,6 @@ def split(text: str, shape: bool) -> list[str] | None:
     return parts
 
 
-def uses_symbols(parts: list[str]) -> bool:
-    """Does any part name a symbol (``1M``'s ``M`` is a unit, not one)?"""
-    return any(
-        not _ROUNDED.match(p) and _NAME.search(_NUMBER.sub(" ", p))
-        for p in parts
-    )
-
-
 @lru_cache(maxsize=4096)
 def _parse(side: str):
     """A sympy expression for one side, or None (unknown names, junk)."""
@@ -219,53 +196,3 @@ def values(part: str, scope: dict[str, float]) -> float | tuple | None:
     if not all(close(v, sides[0]) for v in sides):
         return None
     return sides[0]
-
-
-def matches(value, target: float) -> bool:
-    """Does a part's value (from ``values``) equal ``target``?"""
-    if value is None:
-        return False
-    if isinstance(value, tuple):
-        decimal, tolerance, binary = value
-        return abs(decimal - target) <= tolerance or close(binary, target)
-    return close(value, target)
-
-
-def _same_as(parts, scope, points, at_variant, at_points) -> bool:
-    mine = [values(p, scope) for p in parts]
-    if len(mine) != len(at_variant):
-        return False
-    if not all(matches(v, t) for v, t in zip(mine, at_variant, strict=True)):
-        return False
-    if not uses_symbols(parts):
-        return True
-    # At other values of the symbols, a chain's plain numbers
-    # ("4 d_model^2 = 1,048,576") no longer apply: its symbolic sides do.
-    parts = [_symbolic_sides(p) for p in parts]
-    return all(
-        matches(values(p, point), target)
-        for point, targets in zip(points, at_points, strict=True)
-        for p, target in zip(parts, targets, strict=False)
-    )
-
-
-def _symbolic_sides(part: str) -> str:
-    sides = [x for x in part.split("=") if uses_symbols([x.strip()])]
-    return "=".join(sides) if sides else part
-
-
-def judge(text: str, cell: dict, v: int, spec: dict) -> dict:
-    """The verdict on one typed answer, as the browser gives it:
-    ``{"ok": True}``, or ``{"ok": False, "wrong": k}`` (the author's
-    wrong form k matched; -1: none did). ``cell`` and ``spec`` are the
-    fill-in's spec (render.fill_in_view), ``v`` the variant shown."""
-    parts = split(text, cell["shape"])
-    if not parts:
-        return {"ok": False, "wrong": -1}
-    scope, points = spec["scopes"][v], spec["points"][v]
-    if _same_as(parts, scope, points, cell["answer"][v], cell["points"][v]):
-        return {"ok": True}
-    for k, w in enumerate(cell["wrong"]):
-        if _same_as(parts, scope, points, w["variants"][v], w["points"][v]):
-            return {"ok": False, "wrong": k}
-    return {"ok": False, "wrong": -1}

@@ -6,8 +6,6 @@ import re
 
 import markdown
 
-__all__ = ["Fragments"]
-
 _ONE_PARAGRAPH = re.compile(r"^<p>(?P<inner>.*)</p>$", re.DOTALL)
 
 

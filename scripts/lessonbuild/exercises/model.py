@@ -1,27 +1,29 @@
-"""The validated exercise kinds, as plain data the renderer draws."""
+"""The exercise kinds: the validated data the renderer draws, and the
+registry of what each kind's YAML takes and its widget shows.
+
+A kind is one class here (its ``keys`` in the order the docs list them,
+its ``optional`` ones besides title and id, the ``label`` a widget shows
+when the author sets no title, its ``actions`` buttons), one builder in
+validate.py, one template (templates/<kind>.html) and its behaviour in
+docs/assets/exercises.js.
+"""
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field
 
-from ..problems import Problem
+#: Optional on every kind: the widget's label, and a stable storage id.
+OPTIONAL = ("title", "id")
+#: {name}: where a variant's value goes (not TeX's \text{model}).
+PLACEHOLDER = re.compile(r"(?<![\w\\}])\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
-__all__ = [
-    "Bucket",
-    "Buckets",
-    "Check",
-    "Discussion",
-    "Eliminate",
-    "Exercise",
-    "Cell",
-    "FillIn",
-    "Option",
-    "Order",
-    "Predict",
-    "Problem",
-    "Table",
-    "WrongForm",
-]
+
+def did_you_mean(word: str, choices) -> str:
+    """A hint naming the closest of ``choices``, or nothing."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,12 @@ class Exercise:
     title: str | None = field(default=None, kw_only=True)
     id: str | None = field(default=None, kw_only=True)
 
+    # The kind's registry entry (class attributes, not fields).
     kind = ""
+    label = ""
+    keys = ()  # required, besides kind
+    optional = ()  # besides OPTIONAL
+    actions = ()  # (data-ex-action, label) of its buttons
 
 
 @dataclass
@@ -50,6 +57,9 @@ class Predict(Exercise):
     why: str
 
     kind = "predict"
+    label = "Predict first"
+    keys = ("prompt", "answer", "why")
+    actions = (("commit", "Commit prediction"),)
 
 
 @dataclass
@@ -69,10 +79,10 @@ class Option:
 
 
 @dataclass
-class Check(Exercise):
-    """Pick one option; with ``variants`` (a published table, one row per
-    variant) the texts hold {column} placeholders, one variant is shown
-    at a time and "Try another" draws a new one, as a fill-in does."""
+class Choices(Exercise):
+    """A check or an eliminate: with ``variants`` (a published table, one
+    row per variant) the texts hold {column} placeholders, one variant is
+    shown at a time and "Try another" draws a new one, as a fill-in does."""
 
     question: str
     options: list[Option]
@@ -80,22 +90,27 @@ class Check(Exercise):
     variants: str | None = None  # table id: "36_variants.check_counts"
     rows: list[dict[str, str]] = field(default_factory=list)
 
-    kind = "check"
+    keys = ("question", "options", "explanation")
+    optional = ("variants",)
 
 
 @dataclass
-class Eliminate(Exercise):
-    """Strike the wrong options one at a time, each with a reason; with
-    ``variants`` the numbers come from a published table as a check's do,
-    and "Try another" draws a new variant and clears every strike."""
+class Check(Choices):
+    """Pick the one right option."""
 
-    question: str
-    options: list[Option]
-    explanation: str
-    variants: str | None = None  # the table id, e.g. "36_variants.counts"
-    rows: list[dict[str, str]] = field(default_factory=list)
+    kind = "check"
+    label = "Check"
+    actions = (("check", "Check"), ("another", "Try another"))
+
+
+@dataclass
+class Eliminate(Choices):
+    """Strike the wrong options one at a time, each with a reason ("Try
+    another" draws a new variant and clears every strike)."""
 
     kind = "eliminate"
+    label = "Eliminate the wrong options"
+    actions = (("check", "Check my eliminations"), ("another", "Try another"))
 
 
 @dataclass
@@ -111,6 +126,10 @@ class Buckets(Exercise):
     buckets: list[Bucket]
 
     kind = "buckets"
+    label = "Sort into buckets"
+    keys = ("prompt", "buckets")
+    optional = ("table", "group_by", "item_column")
+    actions = (("check", "Check"),)
 
 
 @dataclass
@@ -120,6 +139,9 @@ class Order(Exercise):
     why: str
 
     kind = "order"
+    label = "Put in order"
+    keys = ("prompt", "steps", "why")
+    actions = (("check", "Check order"),)
 
 
 @dataclass
@@ -153,10 +175,14 @@ class FillIn(Exercise):
     variants: str  # the table id, e.g. "46_variants.params"
     symbols: list[str]  # the table's columns that give the variant
     rows: list[dict[str, str]]  # each variant: column -> display text
+    scopes: list[dict[str, float]]  # each variant: symbol -> value
     cells: list[Cell]
     points: list[dict[str, float]]  # random symbol values (symbolic check)
 
     kind = "fill-in"
+    label = "Fill in"
+    keys = ("prompt", "variants", "cells")
+    actions = (("check", "Check"), ("another", "Try another"))
 
 
 @dataclass
@@ -166,3 +192,13 @@ class Discussion(Exercise):
     answer: str
 
     kind = "discussion"
+    label = "Discussion"
+    keys = ("prompt", "hint", "answer")
+    actions = (("commit", "Compare with the model answer"),)
+
+
+#: name -> kind, in the order the docs list them.
+KINDS: dict[str, type[Exercise]] = {
+    cls.kind: cls
+    for cls in (Predict, Check, Eliminate, Buckets, Order, FillIn, Discussion)
+}

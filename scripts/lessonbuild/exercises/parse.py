@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import yaml
 
-__all__ = ["Mapping", "Sequence", "YamlProblem", "load_yaml"]
-
 
 class Mapping(dict):
     """A YAML mapping that remembers the 0-based line of each key."""

@@ -1,8 +1,8 @@
 """The home page's map of the lesson: each part's length and the
 student's progress through its exercises.
 
-The minutes are the speaker notes' own (``**Time:** N min`` in each
-slide's instructor notes, read by lessonbuild.deck), added up per part,
+The minutes are the speaker notes' own (``**Time:** N min``), added up
+per part as the deck's pacing counts them (``present.slide_minutes``),
 so the home page and the deck's timing never disagree. The progress is
 the browser's: each exercise's saved answer (localStorage, under the key
 its widget uses) says whether it was tried; docs/assets/exercises.js
@@ -13,25 +13,15 @@ from __future__ import annotations
 
 import html
 import json
+import posixpath
 
 from ..present import slide_minutes
-
-__all__ = ["exercise_keys", "part_minutes", "parts_overview"]
-
-
-def part_minutes(part) -> tuple[float, int]:
-    """(minutes of the slides that have a Time line, slides without):
-    each slide's time as the deck's pacing counts it
-    (``present.slide_minutes``, one reader of the notes' times)."""
-    times = [slide_minutes(slide) for slide in part.slides]
-    return sum(times), sum(1 for t in times if not t)
+from .parse import Mapping, YamlProblem, load_yaml
 
 
 def exercise_keys(deck, slide, prefix: str) -> list[str]:
     """The storage keys of a slide's exercises, as render_page makes
     them: "<prefix>:<page url>:<id or position>"."""
-    from .parse import Mapping, YamlProblem, load_yaml
-
     url = deck.docs_rel(slide)[: -len(".md")] + ".html"
     keys = []
     for n, fence in enumerate(slide.exercises, start=1):
@@ -44,19 +34,19 @@ def exercise_keys(deck, slide, prefix: str) -> list[str]:
     return keys
 
 
-def _minutes(total: float) -> str:
-    return f"{total:g} min"
+def _untimed(count: int, what: str) -> str:
+    """How many slides have no Time line, e.g. " (+ 2 untimed slides)"."""
+    return f" (+ {count} untimed{what})" if count else ""
 
 
 def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
     """HTML: one row per part with its minutes and its exercises'
     storage keys (the script fills in the progress), and a reset."""
-    import posixpath
-
     rows = []
     grand, grand_untimed = 0.0, 0
     for part in deck.parts:
-        total, untimed = part_minutes(part)
+        times = [slide_minutes(slide) for slide in part.slides]
+        total, untimed = sum(times), times.count(0)
         grand += total
         grand_untimed += untimed
         keys = [
@@ -68,11 +58,8 @@ def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
         link = posixpath.relpath(
             deck.docs_rel(first), posixpath.dirname(page_uri) or "."
         )
-        minutes = _minutes(total) + (
-            f" (+ {untimed} untimed slide{'s' if untimed != 1 else ''})"
-            if untimed
-            else ""
-        )
+        plural = " slides" if untimed != 1 else " slide"
+        minutes = f"{total:g} min" + _untimed(untimed, plural)
         rows.append(
             f'<tr data-ex-keys="{html.escape(json.dumps(keys))}">'
             f'<th scope="row"><a href="{html.escape(link)}">'
@@ -81,9 +68,7 @@ def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
             f"<td>{html.escape(minutes)}</td>"
             f'<td class="lesson-parts__done">{len(keys)}</td></tr>'
         )
-    total = _minutes(grand) + (
-        f" (+ {grand_untimed} untimed)" if grand_untimed else ""
-    )
+    total = f"{grand:g} min" + _untimed(grand_untimed, "")
     return (
         '<div class="lesson-parts" markdown="0">'
         '<table><thead><tr><th scope="col">Part</th>'

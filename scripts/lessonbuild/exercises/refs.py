@@ -18,24 +18,22 @@ text (``expand``, applied before the Markdown is rendered). Python files
 site address of its page and anchor, ``slides/<stem>.html#<anchor>``,
 which a student can open and which is checked like the calls.
 
-``check`` finds every call and address, and reports each one naming a
-missing slide, exercise or option at its file and line, before any page
-is rendered (the build, and ``make fastcheck``).
+``check`` reports every call and address naming a missing slide,
+exercise or option at its file and line, before any page is rendered
+(the build, and ``make fastcheck``).
 """
 
 from __future__ import annotations
 
 import ast
-import difflib
 import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..problems import Problem
+from .model import did_you_mean
 from .parse import Mapping, YamlProblem, load_yaml
-
-__all__ = ["CODE_DIRS", "RefError", "RefIndex", "find_calls"]
 
 #: A ``{{ ref(...) }}`` call, as written in Markdown or exercise text.
 _CALL = re.compile(r"\{\{-?\s*ref\((?P<args>[^{}]*?)\)\s*-?\}\}")
@@ -46,36 +44,21 @@ _ADDRESS = re.compile(
 #: Folders of Python whose comments, docstrings and messages may name a
 #: place of the lesson.
 CODE_DIRS = ("snippets", "mha_ref")
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
 class RefError(ValueError):
     """A reference that names nothing: the message says what exists."""
 
 
-@dataclass(frozen=True)
-class Call:
-    line: int  # 0-based, within the text searched
-    raw: str
-    args: tuple
-    kwargs: dict
-
-
-def find_calls(text: str) -> list[tuple[Call | None, int, str]]:
-    """Every ``{{ ref(...) }}`` in ``text``: (call or None when its
-    arguments are not plain strings, 0-based line, the raw call)."""
-    out = []
-    for m in _CALL.finditer(text):
-        line = text.count("\n", 0, m.start())
-        try:
-            node = ast.parse(f"f({m['args']})", mode="eval").body
-            args = tuple(ast.literal_eval(a) for a in node.args)
-            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
-        except (SyntaxError, ValueError):
-            out.append((None, line, m[0]))
-            continue
-        out.append((Call(line, m[0], args, kwargs), line, m[0]))
-    return out
+def _arguments(text: str) -> tuple[tuple, dict] | None:
+    """A call's (args, kwargs), or None when they are not plain literals."""
+    try:
+        node = ast.parse(f"f({text})", mode="eval").body
+        args = tuple(ast.literal_eval(a) for a in node.args)
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+    except (SyntaxError, ValueError):
+        return None
+    return args, kwargs
 
 
 @dataclass
@@ -106,12 +89,12 @@ class RefIndex:
                 number = page.meta["slide"]
             if number is not None:
                 index.slides[stem] = (number, src_uri)
-            for n, fence in enumerate(page.exercises, start=1):
+            for fence in page.exercises:
                 if fence.end is not None:
-                    index._add_exercise(page, src_uri, stem, n, fence)
+                    index._add_exercise(page, src_uri, stem, fence)
         return index
 
-    def _add_exercise(self, page, src_uri, stem, n, fence) -> None:
+    def _add_exercise(self, page, src_uri, stem, fence) -> None:
         try:
             data, _ = load_yaml(fence.body)
         except YamlProblem:
@@ -135,12 +118,13 @@ class RefIndex:
             return
         ex = _Exercise(stem, src_uri, f"ex-{ex_id}", fence.line)
         options = data.get("options")
-        if isinstance(options, list):
-            for i, option in enumerate(options):
-                if isinstance(option, Mapping) and isinstance(
-                    option.get("id"), str
-                ):
-                    ex.options[option["id"]] = chr(ord("A") + i)
+        for i, option in enumerate(
+            options if isinstance(options, list) else []
+        ):
+            if isinstance(option, Mapping) and isinstance(
+                option.get("id"), str
+            ):
+                ex.options[option["id"]] = chr(ord("A") + i)
         self.exercises[ex_id] = ex
 
     # --- resolving ---------------------------------------------------------
@@ -148,8 +132,7 @@ class RefIndex:
     def _slide(self, target: str) -> tuple[int, str, str]:
         """(number, src_uri, anchor) of a slide stem or an exercise id."""
         if target in self.slides:
-            number, src_uri = self.slides[target]
-            return number, src_uri, ""
+            return *self.slides[target], ""
         if target in self.exercises:
             ex = self.exercises[target]
             if ex.stem not in self.slides:
@@ -158,11 +141,8 @@ class RefIndex:
                     f"{ex.src_uri}, which is not a numbered slide; expected "
                     "an exercise on a slide (or name its option)"
                 )
-            number, src_uri = self.slides[ex.stem]
-            return number, src_uri, ex.anchor
-        known = list(self.slides) + list(self.exercises)
-        close = difflib.get_close_matches(target, known, n=1, cutoff=0.6)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
+            return *self.slides[ex.stem], ex.anchor
+        hint = did_you_mean(target, [*self.slides, *self.exercises])
         raise RefError(
             f"ref({target!r}) names no slide and no exercise{hint}; "
             "expected a slide's file stem (e.g. "
@@ -212,7 +192,7 @@ class RefIndex:
             return self.letter(target, option)
         number, src_uri, anchor = self._slide(target)
         word = "Slide" if cap else "slide"
-        first = self._link(page, src_uri, anchor, html)
+        first = _link(page, src_uri, anchor, html)
         if to is None:
             return f"[{word} {number}]({first})"
         end, end_uri, end_anchor = self._slide(to)
@@ -221,28 +201,20 @@ class RefIndex:
                 f"ref({target!r}, to={to!r}): slide {end} is not after "
                 f"slide {number}; expected a range in the deck's order"
             )
-        last = self._link(page, end_uri, end_anchor, html)
+        last = _link(page, end_uri, end_anchor, html)
         return f"{word}s [{number}]({first})–[{end}]({last})"
-
-    @staticmethod
-    def _link(page: str, src_uri: str, anchor: str, html: bool) -> str:
-        target = src_uri[: -len(".md")] + ".html" if html else src_uri
-        rel = posixpath.relpath(target, posixpath.dirname(page) or ".")
-        if src_uri == page:
-            rel = ""
-        return rel + (f"#{anchor}" if anchor else "") or "#"
 
     def expand(self, text: str, *, page: str) -> str:
         """``text`` with every ref call replaced (exercise text)."""
 
         def one(m: re.Match) -> str:
-            ((call, _, _),) = find_calls(m[0])
-            try:
-                return self.render(
-                    *call.args, page=page, html=True, **call.kwargs
-                )
-            except (AttributeError, RefError, TypeError):
+            call = _arguments(m["args"])
+            if call is None:
                 return m[0]  # ``check`` reports it at its file and line
+            try:
+                return self.render(*call[0], page=page, html=True, **call[1])
+            except (RefError, TypeError):
+                return m[0]
 
         return _CALL.sub(one, text)
 
@@ -265,11 +237,11 @@ class RefIndex:
         ``CODE_DIRS``, at its file and line."""
         problems = list(self.problems)
         for page in deck.pages:
-            src_uri = deck.docs_rel(page)
-            for call, line0, raw in find_calls(page.text):
-                problems += self._check_call(
-                    call, raw, page.path, line0 + 1, src_uri
-                )
+            for m in _CALL.finditer(page.text):
+                line = page.text.count("\n", 0, m.start()) + 1
+                message = self._check_call(m, deck.docs_rel(page))
+                if message:
+                    problems.append(Problem(page.path, line, message))
         # Code may name the lesson's pages; a deck that holds none of the
         # slides the code names (a test fixture reusing mha_ref) is not
         # the deck those addresses are about, so they are not its to check.
@@ -289,50 +261,41 @@ class RefIndex:
                     problems.append(Problem(rel, line, message))
         return problems
 
-    def _check_call(self, call, raw, path, line, src_uri) -> list[Problem]:
+    def _check_call(self, m: re.Match, src_uri: str) -> str | None:
+        call = _arguments(m["args"])
         if call is None:
-            return [
-                Problem(
-                    path,
-                    line,
-                    f"{raw}: expected ids as quoted strings, e.g. "
-                    '{{ ref("40-rule-out-three-check-yourself-reshape-'
-                    'order") }} or {{ ref("exercise-id", "option-id") }}',
-                )
-            ]
-        unknown = set(call.kwargs) - {"to", "cap"}
-        if unknown or not 1 <= len(call.args) <= 2:
-            return [
-                Problem(
-                    path,
-                    line,
-                    f"{raw}: expected ref(slide or exercise id), "
-                    "ref(exercise id, option id), or ref(first, to=last); "
-                    "keyword arguments: to, cap",
-                )
-            ]
+            return (
+                f"{m[0]}: expected ids as quoted strings, e.g. "
+                '{{ ref("40-rule-out-three-check-yourself-reshape-'
+                'order") }} or {{ ref("exercise-id", "option-id") }}'
+            )
+        args, kwargs = call
+        if set(kwargs) - {"to", "cap"} or not 1 <= len(args) <= 2:
+            return (
+                f"{m[0]}: expected ref(slide or exercise id), "
+                "ref(exercise id, option id), or ref(first, to=last); "
+                "keyword arguments: to, cap"
+            )
         try:
-            self.render(*call.args, page=src_uri, **call.kwargs)
+            self.render(*args, page=src_uri, **kwargs)
         except (RefError, TypeError) as exc:
-            return [Problem(path, line, str(exc))]
-        return []
+            return str(exc)
+        return None
 
     def _check_address(self, stem: str, anchor: str | None) -> str | None:
         if stem not in self.slides:
-            close = difflib.get_close_matches(stem, list(self.slides), n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
             return (
-                f"slides/{stem}.html names no slide{hint}; expected the "
+                f"slides/{stem}.html names no slide"
+                f"{did_you_mean(stem, self.slides)}; expected the "
                 "address of a page of docs/slides/"
             )
         if anchor is None:
             return None
-        anchors = {
-            ex.anchor: ex for ex in self.exercises.values() if ex.stem == stem
-        }
-        for ex in list(anchors.values()):
-            for opt in ex.options:
-                anchors[f"{ex.anchor}-{opt}"] = ex
+        anchors = set()
+        for ex in self.exercises.values():
+            if ex.stem == stem:
+                anchors.add(ex.anchor)
+                anchors.update(f"{ex.anchor}-{opt}" for opt in ex.options)
         if anchor not in anchors:
             return (
                 f"slides/{stem}.html#{anchor} names no exercise or option "
@@ -342,5 +305,9 @@ class RefIndex:
         return None
 
 
-def valid_id(value) -> bool:
-    return isinstance(value, str) and bool(_SLUG.match(value))
+def _link(page: str, src_uri: str, anchor: str, html: bool) -> str:
+    target = src_uri[: -len(".md")] + ".html" if html else src_uri
+    rel = posixpath.relpath(target, posixpath.dirname(page) or ".")
+    if src_uri == page:
+        rel = ""
+    return rel + (f"#{anchor}" if anchor else "") or "#"

@@ -25,18 +25,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context
 from markupsafe import Markup
 
 from . import answers
-from .model import Buckets, Check, Eliminate, Exercise, FillIn, Order
-
-__all__ = [
-    "RenderContext",
-    "buckets_view",
-    "choices_view",
-    "fill_in_view",
-    "order_view",
-    "plain_text",
-    "render",
-    "variant_markup",
-]
+from .model import PLACEHOLDER, Buckets, Choices, Exercise, FillIn, Order
 
 
 @dataclass
@@ -73,7 +62,7 @@ def _shuffled(items: list, seed: str) -> list:
             return order
 
 
-def buckets_view(ex: Buckets, ctx: RenderContext) -> dict:
+def _buckets_view(ex: Buckets, ctx: RenderContext) -> dict:
     flat = []  # (item number, bucket number, item text)
     for b, bucket in enumerate(ex.buckets):
         for item in bucket.items:
@@ -85,18 +74,12 @@ def buckets_view(ex: Buckets, ctx: RenderContext) -> dict:
     }
 
 
-def order_view(ex: Order, ctx: RenderContext) -> dict:
+def _order_view(ex: Order, ctx: RenderContext) -> dict:
     steps = list(enumerate(ex.steps))
     return {"shuffled": _shuffled(steps, "order\0" + ex.prompt)}
 
 
-#: {name}: where a variant's value goes (not TeX's \text{model}).
-_VAR = re.compile(r"(?<![\w\\}])\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def variant_markup(
-    text: str, to_html: Callable[[str], str], row: dict[str, str] | None
-) -> str:
+def _variant_markup(text: str, to_html, row: dict[str, str] | None) -> str:
     """``text`` as HTML with each {name} the variant ``row``'s value, in a
     span the script rewrites when "Try another" draws another variant
     (``row`` None: no variants, the text as it is)."""
@@ -110,7 +93,7 @@ def variant_markup(
         names.append(m[1])
         return f"xexvarx{len(names) - 1}x"
 
-    out = to_html(_VAR.sub(token, text))
+    out = to_html(PLACEHOLDER.sub(token, text))
     for i, name in enumerate(names):
         out = out.replace(
             f"xexvarx{i}x",
@@ -120,13 +103,11 @@ def variant_markup(
     return out
 
 
-def choices_view(ex: Check | Eliminate, ctx: RenderContext) -> dict:
+def _choices_view(ex: Choices, ctx: RenderContext) -> dict:
     """A check's or eliminate's variants, as data the script draws from:
     each variant's values by column. Which option is right (survives) is
     the same in every variant (the key's letter); no value says which."""
-    if not ex.rows:
-        return {"spec": None}
-    return {"spec": {"vars": ex.rows}}
+    return {"spec": {"vars": ex.rows} if ex.rows else None}
 
 
 def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
@@ -135,18 +116,6 @@ def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
     script judges with: every variant's symbol values and engine answers,
     the random points and the formula's values there, and each wrong
     form's values. No answer is text on the page: the spec is data."""
-    prompt = Markup(variant_markup(ex.prompt, ctx.block, ex.rows[0]))
-    scopes = []
-    for row in ex.rows:
-        scope = {}
-        for col in ex.symbols:
-            parts = answers.split(row[col], False)
-            value = answers.values(parts[0], {}) if parts else None
-            if isinstance(value, float):
-                scope[answers.canonical_symbol(col)] = value
-        if "d_k" not in scope and {"d_model", "h"} <= set(scope):
-            scope["d_k"] = scope["d_model"] / scope["h"]
-        scopes.append(scope)
 
     def at(text, shape, scope):
         return [answers.values(p, scope) for p in answers.split(text, shape)]
@@ -158,46 +127,50 @@ def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
             {**p, **{k: v for k, v in sc.items() if k == "bias"}}
             for p in ex.points
         ]
-        for sc in scopes
+        for sc in ex.scopes
     ]
 
-    cells = []
-    for cell in ex.cells:
-        cells.append(
-            {
-                "shape": cell.shape,
-                "answer": [
-                    at(row[cell.column], cell.shape, {}) for row in ex.rows
-                ],
-                "points": [
-                    [at(cell.formula, cell.shape, p) for p in pts]
-                    for pts in points
-                ],
-                "wrong": [
-                    {
-                        "variants": [
-                            at(w.form, cell.shape, s) for s in scopes
-                        ],
-                        "points": [
-                            [at(w.form, cell.shape, p) for p in pts]
-                            for pts in points
-                        ],
-                    }
-                    for w in cell.wrong
-                ],
-            }
-        )
+    def at_points(text, shape):
+        return [[at(text, shape, p) for p in pts] for pts in points]
+
+    cells = [
+        {
+            "shape": cell.shape,
+            "answer": [
+                at(row[cell.column], cell.shape, {}) for row in ex.rows
+            ],
+            "points": at_points(cell.formula, cell.shape),
+            "wrong": [
+                {
+                    "variants": [at(w.form, cell.shape, s) for s in ex.scopes],
+                    "points": at_points(w.form, cell.shape),
+                }
+                for w in cell.wrong
+            ],
+        }
+        for cell in ex.cells
+    ]
     spec = {
         "vars": [{k: row[k] for k in ex.rows[0]} for row in ex.rows],
-        "scopes": scopes,
+        "scopes": ex.scopes,
         "points": points,
         "cells": cells,
     }
+    prompt = _variant_markup(ex.prompt, ctx.block, ex.rows[0])
     return {
-        "prompt_html": prompt,
+        "prompt_html": Markup(prompt),
         "spec": spec,
         "labels": [Markup(ctx.inline(c.label)) for c in ex.cells],
     }
+
+
+_VIEWS = {
+    "check": _choices_view,
+    "eliminate": _choices_view,
+    "buckets": _buckets_view,
+    "order": _order_view,
+    "fill-in": fill_in_view,
+}
 
 
 @pass_context
@@ -210,6 +183,15 @@ def _inline(context, text) -> Markup:
     return Markup(context["ctx"].inline(text))
 
 
+@pass_context
+def _variant(context, text, how="inline") -> Markup:
+    """Markdown with the first variant's values in place (when the
+    exercise has variants), for texts that hold {column} placeholders."""
+    ctx, rows = context["ctx"], getattr(context["ex"], "rows", None)
+    to_html = ctx.inline if how == "inline" else ctx.block
+    return Markup(_variant_markup(text, to_html, rows[0] if rows else None))
+
+
 # One environment, so each template is compiled once per process (a
 # per-render overlay compiled them again for every exercise: 1.1 s of a
 # 1.8 s render of the deck's exercises). The Markdown filters read the
@@ -218,37 +200,24 @@ _ENV = Environment(
     loader=PackageLoader("lessonbuild.exercises", "templates"),
     autoescape=True,
     undefined=StrictUndefined,
-    keep_trailing_newline=False,
 )
-_ENV.filters["plain"] = lambda value: plain_text(str(value))
-_ENV.filters["block"] = _block
-_ENV.filters["inline"] = _inline
+_ENV.filters.update(
+    plain=lambda value: plain_text(str(value)),
+    block=_block,
+    inline=_inline,
+    variant=_variant,
+)
 
 
-@pass_context
-def _variant(context, text, how="inline") -> Markup:
-    """Markdown with the first variant's values in place (when the
-    exercise has variants), for texts that hold {column} placeholders."""
-    ctx, rows = context["ctx"], getattr(context["ex"], "rows", None)
-    to_html = ctx.inline if how == "inline" else ctx.block
-    return Markup(variant_markup(text, to_html, rows[0] if rows else None))
-
-
-_ENV.filters["variant"] = _variant
-
-
-def render(ex: Exercise, ctx: RenderContext, kind) -> str:
-    """The exercise's HTML (one <section>); ``kind``: its entry in the
-    registry (``kinds.KINDS``, which imports this module)."""
-    title = Markup(ctx.inline(ex.title)) if ex.title else kind.label
+def render(ex: Exercise, ctx: RenderContext) -> str:
+    """The exercise's HTML (one <section>)."""
     data = {
         "ex": ex,
-        "kind": kind,
         "p": f"ex-{ex.id}" if ex.id else f"ex{ctx.index}",
         "key": ctx.key,
-        "title": title,
-        "ctx": ctx,  # for the block and inline filters
+        "title": Markup(ctx.inline(ex.title)) if ex.title else ex.label,
+        "ctx": ctx,  # for the Markdown filters
     }
-    if kind.view is not None:
-        data.update(kind.view(ex, ctx))
-    return _ENV.get_template(kind.template).render(data)
+    if ex.kind in _VIEWS:
+        data.update(_VIEWS[ex.kind](ex, ctx))
+    return _ENV.get_template(f"{ex.kind}.html").render(data)

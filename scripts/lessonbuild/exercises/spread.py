@@ -11,28 +11,21 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .model import Check, Eliminate, Exercise, Problem
-
-__all__ = ["MIN_FOR_SPREAD", "check_spread", "option_key"]
+from ..problems import Problem
+from .model import Choices, Exercise
 
 #: Below this many choice exercises a spread says nothing.
 MIN_FOR_SPREAD = 4
 
 
-def option_key(ex: Check | Eliminate) -> frozenset[str]:
-    """The exercise's options as a set, ignoring order, case and spaces."""
-    return frozenset(" ".join(o.text.lower().split()) for o in ex.options)
-
-
 def check_spread(found: list[tuple[str, Exercise]]) -> list[Problem]:
     """``found``: (path, exercise) for every exercise of the deck."""
-    choices = [
-        (path, ex) for path, ex in found if isinstance(ex, Check | Eliminate)
-    ]
+    choices = [(path, ex) for path, ex in found if isinstance(ex, Choices)]
     problems = []
-    seen: dict[frozenset[str], tuple[str, Exercise]] = {}
+    seen: dict[frozenset[str], tuple[str, Choices]] = {}
     for path, ex in choices:
-        key = option_key(ex)
+        # The options as a set, ignoring order, case and spaces.
+        key = frozenset(" ".join(o.text.lower().split()) for o in ex.options)
         if key in seen:
             first_path, first = seen[key]
             problems.append(
@@ -47,26 +40,25 @@ def check_spread(found: list[tuple[str, Exercise]]) -> list[Problem]:
             )
         else:
             seen[key] = (path, ex)
-    if len(choices) >= MIN_FOR_SPREAD:
-        positions = Counter(
-            next(o.letter for o in ex.options if o.correct)
-            for _, ex in choices
+    if len(choices) < MIN_FOR_SPREAD:
+        return problems
+    right = [
+        (path, ex, next(o.letter for o in ex.options if o.correct))
+        for path, ex in choices
+    ]
+    letter, count = Counter(r for _, _, r in right).most_common(1)[0]
+    if count * 2 > len(choices):
+        where = ", ".join(
+            f"{p}:{ex.line}" for p, ex, r in right if r == letter
         )
-        letter, count = positions.most_common(1)[0]
-        if count * 2 > len(choices):
-            where = ", ".join(
-                f"{path}:{ex.line}"
-                for path, ex in choices
-                if next(o.letter for o in ex.options if o.correct) == letter
+        problems.append(
+            Problem(
+                choices[0][0],
+                choices[0][1].line,
+                f"{count} of the {len(choices)} check/eliminate "
+                f"exercises have their correct option at {letter} "
+                f"({where}); expected at most half in one position: "
+                "reorder some exercises' options",
             )
-            problems.append(
-                Problem(
-                    choices[0][0],
-                    choices[0][1].line,
-                    f"{count} of the {len(choices)} check/eliminate "
-                    f"exercises have their correct option at {letter} "
-                    f"({where}); expected at most half in one position: "
-                    "reorder some exercises' options",
-                )
-            )
+        )
     return problems

@@ -6,79 +6,55 @@ it points at and what was expected, so an author fixes a slide in one go.
 
 from __future__ import annotations
 
-import difflib
+import random
 import re
 from collections.abc import Callable
 from typing import Any
 
+from ..problems import Problem
 from . import answers
 from .model import (
+    KINDS,
+    OPTIONAL,
+    PLACEHOLDER,
     Bucket,
     Buckets,
     Cell,
-    Check,
-    Discussion,
-    Eliminate,
     Exercise,
-    FillIn,
     Option,
-    Order,
-    Predict,
-    Problem,
     Table,
     WrongForm,
+    did_you_mean,
 )
 from .parse import Mapping, Sequence, YamlProblem, load_yaml
 
-__all__ = [
-    "TablesUnavailable",
-    "build_buckets",
-    "build_check",
-    "build_discussion",
-    "build_eliminate",
-    "build_fill_in",
-    "build_order",
-    "build_predict",
-    "normalize_tables",
-    "validate",
-]
-
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_NOTE = {"check": "tempts", "eliminate": "rules_out"}
+_MATH = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+#: A choice kind's note key, what the note says, and its right option.
+_NOTES = {
+    "check": ("tempts", "saying why it tempts people", "correct option"),
+    "eliminate": ("rules_out", "saying what rules it out", "survivor"),
+}
 
 
 class TablesUnavailable(Exception):
     """The table source (the snippet engine) could not be loaded."""
 
 
+#: Table id -> {"columns", "rows"}, or a callable returning that.
 TableSource = Callable[[], Any] | dict | None
 
 
-def normalize_tables(raw: Any) -> dict[str, Table]:
-    """{id: {"columns": [...], "rows": [[...]]}} -> {id: Table}."""
-    tables: dict[str, Table] = {}
-    for table_id, value in dict(raw).items():
-        if isinstance(value, Table):
-            tables[str(table_id)] = value
-            continue
-        if isinstance(value, dict):
-            columns, rows = value.get("columns"), value.get("rows")
-        else:
-            columns = getattr(value, "columns", None)
-            rows = getattr(value, "rows", None)
-        if columns is None or rows is None:
-            continue
-        tables[str(table_id)] = Table(
-            [str(c) for c in columns],
-            [[str(cell) for cell in row] for row in rows],
-        )
-    return tables
+def _quoted(names, left="'", right="'") -> str:
+    return ", ".join(f"{left}{name}{right}" for name in names)
 
 
 class _Checker:
+    """Collects problems at file lines (YAML line 0 is the line after the
+    opening fence) and checks the shapes every kind shares."""
+
     def __init__(self, path: str, first_line: int):
         self.path = path
-        # YAML line 0 is the line after the opening fence.
         self.base = first_line + 1
         self.problems: list[Problem] = []
 
@@ -104,26 +80,31 @@ class _Checker:
             return None
         return value.strip()
 
-    def keys(
-        self,
-        mapping: Mapping,
-        required: tuple[str, ...],
-        optional: tuple[str, ...],
-        what: str,
-    ) -> bool:
+    def field(self, mapping: Mapping, key: str, what: str) -> str | None:
+        """``mapping[key]`` as text (a missing key is empty)."""
+        return self.text(mapping.get(key), mapping.line_of(key), what)
+
+    def texts(self, mapping: Mapping, keys) -> dict[str, str | None]:
+        """The given ``keys`` as text, by key (a missing key is left out:
+        ``keys()`` reports it)."""
+        return {
+            k: self.field(mapping, k, f"'{k}'") for k in keys if k in mapping
+        }
+
+    def keys(self, mapping: Mapping, required, optional, what: str) -> bool:
         """Report missing and unknown keys; True when all are fine."""
-        ok = True
         allowed = required + optional
         expected = ", ".join(required)
         if optional:
             expected += f" (optional: {', '.join(optional)})"
+        ok = True
         for key in mapping:
             if key not in allowed:
                 ok = False
-                hint = _did_you_mean(str(key), allowed)
                 self.add(
                     mapping.line_of(key),
-                    f"{what} has unknown key '{key}'{hint}; "
+                    f"{what} has unknown key '{key}'"
+                    f"{did_you_mean(str(key), allowed)}; "
                     f"expected keys: {expected}",
                 )
         for key in required:
@@ -135,11 +116,16 @@ class _Checker:
                 )
         return ok
 
+    def mapping(self, value, line0: int, what: str, expected: str) -> bool:
+        if isinstance(value, Mapping):
+            return True
+        self.add(line0, f"{what} is not a mapping; expected {expected}")
+        return False
+
     def sequence(
         self, mapping: Mapping, key: str, what: str, minimum: int
     ) -> Sequence | None:
-        value = mapping.get(key)
-        line0 = mapping.line_of(key)
+        value, line0 = mapping.get(key), mapping.line_of(key)
         if not isinstance(value, list):
             self.add(
                 line0,
@@ -156,26 +142,28 @@ class _Checker:
             return None
         return value  # type: ignore[return-value]
 
-
-def _did_you_mean(word: str, choices) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    def column(self, line0, what, column, table, of="") -> bool:
+        """Is ``column`` one of ``table``'s? (A problem when it is not.)"""
+        if column in table.columns:
+            return True
+        self.add(
+            line0,
+            f"{what} names unknown column '{column}'{of}"
+            f"{did_you_mean(column, table.columns)}; expected one of: "
+            + _quoted(table.columns),
+        )
+        return False
 
 
 def validate(
-    body: str,
-    *,
-    path: str,
-    first_line: int,
-    tables: TableSource = None,
-    kinds: dict,
+    body: str, *, path: str, first_line: int, tables: TableSource = None
 ) -> tuple[Exercise | None, list[Problem]]:
     """Validate the YAML `body` of a fence that opens at `first_line`.
 
     `tables` is a mapping of table id -> {"columns", "rows"}, or a
-    zero-argument callable returning one (called only for a fill-in, and
-    allowed to raise TablesUnavailable). Returns the exercise (None when
-    anything is wrong) and the list of problems.
+    zero-argument callable returning one (called only when an exercise
+    names a table, and allowed to raise TablesUnavailable). Returns the
+    exercise (None when anything is wrong) and the list of problems.
     """
     c = _Checker(path, first_line)
     try:
@@ -202,23 +190,23 @@ def validate(
             "followed by that kind's keys",
         )
         return None, c.problems
-    names = ", ".join(kinds)  # kinds.KINDS
+    names = ", ".join(KINDS)
     kind = data.get("kind")
     if kind is None:
         c.add(data.line, f"exercise has no 'kind'; expected one of: {names}")
         return None, c.problems
-    if kind not in kinds:
-        hint = _did_you_mean(str(kind), kinds)
+    if not isinstance(kind, str) or kind not in KINDS:
         c.add(
             data.line_of("kind"),
-            f"unknown exercise kind '{kind}'{hint}; expected one of: {names}",
+            f"unknown exercise kind '{kind}'"
+            f"{did_you_mean(str(kind), KINDS)}; expected one of: {names}",
         )
         return None, c.problems
-    entry = kinds[kind]
-    c.keys(data, ("kind",) + entry.required, entry.keys, kind)
+    cls = KINDS[kind]
+    c.keys(data, ("kind",) + cls.keys, OPTIONAL + cls.optional, kind)
     common: dict[str, Any] = {"line": first_line}
     if "title" in data:
-        common["title"] = c.text(data["title"], data.line_of("title"), "title")
+        common["title"] = c.field(data, "title", "title")
     if "id" in data:
         value = data["id"]
         if isinstance(value, str) and _ID.match(value):
@@ -229,47 +217,33 @@ def validate(
                 f"id {value!r} is not a slug; expected lower-case letters, "
                 "digits and '-' (it names the answer saved in the browser)",
             )
-    exercise = entry.build(c, data, common, tables)
+    exercise = _BUILD.get(kind, _texts_only)(c, data, common, tables, cls)
     if c.problems:
         return None, c.problems
     return exercise, []
 
 
-def _texts(c: _Checker, data: Mapping, keys: tuple[str, ...], kind: str):
-    out = {}
-    for key in keys:
-        if key in data:
-            out[key] = c.text(data[key], data.line_of(key), f"'{key}'")
-    return out
-
-
-def build_predict(c, data, common, tables):
-    t = _texts(c, data, ("prompt", "answer", "why"), "predict")
-    if len(t) == 3 and all(t.values()):
-        return Predict(**common, **t)
+def _texts_only(c, data, common, tables, cls):
+    """A kind whose every key is Markdown text (predict, discussion)."""
+    t = c.texts(data, cls.keys)
+    if len(t) == len(cls.keys) and all(t.values()):
+        return cls(**common, **t)
     return None
 
 
-def build_discussion(c, data, common, tables):
-    t = _texts(c, data, ("prompt", "hint", "answer"), "discussion")
-    if len(t) == 3 and all(t.values()):
-        return Discussion(**common, **t)
-    return None
+# --- check and eliminate -----------------------------------------------------
 
 
-def _choices(c, data, common, tables, kind):
-    note_key = _NOTE[kind]
-    t = _texts(c, data, ("question", "explanation"), kind)
+def _choices(c, data, common, tables, cls):
+    kind = cls.kind
+    note_key, saying, noun = _NOTES[kind]
+    t = c.texts(data, ("question", "explanation"))
     table_id = table = None
     if "variants" in data:
-        table_id = c.text(
-            data["variants"], data.line_of("variants"), "'variants'"
-        )
-        if table_id is None:
+        found = _variants_table(c, data, tables, kind)
+        if found is None:
             return None
-        table = _variants_table(c, data, tables, table_id, kind)
-        if table is None:
-            return None
+        table_id, table = found
     options = c.sequence(data, "options", kind, 2)
     if options is None:
         return None
@@ -281,18 +255,13 @@ def _choices(c, data, common, tables, kind):
         )
         return None
     result: list[Option] = []
-    seen: dict[str, str] = {}
-    ids: dict[str, str] = {}
+    texts: dict[str, str] = {}  # text -> letter
+    ids: dict[str, str] = {}  # option id -> letter
     for i, raw in enumerate(options):
         letter = chr(ord("A") + i)
-        line0 = options.line_of(i)
         what = f"option {letter}"
-        if not isinstance(raw, Mapping):
-            c.add(
-                line0,
-                f"{what} is not a mapping; expected "
-                f"'- text: …' with 'correct: true' or '{note_key}: …'",
-            )
+        expected = f"'- text: …' with 'correct: true' or '{note_key}: …'"
+        if not c.mapping(raw, options.line_of(i), what, expected):
             continue
         optional = ("correct", note_key, "id", "column", "formula")
         c.keys(raw, ("text",), optional, what)
@@ -316,7 +285,7 @@ def _choices(c, data, common, tables, kind):
             )
         elif option_id is not None:
             ids[option_id] = letter
-        text = c.text(raw.get("text"), raw.line_of("text"), f"{what} text")
+        text = c.field(raw, "text", f"{what} text")
         correct = raw.get("correct", False)
         if not isinstance(correct, bool):
             c.add(
@@ -327,9 +296,7 @@ def _choices(c, data, common, tables, kind):
             correct = False
         note = None
         if note_key in raw:
-            note = c.text(
-                raw[note_key], raw.line_of(note_key), f"{what} '{note_key}'"
-            )
+            note = c.field(raw, note_key, f"{what} '{note_key}'")
             if correct:
                 c.add(
                     raw.line_of(note_key),
@@ -340,41 +307,27 @@ def _choices(c, data, common, tables, kind):
             c.add(
                 raw.line,
                 f"{what} is wrong but has no '{note_key}'; expected "
-                + (
-                    "'tempts: …' saying why it tempts people"
-                    if kind == "check"
-                    else "'rules_out: …' saying what rules it out"
-                ),
+                f"'{note_key}: …' {saying}",
             )
         if text is not None:
-            if text in seen:
+            if text in texts:
                 c.add(
                     raw.line_of("text"),
-                    f"{what} repeats option {seen[text]}; expected "
+                    f"{what} repeats option {texts[text]}; expected "
                     "different options",
                 )
-            seen.setdefault(text, letter)
-        column, formula, fline = _option_value(c, raw, what, table)
+            texts.setdefault(text, letter)
+        value = _option_value(c, raw, what, table)
         result.append(
-            Option(
-                letter,
-                text or "",
-                bool(correct),
-                note,
-                option_id,
-                column,
-                formula,
-                fline,
-            )
+            Option(letter, text or "", correct, note, option_id, *value)
         )
     right = [o.letter for o in result if o.correct]
     if len(right) != 1:
         got = (
-            "no option"
-            if not right
-            else f"{len(right)} options ({', '.join(right)})"
+            f"{len(right)} options ({', '.join(right)})"
+            if right
+            else "no option"
         )
-        noun = "correct option" if kind == "check" else "survivor"
         c.add(
             data.line_of("options"),
             f"{kind} has {got} marked 'correct: true'; expected exactly "
@@ -383,18 +336,11 @@ def _choices(c, data, common, tables, kind):
     rows = []
     if len(result) == len(options):
         rows = _choice_variants(
-            c, data, options, result, (table, table_id), kind
+            c, data, options, result, table, table_id, kind
         )
     if c.problems or len(t) != 2:
         return None
-    return (Check if kind == "check" else Eliminate)(
-        **common,
-        question=t["question"],
-        options=result,
-        explanation=t["explanation"],
-        variants=table_id,
-        rows=rows,
-    )
+    return cls(**common, **t, options=result, variants=table_id, rows=rows)
 
 
 def _option_value(c, raw, what, table):
@@ -420,28 +366,22 @@ def _option_value(c, raw, what, table):
             "its formula in the lesson's symbols",
         )
         return None, None, None
-    column = c.text(raw["column"], raw.line_of("column"), f"{what} column")
-    formula = c.text(raw["formula"], raw.line_of("formula"), f"{what} formula")
+    column = c.field(raw, "column", f"{what} column")
+    formula = c.field(raw, "formula", f"{what} formula")
     if column is None or formula is None:
         return None, None, None
-    if column not in table.columns:
-        c.add(
-            raw.line_of("column"),
-            f"{what} names unknown column '{column}'"
-            f"{_did_you_mean(column, table.columns)}; expected one of: "
-            + ", ".join(f"'{h}'" for h in table.columns),
-        )
+    if not c.column(raw.line_of("column"), what, column, table):
         return None, None, None
     return column, formula, c.base + raw.line_of("formula")
 
 
-def _choice_variants(c, data, raw_options, options, variants, kind):
-    """A check or eliminate with ``variants`` (``(table, table_id)``):
-    every {placeholder} is a column, each option's number is the engine's
-    and equals its formula in every variant, and no two options read the
-    same in any variant (an eliminate would have two survivors). Without
-    ``variants`` no text may hold a placeholder. Returns the rows."""
-    table, table_id = variants
+def _choice_variants(c, data, raw_options, options, table, table_id, kind):
+    """A check or eliminate with a variants ``table``: every {placeholder}
+    is a column, each option's number is the engine's and equals its
+    formula in every variant, and no two options read the same in any
+    variant (an eliminate would have two survivors). Without ``table`` no
+    text may hold a placeholder. Returns the rows."""
+    note_key = _NOTES[kind][0]
     texts = [
         (f"the {key}", data.get(key), data.line_of(key))
         for key in ("question", "explanation")
@@ -449,21 +389,16 @@ def _choice_variants(c, data, raw_options, options, variants, kind):
     for o, raw in zip(options, raw_options, strict=True):
         texts.append((f"option {o.letter} text", o.text, raw.line_of("text")))
         if o.note:
-            texts.append(
-                (
-                    f"option {o.letter} '{_NOTE[kind]}'",
-                    o.note,
-                    raw.line_of(_NOTE[kind]),
-                )
-            )
+            where = raw.line_of(note_key)
+            texts.append((f"option {o.letter} '{note_key}'", o.note, where))
     for what, text, line0 in texts:
         if isinstance(text, str):
             _placeholders(c, text, line0, what, table, table_id)
     if table is None or c.problems:
         return []
-    rows = [dict(zip(table.columns, row, strict=True)) for row in table.rows]
     answer_columns = {o.column for o in options if o.column}
-    symbols, scopes = _symbols(table, rows, answer_columns)
+    variants = _variants(table, answer_columns)
+    rows, symbols, _ = variants
     for o, raw in zip(options, raw_options, strict=True):
         if o.column is None:
             continue
@@ -475,27 +410,21 @@ def _choice_variants(c, data, raw_options, options, variants, kind):
                 f"{{{o.column}}}; expected the text to show the engine's "
                 "number",
             )
-        shape = o.formula.lstrip().startswith(("(", "["))
-        _agrees(
-            c,
-            f"option {o.letter}",
-            o.column,
-            o.formula,
-            shape,
-            raw.line_of("formula"),
-            (rows, scopes, symbols),
-        )
+        where = raw.line_of("formula")
+        what = f"option {o.letter}"
+        _agrees(c, what, o.column, o.formula, where, variants)
     if c.problems:
         return rows
     for row in rows:
-        seen: dict[str, str] = {}
-        values: dict[tuple, str] = {}
+        seen: dict[str, str] = {}  # the text as shown -> letter
+        values: dict[tuple, str] = {}  # the option's number -> letter
         for o, raw in zip(options, raw_options, strict=True):
             shown = " ".join(_fill(o.text, row).lower().split())
             same = seen.get(shown)
             if o.column is not None:
-                shape = o.formula.lstrip().startswith(("(", "["))
-                got = _at(answers.split(row[o.column], shape), [{}])
+                got = _at(
+                    answers.split(row[o.column], _shape(o.formula)), [{}]
+                )
                 if got is not None:
                     key = tuple(round(v, 9) for v in got[0])
                     same = same or values.get(key)
@@ -513,145 +442,24 @@ def _choice_variants(c, data, raw_options, options, variants, kind):
     return rows
 
 
-#: {name}: where a variant's value goes (not TeX's \text{model}).
-_VAR = re.compile(r"(?<![\w\\}])\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_MATH = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+# --- buckets and order -------------------------------------------------------
 
 
-def _fill(text: str, row: dict[str, str]) -> str:
-    """``text`` with each {column} replaced by the variant's value."""
-    return _VAR.sub(lambda m: row.get(m[1], m[0]), text)
-
-
-def _placeholders(c, text, line0, what, table, table_id) -> None:
-    """Each {name} in ``text`` is a column of the variants table, and
-    outside math (the page swaps the number in a span, which TeX would
-    not take)."""
-    for math in _MATH.finditer(text):
-        for name in _VAR.findall(math[0]):
-            c.add(
-                line0,
-                f"{what} puts {{{name}}} inside math ({math[0]!r}); "
-                f"expected it outside the math, e.g. '\\(h\\) = {{h}}'",
-            )
-    for name in _VAR.findall(_MATH.sub("", text)):
-        if table is None:
-            c.add(
-                line0,
-                f"{what} shows {{{name}}}, but the exercise has no "
-                "'variants' table to fill it from; expected 'variants: "
-                '"<snippet stem>.<table>"\' (or no braces)',
-            )
-        elif name not in table.columns:
-            c.add(
-                line0,
-                f"{what} shows {{{name}}}, which table '{table_id}' has "
-                f"no column for{_did_you_mean(name, table.columns)}; "
-                "expected one of: "
-                + ", ".join(f"{{{h}}}" for h in table.columns),
-            )
-
-
-def _symbols(table, rows, answer_columns):
-    """The table's columns that give a variant (named like the lesson's
-    symbols, and not an answer), and each variant's values of them."""
-    symbols = [
-        col
-        for col in table.columns
-        if col not in answer_columns and answers.canonical_symbol(col)
-    ]
-    scopes = []
-    for row in rows:
-        scope = {}
-        for col in symbols:
-            value = answers.values(
-                answers.split(row[col], False)[0] if row[col].strip() else "",
-                {},
-            )
-            if isinstance(value, float):
-                scope[answers.canonical_symbol(col)] = value
-        if "d_k" not in scope and {"d_model", "h"} <= set(scope):
-            scope["d_k"] = scope["d_model"] / scope["h"]
-        scopes.append(scope)
-    return symbols, scopes
-
-
-def _variants_table(c, data, tables, table_id, kind):
-    """The published variants table, with at least two rows, or None."""
-    table = _table(c, data, tables, table_id, kind, key="variants")
-    if table is None:
-        return None
-    if len(table.rows) < 2:
-        c.add(
-            data.line_of("variants"),
-            f"table '{table_id}' has {len(table.rows)} row(s); expected at "
-            'least two variants, so "Try another" has another to draw',
-        )
-        return None
-    return table
-
-
-def _agrees(c, what, column, formula, shape, where, variants) -> bool:
-    """The engine's value in ``column`` equals ``formula`` in every
-    variant; each disagreement is a problem at line ``where``."""
-    rows, scopes, symbols = variants
-    parts = answers.split(formula, shape)
-    ok = True
-    for row, scope in zip(rows, scopes, strict=True):
-        engine = answers.split(row[column], shape)
-        want = _at(parts, [scope])
-        got = _at(engine, [{}]) if engine else None
-        if want is None:
-            c.add(
-                where,
-                f"{what} formula {formula!r} cannot be evaluated for the "
-                f"variant {_describe(row, symbols)}"
-                "; expected every symbol it uses to be a column of the "
-                "variants table",
-            )
-            return False
-        if got is None or not _same(got[0], want[0]):
-            ok = False
-            c.add(
-                where,
-                f"{what} ({column}), variant "
-                f"{_describe(row, symbols)}: the "
-                f"snippet engine computed {row[column]!r}, but the formula "
-                f"{formula!r} gives {_show(want[0])}; mha_ref or the formula "
-                "changed: expected them to agree (fix whichever is wrong, "
-                "then rebuild)",
-            )
-    return ok
-
-
-def build_check(c, data, common, tables):
-    return _choices(c, data, common, tables, "check")
-
-
-def build_eliminate(c, data, common, tables):
-    return _choices(c, data, common, tables, "eliminate")
-
-
-def build_buckets(c, data, common, tables):
-    t = _texts(c, data, ("prompt",), "buckets")
+def _buckets(c, data, common, tables, cls):
+    t = c.texts(data, ("prompt",))
     buckets = c.sequence(data, "buckets", "buckets", 2)
     if buckets is None:
         return None
     result: list[Bucket] = []
-    names: dict[str, int] = {}
-    items_seen: dict[str, str] = {}
+    names: dict[str, int] = {}  # name -> bucket number
+    items_seen: dict[str, str] = {}  # item -> which bucket
     for i, raw in enumerate(buckets):
-        line0 = buckets.line_of(i)
         what = f"bucket {i + 1}"
-        if not isinstance(raw, Mapping):
-            c.add(
-                line0,
-                f"{what} is not a mapping; expected '- name: …' with "
-                "'items:' and 'explanation:'",
-            )
+        expected = "'- name: …' with 'items:' and 'explanation:'"
+        if not c.mapping(raw, buckets.line_of(i), what, expected):
             continue
         c.keys(raw, ("name", "items", "explanation"), (), what)
-        name = c.text(raw.get("name"), raw.line_of("name"), f"{what} name")
+        name = c.field(raw, "name", f"{what} name")
         if name is not None:
             what = f"bucket '{name}'"
             if name in names:
@@ -663,11 +471,7 @@ def build_buckets(c, data, common, tables):
             names.setdefault(name, i + 1)
         explanation = None
         if "explanation" in raw:
-            explanation = c.text(
-                raw["explanation"],
-                raw.line_of("explanation"),
-                f"{what} explanation",
-            )
+            explanation = c.field(raw, "explanation", f"{what} explanation")
         items: list[str] = []
         raw_items = raw.get("items")
         if "items" not in raw:
@@ -694,47 +498,21 @@ def build_buckets(c, data, common, tables):
                 items.append(text)
         result.append(Bucket(name or "", items, explanation or ""))
     if not c.problems:
-        _check_buckets_against_table(c, data, tables, result)
+        _buckets_match_table(c, data, tables, result)
     if c.problems or not t.get("prompt"):
         return None
-    return Buckets(**common, prompt=t["prompt"], buckets=result)
+    return cls(**common, prompt=t["prompt"], buckets=result)
 
 
-def _table(c, data, tables, table_id, kind, key="table"):
-    """The generated table ``table_id``, or None with a problem added."""
-    try:
-        raw = tables() if callable(tables) else tables
-    except TablesUnavailable as exc:
-        c.add(
-            data.line_of(key),
-            f"{kind} needs table '{table_id}', but the generated tables "
-            f"are unavailable ({exc}); expected the tables the snippet "
-            "engine published (lessonbuild.engine.check)",
-        )
-        return None
-    known = normalize_tables(raw or {})
-    if table_id not in known:
-        hint = _did_you_mean(table_id, known)
-        listing = ", ".join(sorted(known)[:12]) or "(none were generated)"
-        if len(known) > 12:
-            listing += f", … ({len(known)} in all)"
-        c.add(
-            data.line_of(key),
-            f"{kind} names unknown table '{table_id}'{hint}; expected a "
-            f"table a snippet publishes (<snippet stem>.<name>): {listing}",
-        )
-        return None
-    return known[table_id]
-
-
-def _check_buckets_against_table(c, data, tables, buckets):
+def _buckets_match_table(c, data, tables, buckets):
     """Buckets drawn from a generated table must still match it.
 
     With ``table``, ``group_by`` and ``item_column`` the author says "these
     buckets are that table's rows grouped by one column"; when a snippet's
     output changes, the build fails here instead of the slide going stale.
     """
-    given = [k for k in ("table", "group_by", "item_column") if k in data]
+    keys = Buckets.optional
+    given = [k for k in keys if k in data]
     if not given:
         return
     if len(given) != 3:
@@ -742,32 +520,20 @@ def _check_buckets_against_table(c, data, tables, buckets):
             data.line_of(given[0]),
             "buckets from a table need all of 'table', 'group_by' and "
             "'item_column'; missing "
-            + ", ".join(
-                f"'{k}'"
-                for k in ("table", "group_by", "item_column")
-                if k not in given
-            ),
+            + _quoted(k for k in keys if k not in given),
         )
         return
-    table_id = c.text(data["table"], data.line_of("table"), "'table'")
-    group_by = c.text(data["group_by"], data.line_of("group_by"), "group_by")
-    item_col = c.text(
-        data["item_column"], data.line_of("item_column"), "item_column"
-    )
+    table_id = c.field(data, "table", "'table'")
+    group_by = c.field(data, "group_by", "group_by")
+    item_col = c.field(data, "item_column", "item_column")
     if None in (table_id, group_by, item_col):
         return
-    table = _table(c, data, tables, table_id, "buckets")
+    table = _table(c, data, tables, table_id, "buckets", "table")
     if table is None:
         return
+    of = f" of table '{table_id}'"
     for key, column in (("group_by", group_by), ("item_column", item_col)):
-        if column not in table.columns:
-            c.add(
-                data.line_of(key),
-                f"{key} names unknown column '{column}' of table "
-                f"'{table_id}'{_did_you_mean(column, table.columns)}; "
-                "expected one of: "
-                + ", ".join(f"'{h}'" for h in table.columns),
-            )
+        if not c.column(data.line_of(key), key, column, table, of):
             return
     g, i = table.columns.index(group_by), table.columns.index(item_col)
     expected: dict[str, list[str]] = {}
@@ -787,8 +553,8 @@ def _check_buckets_against_table(c, data, tables, buckets):
         )
 
 
-def build_order(c, data, common, tables):
-    t = _texts(c, data, ("prompt", "why"), "order")
+def _order(c, data, common, tables, cls):
+    t = c.texts(data, ("prompt", "why"))
     steps = c.sequence(data, "steps", "order", 2)
     if steps is None:
         return None
@@ -806,10 +572,13 @@ def build_order(c, data, common, tables):
         result.append(text)
     if c.problems or len(t) != 2:
         return None
-    return Order(**common, prompt=t["prompt"], steps=result, why=t["why"])
+    return cls(**common, **t, steps=result)
 
 
-def build_fill_in(c, data, common, tables):
+# --- fill-in -----------------------------------------------------------------
+
+
+def _fill_in(c, data, common, tables, cls):
     """Blanks whose answers the snippet engine computed, per variant.
 
     ``variants`` names a table a snippet publishes, one row per variant;
@@ -819,52 +588,40 @@ def build_fill_in(c, data, common, tables):
     engine's value for every variant: when mha_ref changes one, the
     build stops here, at the cell's line.
     """
-    t = _texts(c, data, ("prompt",), "fill-in")
-    table_id = None
-    if "variants" in data:
-        table_id = c.text(
-            data["variants"], data.line_of("variants"), "'variants'"
-        )
-    if table_id is None:
+    prompt = c.texts(data, ("prompt",)).get("prompt")
+    found = _variants_table(c, data, tables, "fill-in")
+    if found is None:
         return None
-    table = _variants_table(c, data, tables, table_id, "fill-in")
-    if table is None:
-        return None
+    table_id, table = found
     raw_cells = c.sequence(data, "cells", "fill-in", 1)
     if raw_cells is None:
         return None
     answer_columns = {
-        cell.get("column") for cell in raw_cells if isinstance(cell, Mapping)
+        cell["column"]
+        for cell in raw_cells
+        if isinstance(cell, Mapping) and isinstance(cell.get("column"), str)
     }
-    rows = [dict(zip(table.columns, row, strict=True)) for row in table.rows]
-    symbols, scopes = _symbols(table, rows, answer_columns)
-    points = _random_points(common.get("id") or t.get("prompt") or table_id)
-    prompt = t.get("prompt")
+    variants = _variants(table, answer_columns)
+    points = _random_points(common.get("id") or prompt or table_id)
     if prompt:
-        _placeholders(
-            c, prompt, data.line_of("prompt"), "the prompt", table, table_id
-        )
+        line0 = data.line_of("prompt")
+        _placeholders(c, prompt, line0, "the prompt", table, table_id)
     cells = []
     for i, raw in enumerate(raw_cells):
-        cell = _fill_in_cell(
-            c,
-            raw,
-            raw_cells.line_of(i),
-            i,
-            table,
-            (rows, scopes, symbols),
-            points,
-        )
+        line0 = raw_cells.line_of(i)
+        cell = _fill_in_cell(c, raw, line0, i, table, variants, points)
         if cell is not None:
             cells.append(cell)
     if c.problems or not prompt:
         return None
-    return FillIn(
+    rows, symbols, scopes = variants
+    return cls(
         **common,
         prompt=prompt,
         variants=table_id,
         symbols=symbols,
         rows=rows,
+        scopes=scopes,
         cells=cells,
         points=points,
     )
@@ -874,8 +631,6 @@ def _random_points(seed: str) -> list[dict[str, float]]:
     """Four random, consistent values of the lesson's symbols (h divides
     d_model), the same on every build: symbolic answers are compared at
     each, besides the variant's own numbers."""
-    import random
-
     rng = random.Random(seed)
     points = []
     for _ in range(4):
@@ -897,47 +652,26 @@ def _random_points(seed: str) -> list[dict[str, float]]:
     return points
 
 
-def _describe(row: dict[str, str], symbols: list[str]) -> str:
-    return ", ".join(f"{s}={row[s]}" for s in symbols) or "(no symbols)"
-
-
 def _fill_in_cell(c, raw, line0, i, table, variants, points):
     what = f"cell {i + 1}"
-    if not isinstance(raw, Mapping):
-        c.add(
-            line0,
-            f"{what} is not a mapping; expected '- label: …' with 'column',"
-            " 'formula', 'wrong' and 'otherwise'",
-        )
+    expected = "'- label: …' with 'column', 'formula', 'wrong' and 'otherwise'"
+    if not c.mapping(raw, line0, what, expected):
         return None
-    ok = c.keys(
-        raw, ("label", "column", "formula", "wrong", "otherwise"), (), what
-    )
-    label = c.text(raw.get("label"), raw.line_of("label"), f"{what} label")
-    column = c.text(raw.get("column"), raw.line_of("column"), f"{what} column")
-    formula = c.text(
-        raw.get("formula"), raw.line_of("formula"), f"{what} formula"
-    )
-    otherwise = c.text(
-        raw.get("otherwise"), raw.line_of("otherwise"), f"{what} otherwise"
+    required = ("label", "column", "formula", "wrong", "otherwise")
+    ok = c.keys(raw, required, (), what)
+    label, column, formula, otherwise = (
+        c.field(raw, key, f"{what} {key}")
+        for key in ("label", "column", "formula", "otherwise")
     )
     if not ok or None in (label, column, formula, otherwise):
         return None
-    if column not in table.columns:
-        c.add(
-            raw.line_of("column"),
-            f"{what} names unknown column '{column}'"
-            f"{_did_you_mean(column, table.columns)}; expected one of: "
-            + ", ".join(f"'{h}'" for h in table.columns),
-        )
+    if not c.column(raw.line_of("column"), what, column, table):
         return None
-    shape = formula.lstrip().startswith(("(", "["))
-    rows, scopes, symbols = variants
+    shape = _shape(formula)
     where = raw.line_of("formula")
     # The formula, at every random point (it must use known symbols).
     parts = answers.split(formula, shape)
-    at = _at(parts, points)
-    if at is None:
+    if _at(parts, points) is None:
         c.add(
             where,
             f"{what} formula {formula!r} does not evaluate; expected "
@@ -947,8 +681,7 @@ def _fill_in_cell(c, raw, line0, i, table, variants, points):
         )
         return None
     # The engine's value of every variant must be the formula's.
-    _agrees(c, what, column, formula, shape, where, variants)
-    wrong = []
+    _agrees(c, what, column, formula, where, variants)
     raw_wrong = raw.get("wrong")
     if not isinstance(raw_wrong, list) or not raw_wrong:
         c.add(
@@ -957,20 +690,19 @@ def _fill_in_cell(c, raw, line0, i, table, variants, points):
             "with 'why: …' for its common wrong answers",
         )
         return None
+    scopes = variants[2]
+    answer = _at(parts, scopes)
+    wrong = []
     for k, item in enumerate(raw_wrong):
         wline = raw_wrong.line_of(k)
-        if not isinstance(item, Mapping) or not c.keys(
-            item, ("form", "why"), (), f"{what} wrong form {k + 1}"
-        ):
-            if not isinstance(item, Mapping):
-                c.add(
-                    wline,
-                    f"{what} wrong form {k + 1} is not a mapping; "
-                    "expected '- form: …' and 'why: …'",
-                )
+        name = f"{what} wrong form {k + 1}"
+        expected = "'- form: …' and 'why: …'"
+        if not c.mapping(item, wline, name, expected):
             continue
-        form = c.text(item.get("form"), item.line_of("form"), "form")
-        why = c.text(item.get("why"), item.line_of("why"), "why")
+        if not c.keys(item, ("form", "why"), (), name):
+            continue
+        form = c.field(item, "form", "form")
+        why = c.field(item, "why", "why")
         if form is None or why is None:
             continue
         form_parts = answers.split(form, shape)
@@ -981,10 +713,16 @@ def _fill_in_cell(c, raw, line0, i, table, variants, points):
                 "arithmetic in the lesson's symbols",
             )
             continue
-        if all(
-            _same(_at(form_parts, [scope])[0], _at(parts, [scope])[0])
-            for scope in scopes
-        ):
+        mine = _at(form_parts, scopes)
+        if mine is None:
+            c.add(
+                wline,
+                f"wrong form {form!r} cannot be evaluated in every variant; "
+                "expected every symbol it uses to be a column of the "
+                "variants table",
+            )
+            continue
+        if answer is not None and all(map(_same, mine, answer)):
             c.add(
                 wline,
                 f"wrong form {form!r} equals the answer in every variant, "
@@ -995,6 +733,156 @@ def _fill_in_cell(c, raw, line0, i, table, variants, points):
     return Cell(
         label, column, formula, shape, wrong, otherwise, c.base + where
     )
+
+
+# --- variants: tables, placeholders, formulas --------------------------------
+
+
+def _table(c, data, tables, table_id, kind, key):
+    """The generated table ``table_id``, or None with a problem added."""
+    try:
+        raw = tables() if callable(tables) else tables
+    except TablesUnavailable as exc:
+        c.add(
+            data.line_of(key),
+            f"{kind} needs table '{table_id}', but the generated tables "
+            f"are unavailable ({exc}); expected the tables the snippet "
+            "engine published (lessonbuild.engine.check)",
+        )
+        return None
+    known = {
+        str(name): Table(
+            [str(col) for col in value["columns"]],
+            [[str(cell) for cell in row] for row in value["rows"]],
+        )
+        for name, value in (raw or {}).items()
+    }
+    if table_id not in known:
+        listing = ", ".join(sorted(known)[:12]) or "(none were generated)"
+        if len(known) > 12:
+            listing += f", … ({len(known)} in all)"
+        c.add(
+            data.line_of(key),
+            f"{kind} names unknown table '{table_id}'"
+            f"{did_you_mean(table_id, known)}; expected a table a "
+            f"snippet publishes (<snippet stem>.<name>): {listing}",
+        )
+        return None
+    return known[table_id]
+
+
+def _variants_table(c, data, tables, kind):
+    """(table id, table) of the published ``variants`` table, with at
+    least two rows, or None after a problem (or when it is missing)."""
+    if "variants" not in data:
+        return None
+    table_id = c.field(data, "variants", "'variants'")
+    if table_id is None:
+        return None
+    table = _table(c, data, tables, table_id, kind, "variants")
+    if table is not None and len(table.rows) < 2:
+        c.add(
+            data.line_of("variants"),
+            f"table '{table_id}' has {len(table.rows)} row(s); expected at "
+            'least two variants, so "Try another" has another to draw',
+        )
+        return None
+    return None if table is None else (table_id, table)
+
+
+def _variants(table: Table, answer_columns):
+    """(rows, symbols, scopes): each row by column; the table's columns
+    that give a variant (named like the lesson's symbols, and not an
+    answer); and each variant's values of the symbols."""
+    rows = [dict(zip(table.columns, row, strict=True)) for row in table.rows]
+    symbols = [
+        col
+        for col in table.columns
+        if col not in answer_columns and answers.canonical_symbol(col)
+    ]
+    scopes = []
+    for row in rows:
+        scope = {}
+        for col in symbols:
+            parts = answers.split(row[col], False)
+            value = answers.values(parts[0], {}) if parts else None
+            if isinstance(value, float):
+                scope[answers.canonical_symbol(col)] = value
+        if "d_k" not in scope and {"d_model", "h"} <= set(scope):
+            scope["d_k"] = scope["d_model"] / scope["h"]
+        scopes.append(scope)
+    return rows, symbols, scopes
+
+
+def _fill(text: str, row: dict[str, str]) -> str:
+    """``text`` with each {column} replaced by the variant's value."""
+    return PLACEHOLDER.sub(lambda m: row.get(m[1], m[0]), text)
+
+
+def _placeholders(c, text, line0, what, table, table_id) -> None:
+    """Each {name} in ``text`` is a column of the variants table, and
+    outside math (the page swaps the number in a span, which TeX would
+    not take)."""
+    for math in _MATH.finditer(text):
+        for name in PLACEHOLDER.findall(math[0]):
+            c.add(
+                line0,
+                f"{what} puts {{{name}}} inside math ({math[0]!r}); "
+                f"expected it outside the math, e.g. '\\(h\\) = {{h}}'",
+            )
+    for name in PLACEHOLDER.findall(_MATH.sub("", text)):
+        if table is None:
+            c.add(
+                line0,
+                f"{what} shows {{{name}}}, but the exercise has no "
+                "'variants' table to fill it from; expected 'variants: "
+                '"<snippet stem>.<table>"\' (or no braces)',
+            )
+        elif name not in table.columns:
+            c.add(
+                line0,
+                f"{what} shows {{{name}}}, which table '{table_id}' has "
+                f"no column for{did_you_mean(name, table.columns)}; "
+                "expected one of: " + _quoted(table.columns, "{", "}"),
+            )
+
+
+def _agrees(c, what, column, formula, where, variants) -> None:
+    """The engine's value in ``column`` equals ``formula`` in every
+    variant; each disagreement is a problem at line ``where``."""
+    rows, symbols, scopes = variants
+    shape = _shape(formula)
+    parts = answers.split(formula, shape)
+    for row, scope in zip(rows, scopes, strict=True):
+        engine = answers.split(row[column], shape)
+        want = _at(parts, [scope])
+        got = _at(engine, [{}]) if engine else None
+        if want is None:
+            c.add(
+                where,
+                f"{what} formula {formula!r} cannot be evaluated for the "
+                f"variant {_describe(row, symbols)}; expected every symbol "
+                "it uses to be a column of the variants table",
+            )
+            return
+        if got is None or not _same(got[0], want[0]):
+            c.add(
+                where,
+                f"{what} ({column}), variant {_describe(row, symbols)}: the "
+                f"snippet engine computed {row[column]!r}, but the formula "
+                f"{formula!r} gives {_show(want[0])}; mha_ref or the formula "
+                "changed: expected them to agree (fix whichever is wrong, "
+                "then rebuild)",
+            )
+
+
+def _shape(formula: str) -> bool:
+    """Is the answer a shape (a tuple of axes) rather than one number?"""
+    return formula.lstrip().startswith(("(", "["))
+
+
+def _describe(row: dict[str, str], symbols: list[str]) -> str:
+    return ", ".join(f"{s}={row[s]}" for s in symbols) or "(no symbols)"
 
 
 def _at(parts, scopes):
@@ -1011,11 +899,20 @@ def _at(parts, scopes):
 
 
 def _same(a: list[float], b: list[float]) -> bool:
-    return len(a) == len(b) and all(
-        answers.close(x, y) for x, y in zip(a, b, strict=True)
-    )
+    return len(a) == len(b) and all(map(answers.close, a, b))
 
 
 def _show(values: list[float]) -> str:
     text = [f"{v:,.0f}" if v == int(v) else f"{v:g}" for v in values]
     return f"({', '.join(text)})" if len(text) > 1 else text[0]
+
+
+#: Each kind's builder: (checker, data, common, tables, class) -> exercise
+#: or None. A kind whose keys are all Markdown text needs none.
+_BUILD = {
+    "check": _choices,
+    "eliminate": _choices,
+    "buckets": _buckets,
+    "order": _order,
+    "fill-in": _fill_in,
+}
