@@ -65,8 +65,7 @@ def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
                 else ""
             )
             message = f"{rel} {how}{flaky}"
-            limits = getattr(run, "limits", None)
-            hit = limits.message(run) if limits is not None else ""
+            hit = run.limits.message(run) if run.limits is not None else ""
             if hit:
                 message += f"; {hit}"
             if last:
