@@ -159,8 +159,8 @@ class _Server:
     done: bool = False
     batches: int = 0
     preloaded: set[str] = field(default_factory=set)
-    warming: bool = False  # a warm-up batch whose answer is unread
-    started_job: Started | None = None  # Pool.start's jobs, uncollected
+    # Pool.start's jobs (or Pool.warm's empty batch), not collected yet.
+    started_job: Started | None = None
     results: dict[int, Run] = field(default_factory=dict)
     started: set[int] = field(default_factory=set)
 
@@ -210,7 +210,7 @@ class Pool:
         try:
             for i, jobs in enumerate(batches):
                 if jobs:
-                    server = self._server(i, timeout)
+                    server = self._server(i)
                     server.jobs = list(jobs)
                     active.append(server)
             if threads is None:
@@ -239,12 +239,13 @@ class Pool:
         import while the site builds and the author edits."""
         self._prepare(key)
         for i in range(count):
-            server = self._server(i, 0.0, wait=False)
-            if server.warming or set(preload) <= server.preloaded:
+            server = self._server(i, wait=False)
+            busy = server.started_job is not None
+            if busy or set(preload) <= server.preloaded:
                 continue
             server.jobs = []
             _submit(server, 0.0, 1, preload, 1)
-            server.warming = True
+            server.started_job = Started(self, server, 0.0)
 
     def background(self, index: int) -> None:
         """Add ``BACKGROUND_NICE`` to the niceness of server ``index``
@@ -277,7 +278,7 @@ class Pool:
         ``Started.wait`` collects their Runs. Until then the server serves
         nothing else. ``threads``: torch's per run (default: torch's)."""
         self._prepare(key)
-        server = self._server(index, timeout)
+        server = self._server(index)
         server.jobs = list(jobs)
         if threads is None:
             threads = len(os.sched_getaffinity(0))  # torch's default
@@ -298,19 +299,11 @@ class Pool:
             # plugin's settings) is closed on the way out all the same.
             atexit.register(self.close)
 
-    def _server(self, i: int, timeout: float, wait: bool = True) -> _Server:
+    def _server(self, i: int, wait: bool = True) -> _Server:
         """Server ``i``, up and idle: started if missing or dead."""
         server = self.servers.get(i)
         if server is not None and server.started_job is not None and wait:
             server.started_job.wait()
-            server = self.servers.get(i)
-        if server is not None and server.warming and wait:
-            server.jobs = []
-            # Still importing, maybe: that is startup time.
-            server.deadline = time.monotonic() + STARTUP_LIMIT
-            _collect([server], timeout)
-            server.warming = False
-            self._settle(server)
             server = self.servers.get(i)
         if server is not None and server.proc.poll() is not None:
             self._settle(server)
@@ -354,6 +347,8 @@ class Started:
     def wait(self) -> list[Run]:
         """One Run per job, in order, once all have finished."""
         if self._runs is None:
+            if not self._server.ready:  # still importing: startup time
+                self._server.deadline = time.monotonic() + STARTUP_LIMIT
             _collect([self._server], self._timeout)
             self._runs = _runs(self._pool.root, self._server)
             self._server.started_job = None
