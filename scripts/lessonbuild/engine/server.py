@@ -173,10 +173,8 @@ _KEEP = {2: 2, 4: 4, 8: 8, 1024: 1024, 2048: 2048, 4096: 1 << 21}
 @functools.cache  # loaded once, in the server
 def _libc():
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.mount.argtypes = [ctypes.c_char_p] * 3 + [
-        ctypes.c_ulong,
-        ctypes.c_void_p,
-    ]
+    text = ctypes.c_char_p
+    libc.mount.argtypes = [text, text, text, ctypes.c_ulong, ctypes.c_void_p]
     return libc
 
 
@@ -187,9 +185,10 @@ def _check(result, what):
 
 
 def _mount(source, target, fstype, flags, data=None):
-    source, fstype = source and os.fsencode(source), fstype and fstype.encode()
-    data = data and data.encode()
-    result = _libc().mount(source, os.fsencode(target), fstype, flags, data)
+    source, path, fstype, data = (
+        s and os.fsencode(s) for s in (source, target, fstype, data)
+    )
+    result = _libc().mount(source, path, fstype, flags, data)
     _check(result, f"mount {target}")
 
 
