@@ -498,8 +498,9 @@ def _fork_child(root, job, threads, limits, proto_fd):
                 # an orphan here (_die_with_parent would think so).
                 _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
                 signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+            env = run_environment(job, scratch)
             os.environ.clear()
-            os.environ.update(run_environment(job, scratch))
+            os.environ.update(env)
             _limit(limits)
             # tempfile read TMPDIR in the server, if it was imported.
             if "tempfile" in sys.modules:
