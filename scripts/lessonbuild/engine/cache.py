@@ -212,8 +212,6 @@ class Cache:
             self.directory.mkdir(parents=True, exist_ok=True)
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)
-            # Not durable: a record a crash left short fails its checksum,
-            # and the snippet runs again (256 records: 0.23 -> 0.08 s).
-            write_atomic(target, json.dumps(record), durable=False)
+            write_atomic(target, json.dumps(record))
         except OSError:
             pass
