@@ -18,9 +18,13 @@ from pathlib import Path
 import pytest
 
 from lessonbuild import engine as api
-from lessonbuild.engine.runner import run_batches
 from lessonbuild.settings import Settings, SettingsError, read_settings
-from tests.engine_fixtures.sites import FIXTURES, SHARED_CACHE, make_site
+from tests.engine_fixtures.sites import (
+    FIXTURES,
+    SHARED_CACHE,
+    make_site,
+    run_batches,
+)
 from tests.engine_fixtures.sites import check as engine_check
 from tests.engine_fixtures.sites import engine as cli
 

@@ -18,8 +18,8 @@ import pytest
 
 from lessonbuild.engine import runner
 from lessonbuild.engine.preload import preload_plan
-from lessonbuild.engine.runner import Pool, run_batches
-from tests.engine_fixtures.sites import make_site
+from lessonbuild.engine.runner import Pool
+from tests.engine_fixtures.sites import make_site, run_batches
 
 #: Prints the hash of a fixed string (per seed) and its threads; which
 #: server forked it is ``Run.server`` (a run cannot see its server: it
@@ -363,7 +363,7 @@ def test_runs_write_their_files_in_the_pool_folder_and_leave_none(tmp_path):
         assert a.reads == ["data/n.txt", "snippets/reads.py"]
         assert (b.stdout, b.reads) == ("hi\n", ["snippets/quiet.py"])
         (server,) = pool.servers.values()
-        assert server.jobs_root.is_relative_to(pool.tmp)
+        assert server.folder.is_relative_to(pool.tmp)
         tmp = pool.tmp
     finally:
         pool.close()

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from lessonbuild.engine import cache as cache_mod
-from lessonbuild.engine.runner import run_batches
+from tests.engine_fixtures.sites import run_batches
 
 #: Every way out a snippet was found to try; each line says what it got.
 ATTACKS = r"""
@@ -120,10 +120,11 @@ def _run_as_nobody(base: Path, site: Path, names: list[str], env):
     code = (
         "import json, sys\n"
         "from pathlib import Path\n"
-        "from lessonbuild.engine.runner import run_batches\n"
+        "from lessonbuild.engine.runner import Pool\n"
         "paths = [Path(p) for p in sys.argv[2:]]\n"
-        "[runs] = run_batches(Path(sys.argv[1]), [paths], timeout=60,"
-        " concurrency=1)\n"
+        "pool = Pool(Path(sys.argv[1]))\n"
+        "[runs] = pool.run([paths], timeout=60, concurrency=1)\n"
+        "pool.close()\n"
         "print(json.dumps([r.__dict__ | {'limits': None} for r in runs]))\n"
     )
     python, extra = _interpreter_for_nobody()

@@ -120,3 +120,14 @@ def check(
     )
     result.problems[:0] = deck.problems
     return result
+
+
+def run_batches(root: Path, batches, **options):
+    """Run each batch of snippet paths on a pool started for it alone."""
+    from lessonbuild.engine.runner import Pool
+
+    pool = Pool(root)
+    try:
+        return pool.run(batches, **options)
+    finally:
+        pool.close()

@@ -1,17 +1,14 @@
 """The run cache: a snippet's result, keyed by everything it depends on.
 
-The key hashes the snippet file and its path, every file of the
-``mha_ref`` package the snippet imports, every data file of the
-repository (what a run may read from C, unseen: ``data_files``), the
-Python version, every
-installed package's version (torch's build included), today's date (UTC:
-a run may read the clock; the engine cannot fix it) and the engine code
-that runs and judges it; the environment of a run is fixed
-(server.run_environment), so it is covered by the engine's code. A
-record names every file under the root the run opened, with its hash;
-a run that started a program or called C through ctypes is never
-cached (what those read is not seen). Checking the cache reads files
-only: it never imports torch.
+The key hashes the snippet file and its path, every file of ``mha_ref``,
+every data file of the repository (what a run may read from C, unseen:
+``data_files``), the Python version, every installed package's version,
+today's date (UTC: a run may read the clock) and the engine code that
+runs and judges it (which fixes a run's environment too). A record names
+every file under the root the run opened, with its hash, and carries a
+checksum; a run that started a program or called C through ctypes is
+never cached. Checking the cache reads files only: it never imports
+torch.
 """
 
 from __future__ import annotations
@@ -25,6 +22,7 @@ import time
 from pathlib import Path
 
 from ..atomic import write_atomic
+from .guard import fingerprint_paths
 
 #: Bump when the meaning of a cached record changes.
 FORMAT = 2
@@ -63,8 +61,7 @@ def _digest_files(h, base: Path, files) -> None:
 
 
 def base_key(snippets_dir: Path) -> str:
-    """Hash of what every snippet depends on besides its own file:
-    Python, torch, the runner and every file of ``mha_ref``."""
+    """Hash of what every snippet depends on besides its own file."""
     h = hashlib.sha256()
     head = {
         "format": FORMAT,
@@ -122,8 +119,6 @@ def data_files(root: Path) -> list[str]:
     walk outside a work tree), but the pages, sources and folders above.
     Editing one of them re-runs every snippet: the price of a key that
     never lies (issue 31)."""
-    from .guard import fingerprint_paths
-
     return [
         rel
         for rel in fingerprint_paths(root)
@@ -136,9 +131,7 @@ def data_files(root: Path) -> list[str]:
 def installed_versions() -> list[str]:
     """Every installed distribution as its metadata folder names it
     (``torch-2.13.0+cpu.dist-info``), sorted: a run imports what it
-    likes, so any of them can change an output. The folder names, not
-    their metadata (importlib.metadata: 1.7 s for 118 packages here;
-    listing the folders: 8 ms)."""
+    likes. Listing the folders takes 8 ms; importlib.metadata, 1.7 s."""
     found = set()
     for entry in sys.path:
         try:
@@ -179,12 +172,10 @@ def checksum(record: dict) -> str:
 class Cache:
     """JSON records under ``directory``, one file per key.
 
-    A record is trusted only if it is a JSON object with the right key
-    and checksum (an edited or damaged record is run again, never
-    published) and every file the snippet read still hashes as it did
-    (``reads``: a data file changed, the snippet runs again). Anything
-    unreadable (not JSON, a folder in its place) is a miss, never a
-    crash; writing is best effort.
+    A record is trusted only if it has the right key and checksum (an
+    edited or damaged record is run again, never published) and every
+    file the snippet read still hashes as it did. Anything unreadable is
+    a miss, never a crash.
     """
 
     def __init__(self, directory: Path | None):
@@ -210,21 +201,17 @@ class Cache:
         return record
 
     def put(self, key: str, record: dict) -> None:
-        record = {**record, "key": key}
-        record["checksum"] = checksum(record)
-        self._write(f"{key}.json", record)
-
-    def _write(self, name: str, record: dict) -> None:
+        """Best effort: without a cache this time, the result is still
+        right."""
         if self.directory is None:
             return
-        target = self.directory / name
+        record = {**record, "key": key}
+        record["checksum"] = checksum(record)
+        target = self.directory / f"{key}.json"
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)
-            # Not durable: a record a crash left empty or short fails
-            # its checksum, and the snippet runs again (256 records:
-            # 0.23 s -> 0.08 s).
-            write_atomic(target, json.dumps(record), durable=False)
+            write_atomic(target, json.dumps(record))
         except OSError:
-            return  # no cache this time; the result is still right
+            pass

@@ -33,8 +33,13 @@ from .tables import (
 ACCEPT = "make update-outputs"
 #: (lines, bytes) one Output block may hold, unless configured.
 OUTPUT_LIMITS = Settings().output_limits()
+#: torch threads per run while the first runs share every core, and so
+#: for the second runs too (a different number can change a float sum).
+FIRST_RUN_THREADS = 1
 # `--8<-- "x"` after `ruff format`: `--8 < --"x"`.
 _MANGLED = re.compile(r"""^\s*-+\s*8\s*<\s*-+\s*["']""")
+#: A section marker as a snippet writes one: a comment line of its own.
+_MARKER = re.compile(r"^\s*#\s*-+8<-+[ \t]+\[[^\]]*\]\s*$")
 
 
 @dataclass
@@ -58,8 +63,7 @@ class Result:
     def finish(self) -> list[Problem]:
         """Wait for the second runs ``check(defer_second=True)`` left
         running and judge each pair: the problems found (a snippet whose
-        two runs differ), also added to ``problems``. [] when nothing
-        was left running."""
+        two runs differ), also added to ``problems``."""
         second, self.second = self.second, None
         if second is None:
             return []
@@ -81,9 +85,7 @@ class Result:
     def summary(self) -> str:
         n = len(self.outputs) + len(self.failed)
         state = (
-            "OK"
-            if not self.problems
-            else _plural(len(self.problems), "problem")
+            _plural(len(self.problems), "problem") if self.problems else "OK"
         )
         return (
             f"snippet engine: {_plural(self.pages, 'page')}, "
@@ -93,28 +95,13 @@ class Result:
         )
 
     def advice(self) -> str:
-        """A closing hint for the whole report. Each drift already ends
-        on its own "accept with" line (outputs.compare): none twice."""
+        """A closing hint for the report: none, as each drift ends on its
+        own "accept with" line (outputs.compare)."""
         return ""
 
 
-def _check_tables_against_output(rel, stdout, where, result) -> None:
-    """A table may not contradict the Output block of its own run."""
-    stem = Path(rel).stem + "."
-    mine = {k: v for k, v in result.tables.items() if k.startswith(stem)}
-    for table_id, row, column, cell, line in table_output_conflicts(
-        rel, stdout, mine
-    ):
-        result.problems.append(
-            Problem(
-                where[0],
-                where[1],
-                f"table {table_id!r} says {column} = {cell} in row "
-                f"{row[0]}, but the same run printed {line!r}: publish "
-                f"the figure you print (compute it once)",
-                kind="table",
-            )
-        )
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _too_long(text: str, limits: tuple[int, int]) -> str:
@@ -132,10 +119,6 @@ def _too_long(text: str, limits: tuple[int, int]) -> str:
     )
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
 def check(
     deck: Deck,
     *,
@@ -151,88 +134,56 @@ def check(
 
     ``cache_dir``: the run cache's folder, or None for no cache.
     ``pool``: fork servers to reuse (``runner.Pool``, kept by the plugin
-    for the build, or across ``mkdocs serve`` rebuilds), or None to
-    start and stop some. ``warm``: then start the pool's servers with
-    what every snippet needs, ready for the next edit (serve).
-    ``defer_second`` (a build, with a ``pool``): return once every
-    snippet has run once, under hash seed 0 on every core; the second
-    runs (seed 1) go on in the background, for the build to render its
-    pages meanwhile, and ``Result.finish`` judges the pairs. Nothing is
-    cached before both runs of a snippet agree.
-    ``output_limits``: (lines, bytes) one Output block may hold; a
-    snippet that prints more fails (and is never written by ``update``),
-    so does an Output block typed longer.
+    for a build or across ``mkdocs serve`` rebuilds), or None to start
+    and stop some. ``warm`` (serve): then have the servers import what
+    every snippet needs, ready for the next edit. ``defer_second`` (a
+    build, with a ``pool``): return once every snippet has run once; the
+    second runs go on in the background while the pages render, and
+    ``Result.finish`` judges the pairs (nothing is cached before both
+    agree). ``output_limits``: (lines, bytes) one Output block may hold,
+    printed or typed.
     """
     start = time.monotonic()
-    root = deck.root
-    store = cache_mod.Cache(cache_dir)
     result = Result(pages=len(deck.pages))
     problems = result.problems
     used, pairs = plan(deck, problems)
-    runs, unstable, second = _run_snippets(
-        root,
-        sorted(used),
-        store,
-        timeout,
-        jobs,
-        pool,
-        warm=warm,
-        defer_second=defer_second,
+    runs, unstable, result.second = _run_snippets(
+        deck.root, used, timeout, jobs, pool, cache_dir, warm, defer_second
     )
-    if second is not None:
-        second.where = {rel: used[rel][0] for rel in second.firsts}
-        result.second = second
     result.ran = sum(1 for r in runs.values() if not r.get("cached"))
     result.cached = sum(1 for r in runs.values() if r.get("cached"))
     for rel in sorted(used):
         where = used[rel][0]
+        run = runs.get(rel)
         if rel in unstable:
-            result.failed.append(rel)
             problems.extend(unstable[rel])
-            continue
-        run = runs[rel]
-        if run["ok"]:
-            too_long = _too_long(run["stdout"], output_limits)
-            if too_long:
-                result.failed.append(rel)
-                problems.append(
-                    Problem(where[0], where[1], f"{rel} printed {too_long}")
-                )
-                continue
+        elif not run["ok"]:
+            problems.append(Problem(*where, run["message"], run["detail"]))
+        elif too_long := _too_long(run["stdout"], output_limits):
+            problems.append(Problem(*where, f"{rel} printed {too_long}"))
+        else:
             result.outputs[rel] = run["stdout"]
             collect_tables(rel, run["tables"], where, result)
             _check_tables_against_output(rel, run["stdout"], where, result)
-        else:
-            result.failed.append(rel)
-            problems.append(
-                Problem(where[0], where[1], run["message"], run["detail"])
-            )
+            continue
+        result.failed.append(rel)
 
-    shown = set()
     for slide, fence, rel in pairs:
-        shown.add(rel)
         too_long = _too_long(fence.body, output_limits)
         if too_long:
-            problems.append(
-                Problem(
-                    slide.path,
-                    fence.line,
-                    f"this Output block holds {too_long}",
-                )
-            )
-            continue
-        if rel in result.outputs:
+            message = f"this Output block holds {too_long}"
+            problems.append(Problem(slide.path, fence.line, message))
+        elif rel in result.outputs:
             drift = compare(slide, fence, rel, result.outputs[rel], ACCEPT)
             if drift is not None:
                 problems.append(drift.problem)
                 result.drifts.append(drift)
+    shown = {rel for _, _, rel in pairs}
     for rel in sorted(set(result.outputs) - shown):
         if result.outputs[rel].strip():
-            where = used[rel][0]
             problems.append(
                 Problem(
-                    where[0],
-                    where[1],
+                    *used[rel][0],
                     f"{rel} prints output but no Output block follows "
                     f"its code block: add an empty "
                     f'```text title="Output"``` block after it and run '
@@ -248,11 +199,27 @@ def check(
     return result
 
 
+def _check_tables_against_output(rel, stdout, where, result) -> None:
+    """A table may not contradict the Output block of its own run."""
+    stem = Path(rel).stem + "."
+    mine = {k: v for k, v in result.tables.items() if k.startswith(stem)}
+    for table_id, row, column, cell, line in table_output_conflicts(
+        rel, stdout, mine
+    ):
+        result.problems.append(
+            Problem(
+                *where,
+                f"table {table_id!r} says {column} = {cell} in row "
+                f"{row[0]}, but the same run printed {line!r}: publish "
+                f"the figure you print (compute it once)",
+                kind="table",
+            )
+        )
+
+
 def update(deck: Deck, **options) -> Result:
     """Check, then rewrite each drifted Output block with the new output.
-
-    Problems other than drift are reported as by ``check``.
-    """
+    Problems other than drift are reported as by ``check``."""
     result = check(deck, **options)
     remove_stale_temporaries(deck.docs)
     by_slide: dict[str, list[Drift]] = {}
@@ -277,25 +244,18 @@ def update(deck: Deck, **options) -> Result:
 
 
 def plan(deck: Deck, problems: list[Problem]):
-    """The include locations of each snippet used and the Output pairs.
-
-    Returns ``{rel: [(page, line), ...]}`` and the (page, Output block,
-    snippet) pairs; page-level problems go to ``problems``.
-    """
+    """The include locations of each snippet used, ``{rel: [(page,
+    line), ...]}``, and the (page, Output block, snippet) pairs;
+    page-level problems go to ``problems``."""
     root = deck.root
-    snippets_dir = root / "snippets"
     used: dict[str, list[tuple[str, int]]] = {}
     pairs: list[tuple[Slide, Fence, str]] = []
     for page in deck.pages:
-        _check_page(root, snippets_dir, page, used, pairs, problems)
-    all_snippets = sorted(
-        p.relative_to(root).as_posix()
-        for p in snippets_dir.rglob("*.py")
-        if "__pycache__" not in p.parts
-    )
+        _check_page(root, page, used, pairs, problems)
     docs = deck.docs.relative_to(root).as_posix()
-    for rel in all_snippets:
-        if rel not in used:
+    for path in sorted((root / "snippets").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel not in used and "__pycache__" not in path.parts:
             problems.append(
                 Problem(
                     rel,
@@ -313,20 +273,22 @@ def used_snippets(deck: Deck) -> list[str]:
     return sorted(plan(deck, [])[0])
 
 
-def _is_snippet(root: Path, snippets_dir: Path, path: str) -> bool:
+def _snippet(root: Path, path: str) -> str | None:
+    """``path`` relative to the root, resolved, if it is a snippet."""
     full = (root / path).resolve()
-    return full.suffix == ".py" and full.is_relative_to(snippets_dir)
+    if full.suffix == ".py" and full.is_relative_to(root / "snippets"):
+        return full.relative_to(root).as_posix()
+    return None
 
 
-def _check_page(root, snippets_dir, page, used, pairs, problems):
-    where = page.path
+def _check_page(root, page, used, pairs, problems):
     for inc in page.includes:
+        where = (page.path, inc.line)
         file = root / inc.path
         if not file.resolve().is_relative_to(root):
             problems.append(
                 Problem(
-                    where,
-                    inc.line,
+                    *where,
                     f'--8<-- "{inc.target}" leaves the repository '
                     f"({inc.path} resolves to {file.resolve()}); include "
                     "only files inside it",
@@ -336,8 +298,7 @@ def _check_page(root, snippets_dir, page, used, pairs, problems):
         if not file.is_file():
             problems.append(
                 Problem(
-                    where,
-                    inc.line,
+                    *where,
                     f'include of a missing file: --8<-- "{inc.target}" '
                     f"({inc.path} does not exist)",
                     kind="missing",
@@ -352,22 +313,20 @@ def _check_page(root, snippets_dir, page, used, pairs, problems):
         ):
             problems.append(
                 Problem(
-                    where,
-                    inc.line,
+                    *where,
                     f"{inc.path} has no section '{inc.section}' (mark it "
                     f"with `# --8<-- [start:{inc.section}]` ... "
                     f"`# --8<-- [end:{inc.section}]`)",
                     kind="missing",
                 )
             )
-        if _is_snippet(root, snippets_dir, inc.path):
-            rel = (root / inc.path).resolve().relative_to(root).as_posix()
-            used.setdefault(rel, []).append((where, inc.line))
+        rel = _snippet(root, inc.path)
+        if rel is not None:
+            used.setdefault(rel, []).append(where)
             if inc.fence is None:
                 problems.append(
                     Problem(
-                        where,
-                        inc.line,
+                        *where,
                         f"{inc.path} is included outside a code block; "
                         f"put the include inside a ```python fence",
                     )
@@ -377,7 +336,7 @@ def _check_page(root, snippets_dir, page, used, pairs, problems):
         if fence.looks_like_output:
             problems.append(
                 Problem(
-                    where,
+                    page.path,
                     fence.line,
                     f"code block titled {fence.title!r} looks like an "
                     'Output block but is not one; title it exactly "Output" '
@@ -385,19 +344,15 @@ def _check_page(root, snippets_dir, page, used, pairs, problems):
                 )
             )
         if fence.is_output:
-            _pair_output(root, snippets_dir, page, fence, pairs, problems)
-
-
-#: A section marker as a snippet writes one: a comment line of its own.
-_MARKER = re.compile(r"^\s*#\s*-+8<-+[ \t]+\[[^\]]*\]\s*$")
+            _pair_output(root, page, fence, pairs, problems)
 
 
 def included_text_problems(root: Path, rel: str) -> list[Problem]:
-    """An included file is published as it is: it must be UTF-8 (the
-    build reads it so; a byte it cannot read is named at its line), and
-    no line of it may be one pymdownx.snippets would replace with
-    another file (an include inside an included file, hidden in a
-    docstring: code the engine never ran, beside its output)."""
+    """An included file is published as it is: it must be UTF-8 (a byte
+    that is not is named at its line), and no line of it may be one
+    pymdownx.snippets would replace (an include inside an included file,
+    hidden in a docstring: code the engine never ran, beside its
+    output)."""
     try:
         data = (root / rel).read_bytes()
     except OSError:
@@ -416,36 +371,26 @@ def included_text_problems(root: Path, rel: str) -> list[Problem]:
         ]
     from pymdownx.snippets import SnippetPreprocessor
 
-    nested = SnippetPreprocessor.RE_ALL_SNIPPETS
-    section = SnippetPreprocessor.RE_SNIPPET_SECTION
     problems = []
     for n, line in enumerate(text.splitlines(), 1):
-        m = section.match(line)
+        m = SnippetPreprocessor.RE_SNIPPET_SECTION.match(line)
         if m and not m.group("escape") and not _MARKER.match(line):
-            problems.append(
-                Problem(
-                    rel,
-                    n,
-                    f"{line.strip()!r} holds a section marker that "
-                    f"pymdownx.snippets would drop where {rel} is "
-                    "included: published code must be the code that ran "
-                    "(a marker is a line of its own: "
-                    "`# --8<-- [start:name]`)",
-                )
+            message = (
+                f"{line.strip()!r} holds a section marker that "
+                f"pymdownx.snippets would drop where {rel} is included: "
+                "published code must be the code that ran (a marker is "
+                "a line of its own: `# --8<-- [start:name]`)"
             )
-            continue
-        m = nested.match(line)
-        if m and not m.group("escape"):
-            problems.append(
-                Problem(
-                    rel,
-                    n,
-                    f"{line.strip()!r} would include another file where "
-                    f"{rel} is included (pymdownx.snippets expands it); "
-                    "published code must be the code that ran: remove "
-                    "the line",
-                )
+        else:
+            m = SnippetPreprocessor.RE_ALL_SNIPPETS.match(line)
+            if not m or m.group("escape"):
+                continue
+            message = (
+                f"{line.strip()!r} would include another file where "
+                f"{rel} is included (pymdownx.snippets expands it); "
+                "published code must be the code that ran: remove the line"
             )
+        problems.append(Problem(rel, n, message))
     return problems
 
 
@@ -489,79 +434,56 @@ def inline_code_problems(page: Slide) -> list[Problem]:
     return problems
 
 
-def _pair_output(root, snippets_dir, page, fence, pairs, problems):
-    where = page.path
+def _pair_output(root, page, fence, pairs, problems):
+    where = (page.path, fence.line)
     if fence.end is None:
-        problems.append(
-            Problem(where, fence.line, "Output block is never closed")
-        )
+        problems.append(Problem(*where, "Output block is never closed"))
         return
     above = page.block_above(fence)
     includes = page.includes_in(above) if above is not None else []
     if above is None or above.is_output or not includes:
-        problems.append(
-            Problem(
-                where,
-                fence.line,
-                "Output block with no code block above it (an Output "
-                "block must follow the code block that includes its "
-                "snippet)",
-                kind="orphan",
-            )
+        message = (
+            "Output block with no code block above it (an Output block "
+            "must follow the code block that includes its snippet)"
         )
+        problems.append(Problem(*where, message, kind="orphan"))
         return
-    snippets = sorted(
-        {
-            (root / i.path).resolve().relative_to(root).as_posix()
-            for i in includes
-            if (root / i.path).is_file()
-            and _is_snippet(root, snippets_dir, i.path)
-        }
-    )
-    if not snippets:
-        if all((root / i.path).is_file() for i in includes):
-            names = ", ".join(sorted({i.path for i in includes}))
-            problems.append(
-                Problem(
-                    where,
-                    fence.line,
-                    f"Output block after a code block that is not run: "
-                    f"{names} is not in snippets/ (remove the Output "
-                    f"block)",
-                    kind="orphan",
-                )
-            )
+    found = set()
+    for inc in includes:
+        rel = _snippet(root, inc.path)
+        if rel is not None and (root / inc.path).is_file():
+            found.add(rel)
+    snippets = sorted(found)
+    if len(snippets) == 1:
+        pairs.append((page, fence, snippets[0]))
         return
-    if len(snippets) > 1:
-        problems.append(
-            Problem(
-                where,
-                fence.line,
-                f"Output block after a code block that includes several "
-                f"snippets ({', '.join(snippets)}); give each its own "
-                f"code block",
-                kind="orphan",
-            )
+    if snippets:
+        message = (
+            f"Output block after a code block that includes several "
+            f"snippets ({', '.join(snippets)}); give each its own code block"
         )
+    elif all((root / i.path).is_file() for i in includes):
+        names = ", ".join(sorted({i.path for i in includes}))
+        message = (
+            f"Output block after a code block that is not run: {names} "
+            f"is not in snippets/ (remove the Output block)"
+        )
+    else:
         return
-    pairs.append((page, fence, snippets[0]))
+    problems.append(Problem(*where, message, kind="orphan"))
 
 
 # --- runs --------------------------------------------------------------------
 
 
 def prestart(root: Path, cache_dir: Path | None, pool) -> bool:
-    """Have the seed-0 server start importing torch now, if a snippet
-    will run; True if it did.
+    """Have the seed-0 server start importing torch now, if a file under
+    ``snippets/`` has no valid cached run; True if it did.
 
-    A build spends its first seconds loading MkDocs' plugins on one
-    core while the other waits; the server's import of torch, the
-    longest wait of a cold build, can use it. Only when a file under
-    ``snippets/`` has no valid cached run (the deck is not read yet,
-    but a snippet no page includes fails the check anyway): a build
-    whose every result is cached starts no server. ``check`` then finds
-    the server importing, or ready, and sends it what the snippets need
-    (preload.py).
+    A build spends its first seconds loading MkDocs' plugins on one core
+    while the other waits: the server's import of torch, the longest
+    wait of a cold build, can use it. A build whose every result is
+    cached starts no server.
     """
     snippets = root / "snippets"
     if not snippets.is_dir():
@@ -580,29 +502,23 @@ def prestart(root: Path, cache_dir: Path | None, pool) -> bool:
     return False
 
 
-def _run_snippets(
-    root, rels, store, timeout, jobs, pool, *, warm=False, defer_second=False
-):
-    """({rel: result}, {rel: set-order problems}, SecondRuns or None):
+def _run_snippets(root, used, timeout, jobs, pool, cache_dir, warm, defer):
+    """({rel: verdict}, {rel: set-order problems}, SecondRuns or None):
     each snippet cached, refused from its code, or run twice in forked
-    processes (the second runs left running with ``defer_second``).
+    processes (the second runs left running with ``defer``).
 
     A set printed unsorted is certain to be caught from the syntax tree,
-    only likely to be caught by two runs: such a snippet is not run (its
-    output cannot be accepted). A cached record was linted when it was
-    made, by the lint code its key covers, so only a miss is linted.
-
-    With ``warm`` (``mkdocs serve``), the pool's servers are then warmed
-    with what every snippet of the deck needs, ready for the next edit.
+    only likely to be caught by two runs: such a snippet is not run. A
+    cached record was linted when it was made (the lint code is in its
+    key), so only a miss is linted.
     """
-    out: dict[str, dict] = {}
-    unstable: dict[str, list[Problem]] = {}
-    second = None
-    if not rels:
+    out, unstable, second = {}, {}, None
+    if not used:
         return out, unstable, second
+    store = cache_mod.Cache(cache_dir)
     base = cache_mod.base_key(root / "snippets")
     keys, todo, sources = {}, [], {}
-    for rel in rels:
+    for rel in sorted(used):
         data = (root / rel).read_bytes()
         sources[rel] = data.decode("utf-8", errors="replace")
         keys[rel] = cache_mod.snippet_key(base, rel, data)
@@ -613,25 +529,52 @@ def _run_snippets(
             unstable[rel] = found
         else:
             todo.append(rel)
-    if todo and defer_second and pool is not None:
-        firsts = _run_first(root, todo, sources, base, timeout, jobs, pool)
-        # Judged alone for now: a failure, a hang, an exit status.
-        for rel, a in firsts.items():
+    preload = preload_plan([sources[rel] for rel in todo])
+    if todo and defer and pool is not None:
+        # The first runs use every core; the seed-1 server imports
+        # meanwhile, in the background (clean builds, 5 alternating
+        # pairs: 10.5-11.8 s -> 9.8-11.4 s).
+        pool.warm(preload, key=base)
+        pool.background(1)
+        paths = [[root / rel for rel in todo]]
+        options = dict(timeout=timeout, threads=FIRST_RUN_THREADS, key=base)
+        (firsts,) = pool.run(
+            paths, concurrency=jobs, preload=preload, **options
+        )
+        firsts = dict(zip(todo, firsts, strict=True))
+        for rel, a in firsts.items():  # alone: a failure, a hang, a status
             out[rel] = judge(root, rel, a, a, timeout)
         firsts = {rel: a for rel, a in firsts.items() if out[rel]["ok"]}
         if firsts:
-            second = SecondRuns(root, firsts, timeout, store, keys)
-            second.started = pool.start(
+            started = pool.start(
                 [root / rel for rel in firsts],
                 index=1,  # the seed-1 server
-                timeout=timeout,
-                threads=FIRST_RUN_THREADS,
                 preload=preload_plan([sources[rel] for rel in firsts]),
-                key=base,
+                **options,
+            )
+            where = {rel: used[rel][0] for rel in firsts}
+            second = SecondRuns(
+                root, firsts, started, timeout, where, store, keys
             )
     elif todo:
-        runs = _run_twice(root, todo, sources, base, timeout, jobs, pool)
-        for rel, (a, b) in runs.items():
+        paths = [root / rel for rel in todo]
+        own = pool is None
+        if own:
+            from .runner import Pool  # only when something must run
+
+            pool = Pool(root)
+        try:
+            firsts, seconds = pool.run(
+                [paths, paths],
+                timeout=timeout,
+                concurrency=math.ceil(jobs / 2),
+                preload=preload,
+                key=base,
+            )
+        finally:
+            if own:
+                pool.close()
+        for rel, a, b in zip(todo, firsts, seconds, strict=True):
             out[rel] = judge(root, rel, a, b, timeout)
             if out[rel]["ok"] and out[rel]["cacheable"]:
                 store.put(keys[rel], _record(root, rel, a, b))
@@ -640,43 +583,18 @@ def _run_snippets(
     return out, unstable, second
 
 
-#: torch threads per run while the first runs share every core, and so
-#: for the second runs too (a different number can change a float sum).
-FIRST_RUN_THREADS = 1
-
-
-def _run_first(root, todo, sources, base, timeout, jobs, pool):
-    """{rel: run under hash seed 0}, every core running first runs; the
-    second server (seed 1) imports meanwhile, for ``SecondRuns``, in the
-    background: its work is needed only when the build ends (measured,
-    clean builds in 5 alternating pairs: 10.5-11.8 s -> 9.8-11.4 s)."""
-    plan = preload_plan([sources[rel] for rel in todo])
-    pool.warm(plan, key=base)  # both servers import at once
-    pool.background(1)
-    (first,) = pool.run(
-        [[root / rel for rel in todo]],
-        timeout=timeout,
-        concurrency=jobs,
-        threads=FIRST_RUN_THREADS,
-        preload=plan,
-        key=base,
-    )
-    return dict(zip(todo, first, strict=True))
-
-
 @dataclass
 class SecondRuns:
     """The second run of each snippet whose first run passed, going on
-    in the background on the seed-1 server; ``problems`` judges the
-    pairs."""
+    in the background on the seed-1 server."""
 
     root: Path
     firsts: dict  # rel -> its first Run
+    started: object  # runner.Started
     timeout: float
+    where: dict  # rel -> (path, line)
     store: cache_mod.Cache
     keys: dict[str, str]
-    started: object = None  # runner.Started
-    where: dict = field(default_factory=dict)  # rel -> (path, line)
 
     def problems(self) -> dict[str, Problem]:
         """{rel: problem} for each pair that disagrees (waiting for the
@@ -685,37 +603,14 @@ class SecondRuns:
         seconds = self.started.wait()
         for (rel, a), b in zip(self.firsts.items(), seconds, strict=True):
             verdict = judge(self.root, rel, a, b, self.timeout)
-            if verdict["ok"]:
-                if verdict["cacheable"]:
-                    record = _record(self.root, rel, a, b)
-                    self.store.put(self.keys[rel], record)
-                continue
-            path, line = self.where[rel]
-            found[rel] = Problem(
-                path, line, verdict["message"], verdict["detail"]
-            )
+            if not verdict["ok"]:
+                found[rel] = Problem(
+                    *self.where[rel], verdict["message"], verdict["detail"]
+                )
+            elif verdict["cacheable"]:
+                record = _record(self.root, rel, a, b)
+                self.store.put(self.keys[rel], record)
         return found
-
-
-def _run_twice(root, todo, sources, base, timeout, jobs, pool):
-    """{rel: (run under hash seed 0, run under hash seed 1)}."""
-    from .runner import Pool  # only when something must run
-
-    paths = [root / rel for rel in todo]
-    own = pool is None
-    pool = Pool(root) if own else pool
-    try:
-        first, second = pool.run(
-            [paths, paths],
-            timeout=timeout,
-            concurrency=math.ceil(jobs / 2),
-            preload=preload_plan([sources[rel] for rel in todo]),
-            key=base,
-        )
-    finally:
-        if own:
-            pool.close()
-    return {rel: (a, b) for rel, a, b in zip(todo, first, second, strict=True)}
 
 
 def _record(root, rel, a, b) -> dict:

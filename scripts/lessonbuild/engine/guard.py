@@ -26,29 +26,20 @@ from ..problems import Problem
 PRODUCTS = {".cache", ".venv", "node_modules", "__pycache__", "site"}
 #: Under .git: what runs the next time git does (hooks) or says where.
 GIT_GUARDED = ("config", "hooks", "info")
+GIT_FILES = "git ls-files -z --cached --others --exclude-standard".split()
 
 
 def _listed(root: Path) -> list[str] | None:
     """Tracked and untracked (not ignored) files, by git; None outside a
-    work tree."""
+    work tree (or in a folder inside someone else's)."""
+    if not (root / ".git").exists():
+        return None
     try:
         out = subprocess.run(
-            [
-                "git",
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-            ],
-            cwd=root,
-            capture_output=True,
-            check=True,
+            GIT_FILES, cwd=root, capture_output=True, check=True
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
-    if not (root / ".git").exists():
-        return None  # a folder inside someone else's work tree
     return [os.fsdecode(p) for p in out.split(b"\0") if p]
 
 
@@ -109,14 +100,8 @@ def _digest(path: Path) -> str:
     try:
         if path.is_symlink():
             return "link:" + os.readlink(path)
-        h = hashlib.sha256()
-        fd = os.open(os.fsencode(path), os.O_RDONLY)
-        try:
-            while chunk := os.read(fd, 1 << 20):
-                h.update(chunk)
-        finally:
-            os.close(fd)
-        return h.hexdigest()
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
     except IsADirectoryError:
         return "folder"
     except OSError:

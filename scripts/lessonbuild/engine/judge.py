@@ -25,12 +25,13 @@ def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
     def fail(message, detail=""):
         return {"ok": False, "message": message, "detail": detail}
 
-    failed = [r for r in (a, b) if r.failure]
     # A run that caused its runner's death explains more than a run the
     # death merely cancelled.
-    failed.sort(key=lambda r: r.collateral)
-    for run in failed:
-        reason, _, rest = clean(root, run.failure).partition("\n")
+    failed = sorted(
+        (r for r in (a, b) if r.failure), key=lambda r: r.collateral
+    )
+    if failed:
+        reason, _, rest = clean(root, failed[0].failure).partition("\n")
         return fail(f"could not run {rel}: {reason}", rest.strip())
     for run in (a, b):
         if run.timed_out:
@@ -65,8 +66,7 @@ def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
                 else ""
             )
             message = f"{rel} {how}{flaky}"
-            limits = getattr(run, "limits", None)
-            hit = limits.message(run) if limits is not None else ""
+            hit = run.limits.message(run) if run.limits is not None else ""
             if hit:
                 message += f"; {hit}"
             if last:
@@ -100,14 +100,12 @@ def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
 
 def _hang_dump(stderr: str) -> str:
     """The faulthandler dump, without the frames of the runner itself."""
-    keep = []
-    for line in stderr.splitlines():
-        if "<frozen runpy>" in line or line.strip().startswith(
-            f'File "{_SERVER_FILE}"'
-        ):
-            continue
-        keep.append(line)
-    return "\n".join(keep)
+    ours = f'File "{_SERVER_FILE}"'
+    return "\n".join(
+        line
+        for line in stderr.splitlines()
+        if "<frozen runpy>" not in line and not line.strip().startswith(ours)
+    )
 
 
 def table_records(raw: str) -> list:

@@ -22,7 +22,6 @@ imports it as a standalone run would.
 from __future__ import annotations
 
 import ast
-import functools
 
 #: Packages whose modules may be imported in the server ahead of a
 #: snippet that imports them: importing them prints nothing and writes
@@ -58,37 +57,25 @@ def preload_plan(sources: list[str]) -> list[str]:
     """
     wanted: set[str] = set()
     for source in sources:
-        wanted |= _needs_of(source)
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        names: set[str] = set()
+        modules: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level == 0 and node.module:
+                    modules.add(node.module)
+                    names |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+        wanted |= {m for m in modules if m.split(".")[0] in PACKAGES}
+        for key in names | modules:
+            wanted.update(LAZY.get(key, ()))
     wanted.discard("torch")
     return ["torch", *sorted(wanted)]
-
-
-@functools.lru_cache(maxsize=1024)
-def _needs_of(source: str) -> frozenset[str]:
-    """One snippet's needs, kept by its text: ``mkdocs serve`` plans
-    every snippet of the deck on every rebuild (28 parses, 30 ms)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return frozenset()
-    return frozenset(_needs(tree))
-
-
-def _needs(tree: ast.AST) -> set[str]:
-    names: set[str] = set()
-    modules: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            modules |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level == 0 and node.module:
-                modules.add(node.module)
-                names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            names.add(node.attr)
-    out = {m for m in modules if m.split(".")[0] in PACKAGES}
-    for key in names | modules:
-        out.update(LAZY.get(key, ()))
-    return out

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 
 from ..problems import Problem
 
-#: ``{{ value("stem.name") }}`` (the form the engine checks, tables.py).
+#: ``{{ value("stem.name") }}`` (tables.py checks each names a value).
 VALUE_CALL = re.compile(
     r"""\{\{-?\s*value\(\s*(["'])(?P<id>[^"']+)\1\s*\)\s*-?\}\}"""
 )

@@ -1,67 +1,41 @@
 """Fork server: import torch and what snippets need once, fork per snippet.
 
-Started by ``runner.py`` as ``python server.py ROOT TMP`` (a plain
-script, stdlib only until it preloads, so it never depends on how
-``scripts`` is importable). The protocol is JSON lines: the server
-imports torch, writes ``{"ready": ...}``, then reads job batches from
-stdin (each names the modules to preload first, see preload.py, the
-threads per run and the run limits) and answers one line per finished
-job and ``{"done": true}`` per batch. It exits on EOF, so one server can
-serve many checks (``mkdocs serve``).
+Started by ``runner.py`` as ``python server.py ROOT TMP`` (a plain script,
+stdlib only until it preloads, so it never depends on how ``scripts`` is
+importable). Protocol, JSON lines: the server writes ``{"ready": ...}``
+once torch is imported, then reads job batches from stdin and answers
+``{"started": id}`` and ``{"id": ..., "exit": ...}`` per job and
+``{"done": true}`` per batch; it exits on EOF, so one server can serve a
+whole ``mkdocs serve``.
 
-Each run is what ``python snippets/X.py`` run from the repo root would
-be (or ``python -m MODULE ARGS``, for a job that names a module: the
-build's homework notebook, see notebooks.py): its own process,
-``__main__``, ``sys.argv``, ``sys.path[0]`` the snippet's folder, cwd
-the root, stdout and stderr to files. Deliberate differences: the
-interpreter and the imports are inherited instead of paid for
-(``sys.argv[0]`` is the absolute path, as ``__file__`` is); the
-environment is a fixed, minimal one (``run_environment``), never the
-caller's, so no variable of the machine can change an output the cache
-keeps; torch gets the cores divided among the runs that share them,
-never more than its default; torch's generator starts from a random seed
-instead of torch's fixed start-up seed, so a snippet that forgets to
-seed prints different numbers on its two runs and is reported as
-nondeterministic; the exit handlers the server's imports registered are
-the server's, never run by a run (``_ExitWork``).
+A run is what ``python snippets/X.py`` (or ``python -m MODULE ARGS``)
+from the root would be, but for the inherited interpreter and imports, a
+fixed environment (``run_environment``: no variable of the machine can
+change a cached output), torch's threads shared among the runs, a random
+torch seed (a snippet that forgets to seed is caught as nondeterministic)
+and the server's exit handlers, which a run never runs (``_ExitWork``).
 
-The sandbox (issue 31): a run cannot change what is published, cannot
-reach a process outside it and cannot undo either.
+The sandbox (issue 31): a run cannot change what is published, reach a
+process outside it, or undo either. The server mounts the root read-only
+in a user and mount namespace of its own (``_sandbox_server``). Each run
+then makes every mount read-only but its scratch tmpfs, its tables file
+and a fresh ``/dev/shm`` (``_sandbox_run``), and enters a new user, mount
+and PID namespace: mounts made in a more privileged user namespace are
+locked, so it cannot remount, unmount or bind around them, and it sees
+and can signal only its own processes, all killed when its init
+(``_init``) ends. ``setrlimit`` bounds memory, processes and file size,
+with ``no_new_privs``. An audit hook notes every file it opens: under the
+root for the cache key, outside it as an error; a program started or C
+called through ctypes makes the run uncacheable.
 
-- The server enters a user and mount namespace of its own and mounts
-  the root read-only (``_sandbox_server``).
-- Each run's child enters a private mount namespace, still owned by the
-  server's user namespace, in which every mount is read-only but the
-  run's folder (its ``scratch`` a size-bounded tmpfs, plus its tables
-  file) and a fresh ``/dev/shm``; then a new user, mount and PID
-  namespace. Mounts made in a more privileged user namespace are
-  *locked* in a less privileged one: the run holds every capability in
-  its own namespace and still cannot remount them writable, unmount
-  them or bind around them (the kernel refuses: EPERM / EINVAL).
-- The snippet runs in a PID namespace of its own (``/proc`` remounted,
-  then locked by one more user namespace), whose PID 1 is a small init
-  of ours (``_init``): it sees and can signal only processes it started,
-  and when it ends the kernel kills every one of them. No process of
-  the build, and no other run, has a pid it can name, and
-  ``/proc/<pid>/root`` of an outside process is not there to walk
-  through.
-- Limits (``setrlimit``, per run): address space, processes (counted in
-  the run's own user namespace) and the size of any file it writes
-  (stdout included: capped while it is written, not after), with
-  ``no_new_privs``.
-- Every file a run opens is reported as it is opened (an audit hook
-  appending to a file, so a run ending in ``os._exit`` loses nothing):
-  under the root for the cache key; outside the root and the system's
-  folders as an error; a run that starts a program or calls C through
-  ctypes is never cached (what those read is not seen).
-
-``LESSONBUILD_NO_SANDBOX=1`` runs snippets without any of this (for a
-platform without user namespaces; never in CI).
+``LESSONBUILD_NO_SANDBOX=1`` runs snippets unconfined (for a platform
+without user namespaces; never in CI).
 """
 
 import atexit
 import ctypes
 import faulthandler
+import functools
 import gc
 import importlib
 import importlib.util
@@ -70,24 +44,27 @@ import json
 import os
 import resource
 import runpy
-import select
 import signal
 import sys
 import time
 import traceback
 import weakref
 
+#: mha_ref.tables.TABLES_ENV: named here too because this script may not
+#: import mha_ref (it imports torch, and a broken mha_ref under ``mkdocs
+#: serve`` must fail the snippet, not the server).
 TABLES_ENV = "MHA_REF_TABLES_FILE"
 NO_SANDBOX_ENV = "LESSONBUILD_NO_SANDBOX"
-#: Seconds after which a running child no longer counts as busy.
+#: A child running longer than this (a hang, a sleep) stops counting
+#: against the concurrency: two hanging snippets cost about one timeout.
 SLOW_AFTER = 2.0
 #: At most this many times the concurrency run at once (slow included).
 SLOW_EXTRA = 4
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
-# Seconds between the traceback dump (SIGUSR1) and SIGKILL on a timeout.
+#: Seconds between the traceback dump (SIGUSR1) and SIGKILL on a timeout.
 DUMP_GRACE = 0.3
-#: What a run may read outside the root without it being an error: the
-#: interpreter, its packages and the system (never a user's files).
+#: What a run may read outside the root: the interpreter, its packages
+#: and the system (never a user's files).
 SYSTEM_FOLDERS = ("/usr/", "/lib/", "/lib64/", "/etc/", "/proc/", "/sys/")
 SYSTEM_FOLDERS += ("/dev/",)
 #: Audit events after which what a run reads is no longer all seen.
@@ -100,56 +77,50 @@ UNTRACKED = {
     "ctypes.dlopen": "called C code through ctypes",
     "ctypes.call_function": "called C code through ctypes",
 }
+#: Size of a run's scratch folder and of its /dev/shm (tmpfs, in RAM).
+SCRATCH_SIZE = "256m"
+CGROUP = None  # this server's pids cgroup folder (root only), or None
+PACKAGES = []  # where the interpreter finds packages (``main``)
 
 
 def main():
+    global CGROUP
     root, tmp = sys.argv[1], sys.argv[2]
     _die_with_parent()
     # Orphans of a run that escaped its PID namespace's init come here.
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     # Before any import starts a thread: unshare(CLONE_NEWUSER) refuses a
     # multithreaded process.
-    sandboxed, error = True, ""
-    _CGROUP.append(pids_cgroup() if os.getuid() == 0 else None)
+    CGROUP = pids_cgroup() if os.getuid() == 0 else None
+    error = ""
     if not os.environ.get(NO_SANDBOX_ENV):
-        sandboxed, error = _sandbox_server(root, tmp), _LAST_ERROR[:1]
-    # The protocol gets a private copy of stdout; fd 1 itself goes to
-    # stderr, so a stray print during preload cannot corrupt the protocol.
+        error = _sandbox_server(root, tmp)
+    # The protocol gets a private copy of stdout; fd 1 goes to stderr, so
+    # a stray print during preload cannot corrupt it.
     proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)
-    if not sandboxed:
-        _send(
-            proto,
-            {
-                "ready": False,
-                "error": "no sandbox for the snippets: "
-                + (error[0] if error else "user namespaces unavailable")
-                + f"\n(set {NO_SANDBOX_ENV}=1 to run them unconfined, "
-                "on a machine you trust)",
-            },
+    if error:
+        error = (
+            f"no sandbox for the snippets: {error}\n(set {NO_SANDBOX_ENV}=1"
+            " to run them unconfined, on a machine you trust)"
         )
-        return
+        return _send(proto, {"ready": False, "error": error})
     os.chdir(root)
-    # As for `python snippets/X.py`: sys.path[0] is the snippet's folder.
     sys.path[0] = os.path.join(root, "snippets")
     os.environ.pop(TABLES_ENV, None)
     faulthandler.enable()
-
-    # Importing torch allocates millions of objects; the cyclic collector
-    # would walk them again and again for no garbage (measured: importing
-    # torch, mha_ref, torch._dynamo and torch.distributed.tensor took
-    # 2.8 s with it, 2.3 s without). Children turn it back on.
+    # The cyclic collector would walk torch's millions of objects again
+    # and again for no garbage (import 2.8 s -> 2.3 s); children turn it
+    # back on.
     gc.disable()
     try:
         import torch
     except BaseException:
-        _send(proto, {"ready": False, "error": traceback.format_exc()})
-        return
+        return _send(proto, {"ready": False, "error": traceback.format_exc()})
     default_threads = torch.get_num_threads()
-    _PACKAGES.extend(_package_folders())
-    # Forking after torch's OpenMP pool has started can deadlock the
-    # child; with one thread the pool is never started in this process.
-    # Children set their own number before running their snippet.
+    PACKAGES.extend(_package_folders())
+    # Forking after torch's OpenMP pool started can deadlock the child;
+    # with one thread it never starts here. Children set their own.
     torch.set_num_threads(1)
     gc.freeze()
     _send(proto, {"ready": True})
@@ -159,21 +130,15 @@ def main():
         threads = min(default_threads, int(batch.get("threads", 0)) or 10**6)
         _run_batch(proto, root, batch, threads)
         _send(proto, {"done": True})
-    if _CGROUP and _CGROUP[0]:
-        _leave_pids_cgroup(_CGROUP[0], "")
+    if CGROUP:
+        _leave_pids_cgroup("")
 
 
 def _preload(names):
-    """Import the modules the batch's snippets need (engine/preload.py).
-
-    A module that fails to import is left out: the child imports it
-    again and fails like a standalone run. Modules imported for an
-    earlier batch stay (a server under ``mkdocs serve`` lives across
-    rebuilds). Then everything imported so far is moved out of the
-    collector's sight (``gc.freeze``, made for pre-fork servers): a
-    child's collection would otherwise touch every object of torch and
-    copy every page.
-    """
+    """Import the batch's modules (preload.py), then ``gc.freeze``: a
+    child's collection would otherwise touch, and copy, every page of
+    torch. A module that fails to import is left to the child, to fail
+    as a standalone run would."""
     fresh = [name for name in names if name not in sys.modules]
     for name in fresh:
         try:
@@ -185,14 +150,11 @@ def _preload(names):
 
 
 def _die_with_parent():
-    """Be killed when the parent dies (Linux), so nothing runs on
-    orphaned: the engine killed by Ctrl-C takes its servers along, and a
-    server takes its children (they have their own process groups, so
-    the terminal's SIGINT does not reach them)."""
-    if not _prctl(PR_SET_PDEATHSIG, signal.SIGKILL):
-        return
-    if os.getppid() == 1:  # the parent died before prctl
-        os._exit(1)
+    """Be killed when the parent dies, so nothing runs on orphaned (the
+    runs have their own process groups: a terminal's SIGINT misses
+    them)."""
+    if _prctl(PR_SET_PDEATHSIG, signal.SIGKILL) and os.getppid() == 1:
+        os._exit(1)  # the parent died before prctl
 
 
 # --- the sandbox -------------------------------------------------------------
@@ -206,31 +168,14 @@ _SYS_MOUNT_SETATTR = 442  # the same number on every architecture
 # statvfs flag -> mount flag that must be kept on a remount in a user
 # namespace (the kernel refuses to drop a locked flag).
 _KEEP = {2: 2, 4: 4, 8: 8, 1024: 1024, 2048: 2048, 4096: 1 << 21}
-_LAST_ERROR = []
-_CGROUP = []  # this server's pids cgroup folder, or None
-#: Size of a run's scratch folder and of its /dev/shm (tmpfs, in RAM).
-SCRATCH_SIZE = "256m"
 
 
-class _MountAttr(ctypes.Structure):
-    _fields_ = [
-        ("attr_set", ctypes.c_uint64),
-        ("attr_clr", ctypes.c_uint64),
-        ("propagation", ctypes.c_uint64),
-        ("userns_fd", ctypes.c_uint64),
-    ]
-
-
+@functools.cache  # loaded once, in the server
 def _libc():
-    if not _LIBC:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.mount.argtypes = [ctypes.c_char_p] * 3 + [
-            ctypes.c_ulong,
-            ctypes.c_void_p,
-        ]
-        libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
-        _LIBC.append(libc)
-    return _LIBC[0]
+    libc = ctypes.CDLL(None, use_errno=True)
+    text = ctypes.c_char_p
+    libc.mount.argtypes = [text, text, text, ctypes.c_ulong, ctypes.c_void_p]
+    return libc
 
 
 def _check(result, what):
@@ -240,35 +185,24 @@ def _check(result, what):
 
 
 def _mount(source, target, fstype, flags, data=None):
-    _check(
-        _libc().mount(
-            source and os.fsencode(source),
-            os.fsencode(target),
-            fstype and fstype.encode(),
-            flags,
-            data and data.encode(),
-        ),
-        f"mount {target}",
+    source, path, fstype, data = (
+        s and os.fsencode(s) for s in (source, target, fstype, data)
     )
+    result = _libc().mount(source, path, fstype, flags, data)
+    _check(result, f"mount {target}")
 
 
 def _set_readonly(path, readonly, recursive):
     """mount_setattr(2): set or clear read-only on the mount at ``path``
     (and every mount below it), leaving its other flags as they are."""
-    attr = _MountAttr(
+    attr = (ctypes.c_uint64 * 4)(
         _MOUNT_ATTR_RDONLY if readonly else 0,
         0 if readonly else _MOUNT_ATTR_RDONLY,
-        0,
-        0,
     )
+    flags = _AT_RECURSIVE if recursive else 0
     _check(
         _libc().syscall(
-            _SYS_MOUNT_SETATTR,
-            _AT_FDCWD,
-            os.fsencode(path),
-            _AT_RECURSIVE if recursive else 0,
-            ctypes.byref(attr),
-            ctypes.sizeof(attr),
+            _SYS_MOUNT_SETATTR, _AT_FDCWD, os.fsencode(path), flags, attr, 32
         ),
         f"mount_setattr {path}",
     )
@@ -288,16 +222,12 @@ def _unshare(flags, uid, gid):
 
 
 def _sandbox_server(root, tmp):
-    """Make ``root`` read-only for this process and its children: a
-    private user and mount namespace in which ``root`` is bind-mounted
-    read-only. ``tmp`` (the engine's folder, where runs write) must not
-    be under it. False (the reason in ``_LAST_ERROR``) where it cannot be
-    done: the server then refuses to run anything."""
-    real = os.path.realpath(root)
-    tmp = os.path.realpath(tmp)
+    """Bind-mount ``root`` read-only in a private user and mount
+    namespace; ``tmp`` (where runs write) must not be under it. The
+    reason it cannot be done, or ""."""
+    real, tmp = os.path.realpath(root), os.path.realpath(tmp)
     if tmp == real or tmp.startswith(real.rstrip(os.sep) + os.sep):
-        _LAST_ERROR.append(f"the engine's folder {tmp} is inside {real}")
-        return False
+        return f"the engine's folder {tmp} is inside {real}"
     try:
         flags = os.statvfs(real).f_flag
         _unshare(_CLONE_NEWNS, os.getuid(), os.getgid())
@@ -306,24 +236,23 @@ def _sandbox_server(root, tmp):
         _mount(real, real, None, _MS_BIND | _MS_REC)
         _mount(None, real, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | keep)
     except (OSError, AttributeError) as exc:
-        _LAST_ERROR.append(str(exc))
-        return False
-    return True
+        return str(exc) or "user namespaces unavailable"
+    return ""
 
 
 def _sandbox_run(run_dir, tables):
     """In a fresh child of the server: everything read-only but the
     run's scratch (a new tmpfs), its tables file and a new /dev/shm;
     then a user, mount and PID namespace of its own, which locks those
-    mounts. Returns; the caller forks the run (PID 1 of the namespace)."""
+    mounts. The caller forks the run (PID 1 of the namespace)."""
     uid, gid = os.getuid(), os.getgid()
-    scratch = os.path.join(run_dir, "scratch")
     _check(_libc().unshare(_CLONE_NEWNS), "unshare")  # the server's userns
     _set_readonly("/", True, recursive=True)
-    # /proc stays writable for the uid maps below (and the run's own
-    # /proc, mounted over it, checks its own permissions).
+    # /proc stays writable for the uid maps below (the run's own /proc,
+    # mounted over it, checks its own permissions).
     _set_readonly("/proc", False, recursive=False)
     size = f"size={SCRATCH_SIZE},mode=0700"
+    scratch = os.path.join(run_dir, "scratch")
     _mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV, size)
     if os.path.isdir("/dev/shm"):
         _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, size)
@@ -336,19 +265,17 @@ def _enter_run_namespace():
     """PID 1 of the run's namespace: its own /proc, then one more user
     namespace so that /proc too is locked (unmounting it would show the
     machine's processes)."""
-    uid, gid = os.getuid(), os.getgid()
     _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-    _unshare(_CLONE_NEWNS, uid, gid)
+    _unshare(_CLONE_NEWNS, os.getuid(), os.getgid())
 
 
 def pids_cgroup():
     """A folder of the pids cgroup controller this process may make
     children in (``<controller>/lessonbuild-<pid>``), or None.
 
-    RLIMIT_NPROC bounds a run's processes for any user but root (the
-    kernel exempts uid 0); for a build run as root (CI), each run also
-    gets a pids cgroup of its own, where the platform has the controller
-    (cgroup v1, or v2 with pids delegated)."""
+    The kernel exempts root from RLIMIT_NPROC: for a build run as root
+    (CI), each run also gets a pids cgroup of its own, where the platform
+    has the controller (cgroup v1, or v2 with pids delegated)."""
     try:
         with open("/proc/self/cgroup") as f:
             lines = f.read().splitlines()
@@ -377,20 +304,19 @@ def pids_cgroup():
     return None
 
 
-def _join_pids_cgroup(folder, name, most):
-    """Move this process into a new cgroup ``folder/name`` holding at
+def _join_pids_cgroup(name, most):
+    """Move this process into a new cgroup ``CGROUP/name`` holding at
     most ``most`` tasks."""
-    path = os.path.join(folder, name)
+    path = os.path.join(CGROUP, name)
     os.mkdir(path)
-    with open(os.path.join(path, "pids.max"), "w") as f:
-        f.write(str(most))
-    with open(os.path.join(path, "cgroup.procs"), "w") as f:
-        f.write(str(os.getpid()))
+    for file, text in (("pids.max", most), ("cgroup.procs", os.getpid())):
+        with open(os.path.join(path, file), "w") as f:
+            f.write(str(text))
 
 
-def _leave_pids_cgroup(folder, name):
+def _leave_pids_cgroup(name):
     try:
-        os.rmdir(os.path.join(folder, name))
+        os.rmdir(os.path.join(CGROUP, name))
     except OSError:
         pass
 
@@ -429,9 +355,6 @@ def run_environment(job, scratch):
     }
 
 
-_LIBC = []  # loaded once, in the server: each child would pay 0.7 ms
-
-
 def _prctl(option, value):
     """prctl(2) (Linux); False where it is not available."""
     try:
@@ -453,54 +376,28 @@ def _run_batch(proto, root, batch, threads):
     limit = max(1, int(batch["concurrency"]))
     timeout = float(batch["timeout"])
     limits = batch.get("limits", {})
-    # A child still running after `slow` seconds is probably waiting
-    # (a hang, a sleep): it stops counting against the limit, so two
-    # hanging snippets cost about one timeout, not two.
-    slow = SLOW_AFTER
-    running = {}  # pid -> [job, start, deadline, pidfd]
+    running = {}  # pid -> (job, start)
     while queue or running:
         now = time.monotonic()
-        busy = sum(1 for r in running.values() if now - r[1] < slow)
+        busy = sum(1 for _, t in running.values() if now - t < SLOW_AFTER)
         while queue and busy < limit and len(running) < limit * SLOW_EXTRA:
             job = queue.pop(0)
             _send(proto, {"started": job["id"]})
-            inherited = [proto.fileno()]
-            inherited += [r[3] for r in running.values() if r[3] is not None]
-            pid = _fork_child(root, job, threads, limits, inherited)
+            pid = _fork_child(root, job, threads, limits, proto.fileno())
+            running[pid] = (job, time.monotonic())
             busy += 1
-            start = time.monotonic()
-            try:
-                pidfd = os.pidfd_open(pid)
-            except (AttributeError, OSError):
-                pidfd = None
-            running[pid] = [job, start, start + timeout, pidfd]
-        now = time.monotonic()
-        wait = max(0.0, min(r[2] for r in running.values()) - now)
-        if queue:  # look again when the youngest child turns slow
-            wait = min(
-                wait,
-                max(0.01, max(r[1] for r in running.values()) + slow - now),
-            )
-        fds = [r[3] for r in running.values() if r[3] is not None]
-        if len(fds) == len(running):
-            select.select(fds, [], [], wait)
-        else:
-            time.sleep(min(wait, 0.005))
-        for pid in list(running):
-            job, start, deadline, pidfd = running[pid]
+        time.sleep(0.005)
+        for pid, (job, start) in list(running.items()):
             done, status = os.waitpid(pid, os.WNOHANG)
-            timed_out = False
-            if not done and time.monotonic() >= deadline:
-                timed_out = True
+            timed_out = not done and time.monotonic() >= start + timeout
+            if timed_out:
                 status = _kill(pid)
             elif not done:
                 continue
-            if pidfd is not None:
-                os.close(pidfd)
             del running[pid]
             _reap_adopted(running)
-            if _CGROUP and _CGROUP[0]:
-                _leave_pids_cgroup(_CGROUP[0], str(job["id"]))
+            if CGROUP:
+                _leave_pids_cgroup(str(job["id"]))
             _send(
                 proto,
                 {
@@ -515,46 +412,30 @@ def _run_batch(proto, root, batch, threads):
 def _children(pid):
     """The pids of ``pid``'s children (its run, for a sandboxed job)."""
     try:
-        return [
-            int(p) for p in _read(f"/proc/{pid}/task/{pid}/children").split()
-        ]
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
     except (OSError, ValueError):
         return []
 
 
 def _reap_adopted(running):
     """Kill and reap what this server adopted as subreaper that is not a
-    running job: a run whose init lost its parent (it cannot, short of
-    a kernel change, but nothing may outlive a run)."""
+    running job: nothing may outlive a run."""
     for p in _children(os.getpid()):
-        if p in running:
-            continue
-        try:
-            os.kill(p, signal.SIGKILL)
-            os.waitpid(p, 0)
-        except (ProcessLookupError, PermissionError, ChildProcessError):
-            pass
-
-
-def _read(path):
-    """A whole file, with raw reads."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        chunks = []
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+        if p not in running:
+            try:
+                os.kill(p, signal.SIGKILL)
+                os.waitpid(p, 0)
+            except (ProcessLookupError, PermissionError, ChildProcessError):
+                pass
 
 
 def _kill(pid):
     """Dump the hung run's traceback (faulthandler), then kill it all:
     its PID namespace ends with its first process."""
-    # The run: the grandchild of ``pid`` (its child is the namespace's
+    # The run is the grandchild of ``pid`` (its child is the namespace's
     # init), or ``pid`` itself without the sandbox.
-    runs = [r for c in _children(pid) for r in _children(c)] or [pid]
-    for target in runs:
+    for target in [r for c in _children(pid) for r in _children(c)] or [pid]:
         try:
             os.kill(target, signal.SIGUSR1)
         except ProcessLookupError:
@@ -580,7 +461,7 @@ def _kill(pid):
 # --- one run -----------------------------------------------------------------
 
 
-def _fork_child(root, job, threads, limits, inherited):
+def _fork_child(root, job, threads, limits, proto_fd):
     pid = os.fork()
     if pid:
         return pid
@@ -589,23 +470,21 @@ def _fork_child(root, job, threads, limits, inherited):
         try:
             os.setpgid(0, 0)  # a timeout also kills what it started
             _die_with_parent()
-            for fd in inherited:  # the protocol, other runs' pidfds
-                os.close(fd)
-            os.makedirs(os.path.join(job["dir"], "scratch"), exist_ok=True)
+            os.close(proto_fd)
+            scratch = os.path.join(job["dir"], "scratch")
+            os.makedirs(scratch, exist_ok=True)
             os.close(os.open(job["tables"], os.O_WRONLY | os.O_CREAT, 0o644))
             reads = os.open(
                 job["reads"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
             )
             _redirect(job)
-            if _CGROUP and _CGROUP[0] and limits.get("processes"):
+            if CGROUP and limits.get("processes"):
                 # + 1: this process, which waits for the run
-                _join_pids_cgroup(
-                    _CGROUP[0], str(job["id"]), limits["processes"] + 1
-                )
+                _join_pids_cgroup(str(job["id"]), limits["processes"] + 1)
             if not os.environ.get(NO_SANDBOX_ENV):
                 _sandbox_run(job["dir"], job["tables"])
-                # Signals meant for the run (the timeout's traceback
-                # dump) are not this waiting parent's to die of.
+                # The timeout's traceback dump is meant for the run, not
+                # for this waiting parent.
                 signal.signal(signal.SIGUSR1, signal.SIG_IGN)
                 init = os.fork()
                 if init:
@@ -615,17 +494,15 @@ def _fork_child(root, job, threads, limits, inherited):
                 run = os.fork()
                 if run:
                     _init(run)
-                # Its parent is the namespace's init: pid 1 is no sign
-                # of an orphan here (_die_with_parent would think so).
+                # Its parent is the namespace's init: pid 1 is no sign of
+                # an orphan here (_die_with_parent would think so).
                 _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
                 signal.signal(signal.SIGUSR1, signal.SIG_DFL)
-            scratch = os.path.join(job["dir"], "scratch")
             env = run_environment(job, scratch)
             os.environ.clear()
             os.environ.update(env)
             _limit(limits)
-            # tempfile read TMPDIR in the server, if it was imported:
-            # its documented setting points it at the run's scratch.
+            # tempfile read TMPDIR in the server, if it was imported.
             if "tempfile" in sys.modules:
                 sys.modules["tempfile"].tempdir = scratch
             _setup_child(root, job, threads)
@@ -642,26 +519,23 @@ def _fork_child(root, job, threads, limits, inherited):
 
 
 def _init(run):
-    """PID 1 of the run's namespace: reap what is orphaned there and end as
+    """PID 1 of the run's namespace: reap the orphans there, and end as
     the run ended (the kernel then kills whatever is left). The run is
-    not PID 1 itself: the kernel ignores default-action signals sent to
-    an init by its own processes, and a program that checks whether its
-    parent is gone (``getppid() == 1``: a Jupyter kernel) would see its
-    parent as gone."""
+    not PID 1 itself: the kernel ignores default-action signals an init
+    gets from its own processes, and a program checking ``getppid() ==
+    1`` (a Jupyter kernel) would think its parent gone."""
     while True:
         try:
             pid, status = os.waitpid(-1, 0)
         except ChildProcessError:
             os._exit(70)
         if pid == run:
-            break
-    _end_as(status)
+            _end_as(status)
 
 
 def _relay_exit(pid):
     """Wait for the run (PID 1 of its namespace), then end as it ended."""
-    _, status = os.waitpid(pid, 0)
-    _end_as(status)
+    _end_as(os.waitpid(pid, 0)[1])
 
 
 def _end_as(status):
@@ -684,19 +558,22 @@ def _redirect(job):
 
 
 def _setup_child(root, job, threads):
-    # Fresh streams, encoded the way a standalone run with its output
+    # Fresh streams, encoded as a standalone run with its output
     # redirected would encode them (this process started the same way).
     encoding, errors = sys.stdout.encoding, sys.stdout.errors
-    sys.stdin = sys.__stdin__ = io.TextIOWrapper(
-        io.BufferedReader(io.FileIO(0, "r", closefd=False))
+
+    def stream(fd, mode, **options):
+        buffered = io.BufferedReader if mode == "r" else io.BufferedWriter
+        raw = io.FileIO(fd, mode, closefd=False)
+        return io.TextIOWrapper(buffered(raw), **options)
+
+    sys.stdin = sys.__stdin__ = stream(0, "r")
+    sys.stdout = sys.__stdout__ = stream(
+        1, "w", encoding=encoding, errors=errors
     )
-    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
-        io.BufferedWriter(io.FileIO(1, "w", closefd=False)),
-        encoding=encoding,
-        errors=errors,
-    )
-    sys.stderr = sys.__stderr__ = io.TextIOWrapper(
-        io.BufferedWriter(io.FileIO(2, "w", closefd=False)),
+    sys.stderr = sys.__stderr__ = stream(
+        2,
+        "w",
         encoding=encoding,
         errors="backslashreplace",
         line_buffering=True,
@@ -728,14 +605,12 @@ def _setup_child(root, job, threads):
 class _ExitWork:
     """The exit work of the run's own code, and only that.
 
-    The server's imports registered exit handlers and finalizers (torch's
-    take ~40 ms after a fork, and an interpreter holding torch takes
-    tenths of a second to tear down): a run ends with ``os._exit``
-    after doing, in a standalone exit's order, what its own code
-    registered: ``atexit`` handlers (last first), ``weakref.finalize``
-    objects still alive (a TemporaryDirectory removed), and logging's
-    shutdown. What it registers is seen through the public functions,
-    replaced in the child for its code to call.
+    The server's imports registered exit handlers (torch's take ~40 ms
+    after a fork, and tearing down an interpreter that holds torch takes
+    tenths of a second): a run ends with ``os._exit`` after doing, in a
+    standalone exit's order, what its own code registered through the
+    public functions, replaced in the child: ``atexit`` handlers (last
+    first), live ``weakref.finalize`` objects, and logging's shutdown.
     """
 
     handlers = []
@@ -792,24 +667,17 @@ def _package_folders():
     return folders
 
 
-_PACKAGES = []  # filled once, in the server (``main``)
-
-
 def _record_reads(root, fd, own, scratch):
-    """Note, as it happens, every file the snippet opens (audit hook).
-
-    Under ``root``: for the cache key (the engine hashes each file named
-    here, and a cached result whose files changed is run again); the
-    snippet itself (``own``), already in the key, is left out. Outside
-    the root, its scratch folder and ``SYSTEM_FOLDERS``: an error naming
-    the file (a build elsewhere would not have it). A program started or
-    C called through ctypes: the run is not cached. One line each, the
-    first time, appended to ``fd`` (``R path``, ``O path``, ``X why``).
-    """
+    """Note, as it happens, every file the snippet opens (audit hook),
+    one line each the first time, appended to ``fd``: ``R path`` under
+    ``root`` (the cache key; the snippet itself, ``own``, is in it
+    already); ``O path`` outside the root, its scratch and the system's
+    folders (an error: a build elsewhere would not have it); ``X why``
+    for a program started or C called (the run is not cached)."""
     prefix = os.path.join(os.path.realpath(root), "")
     own = os.path.abspath(own)
     allowed = [os.path.join(os.path.realpath(scratch), "")]
-    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, *_PACKAGES}:
+    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, *PACKAGES}:
         allowed.append(os.path.join(os.path.realpath(p), ""))
     allowed = tuple(allowed) + SYSTEM_FOLDERS
     seen, paths = set(), set()
@@ -821,15 +689,11 @@ def _record_reads(root, fd, own, scratch):
 
     def hook(event, args):
         if event in UNTRACKED:
-            note("X " + UNTRACKED[event])
-            return
-        if event != "open" or not args:
-            return
-        path = args[0]
-        if isinstance(path, int):
+            return note("X " + UNTRACKED[event])
+        if event != "open" or not args or isinstance(args[0], int):
             return
         try:
-            path = os.path.abspath(os.fsdecode(path))
+            path = os.path.abspath(os.fsdecode(args[0]))
         except (TypeError, ValueError):
             return
         if path == own or path in paths:
@@ -838,8 +702,7 @@ def _record_reads(root, fd, own, scratch):
         if path.startswith(prefix):
             real = os.path.realpath(path)
             if real.startswith(prefix) or real == prefix[:-1]:
-                note("R " + path[len(prefix) :])
-                return
+                return note("R " + path[len(prefix) :])
             path = real
         mode, flags = (list(args[1:3]) + [None, None])[:2]
         if (isinstance(mode, str) and set(mode) & set("wax+")) or (
@@ -868,7 +731,13 @@ def _run_snippet(job):
     except SystemExit as exc:
         code = _exit_code(exc)
     except BaseException as exc:
-        _print_exception(exc, job.get("path"))
+        # The traceback from the snippet's frame on, as Python prints it.
+        tb, path = exc.__traceback__, job.get("path")
+        while (
+            path and tb is not None and tb.tb_frame.f_code.co_filename != path
+        ):
+            tb = tb.tb_next
+        traceback.print_exception(type(exc), exc, tb)
         code = 1
     try:
         _ExitWork.run()
@@ -889,14 +758,6 @@ def _exit_code(exc):
         return exc.code & 0xFF
     print(exc.code, file=sys.stderr)
     return 1
-
-
-def _print_exception(exc, path):
-    """Print the traceback from the snippet's frame on, as Python would."""
-    tb = exc.__traceback__
-    while path and tb is not None and tb.tb_frame.f_code.co_filename != path:
-        tb = tb.tb_next
-    traceback.print_exception(type(exc), exc, tb)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,15 @@ from pathlib import Path
 
 from ..problems import Problem
 from .judge import table_records
+from .prose import VALUE_CALL
 from .svgsafe import UnsafeSvg, sanitise
+
+#: Published sizes: a table's cells and a figure's bytes (settings:
+#: these environment variables). A page holds what a reader can read.
+TABLE_CELLS_ENV, FIGURE_KB_ENV = (
+    "SNIPPET_MAX_TABLE_CELLS",
+    "SNIPPET_MAX_FIGURE_KB",
+)
 
 
 def render_table(table: dict, hide: str | None = None) -> str:
@@ -77,149 +85,133 @@ def _limit(name: str, default: int) -> int:
         return default
 
 
-#: Published sizes: a table's cells and a figure's bytes (settings:
-#: these environment variables). A page holds what a reader can read.
-TABLE_CELLS_ENV, FIGURE_KB_ENV = (
-    "SNIPPET_MAX_TABLE_CELLS",
-    "SNIPPET_MAX_FIGURE_KB",
-)
-
-
 def collect_tables(rel: str, raw: str, where, result) -> None:
-    """Add the tables one run published to ``result.tables``."""
+    """Add the tables, figures and values one run published to
+    ``result``; each record it cannot take is a problem at ``where``."""
     stem = Path(rel).stem
     for record in table_records(raw):
-        if isinstance(record, dict) and record.get("kind") == "figure":
-            collect_figure(rel, record, where, result)
-            continue
-        if isinstance(record, dict) and record.get("kind") == "value":
-            collect_value(rel, record, where, result)
-            continue
-        ok = (
-            isinstance(record, dict)
-            and isinstance(record.get("name"), str)
-            and isinstance(record.get("columns"), list)
-            and isinstance(record.get("rows"), list)
+        kind = record.get("kind") if isinstance(record, dict) else None
+        if kind == "figure":
+            message = _collect_figure(rel, record, result)
+        elif kind == "value":
+            message = _collect_value(rel, record, result)
+        else:
+            message = _collect_table(rel, stem, record, result)
+        if message:
+            result.problems.append(Problem(*where, message))
+
+
+def _collect_table(rel: str, stem: str, record, result) -> str:
+    if not (
+        isinstance(record, dict)
+        and isinstance(record.get("name"), str)
+        and isinstance(record.get("columns"), list)
+        and isinstance(record.get("rows"), list)
+    ):
+        return (
+            f"{rel} wrote a table record the engine cannot read: "
+            f"{str(record)[:80]!r}"
         )
-        if not ok:
-            result.problems.append(
-                Problem(
-                    where[0],
-                    where[1],
-                    f"{rel} wrote a table record the engine cannot read: "
-                    f"{str(record)[:80]!r}",
-                )
-            )
-            continue
-        table_id = f"{stem}.{record['name']}"
-        cells = len(record["columns"]) * (len(record["rows"]) + 1)
-        most = _limit(TABLE_CELLS_ENV, 2000)
-        if cells > most:
-            result.problems.append(
-                Problem(
-                    where[0],
-                    where[1],
-                    f"{rel} published table {record['name']!r} with "
-                    f"{cells} cells; a page table holds at most {most} "
-                    f"(publish fewer rows, or set {TABLE_CELLS_ENV})",
-                )
-            )
-            continue
-        if table_id in result.tables:
-            result.problems.append(
-                Problem(
-                    where[0],
-                    where[1],
-                    f"{rel} published table {record['name']!r} twice; "
-                    f"table names must be unique per snippet",
-                )
-            )
-            continue
-        result.tables[table_id] = {
-            "columns": [str(c) for c in record["columns"]],
-            "rows": [[str(c) for c in row] for row in record["rows"]],
-        }
+    name = record["name"]
+    cells = len(record["columns"]) * (len(record["rows"]) + 1)
+    most = _limit(TABLE_CELLS_ENV, 2000)
+    if cells > most:
+        return (
+            f"{rel} published table {name!r} with {cells} cells; a page "
+            f"table holds at most {most} (publish fewer rows, or set "
+            f"{TABLE_CELLS_ENV})"
+        )
+    if f"{stem}.{name}" in result.tables:
+        return (
+            f"{rel} published table {name!r} twice; table names must be "
+            "unique per snippet"
+        )
+    result.tables[f"{stem}.{name}"] = {
+        "columns": [str(c) for c in record["columns"]],
+        "rows": [[str(c) for c in row] for row in record["rows"]],
+    }
+    return ""
 
 
-def collect_figure(rel: str, record: dict, where, result) -> None:
+def _collect_figure(rel: str, record: dict, result) -> str:
     """A figure a run published (``mha_ref.publish_figure``)."""
     name, alt, svg = record.get("name"), record.get("alt"), record.get("svg")
     figure_id = f"{Path(rel).stem}.{name}"
-
-    def problem(message):
-        result.problems.append(Problem(where[0], where[1], message))
-
+    most = _limit(FIGURE_KB_ENV, 2048)
     if not isinstance(name, str) or not isinstance(svg, str):
-        problem(f"{rel} wrote a figure record the engine cannot read")
-    elif not svg.lstrip().startswith(("<?xml", "<svg")):
-        problem(f"{rel}: figure {name!r} is not SVG")
-    elif not isinstance(alt, str) or not alt.strip():
-        problem(
+        return f"{rel} wrote a figure record the engine cannot read"
+    if not svg.lstrip().startswith(("<?xml", "<svg")):
+        return f"{rel}: figure {name!r} is not SVG"
+    if not isinstance(alt, str) or not alt.strip():
+        return (
             f"{rel}: figure {name!r} has no alt text; pass "
             "publish_figure(name, fig, alt='what the figure shows')"
         )
-    elif figure_id in result.figures:
-        problem(f"{rel} published figure {name!r} twice")
-    elif len(svg.encode()) > _limit(FIGURE_KB_ENV, 2048) << 10:
-        problem(
+    if figure_id in result.figures:
+        return f"{rel} published figure {name!r} twice"
+    if len(svg.encode()) > most << 10:
+        return (
             f"{rel}: figure {name!r} is {len(svg.encode()) >> 10} KiB; a "
-            f"figure is at most {_limit(FIGURE_KB_ENV, 2048)} KiB (fewer "
-            f"points, a raster for dense data, or set {FIGURE_KB_ENV})"
+            f"figure is at most {most} KiB (fewer points, a raster for "
+            f"dense data, or set {FIGURE_KB_ENV})"
         )
-    else:
-        try:
-            svg, _ = sanitise(svg)
-        except UnsafeSvg as exc:
-            problem(f"{rel}: figure {name!r} cannot be published: {exc}")
-            return
-        result.figures[figure_id] = {"alt": alt.strip(), "svg": svg}
+    try:
+        svg, _ = sanitise(svg)
+    except UnsafeSvg as exc:
+        return f"{rel}: figure {name!r} cannot be published: {exc}"
+    result.figures[figure_id] = {"alt": alt.strip(), "svg": svg}
+    return ""
+
+
+def _collect_value(rel: str, record: dict, result) -> str:
+    """One ``publish_value`` figure: ``<snippet stem>.<name>`` -> text."""
+    name, text = record.get("name"), record.get("text")
+    value_id = f"{Path(rel).stem}.{name}"
+    if not isinstance(name, str) or not isinstance(text, str):
+        return f"{rel} wrote a value record the engine cannot read"
+    if value_id in result.values:
+        return f"{rel} published value {name!r} twice"
+    result.values[value_id] = text
+    return ""
 
 
 def check_table_calls(slides, result) -> None:
     """Every literal ``table(id, hide=col)`` call names a real table, and
-    every ``figure(id)`` call a figure a snippet published."""
-    failed_stems = {Path(rel).stem for rel in result.failed}
-    known = sorted(result.tables)
+    every ``figure(id)`` call a figure a snippet published (a call whose
+    snippet failed is left out: that is reported)."""
+    failed = {Path(rel).stem for rel in result.failed}
     for slide in slides:
         for call in slide.figures:
             if call.figure_id in result.figures:
                 continue
-            if call.figure_id.split(".")[0] in failed_stems:
-                continue  # its snippet failed; that is reported
-            listing = ", ".join(sorted(result.figures)) or "none"
-            result.problems.append(
-                Problem(
-                    slide.path,
-                    call.line,
-                    f"figure({call.figure_id!r}): no snippet published this "
-                    f"figure; known figures: {listing}",
-                    kind="table",
+            if call.figure_id.split(".")[0] not in failed:
+                listing = ", ".join(sorted(result.figures)) or "none"
+                message = (
+                    f"figure({call.figure_id!r}): no snippet published "
+                    f"this figure; known figures: {listing}"
                 )
-            )
+                result.problems.append(
+                    Problem(slide.path, call.line, message, kind="table")
+                )
         for call in slide.tables:
             table = result.tables.get(call.table_id)
-            if table is None:
-                if call.table_id.split(".")[0] in failed_stems:
-                    continue  # its snippet failed; that is reported
-                result.problems.append(
-                    Problem(
-                        slide.path,
-                        call.line,
-                        unknown_table_message(call.table_id, known),
-                        kind="table",
-                    )
+            if table is None and call.table_id.split(".")[0] not in failed:
+                message = unknown_table_message(
+                    call.table_id, sorted(result.tables)
                 )
-            elif call.hide is not None and call.hide not in table["columns"]:
-                result.problems.append(
-                    Problem(
-                        slide.path,
-                        call.line,
-                        unknown_column_message(
-                            call.table_id, call.hide, table["columns"]
-                        ),
-                        kind="table",
-                    )
+            elif (
+                table is not None
+                and call.hide is not None
+                and call.hide not in table["columns"]
+            ):
+                message = unknown_column_message(
+                    call.table_id, call.hide, table["columns"]
                 )
+            else:
+                continue
+            result.problems.append(
+                Problem(slide.path, call.line, message, kind="table")
+            )
 
 
 def unknown_table_message(table_id: str, known) -> str:
@@ -237,46 +229,25 @@ def unknown_column_message(table_id: str, hide: str, columns) -> str:
     )
 
 
-def collect_value(rel: str, record: dict, where, result) -> None:
-    """One ``publish_value`` figure: ``<snippet stem>.<name>`` -> text."""
-    name, text = record.get("name"), record.get("text")
-    value_id = f"{Path(rel).stem}.{name}"
-    if not isinstance(name, str) or not isinstance(text, str):
-        message = f"{rel} wrote a value record the engine cannot read"
-    elif value_id in result.values:
-        message = f"{rel} published value {name!r} twice"
-    else:
-        result.values[value_id] = text
-        return
-    result.problems.append(Problem(where[0], where[1], message))
-
-
-_VALUE_CALL = re.compile(
-    r"""\{\{-?\s*value\(\s*(["'])(?P<id>[^"']+)\1\s*\)\s*-?\}\}"""
-)
-
-
 def check_value_calls(slides, result) -> None:
     """Every literal ``{{ value("id") }}`` names a published value."""
-    failed_stems = {Path(rel).stem for rel in result.failed}
+    failed = {Path(rel).stem for rel in result.failed}
     known = ", ".join(sorted(result.values)) or "none"
     for slide in slides:
         for i, line in enumerate(slide.lines, 1):
-            for match in _VALUE_CALL.finditer(line):
+            for match in VALUE_CALL.finditer(line):
                 value_id = match.group("id")
                 if value_id in result.values:
                     continue
-                if value_id.split(".")[0] in failed_stems:
+                if value_id.split(".")[0] in failed:
                     continue  # its snippet failed; that is reported
+                message = (
+                    f"value({value_id!r}): no snippet published this "
+                    f"value (mha_ref.tables.publish_value); known "
+                    f"values: {known}"
+                )
                 result.problems.append(
-                    Problem(
-                        slide.path,
-                        i,
-                        f"value({value_id!r}): no snippet published this "
-                        f"value (mha_ref.tables.publish_value); known "
-                        f"values: {known}",
-                        kind="table",
-                    )
+                    Problem(slide.path, i, message, kind="table")
                 )
 
 
@@ -290,9 +261,8 @@ _PAIR = re.compile(
 
 
 def _number(text: str) -> float | None:
-    text = text.strip().replace(",", "")
     try:
-        return float(text)
+        return float(text.strip().replace(",", ""))
     except ValueError:
         return None
 
@@ -310,13 +280,11 @@ def _label(column: str) -> str:
 def table_output_conflicts(rel: str, stdout: str, tables: dict) -> list:
     """Where a table contradicts the same run's printed output.
 
-    The rule: a printed line speaks about a table row when it gives the
-    row's first column by label (``h= 8`` for a row whose ``h`` is 8);
-    every other number that line gives by a column's label
-    (``params=1,048,576``) must equal that row's cell, as a number.
-    Tables richer than the output, or output richer than the table,
-    are fine; two figures for the same thing from one run are not.
-    Returns ``(table id, row, column, cell, printed line)`` tuples.
+    A printed line speaks about a table row when it gives the row's first
+    column by label (``h= 8`` for a row whose ``h`` is 8); every other
+    number that line gives by a column's label (``params=1,048,576``)
+    must equal that row's cell, as a number. Returns ``(table id, row,
+    column, cell, printed line)`` tuples.
     """
     pairs = []
     for line in stdout.splitlines():
@@ -333,16 +301,13 @@ def table_output_conflicts(rel: str, stdout: str, tables: dict) -> list:
             continue
         for row in table["rows"]:
             key = _number(row[0])
-            if key is None:
-                continue
             for line, found in pairs:
-                if found.get(labels[0]) != key:
+                if key is None or found.get(labels[0]) != key:
                     continue
                 for label, column, cell in zip(
                     labels[1:], table["columns"][1:], row[1:], strict=True
                 ):
-                    printed = found.get(label)
-                    value = _number(cell)
+                    printed, value = found.get(label), _number(cell)
                     if None not in (printed, value) and printed != value:
                         conflicts.append((table_id, row, column, cell, line))
     return conflicts
