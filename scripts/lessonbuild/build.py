@@ -89,7 +89,6 @@ class Build:
         self.trigger: Path | None = None  # touched to ask for a rebuild
         self.config = None
         self.homework: notebooks.Homework | None = None
-        self.converting: notebooks.Converting | None = None
         self.math: MathRenderer | None = None
         self.lock: BuildLock | None = None  # one build of a site at a time
         self.live = None  # serve: live code's endpoint (liveserve.py)
@@ -296,39 +295,17 @@ class Build:
 
     def plan(self, config, files) -> None:
         """Under ``serve --dirty``, which pages this rebuild renders
-        (``rebuild.Rebuild.plan``); then the notebooks it renders convert
-        in the background while the slides render
-        (``notebooks.Converting``)."""
-        self._end_converting()
-        rendered = None
+        (``rebuild.Rebuild.plan``)."""
         if self.rebuild is not None:
             pending = set()  # homework notebooks still being written
             if self.homework is not None:
                 pending = set(self.homework.uris) - set(self.homework.written)
-            rendered = self.rebuild.plan(self, config, files, pending)
-        if self.deck is None or self.failure:
-            return
-        made = [notebooks.DECK_NOTEBOOK]
-        if self.homework is not None:
-            made += self.homework.written
-        if rendered is not None:
-            made = [uri for uri in made if uri in rendered]
-        if made:
-            self.converting = notebooks.Converting(config, files, made)
-
-    def _end_converting(self) -> None:
-        converting, self.converting = self.converting, None
-        if converting is not None:
-            converting.wait()
+            self.rebuild.plan(self, config, files, pending)
 
     def pre_page(self, page) -> None:
-        """Before mkdocs-jupyter reads a notebook: it is written, and its
-        conversion in the background has ended."""
-        uri = page.file.src_uri
-        if self.homework is not None and uri in self.homework.uris:
+        """Before mkdocs-jupyter reads a notebook: it is written."""
+        if self.homework is not None and page.file.src_uri in self.homework.uris:
             self._wait_for_homework()
-        if self.converting is not None and uri in self.converting.uris:
-            self._end_converting()
 
     def _wait_for_homework(self) -> None:
         """Wait for the homework run; its problems fail the build."""
@@ -471,7 +448,6 @@ class Build:
     def finish(self, config) -> None:
         # Normally waited for by its page; a build without that page
         # (mkdocs-jupyter not configured) still ends only when it has.
-        self._end_converting()
         self._wait_for_homework()
         self.homework = None
         self._judge_second_runs()
@@ -546,7 +522,6 @@ class Build:
     def shutdown(self) -> None:
         if self.live is not None:
             self.live.live.close()
-        self._end_converting()
         self.cancel_homework()
         self.close_pool()
 
@@ -579,7 +554,6 @@ class Build:
         """``on_build_error``: stop what runs, leave no half site."""
         if self.rebuild is not None:
             self.rebuild.forget()  # the site may be half written
-        self._end_converting()
         self._close_math()
         self.cancel_homework()
         if not self.serving:

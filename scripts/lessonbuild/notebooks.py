@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +31,13 @@ __all__ = ["NotebookExecutionError", "execute", "to_ipynb"]
 KERNEL = "python3"
 #: Every notebook runs on the build's own python3 kernel.
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": KERNEL}
+#: No history file; torch starts from a random seed, as in a snippet's
+#: run, so a notebook that forgets to seed prints different numbers on
+#: its two runs (``_disagreement``).
+KERNEL_ARGS = [
+    "--HistoryManager.hist_file=:memory:",
+    "--IPKernelApp.exec_lines=import torch as _t; _t.seed(); del _t",
+]
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # `# --8<-- [start:show]`: where a slide's include begins, noise in a cell.
 _SECTION_MARK = re.compile(r"^\s*#\s*-+8<-+\s*\[(?:start|end):[^\]]*\]\s*$")
@@ -287,17 +293,16 @@ def execute(
     source: Path | str | None = None,
     cwd: Path | str | None = None,
     allow_errors: bool = False,
-    km=None,
 ) -> nbformat.NotebookNode:
-    """Run every cell of ``nb`` in place and return it.
+    """Run every cell of ``nb`` in place, on a fresh python3 kernel, and
+    return it.
 
     ``source`` (the ``.py`` it came from) lets an error name the file and
     line; ``cwd`` is the kernel's working directory (default: the
     source's folder, else the current one). With ``allow_errors`` every
     cell runs and errors stay in the outputs (the homework tests read
     them); otherwise the first error raises
-    :class:`NotebookExecutionError`. ``km``: a kernel already started
-    (``forked_kernel``); by default a fresh one is started and stopped.
+    :class:`NotebookExecutionError`.
     """
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -306,10 +311,11 @@ def execute(
         cwd = Path(source).parent if source is not None else Path.cwd()
     client = NotebookClient(
         nb,
-        km=km,
         timeout=timeout,
+        startup_timeout=timeout,
         kernel_name=KERNEL,
         allow_errors=allow_errors,
+        extra_arguments=KERNEL_ARGS,
         record_timing=False,  # timestamps would make every build differ
         # One output per stream and cell, not one per flush: where the
         # kernel's flushes fall depends on timing, and the file must not.
@@ -321,152 +327,6 @@ def execute(
     except CellExecutionError as error:
         raise NotebookExecutionError(_describe(nb, error, source)) from None
     return nb
-
-
-def forked_kernel(cwd: Path | str):
-    """A python3 kernel forked from this process, already started.
-
-    What ``python -m ipykernel_launcher -f CONNECTION_FILE`` would be,
-    but inheriting every module this process imported: in a fork of the
-    snippet engine's server, the homework's ``import torch`` (and
-    matplotlib, sympy, torch._dynamo) costs nothing, where a fresh
-    kernel spent 9 of its 12 CPU-seconds importing them again. Call it
-    before anything starts a thread (nbclient, zmq): a fork copies only
-    the calling thread. Returns an ``AsyncKernelManager`` that does not
-    own a subprocess: ``execute(nb, ..., km=km)``, then
-    ``stop_forked_kernel(km)``.
-    """
-    import tempfile
-
-    from jupyter_client.connect import write_connection_file
-
-    # ipc, not tcp: no port to race for, nothing listening on the network.
-    folder = tempfile.mkdtemp(prefix="kernel-")
-    connection_file, _ = write_connection_file(
-        os.path.join(folder, "kernel.json"),
-        transport="ipc",
-        ip=os.path.join(folder, "ipc"),
-    )
-    pid = os.fork()
-    if pid == 0:
-        _run_kernel(connection_file, cwd)  # never returns
-    from jupyter_client.manager import AsyncKernelManager
-    from jupyter_client.provisioning import LocalProvisioner
-
-    km = AsyncKernelManager(
-        connection_file=connection_file, kernel_name=KERNEL
-    )
-    km.load_connection_file()
-    # jupyter_client manages a kernel through its provisioner's process:
-    # ours is the fork, in its own process group (an interrupt reaches
-    # the kernel, not this process).
-    provisioner = LocalProvisioner(
-        kernel_id=os.path.basename(folder),
-        kernel_spec=km.kernel_spec,
-        parent=km,
-    )
-    provisioner.process = _Forked(pid)
-    provisioner.pid = provisioner.pgid = pid
-    km.provisioner = provisioner
-    # Kept for stop_forked_kernel: the shutdown clears the provisioner.
-    km._lessonbuild_kernel = (provisioner.process, folder)
-    return km
-
-
-def stop_forked_kernel(km) -> None:
-    """Shut the kernel down (politely, then killed) and remove its files."""
-    import shutil
-
-    from jupyter_client.utils import run_sync
-
-    process, folder = km._lessonbuild_kernel
-    try:
-        run_sync(km.shutdown_kernel)(now=False)
-    finally:
-        process.kill()  # if it did not exit when asked
-        process.wait()
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _run_kernel(connection_file: str, cwd) -> None:
-    """The forked child: become the kernel, then exit."""
-    code = 1
-    try:
-        from .engine.server import _die_with_parent
-
-        os.setpgid(0, 0)
-        _die_with_parent()  # never outlives the run that started it
-        os.dup2(2, 1)  # the job's stdout carries its answer, nothing else
-        os.chdir(cwd)
-        # As a kernel manager starts one: its parent named, inline figures.
-        os.environ["JPY_PARENT_PID"] = str(os.getppid())
-        backend = "module://matplotlib_inline.backend_inline"
-        os.environ["MPLBACKEND"] = backend
-        matplotlib = sys.modules.get("matplotlib")
-        if matplotlib is not None:  # imported before the variable was set
-            matplotlib.rcParams["backend"] = backend
-        torch = sys.modules.get("torch")
-        if torch is not None:  # each kernel its own random start
-            torch.default_generator.seed()
-        sys.argv = [
-            "ipykernel_launcher",
-            "-f",
-            connection_file,
-            "--HistoryManager.hist_file=:memory:",
-        ]
-        import runpy
-
-        runpy.run_module(
-            "ipykernel_launcher", run_name="__main__", alter_sys=True
-        )
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()
-    finally:
-        os._exit(code)
-
-
-class _Forked:
-    """The part of ``subprocess.Popen`` jupyter_client uses, for a fork."""
-
-    stdin = stdout = stderr = None
-
-    def __init__(self, pid: int):
-        self.pid = pid
-        self.returncode: int | None = None
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            try:
-                done, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:
-                done, status = self.pid, 0
-            if done:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def wait(self, timeout=None) -> int:
-        if self.returncode is None:
-            try:
-                _, status = os.waitpid(self.pid, 0)
-            except ChildProcessError:
-                status = 0
-            self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def send_signal(self, signum: int) -> None:
-        if self.poll() is None:
-            os.kill(self.pid, signum)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
 
 
 def _describe(nb, error: CellExecutionError, source) -> str:
@@ -889,17 +749,14 @@ def _run(rel: str) -> tuple[str | None, list]:
 
     root = Path.cwd()
     nb = to_ipynb(root / rel)
-    km = forked_kernel(root)
     try:
-        execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=root, km=km)
+        execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=root)
     except NotebookExecutionError as exc:
         head, _, rest = str(exc).partition(": ")
         path, _, line = head.partition(":")
         if line.isdigit():
             return None, [[path, int(line), rest]]
         return None, [[rel, 1, str(exc)]]
-    finally:
-        stop_forked_kernel(km)
     return nbformat.writes(nb), []
 
 
@@ -909,13 +766,18 @@ def _main(argv: list[str]) -> int:
     notebook, ``[rel, notebook text or null, problems]``; the build
     writes the files (the repository is read-only to the job).
     """
+    # The answers get the job's stdout; the kernels' own output goes to
+    # its stderr, with their inline figures.
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
     for rel in argv:
         text, problems = _run(rel)
         if text is not None and not problems:  # checked like a snippet
             again, problems = _run(rel)
             if again is not None and not problems:
                 problems = _disagreement(rel, text, again)
-        print(json.dumps([rel, text, problems]), flush=True)
+        print(json.dumps([rel, text, problems]), file=answers, flush=True)
     return 0
 
 
@@ -951,116 +813,6 @@ def _disagreement(rel: str, first: str, second: str) -> list:
                 ]
             ]
     return []
-
-
-class Converting:
-    """mkdocs-jupyter's conversion of notebooks already written, done in a
-    forked child while MkDocs renders the slides.
-
-    The deck notebook is a megabyte of HTML to convert (1.2 s of a clean
-    build, run by the build process itself, one page after another). A
-    fork of the build process (mkdocs-jupyter and nbconvert imported)
-    renders those pages with mkdocs-jupyter's own code, on the other
-    core, and its cache keeps the result: when MkDocs reaches the page,
-    ``wait`` has let the child finish, and mkdocs-jupyter reads its
-    cache instead of converting. The pages are what mkdocs-jupyter
-    would make (its code, its cache); a child that fails or takes too
-    long only means the page is converted as before.
-    """
-
-    #: Seconds ``wait`` gives the child before killing it.
-    LIMIT = 60.0
-
-    def __init__(self, config, files, uris, then=None):
-        """``then``: called (from a thread) once the child has ended;
-        for pages ``mkdocs serve`` renders in a later rebuild."""
-        import threading
-
-        self.uris = set()
-        self.pid: int | None = None
-        self._lock = threading.Lock()  # one waitpid, whoever waits
-        jupyter = config.plugins.get("mkdocs-jupyter")
-        if jupyter is None or not jupyter.config.get("cache"):
-            return
-        targets = [files.get_file_from_path(uri) for uri in uris]
-        targets = [file for file in targets if file is not None]
-        if not targets:
-            return
-        self.uris = {file.src_uri for file in targets}
-        pid = os.fork()
-        if pid == 0:
-            _convert_and_exit(jupyter, config, files, targets)
-        self.pid = pid
-        if then is not None:
-            threading.Thread(
-                target=lambda: (self.wait(), then()), daemon=True
-            ).start()
-
-    def wait(self) -> None:
-        """Let the child finish (bounded); after this the cache is whole."""
-        import time
-
-        with self._lock:
-            pid, self.pid = self.pid, None
-            if pid is None:
-                return
-            deadline = time.monotonic() + self.LIMIT
-            while time.monotonic() < deadline:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    return
-                time.sleep(0.01)
-            os.kill(pid, signal.SIGKILL)  # the page is converted as before
-            os.waitpid(pid, 0)
-
-
-def conversion_cached(config, file) -> bool:
-    """Whether mkdocs-jupyter holds this notebook page's conversion (its
-    cache, keyed by the notebook's bytes and its options), so that
-    rendering it is a read; True for a page that is no notebook."""
-    jupyter = config.plugins.get("mkdocs-jupyter")
-    if jupyter is None or not jupyter.should_include(file):
-        return True
-    options = jupyter.config
-    if not options.get("cache") or options.get("execute_ignore"):
-        return False
-    from mkdocs_jupyter.plugin import _compute_cache_key, _get_cache_path
-
-    key = _compute_cache_key(file.abs_src_path, options, options["execute"])
-    return _get_cache_path(options["cache_dir"], key).exists()
-
-
-def keep_conversions(config, files, uris) -> None:
-    """Tell mkdocs-jupyter that these notebook pages, not rendered by
-    this build (``mkdocs serve --dirty``), still use their conversion:
-    its ``on_post_build`` deletes every cached conversion no page used."""
-    jupyter = config.plugins.get("mkdocs-jupyter")
-    if jupyter is None:
-        return
-    for uri in uris:
-        file = files.get_file_from_path(uri)
-        if file is not None and file.page is not None:
-            if jupyter.should_include(file):
-                jupyter.on_pre_page(file.page, config=config, files=files)
-
-
-def _convert_and_exit(jupyter, config, files, targets) -> None:
-    """The forked child: mkdocs-jupyter renders each page (writing its
-    cache), then the child exits without running the parent's exit
-    handlers or flushing its buffers."""
-    from mkdocs.structure.pages import Page
-
-    code = 1
-    try:
-        for file in targets:
-            page = Page(None, file, config)
-            page = jupyter.on_pre_page(page, config=config, files=files)
-            page.render(config, files)
-        code = 0
-    except BaseException:
-        pass
-    finally:
-        os._exit(code)
 
 
 def _write_if_changed(path: Path, text: str) -> None:
