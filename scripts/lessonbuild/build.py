@@ -378,8 +378,8 @@ class Build:
             return slide.path, slide.text
         homework = notebooks.HOMEWORK.get(uri)
         if homework and self.deck is not None:
-            source = self.deck.root / homework[0]
-            return homework[0], source.read_text(encoding="utf-8")
+            source = self.deck.root / homework
+            return homework, source.read_text(encoding="utf-8")
         if uri == notebooks.DECK_NOTEBOOK:
             return (notebooks.OUT_DIR / uri).as_posix(), ""
         return f"{Path(config.docs_dir).name}/{uri}", ""

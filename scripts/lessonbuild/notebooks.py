@@ -28,22 +28,18 @@ from .atomic import write_atomic
 OUT_DIR = Path(".cache") / "notebooks"
 #: The deck as a notebook, and the homework (starter, then solutions).
 DECK_NOTEBOOK = "notebooks/lesson-81.ipynb"
+# Solutions come after every task (the nav's order): the page after a
+# task is the next task, never its answers.
 HOMEWORK = {
-    # The project's notebooks write the student's my_mha.py beside them:
-    # not executed by the build (its kernel sees a read-only repository).
-    # Solutions come after every task (the nav's order): the page after
-    # a task is the next task, never its answers.
-    "notebooks/project.ipynb": ("notebooks/project.py", False),
-    "notebooks/homework.ipynb": ("notebooks/homework.py", False),
-    "notebooks/project-solutions.ipynb": (
-        "notebooks/project_solutions.py",
-        False,
-    ),
-    "notebooks/homework-solutions.ipynb": (
-        "notebooks/homework_solutions.py",
-        True,
-    ),
+    "notebooks/project.ipynb": "notebooks/project.py",
+    "notebooks/homework.ipynb": "notebooks/homework.py",
+    "notebooks/project-solutions.ipynb": "notebooks/project_solutions.py",
+    "notebooks/homework-solutions.ipynb": "notebooks/homework_solutions.py",
 }
+#: What the build executes. Not the project's notebooks: they write the
+#: student's my_mha.py beside them, and the kernel's repository is
+#: read-only.
+EXECUTED = ("notebooks/homework_solutions.py",)
 EXECUTE_TIMEOUT = 300
 #: Kept out of the search index: the deck notebook repeats every slide's
 #: code, and the solutions are answers (search finds lessons, not those).
@@ -88,7 +84,7 @@ def to_ipynb(py_path: Path | str):
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     root = path.resolve().parent.parent
     at = 1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0
-    offered = {Path(src).name: uri for uri, (src, _) in HOMEWORK.items()}
+    offered = {Path(src).name: uri for uri, src in HOMEWORK.items()}
     if at and path.name in offered:  # a notebook the site offers
         nb.cells[0].source += "\n\n" + download_line(offered[path.name])
     nb.cells.insert(at, nbformat.from_dict(setup_cell(root / "mha_ref")))
@@ -558,7 +554,6 @@ class Homework:
     def __init__(self, root: Path, cache_key: str, pool):
         import hashlib
 
-        from .engine.preload import preload_plan
         from .engine.runner import Module
 
         self.root = Path(root)
@@ -566,8 +561,7 @@ class Homework:
         self.problems: list = []
         self._jobs: dict[str, tuple[str, str]] = {}  # rel -> (uri, key)
         self._started = None
-        sources = []  # of the notebooks to run
-        for uri, (rel, run) in HOMEWORK.items():
+        for uri, rel in HOMEWORK.items():
             source = self.root / rel
             if not source.is_file():
                 continue
@@ -579,16 +573,14 @@ class Homework:
             if stamp.is_file() and target.is_file():
                 if stamp.read_text() == key:
                     continue
-            if run:
+            if rel in EXECUTED:
                 self._jobs[rel] = (uri, key)
-                sources.append(text)
             else:
                 self._save(uri, to_ipynb(source), key)
         if self._jobs:
             self._started = pool.start(
                 [Module(__name__, tuple(self._jobs))],
                 timeout=EXECUTE_TIMEOUT,
-                preload=preload_plan(sources),
                 key=cache_key,
             )
 
