@@ -133,8 +133,8 @@ def test_a_failing_cell_names_the_file_and_line(tmp_path):
 
 @pytest.fixture
 def pool(tmp_path, monkeypatch):
-    """The snippet engine's fork servers, as the plugin holds them, their
-    temporary folders under tmp_path/tmp."""
+    """The snippet engine's fork servers, as the plugin holds them; the
+    kernels' temporary folders go under tmp_path/tmp (see below)."""
     from lessonbuild.engine.runner import Pool
 
     (tmp_path / "tmp").mkdir()
@@ -153,9 +153,10 @@ def _lesson(pool, text: str) -> Path:
     return root
 
 
-def test_build_homework_reports_the_failing_line(pool):
+def test_build_homework_reports_the_failing_line(pool, tmp_path):
     """The build's homework run names the solutions file and line of a
-    failing cell, and writes no executed notebook for it."""
+    failing cell, writes no executed notebook for it, and leaves no
+    kernel files behind."""
     root = _lesson(
         pool, "# %%\nx = 1\n\n# %%\ny = 2\nraise ValueError('boom')\n"
     )
@@ -167,6 +168,7 @@ def test_build_homework_reports_the_failing_line(pool):
     assert "raised ValueError: boom" in problems[0].message
     assert (root / OUT_DIR / "notebooks" / "homework.ipynb").is_file()
     assert not (root / OUT_DIR / "notebooks/homework-solutions.ipynb").exists()
+    assert list((tmp_path / "tmp").glob("kernel-*")) == []
 
 
 def test_build_homework_whose_kernel_dies_is_a_problem_not_a_crash(pool):
@@ -181,9 +183,9 @@ def test_build_homework_whose_kernel_dies_is_a_problem_not_a_crash(pool):
 
 
 def test_build_homework_runs_sandboxed_with_inline_figures(pool):
-    """The kernel runs inside the job's sandbox: the repository is
-    read-only to it. Figures show inline, as in a kernel Jupyter
-    started."""
+    """The kernel (a fork of the job, which inherited the fork server's
+    imports) runs inside the job's sandbox: the repository is read-only
+    to it. Figures show inline, as in a kernel Jupyter started."""
     root = _lesson(
         pool,
         "# %%\ntry:\n    open('written.txt', 'w')\n"
