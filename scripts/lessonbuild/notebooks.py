@@ -694,32 +694,26 @@ def _forked_kernel():
         connection_file=connection_file, kernel_name=KERNEL
     )
     km.load_connection_file()
-    # The fork, in its own process group, as the provisioner's process.
     provisioner = LocalProvisioner(
         kernel_id=os.path.basename(folder),
         kernel_spec=km.kernel_spec,
         parent=km,
     )
     provisioner.process = _Forked(pid)
-    provisioner.pid = provisioner.pgid = pid
     km.provisioner = provisioner
-    km.lesson_kernel = (provisioner.process, folder)  # shutdown clears it
+    km.lesson_kernel = (provisioner.process, folder)
     return km
 
 
 def _stop_kernel(km) -> None:
-    """Shut the kernel down (politely, then killed) and remove its files."""
+    """Kill the kernel (its notebook has run) and remove its files."""
     import shutil
 
-    from jupyter_client.utils import run_sync
-
     process, folder = km.lesson_kernel
-    try:
-        run_sync(km.shutdown_kernel)(now=False)
-    finally:
-        process.kill()  # if it did not exit when asked
-        process.wait()
-        shutil.rmtree(folder, ignore_errors=True)
+    if process.poll() is None:
+        os.kill(process.pid, signal.SIGKILL)
+        os.waitpid(process.pid, 0)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run_kernel(connection_file: str) -> None:
@@ -729,7 +723,6 @@ def _run_kernel(connection_file: str) -> None:
 
     code = 1
     try:
-        os.setpgid(0, 0)
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         # As a kernel manager starts one: its parent named, and inline
         # figures (matplotlib was imported before _main set its backend).
@@ -753,39 +746,19 @@ def _run_kernel(connection_file: str) -> None:
 
 
 class _Forked:
-    """What jupyter_client uses of a ``subprocess.Popen``, for a fork."""
-
-    stdin = stdout = stderr = None
+    """The fork as the provisioner's process: jupyter_client polls it to
+    tell whether the kernel is alive."""
 
     def __init__(self, pid: int):
         self.pid = pid
         self.returncode: int | None = None
 
-    def _reap(self, flags: int) -> int | None:
+    def poll(self) -> int | None:
         if self.returncode is None:
-            try:
-                done, status = os.waitpid(self.pid, flags)
-            except ChildProcessError:
-                done, status = self.pid, 0
+            done, status = os.waitpid(self.pid, os.WNOHANG)
             if done:
                 self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
-
-    def poll(self) -> int | None:
-        return self._reap(os.WNOHANG)
-
-    def wait(self, timeout=None) -> int:
-        return self._reap(0)
-
-    def send_signal(self, signum: int) -> None:
-        if self.poll() is None:
-            os.kill(self.pid, signum)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
 
 
 def _disagreement(rel: str, first: str, second: str) -> list:
