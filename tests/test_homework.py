@@ -182,21 +182,23 @@ def test_build_homework_whose_kernel_dies_is_a_problem_not_a_crash(pool):
     assert not (root / OUT_DIR / "notebooks/homework-solutions.ipynb").exists()
 
 
-def test_build_homework_runs_on_a_kernel_forked_from_the_engine(pool):
-    """The kernel inherits the fork server's imports: torch is loaded
-    before the notebook imports it (no fresh interpreter to pay for)."""
+def test_build_homework_runs_sandboxed_with_inline_figures(pool):
+    """The kernel (a fork of the job, which inherited the fork server's
+    imports) runs inside the job's sandbox: the repository is read-only
+    to it. Figures show inline, as in a kernel Jupyter started."""
     root = _lesson(
         pool,
-        "# %%\nimport sys\nprint('torch' in sys.modules)\n\n"
+        "# %%\ntry:\n    open('written.txt', 'w')\n"
+        "except OSError as exc:\n    print(exc.strerror)\n\n"
         "# %%\nimport matplotlib.pyplot as plt\n"
         "plt.plot([0, 1])\nplt.show()\n",
     )
     assert Homework(root, "key", pool).wait() == []
+    assert not (root / "written.txt").exists()
     written = root / OUT_DIR / "notebooks" / "homework-solutions.ipynb"
     nb = nbformat.read(written, as_version=4)
     # Cell 0 is the setup cell that carries mha_ref.
-    assert nb.cells[1].outputs[0].text == "True\n"
-    # Figures show inline, as in a kernel Jupyter started.
+    assert nb.cells[1].outputs[0].text == "Read-only file system\n"
     assert "image/png" in nb.cells[2].outputs[0].data
 
 

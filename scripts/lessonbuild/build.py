@@ -1,43 +1,23 @@
 """One lesson build: deck -> checks -> pages -> site, and what it owns.
 
-``plugin.LessonPlugin``'s hooks each hand off to one method here, in the
-order MkDocs calls them:
-
-0. ``prestart`` (``load_config``): while MkDocs loads the other plugins,
-   the engine's seed-0 fork server starts importing torch, if a snippet
-   will run.
-1. ``start`` (``on_config``): read the deck once (``deck.read_deck``),
-   run the snippet engine on it, validate and render every exercise, and
-   build the nav from the slides' front matter. Every problem of all
-   three is reported together and the build stops before a page is read,
-   leaving no site folder behind. Then the homework notebooks start
-   (``notebooks.Homework``, waited for in ``pre_page``) while the pages
-   render.
-2. ``add_files`` and ``plan`` (``on_files``, ``on_nav``): the figures and
-   notebooks the build makes; under ``mkdocs serve --dirty``, which
-   pages this rebuild renders (``rebuild.py``).
-3. ``source`` (``on_page_read_source``): MkDocs renders the text the deck
-   read and the engine checked, never a second read of the file, so what
-   is published is what was checked.
-4. ``page_content`` (``on_page_content``): the placeholders become the
-   exercise widgets, code and notes are kept out of the search index,
-   and every formula is checked.
-5. ``page_context`` (last): keep each page's final content, then typeset
-   its math; ``finish`` (``on_post_build``) judges the snippets' second
-   runs (a build renders its pages while they run; a disagreement fails
-   the build), then writes the reveal.js deck ``present.html``.
-6. ``error`` (``on_build_error``): a failed build leaves no site folder
-   that looks finished.
+``plugin.LessonPlugin``'s hooks each call one method here, in the order
+MkDocs calls them: ``prestart`` (``load_config``: the seed-0 fork server
+imports torch while MkDocs loads the other plugins), ``start``
+(``on_config``: read the deck once, run the snippets, render the
+exercises, build the nav; every problem is reported together before a
+page is read, then the homework starts beside the pages), ``add_files``
+and ``plan`` (the figures and notebooks; under ``serve --dirty``, which
+pages render), ``source`` (the text the deck read and the engine
+checked, so what is published is what was checked), ``page_content``
+(widgets, search, every formula checked), ``page_context`` and
+``finish`` (the snippets' second runs judged, ``present.html``
+written), ``error``.
 
 The one way to fail is ``fail``: ``mkdocs build`` logs the report and
-raises MkDocs' ``Abort``; ``mkdocs serve`` (which waits forever for a
-build that aborts) goes on, and every page shows the failure page.
-
-Under ``mkdocs serve`` MkDocs keeps the plugin, so this object lives
-across rebuilds, and a rebuild redoes only what an edit changed: the
-fork servers stay up (an edited snippet runs at once), typeset formulas
-are kept (``formulas``), and so are each page's rendered exercises
-(``exercise_pages``).
+raises MkDocs' ``Abort``, leaving no site; ``mkdocs serve`` goes on and
+every page shows the failure page. Under serve this object lives across
+rebuilds: the fork servers, the typeset formulas and each page's
+rendered exercises are kept.
 """
 
 from __future__ import annotations
@@ -63,36 +43,36 @@ from .rebuild import QuietDirtyWarning, Rebuild
 from .settings import Settings, cache_dir
 
 log = logging.getLogger("mkdocs.plugins.lesson")
-#: The notebooks the build makes, in the nav's order.
-NOTEBOOK_TITLES = (notebooks.DECK_NOTEBOOK, *notebooks.HOMEWORK)
 _TEMPLATES = Environment(
     loader=PackageLoader("lessonbuild", "templates"), autoescape=True
 )
 
 
+def _root(config) -> Path:
+    return Path(config.config_file_path).resolve().parent
+
+
 class Build:
     def __init__(self, command: str = "build", dirty: bool = False):
-        self.command = command
         self.serving = command == "serve"
         # `mkdocs serve --dirty`: which pages a rebuild renders.
         self.rebuild = Rebuild() if self.serving and dirty else None
         if self.rebuild is not None:
             QuietDirtyWarning.install()
         self.settings = Settings()
-        self.pool = None  # fork servers (serve: kept across rebuilds)
-        self.formulas: dict[tuple[str, bool], str] = {}  # (TeX, display)
-        self.exercise_pages: dict[tuple, exercises.PageResult] = {}
-        self.notebooks_made: dict = {}  # the deck notebook's inputs
-        # src_uri -> final content, for present.html (serve --dirty: a
-        # page a rebuild skipped keeps its last).
-        self.rendered: dict[str, str] = {}
-        self.trigger: Path | None = None  # touched to ask for a rebuild
         self.config = None
+        self.pool = None  # fork servers (serve: kept across rebuilds)
         self.homework: notebooks.Homework | None = None
-        self.converting: notebooks.Converting | None = None
         self.math: MathRenderer | None = None
         self.lock: BuildLock | None = None  # one build of a site at a time
         self.live = None  # serve: live code's endpoint (liveserve.py)
+        self.trigger: Path | None = None  # touched to ask for a rebuild
+        # Kept across serve's rebuilds: typeset formulas, rendered
+        # exercises, and each page's final content for present.html (a
+        # page a rebuild skipped keeps its last).
+        self.formulas: dict[tuple[str, bool], str] = {}  # (TeX, display)
+        self.exercise_pages: dict[tuple, exercises.PageResult] = {}
+        self.rendered: dict[str, str] = {}
         self._new_build()
 
     def _new_build(self) -> None:
@@ -108,7 +88,11 @@ class Build:
         self.templates: Templates | None = None  # the pages' macros
         self.refs: exercises.RefIndex | None = None  # {{ ref(...) }}
 
-    # --- 0. before MkDocs loads the other plugins --------------------------
+    def _slide(self, page):
+        """The deck's page for this MkDocs page, or None."""
+        return self.deck.page_at(page.file.src_uri) if self.deck else None
+
+    # --- 0. the fork servers -------------------------------------------------
 
     def prestart(self, root: Path) -> None:
         """The seed-0 fork server imports torch now (only if a snippet
@@ -117,10 +101,9 @@ class Build:
             engine.prestart(root, cache_dir(root), self._pool(root))
 
     def _pool(self, root: Path):
-        """The snippet engine's fork servers: kept for the whole of a
-        ``mkdocs serve``; for a build, until ``finish`` has collected
-        what they ran in the background (the second runs, the homework)
-        or the build failed."""
+        """The engine's fork servers: kept for a whole ``mkdocs serve``;
+        for a build, until ``finish`` has collected what they ran in the
+        background (the second runs, the homework) or the build failed."""
         if self.pool is None or self.pool.root != root:
             from .engine.runner import Pool
 
@@ -133,12 +116,12 @@ class Build:
         if pool is not None:
             pool.close()
 
-    # --- 1. read, check, render exercises, nav -----------------------------
+    # --- 1. read, check, render exercises, nav -------------------------------
 
     def start(self, config, settings: Settings):
         self._new_build()
         self.config, self.settings = config, settings
-        root = Path(config.config_file_path).resolve().parent
+        root = _root(config)
         if not self.serving:  # serve builds into its own folder
             if self.lock is None:
                 lock = cache_dir(root).parent / "build.lock"
@@ -188,12 +171,10 @@ class Build:
 
     def _render_exercises(self, config, deck: Deck) -> list[Problem]:
         fragments = None  # made on the first page not rendered before
-        problems = []
-        tables = self.result.tables
-        values = self.result.values
+        tables, values = self.result.tables, self.result.values
         # Slide numbers and option letters, computed from their ids.
         self.refs = exercises.RefIndex.from_deck(deck)
-        problems += self.refs.check(deck)
+        problems = self.refs.check(deck)
         # A page renders the same for the same text, tables, Markdown
         # settings and storage prefix: under serve, the pages an edit
         # did not touch are taken from the last build.
@@ -235,52 +216,39 @@ class Build:
         return problems + exercises.check_spread(found)
 
     def _nav(self, nav, deck: Deck):
-        """The configured nav (Home, ...) followed by the lesson's parts."""
+        """The configured nav (Home, ...), the lesson's parts, then the
+        notebooks this build makes: no homework whose source is missing
+        (a fixture) or that never started because the checks failed (a
+        nav entry without its page would fail a strict build)."""
         nav = list(nav or [])
         if not nav and (deck.docs / "index.md").is_file():
             nav = [{"Home": "index.md"}]
         for part in deck.parts:
             nav.append({part.name: [deck.docs_rel(s) for s in part.slides]})
         if deck.slides:
-            # The homework this build makes: none where its source is
-            # missing (a fixture), or where the checks failed and
-            # serve shows the problems instead (a nav entry without its
-            # page would be one more warning, failing a strict build).
-            homework = self.homework.uris if self.homework else []
-            made = [
-                # The deck notebook's own heading is the lesson's title:
-                # named for what it is, "Next" after the last slide
-                # does not read as the lesson's first slide.
-                {"The lesson as a notebook": uri}
-                if uri == notebooks.DECK_NOTEBOOK
-                else uri
-                for uri in NOTEBOOK_TITLES
-                if uri not in notebooks.HOMEWORK or uri in homework
-            ]
+            # Named for what it is: its own heading is the lesson's title,
+            # and "Next" after the last slide must not read like slide 1.
+            made = [{"The lesson as a notebook": notebooks.DECK_NOTEBOOK}]
+            made += self.homework.uris if self.homework else []
             nav.append({"Notebooks": made})
         return nav
 
-    # --- 2. figures and notebooks; which pages render -----------------------
+    # --- 2. figures and notebooks; which pages render ------------------------
 
     def add_files(self, files, config):
-        """The figures snippets published (figures/<id>.svg, where
+        """The figures snippets published (``figures/<id>.svg``, where
         ``{{ figure(id) }}`` points) and the notebooks, written under
-        .cache/notebooks: the deck's from the engine's verified outputs,
-        the homework from notebooks/*.py, executed (cached by content).
-        The lesson plugin is listed before mkdocs-jupyter, so its
-        on_files sees them."""
+        ``.cache/notebooks`` (the lesson plugin is listed before
+        mkdocs-jupyter, so its ``on_files`` sees them)."""
         from mkdocs.structure.files import File
 
-        for figure_id, data in (
-            self.result.figures if self.result else {}
-        ).items():
+        figures = self.result.figures if self.result else {}
+        for figure_id, data in figures.items():
             path = f"figures/{figure_id}.svg"
             files.append(File.generated(config, path, content=data["svg"]))
         if self.deck is None or not self.deck.slides:
             return files
-        folder = notebooks.write_deck_notebook(
-            self.deck, self.result.outputs, self.notebooks_made
-        )
+        folder = notebooks.write_deck_notebook(self.deck, self.result.outputs)
         uris = [notebooks.DECK_NOTEBOOK]
         uris += self.homework.uris if self.homework else []
         for uri in uris:
@@ -295,40 +263,18 @@ class Build:
         return files
 
     def plan(self, config, files) -> None:
-        """Under ``serve --dirty``, which pages this rebuild renders
-        (``rebuild.Rebuild.plan``); then the notebooks it renders convert
-        in the background while the slides render
-        (``notebooks.Converting``)."""
-        self._end_converting()
-        rendered = None
+        """Under ``serve --dirty``, which pages this rebuild renders: all
+        but those ``rebuild.Rebuild.plan`` finds unchanged."""
         if self.rebuild is not None:
             pending = set()  # homework notebooks still being written
             if self.homework is not None:
                 pending = set(self.homework.uris) - set(self.homework.written)
-            rendered = self.rebuild.plan(self, config, files, pending)
-        if self.deck is None or self.failure:
-            return
-        made = [notebooks.DECK_NOTEBOOK]
-        if self.homework is not None:
-            made += self.homework.written
-        if rendered is not None:
-            made = [uri for uri in made if uri in rendered]
-        if made:
-            self.converting = notebooks.Converting(config, files, made)
-
-    def _end_converting(self) -> None:
-        converting, self.converting = self.converting, None
-        if converting is not None:
-            converting.wait()
+            self.rebuild.plan(self, config, files, pending)
 
     def pre_page(self, page) -> None:
-        """Before mkdocs-jupyter reads a notebook: it is written, and its
-        conversion in the background has ended."""
-        uri = page.file.src_uri
-        if self.homework is not None and uri in self.homework.uris:
+        """Before mkdocs-jupyter reads a homework notebook: it is written."""
+        if self.homework and page.file.src_uri in self.homework.uris:
             self._wait_for_homework()
-        if self.converting is not None and uri in self.converting.uris:
-            self._end_converting()
 
     def _wait_for_homework(self) -> None:
         """Wait for the homework run; its problems fail the build."""
@@ -341,7 +287,7 @@ class Build:
         if homework is not None:
             homework.cancel()
 
-    # --- 3. MkDocs renders the checked text --------------------------------
+    # --- 3. MkDocs renders the checked text ----------------------------------
 
     def source(self, page) -> str | None:
         if self.failure:
@@ -353,7 +299,7 @@ class Build:
         literal arguments; code blocks literal (``macros.Templates``)."""
         if self.failure or not page.file.src_uri.endswith(".md"):
             return markdown
-        slide = self.deck.page_at(page.file.src_uri) if self.deck else None
+        slide = self._slide(page)
         docs = Path(config.docs_dir).name
         path = slide.path if slide else f"{docs}/{page.file.src_uri}"
         lines = slide.lines if slide else markdown.split("\n")
@@ -373,18 +319,18 @@ class Build:
         if self.failure:
             return html
         uri = page.file.src_uri
+        notebook = uri.endswith(".ipynb")
         html = present.exclude_notes_from_search(html)
         if uri in notebooks.NOT_SEARCHED:
             page.meta.setdefault("search", {})["exclude"] = True
         # Code and Output blocks stay out of the search index: a third of
         # its text, which the first visit to a slide downloads (page
-        # weight budget); search finds the prose, tables and math that
-        # teach, and the code is one click away on the slide it names.
+        # weight budget); the code is one click away on its slide.
         html = html.replace(
             '<div class="highlight">',
             '<div class="highlight" data-search-exclude>',
         )
-        if uri.endswith(".ipynb"):
+        if notebook:
             html = notebooks.mark_math(html)  # typeset below, like slides
         html += self._notebook_link(page)
         stash = self.widgets.get(uri)
@@ -401,10 +347,9 @@ class Build:
                     )
                 )
         # Widget controls and notebook prompts stay out of search too.
-        html = searchtext.exclude_chrome(html, uri.endswith(".ipynb"))
-        # Typeset every formula now only to check it (and cache it): the
-        # page keeps its TeX until page_context, after the search plugin
-        # indexed it, so the index holds each formula once, as TeX.
+        html = searchtext.exclude_chrome(html, notebook)
+        # Every formula typeset now only to check it (and cache it): the
+        # page keeps its TeX until page_context, after search indexed it.
         if self.math is not None:
             path, text = self._source_of(page, config)
             self.problems += self.math.render_html(html, path, text)[1]
@@ -412,7 +357,7 @@ class Build:
 
     def _notebook_link(self, page) -> str:
         """A slide that runs code offers the lesson notebook to download."""
-        slide = self.deck.page_at(page.file.src_uri) if self.deck else None
+        slide = self._slide(page)
         if slide is None or slide.number is None:
             return ""
         if not any(i.path.startswith("snippets/") for i in slide.includes):
@@ -426,27 +371,26 @@ class Build:
         )
 
     def _source_of(self, page, config) -> tuple[str, str]:
-        """The page's path (from the root) and text, from the deck."""
-        found = self.deck.page_at(page.file.src_uri) if self.deck else None
-        if found is not None:
-            return found.path, found.text
-        homework = notebooks.HOMEWORK.get(page.file.src_uri)
+        """The page's path (from the root) and text, for a TeX error."""
+        uri = page.file.src_uri
+        slide = self._slide(page)
+        if slide is not None:
+            return slide.path, slide.text
+        homework = notebooks.HOMEWORK.get(uri)
         if homework and self.deck is not None:
-            source = self.deck.root / homework[0]
-            return homework[0], source.read_text(encoding="utf-8")
-        if page.file.src_uri == notebooks.DECK_NOTEBOOK:
-            return (notebooks.OUT_DIR / page.file.src_uri).as_posix(), ""
-        return f"{Path(config.docs_dir).name}/{page.file.src_uri}", ""
+            source = self.deck.root / homework
+            return homework, source.read_text(encoding="utf-8")
+        if uri == notebooks.DECK_NOTEBOOK:
+            return (notebooks.OUT_DIR / uri).as_posix(), ""
+        return f"{Path(config.docs_dir).name}/{uri}", ""
 
     def env(self, env, files) -> None:
         """Every page is read: fail on what rendering found, give the
         pages a rebuild skipped what they showed, and keep the theme's
-        compiled templates in .cache/templates (Jinja's bytecode cache,
-        keyed by each template's source), so that a rebuild under serve
-        does not compile them again."""
+        compiled templates in .cache/templates, so that a rebuild under
+        serve does not compile them again."""
         if self.config is not None:
-            root = Path(self.config.config_file_path).resolve().parent
-            folder = cache_dir(root).parent / "templates"
+            folder = cache_dir(_root(self.config)).parent / "templates"
             folder.mkdir(parents=True, exist_ok=True)
             env.bytecode_cache = FileSystemBytecodeCache(str(folder))
         if self.math is not None:
@@ -457,7 +401,7 @@ class Build:
         if self.rebuild is not None:
             self.rebuild.restore(files)
 
-    # --- 5. the presentation deck -------------------------------------------
+    # --- 5. the presentation deck --------------------------------------------
 
     def page_context(self, page) -> None:
         # The deck takes the content before typesetting: present.py
@@ -471,7 +415,6 @@ class Build:
     def finish(self, config) -> None:
         # Normally waited for by its page; a build without that page
         # (mkdocs-jupyter not configured) still ends only when it has.
-        self._end_converting()
         self._wait_for_homework()
         self.homework = None
         self._judge_second_runs()
@@ -490,14 +433,17 @@ class Build:
         self._close_math()
         if self.rebuild is not None:
             failed = self.failure_page() if self.failure else None
-            if self.rebuild.finish(config, failed):
-                self._ask_rebuild()
+            if self.rebuild.finish(config, failed) and self.trigger:
+                # A notebook page was deferred: touch the file serve
+                # watches, so that it rebuilds and renders that page.
+                self.trigger.parent.mkdir(parents=True, exist_ok=True)
+                self.trigger.write_text("rebuild")
         searchtext.readable_index(config)  # formulas as text, not TeX
 
     def _judge_second_runs(self) -> None:
-        """The snippets' second runs (``engine.check(defer_second=True)``)
-        must agree with the first, which the pages show, and must have
-        changed nothing: otherwise the build fails, and its site goes."""
+        """The snippets' second runs must agree with the first, which the
+        pages show, and must have changed nothing; otherwise the build
+        fails, and its site goes."""
         if self.result is None or self.result.second is None:
             return  # nothing ran in the background (serve, a cached build)
         problems = self.result.finish()
@@ -513,13 +459,6 @@ class Build:
             config.site_dir = str(self.swap.final)
             self.swap = None
 
-    def _ask_rebuild(self) -> None:
-        """A notebook page was deferred: touch the file ``serve`` watches,
-        so that it rebuilds (and renders that page)."""
-        if self.trigger is not None:
-            self.trigger.parent.mkdir(parents=True, exist_ok=True)
-            self.trigger.write_text("rebuild")
-
     def _close_math(self) -> None:
         math, self.math = self.math, None
         if math is not None:
@@ -530,7 +469,7 @@ class Build:
     def serve(self, server, config) -> None:
         """Watch what pages are made of besides docs/: the snippets, the
         reference package, and the file a deferred page touches."""
-        root = Path(config.config_file_path).resolve().parent
+        root = _root(config)
         for name in ("snippets", "mha_ref"):
             if (root / name).exists():
                 server.watch(str(root / name))
@@ -546,11 +485,10 @@ class Build:
     def shutdown(self) -> None:
         if self.live is not None:
             self.live.live.close()
-        self._end_converting()
         self.cancel_homework()
         self.close_pool()
 
-    # --- 6. failure ------------------------------------------------------
+    # --- 6. failure ----------------------------------------------------------
 
     def fail(self, problems: list[Problem], advice: str = "") -> None:
         """The one way a build fails (see the module's docstring)."""
@@ -579,7 +517,6 @@ class Build:
         """``on_build_error``: stop what runs, leave no half site."""
         if self.rebuild is not None:
             self.rebuild.forget()  # the site may be half written
-        self._end_converting()
         self._close_math()
         self.cancel_homework()
         if not self.serving:
@@ -587,9 +524,8 @@ class Build:
         self.discard_site(self.config)
 
     def discard_site(self, config) -> None:
-        """Leave no site that looks like the result of a failed build.
-        (``mkdocs serve`` builds into a temporary folder it never shows
-        after a failed build.)"""
+        """Leave no site that looks like the result of a failed build
+        (``mkdocs serve`` builds into a folder it never shows then)."""
         if self.serving or config is None:
             return
         if self.swap is not None:
@@ -597,7 +533,7 @@ class Build:
             config.site_dir = str(self.swap.final)
             self.swap = None
         site = Path(config.site_dir).resolve()
-        root = Path(config.config_file_path).resolve().parent
+        root = _root(config)
         docs = Path(config.docs_dir).resolve()
         # Never delete the project, the docs or anything above them.
         if site in (root, docs) or root.is_relative_to(site):

@@ -1,53 +1,82 @@
-"""Turn the committed jupytext scripts into executed ``.ipynb`` notebooks.
+"""The notebooks the site offers: the deck as a notebook, and the homework.
 
-The percent-format ``.py`` files under ``notebooks/`` are the source of
-truth (they diff and review like code); the ``.ipynb`` students download
-is a build product. Execution uses the ``python3`` kernel of the running
-interpreter's environment, so notebooks import the same ``mha_ref`` as the
-build. A failing cell stops the build with the notebook file, the line in
-that file and the cell index, rather than nbclient's bare traceback.
+The sources are the percent-format jupytext scripts under ``notebooks/``
+(they diff and review like code) and the deck itself; the ``.ipynb``
+students download are build products, each carrying ``mha_ref`` in a
+hidden first cell so that it runs wherever torch does. The homework
+solutions are executed by the build, twice, as a job of the snippet
+engine (``Homework``); a failing cell stops the build at its file and
+line, not with nbclient's bare traceback.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .atomic import write_atomic
 
 # jupytext, nbformat and nbclient (half a second) are imported where
 # used: the lesson plugin imports this module while MkDocs loads its
 # configuration, and the engine's first fork server starts only after.
-if TYPE_CHECKING:
-    import nbformat
-    from nbclient.exceptions import CellExecutionError
 
-__all__ = ["NotebookExecutionError", "execute", "to_ipynb"]
+#: Where the build writes the notebooks it makes (under the root).
+OUT_DIR = Path(".cache") / "notebooks"
+#: The deck as a notebook, and the homework (starter, then solutions).
+DECK_NOTEBOOK = "notebooks/lesson-81.ipynb"
+# Solutions come after every task (the nav's order): the page after a
+# task is the next task, never its answers.
+HOMEWORK = {
+    "notebooks/project.ipynb": "notebooks/project.py",
+    "notebooks/homework.ipynb": "notebooks/homework.py",
+    "notebooks/project-solutions.ipynb": "notebooks/project_solutions.py",
+    "notebooks/homework-solutions.ipynb": "notebooks/homework_solutions.py",
+}
+#: What the build executes. Not the project's notebooks: they write the
+#: student's my_mha.py beside them, and the kernel's repository is
+#: read-only.
+EXECUTED = ("notebooks/homework_solutions.py",)
+EXECUTE_TIMEOUT = 300
+#: Kept out of the search index: the deck notebook repeats every slide's
+#: code, and the solutions are answers (search finds lessons, not those).
+NOT_SEARCHED = (
+    DECK_NOTEBOOK,
+    "notebooks/homework-solutions.ipynb",
+    "notebooks/project-solutions.ipynb",
+)
 
 KERNEL = "python3"
 #: Every notebook runs on the build's own python3 kernel.
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": KERNEL}
+#: No history file; torch starts from a random seed, as a snippet's run
+#: does, so a notebook that forgets to seed prints different numbers on
+#: its two runs (``_disagreement``).
+KERNEL_ARGS = [
+    "--HistoryManager.hist_file=:memory:",
+    "--IPKernelApp.exec_lines=import torch as _t; _t.seed(); del _t",
+]
+#: The setup cell's first line; Colab shows a cell with a title as a form.
+SETUP_TITLE = "# @title Setup: the lesson's mha_ref, carried by this notebook"
+#: Calls that only make sense inside the build: they publish to the site.
+_BUILD_ONLY = ("publish_table", "publish_value", "publish_figure")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_NOQA = re.compile(r"\s*# noqa(?::[ \w,]*)?$")
 # `# --8<-- [start:show]`: where a slide's include begins, noise in a cell.
 _SECTION_MARK = re.compile(r"^\s*#\s*-+8<-+\s*\[(?:start|end):[^\]]*\]\s*$")
 
 
-class NotebookExecutionError(RuntimeError):
-    """A notebook cell raised; the message says where and what."""
+# --- notebooks from their sources --------------------------------------------
 
 
-def to_ipynb(py_path: Path | str) -> nbformat.NotebookNode:
-    """Read a jupytext percent script as a valid, unexecuted notebook,
-    its first cell the copy of ``mha_ref`` it carries (:func:`setup_cell`).
-
-    The kernelspec is set here, not trusted from the script's header, so
-    every notebook runs on the build's own ``python3`` kernel.
-    """
+def to_ipynb(py_path: Path | str):
+    """A jupytext percent script as a valid, unexecuted notebook, its
+    first cell the copy of ``mha_ref`` it carries (``setup_cell``); the
+    kernelspec set here, never trusted from the script's header."""
     import jupytext
     import nbformat
 
@@ -56,7 +85,7 @@ def to_ipynb(py_path: Path | str) -> nbformat.NotebookNode:
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     root = path.resolve().parent.parent
     at = 1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0
-    offered = {Path(src).name: uri for uri, (src, _) in HOMEWORK.items()}
+    offered = {Path(src).name: uri for uri, src in HOMEWORK.items()}
     if at and path.name in offered:  # a notebook the site offers
         nb.cells[0].source += "\n\n" + download_line(offered[path.name])
     nb.cells.insert(at, nbformat.from_dict(setup_cell(root / "mha_ref")))
@@ -76,13 +105,9 @@ def download_line(uri: str) -> str:
     )
 
 
-#: The setup cell's first line; Colab shows a cell with a title as a form.
-SETUP_TITLE = "# @title Setup: the lesson's mha_ref, carried by this notebook"
-
-
 def carried_package(package: Path) -> tuple[str, str]:
     """``package``'s ``.py`` files as a zip in base64 (76-character
-    lines) and its digest: the same files give the same text, byte for
+    lines), and its digest; the same files give the same text, byte for
     byte (fixed dates, sorted names)."""
     import base64
     import hashlib
@@ -104,14 +129,10 @@ def carried_package(package: Path) -> tuple[str, str]:
 
 
 def setup_cell(package: Path) -> dict:
-    """The first cell of every notebook the site offers: it unpacks the
-    copy of ``mha_ref`` the notebook carries into a temporary folder and
-    puts it first on ``sys.path``, so the notebook runs wherever torch
-    does (JupyterLab, VS Code, Colab), with no clone and no download of
-    the lesson's code. The figure cells draw with matplotlib, which a
-    bare Jupyter may lack (torch does not need it): the cell installs it
-    with pip then, the one package a notebook may fetch. Its source is
-    hidden in Jupyter (``source_hidden``)."""
+    """The first cell of every notebook the site offers, hidden in
+    Jupyter: it unpacks the copy of ``mha_ref`` the notebook carries and
+    puts it first on ``sys.path``, and installs matplotlib (which the
+    figures need and torch does not) where it is missing."""
     data, digest = carried_package(package)
     source = f"""{SETUP_TITLE}
 # Unpacked into a temporary folder and put first on sys.path, so this
@@ -152,96 +173,52 @@ if importlib.util.find_spec("matplotlib") is None:
     }
 
 
-#: Calls that only make sense inside the build (they publish tables,
-#: values and figures to the site), and the backend that hides figures.
-_BUILD_ONLY = ("publish_table", "publish_value", "publish_figure")
-
-
 def student_code(source: str) -> str:
     """A snippet as a notebook cell: what a student runs, without the
-    build's plumbing. The module docstring (it describes the snippet to
-    contributors), section markers, ``# noqa`` comments,
-    ``matplotlib.use("Agg")`` (figures show inline instead) and the
-    ``publish_*`` calls and imports go; ``publish_figure(name, fig)``
-    becomes ``plt.show()`` (after ``fig``'s expression, when it is not a
-    plain name): the figure shows inline.
+    build's plumbing. The module docstring, section markers, ``# noqa``,
+    ``matplotlib.use("Agg")`` and the ``publish_*`` calls and imports go
+    (with the comment just above each); ``publish_figure(name, fig)``
+    becomes ``plt.show()``, after ``fig``'s expression when it is not a
+    plain name, so the figure shows inline.
     """
-    import ast
-
     tree = ast.parse(source)
     lines = source.splitlines()
     edits: list[tuple[int, int, str | None]] = []  # 0-based, end excl.
-
-    def called(node) -> str:
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            func = node.value.func
-            if isinstance(func, ast.Name):
-                return func.id
-            if isinstance(func, ast.Attribute):
-                base = func.value
-                name = base.id if isinstance(base, ast.Name) else ""
-                return f"{name}.{func.attr}"
-        return ""
-
-    def visit(body: list) -> None:
-        for node in body:
-            indent = " " * node.col_offset
-            span = (node.lineno - 1, node.end_lineno)
-            name = called(node)
-            alone = len(body) == 1
-            if name.split(".")[-1] in ("publish_table", "publish_value") or (
-                name == "matplotlib.use"
-            ):
-                edits.append((*span, indent + "pass" if alone else None))
-            elif name.split(".")[-1] == "publish_figure":
-                args = node.value.args
-                figure = args[1] if len(args) > 1 else None
-                keep = (
-                    _dedented(source, figure, node.col_offset)
-                    if figure is not None and not isinstance(figure, ast.Name)
-                    else None
-                )
-                # plt.show(): the inline backend displays the figure now
-                # (a figure left open is not always shown at the end).
-                shown = f"{indent}plt.show()"
-                edits.append(
-                    (*span, shown if keep is None else f"{keep}\n{shown}")
-                )
-            elif isinstance(node, ast.ImportFrom) and any(
-                alias.name in _BUILD_ONLY for alias in node.names
-            ):
-                kept = [
-                    alias.name
-                    + (f" as {alias.asname}" if alias.asname else "")
-                    for alias in node.names
-                    if alias.name not in _BUILD_ONLY
-                ]
-                text = (
-                    f"{indent}from {'.' * node.level}{node.module or ''} "
-                    f"import {', '.join(kept)}"
-                    if kept
-                    else None
-                )
-                edits.append((*span, text))
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                inner = getattr(node, field, None)
-                if (
-                    isinstance(inner, list)
-                    and inner
-                    and isinstance(inner[0], ast.stmt | ast.excepthandler)
-                ):
-                    visit(inner)
-
-    body = tree.body
-    if (
-        body
-        and isinstance(body[0], ast.Expr)
-        and isinstance(body[0].value, ast.Constant)
-        and isinstance(body[0].value.value, str)
-    ):
-        edits.append((0, body[0].end_lineno, None))
-        body = body[1:]
-    visit(body)
+    docstring = None
+    if ast.get_docstring(tree, clean=False) is not None:
+        docstring = tree.body[0]
+        edits.append((0, docstring.end_lineno, None))
+    for node, block in _statements(tree):
+        if node is docstring:
+            continue
+        indent = " " * node.col_offset
+        span = (node.lineno - 1, node.end_lineno)
+        name = _call_name(node)
+        called = name.split(".")[-1]
+        if called in ("publish_table", "publish_value") or (
+            name == "matplotlib.use"
+        ):
+            edits.append((*span, indent + "pass" if len(block) == 1 else None))
+        elif called == "publish_figure":
+            # plt.show(): the inline backend displays the figure now (a
+            # figure left open is not always shown at the end).
+            shown = f"{indent}plt.show()"
+            args = node.value.args
+            if len(args) > 1 and not isinstance(args[1], ast.Name):
+                drawn = _dedented(source, args[1], node.col_offset)
+                shown = f"{drawn}\n{shown}"
+            edits.append((*span, shown))
+        elif isinstance(node, ast.ImportFrom) and any(
+            alias.name in _BUILD_ONLY for alias in node.names
+        ):
+            kept = [
+                alias.name + (f" as {alias.asname}" if alias.asname else "")
+                for alias in node.names
+                if alias.name not in _BUILD_ONLY
+            ]
+            module = "." * node.level + (node.module or "")
+            text = f"{indent}from {module} import {', '.join(kept)}"
+            edits.append((*span, text if kept else None))
     for start, end, text in sorted(edits, reverse=True):
         if text is None:  # the comment just above goes with it
             while start > 0 and lines[start - 1].lstrip().startswith("#"):
@@ -252,15 +229,33 @@ def student_code(source: str) -> str:
     kept = [
         _NOQA.sub("", line) for line in lines if not _SECTION_MARK.match(line)
     ]
-    code = re.sub(r"\n{3,}", "\n\n\n", "\n".join(kept))
-    return code.strip("\n")
+    return re.sub(r"\n{3,}", "\n\n\n", "\n".join(kept)).strip("\n")
+
+
+def _statements(tree):
+    """Every statement, with the block (list of statements) it is in."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                for statement in block:
+                    yield statement, block
+
+
+def _call_name(node) -> str:
+    """``f`` or ``obj.f`` for a statement that is a bare call, else ''."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        if isinstance(func, ast.Attribute):
+            base = func.value.id if isinstance(func.value, ast.Name) else ""
+            return f"{base}.{func.attr}"
+        return getattr(func, "id", "")
+    return ""
 
 
 def _dedented(source: str, node, indent: int) -> str:
     """``node``'s source, its continuation lines moved left as far as its
     first line moves (from its line's indentation to ``indent``)."""
-    import ast
-
     text = ast.get_source_segment(source, node)
     line = source.splitlines()[node.lineno - 1]
     shift = len(line) - len(line.lstrip()) - indent
@@ -269,35 +264,42 @@ def _dedented(source: str, node, indent: int) -> str:
     return "\n".join([" " * indent + first, *rest])
 
 
-_NOQA = re.compile(r"\s*# noqa(?::[ \w,]*)?$")
-
-
 def _number_cells(cells) -> None:
-    """Ids ``cell-0``, ``cell-1``, ... instead of the random ones jupytext
-    and nbformat give: the same source makes the same file, byte for
-    byte (a reproducible download; mkdocs-jupyter's cache hits)."""
+    """Ids ``cell-0``, ``cell-1``, ... instead of random ones: the same
+    source makes the same file, byte for byte."""
     for number, cell in enumerate(cells):
         cell.id = f"cell-{number}"
 
 
+# --- executing a notebook ----------------------------------------------------
+
+
+class NotebookExecutionError(RuntimeError):
+    """A notebook cell raised: ``path``, ``line`` (or None) and what."""
+
+    def __init__(self, path, line: int | None, message: str):
+        where = f"{path}:{line}" if line else f"{path}"
+        super().__init__(f"{where}: {message}")
+        self.path, self.line, self.message = str(path), line, message
+
+
 def execute(
-    nb: nbformat.NotebookNode,
+    nb,
     timeout: int,
     *,
     source: Path | str | None = None,
     cwd: Path | str | None = None,
     allow_errors: bool = False,
     km=None,
-) -> nbformat.NotebookNode:
+):
     """Run every cell of ``nb`` in place and return it.
 
     ``source`` (the ``.py`` it came from) lets an error name the file and
     line; ``cwd`` is the kernel's working directory (default: the
     source's folder, else the current one). With ``allow_errors`` every
-    cell runs and errors stay in the outputs (the homework tests read
-    them); otherwise the first error raises
-    :class:`NotebookExecutionError`. ``km``: a kernel already started
-    (``forked_kernel``); by default a fresh one is started and stopped.
+    cell runs and errors stay in the outputs; otherwise the first error
+    raises ``NotebookExecutionError``. ``km``: a kernel already started
+    (``_forked_kernel``) instead of a fresh one.
     """
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -308,7 +310,9 @@ def execute(
         nb,
         km=km,
         timeout=timeout,
+        startup_timeout=timeout,
         kernel_name=KERNEL,
+        extra_arguments=KERNEL_ARGS,
         allow_errors=allow_errors,
         record_timing=False,  # timestamps would make every build differ
         # One output per stream and cell, not one per flush: where the
@@ -319,175 +323,24 @@ def execute(
     try:
         client.execute()
     except CellExecutionError as error:
-        raise NotebookExecutionError(_describe(nb, error, source)) from None
+        raise _failure(nb, error, source) from None
     return nb
 
 
-def forked_kernel(cwd: Path | str):
-    """A python3 kernel forked from this process, already started.
-
-    What ``python -m ipykernel_launcher -f CONNECTION_FILE`` would be,
-    but inheriting every module this process imported: in a fork of the
-    snippet engine's server, the homework's ``import torch`` (and
-    matplotlib, sympy, torch._dynamo) costs nothing, where a fresh
-    kernel spent 9 of its 12 CPU-seconds importing them again. Call it
-    before anything starts a thread (nbclient, zmq): a fork copies only
-    the calling thread. Returns an ``AsyncKernelManager`` that does not
-    own a subprocess: ``execute(nb, ..., km=km)``, then
-    ``stop_forked_kernel(km)``.
-    """
-    import tempfile
-
-    from jupyter_client.connect import write_connection_file
-
-    # ipc, not tcp: no port to race for, nothing listening on the network.
-    folder = tempfile.mkdtemp(prefix="kernel-")
-    connection_file, _ = write_connection_file(
-        os.path.join(folder, "kernel.json"),
-        transport="ipc",
-        ip=os.path.join(folder, "ipc"),
-    )
-    pid = os.fork()
-    if pid == 0:
-        _run_kernel(connection_file, cwd)  # never returns
-    from jupyter_client.manager import AsyncKernelManager
-    from jupyter_client.provisioning import LocalProvisioner
-
-    km = AsyncKernelManager(
-        connection_file=connection_file, kernel_name=KERNEL
-    )
-    km.load_connection_file()
-    # jupyter_client manages a kernel through its provisioner's process:
-    # ours is the fork, in its own process group (an interrupt reaches
-    # the kernel, not this process).
-    provisioner = LocalProvisioner(
-        kernel_id=os.path.basename(folder),
-        kernel_spec=km.kernel_spec,
-        parent=km,
-    )
-    provisioner.process = _Forked(pid)
-    provisioner.pid = provisioner.pgid = pid
-    km.provisioner = provisioner
-    # Kept for stop_forked_kernel: the shutdown clears the provisioner.
-    km._lessonbuild_kernel = (provisioner.process, folder)
-    return km
-
-
-def stop_forked_kernel(km) -> None:
-    """Shut the kernel down (politely, then killed) and remove its files."""
-    import shutil
-
-    from jupyter_client.utils import run_sync
-
-    process, folder = km._lessonbuild_kernel
-    try:
-        run_sync(km.shutdown_kernel)(now=False)
-    finally:
-        process.kill()  # if it did not exit when asked
-        process.wait()
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def _run_kernel(connection_file: str, cwd) -> None:
-    """The forked child: become the kernel, then exit."""
-    code = 1
-    try:
-        from .engine.server import _die_with_parent
-
-        os.setpgid(0, 0)
-        _die_with_parent()  # never outlives the run that started it
-        os.dup2(2, 1)  # the job's stdout carries its answer, nothing else
-        os.chdir(cwd)
-        # As a kernel manager starts one: its parent named, inline figures.
-        os.environ["JPY_PARENT_PID"] = str(os.getppid())
-        backend = "module://matplotlib_inline.backend_inline"
-        os.environ["MPLBACKEND"] = backend
-        matplotlib = sys.modules.get("matplotlib")
-        if matplotlib is not None:  # imported before the variable was set
-            matplotlib.rcParams["backend"] = backend
-        torch = sys.modules.get("torch")
-        if torch is not None:  # each kernel its own random start
-            torch.default_generator.seed()
-        sys.argv = [
-            "ipykernel_launcher",
-            "-f",
-            connection_file,
-            "--HistoryManager.hist_file=:memory:",
-        ]
-        import runpy
-
-        runpy.run_module(
-            "ipykernel_launcher", run_name="__main__", alter_sys=True
-        )
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()
-    finally:
-        os._exit(code)
-
-
-class _Forked:
-    """The part of ``subprocess.Popen`` jupyter_client uses, for a fork."""
-
-    stdin = stdout = stderr = None
-
-    def __init__(self, pid: int):
-        self.pid = pid
-        self.returncode: int | None = None
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            try:
-                done, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:
-                done, status = self.pid, 0
-            if done:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def wait(self, timeout=None) -> int:
-        if self.returncode is None:
-            try:
-                _, status = os.waitpid(self.pid, 0)
-            except ChildProcessError:
-                status = 0
-            self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def send_signal(self, signum: int) -> None:
-        if self.poll() is None:
-            os.kill(self.pid, signum)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
-
-def _describe(nb, error: CellExecutionError, source) -> str:
-    """``file:line: cell N raised Name: value`` for the first error."""
+def _failure(nb, error, source) -> NotebookExecutionError:
+    """The first cell that raised, at its line of ``source``."""
     for index, cell in enumerate(nb.cells):
-        failed = [
+        raised = [
             out
             for out in cell.get("outputs", [])
             if out.get("output_type") == "error"
         ]
-        if not failed:
-            continue
-        out = failed[0]
-        where = f"cell {index}"
-        if source is not None:
-            line = _source_line(Path(source), cell, out)
-            where = (
-                f"{source}:{line}: {where}" if line else f"{source}: {where}"
-            )
-        return f"{where} raised {out['ename']}: {out['evalue']}"
-    return f"{source or 'notebook'}: {error}"
+        if raised:
+            out = raised[0]
+            message = f"cell {index} raised {out['ename']}: {out['evalue']}"
+            line = _source_line(Path(source), cell, out) if source else None
+            return NotebookExecutionError(source or "notebook", line, message)
+    return NotebookExecutionError(source or "notebook", None, str(error))
 
 
 def _source_line(path: Path, cell, out) -> int | None:
@@ -504,51 +357,19 @@ def _source_line(path: Path, cell, out) -> int | None:
     return first + int(match.group(1)) - 1 if match else first
 
 
-# --- the build's notebooks ------------------------------------------------
-
-#: Where the build writes the notebooks it makes (under the root).
-OUT_DIR = Path(".cache") / "notebooks"
-#: The deck as a notebook, and the homework (starter, then solutions).
-DECK_NOTEBOOK = "notebooks/lesson-81.ipynb"
-HOMEWORK = {
-    # The project's notebooks write the student's my_mha.py beside them:
-    # not executed by the build (its kernel sees a read-only repository).
-    # Solutions come after every task (the nav's order): the page after
-    # a task is the next task, never its answers.
-    "notebooks/project.ipynb": ("notebooks/project.py", False),
-    "notebooks/homework.ipynb": ("notebooks/homework.py", False),
-    "notebooks/project-solutions.ipynb": (
-        "notebooks/project_solutions.py",
-        False,
-    ),
-    "notebooks/homework-solutions.ipynb": (
-        "notebooks/homework_solutions.py",
-        True,
-    ),
-}
-EXECUTE_TIMEOUT = 300
-#: Kept out of the search index: the deck notebook repeats every slide's
-#: code, and the solutions are answers (search finds lessons, not those).
-NOT_SEARCHED = (
-    DECK_NOTEBOOK,
-    "notebooks/homework-solutions.ipynb",
-    "notebooks/project-solutions.ipynb",
-)
+# --- the deck as a notebook --------------------------------------------------
 
 
-def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
+def deck_notebook(deck, outputs: dict[str, str]):
     """The deck as a notebook: per slide with code, its title and lead
-    paragraph, then each snippet it runs, in slide order.
-
-    The outputs are the engine's verified stdout of each snippet (the
-    very text the slides' Output blocks were checked against), so the
-    notebook never shows output the build did not check.
-    """
+    paragraph, then each snippet it runs, in slide order, with the
+    engine's verified stdout as its output (the very text the slides'
+    Output blocks were checked against)."""
     import nbformat
 
     cells = [
         _markdown_cell(
-            f"# {deck_title(deck)}\n\n"
+            f"# {deck.slides[0].title}\n\n"
             "Every code cell is one of the lesson's snippets, in slide "
             "order, with the output the site verified. The first cell "
             "unpacks the copy of `mha_ref` this notebook carries, so it "
@@ -569,15 +390,10 @@ def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
             continue
         seen.update(snippets)
         lead = lead_paragraph(slide)
-        cells.append(
-            _markdown_cell(
-                f"## {slide.number}. {slide.title}"
-                + (f"\n\n{lead}" if lead else "")
-            )
-        )
+        title = f"## {slide.number}. {slide.title}"
+        cells.append(_markdown_cell(f"{title}\n\n{lead}" if lead else title))
         for rel in snippets:
             source = (deck.root / rel).read_text(encoding="utf-8")
-            code = student_code(source)
             stream = {"output_type": "stream", "name": "stdout"}
             cells.append(
                 {
@@ -587,7 +403,7 @@ def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
                     "outputs": [{**stream, "text": outputs[rel]}]
                     if outputs[rel]
                     else [],
-                    "source": code,
+                    "source": student_code(source),
                 }
             )
     nb = nbformat.from_dict(
@@ -599,9 +415,7 @@ def deck_notebook(deck, outputs: dict[str, str]) -> nbformat.NotebookNode:
         }
     )
     _number_cells(nb.cells)
-    # Validated once, whole (nbformat's cell constructors validate each
-    # cell on its own: 45 ms of every serve rebuild that remade it).
-    nbformat.validate(nb)
+    nbformat.validate(nb)  # once, whole: cell constructors validate each
     return nb
 
 
@@ -609,17 +423,10 @@ def _markdown_cell(source: str) -> dict:
     return {"cell_type": "markdown", "metadata": {}, "source": source}
 
 
-def deck_title(deck) -> str:
-    return deck.slides[0].title if deck.slides else "The lesson"
-
-
 def lead_paragraph(slide) -> str:
-    """The first plain paragraph after the slide's heading.
-
-    Lines inside any fence (code, Output blocks, exercises, whose answers
-    must not leak into the notebook or its search entry), display math,
-    admonitions, tables and macro calls are never part of it.
-    """
+    """The first plain paragraph after the slide's heading: never a line
+    of a fence (code, Output blocks, exercises, whose answers must not
+    leak), display math, an admonition, a table or a macro call."""
     fenced = set()
     for fence in slide.fences:
         last = fence.end if fence.end is not None else len(slide.lines)
@@ -628,10 +435,7 @@ def lead_paragraph(slide) -> str:
     in_display = False  # inside a \[ ... \] block
     for i in range(slide.body_line - 1, len(slide.lines)):
         line = slide.lines[i].rstrip("\r\n")
-        if line.lstrip().startswith("\\["):
-            in_display = "\\]" not in line
-            skip = True
-        elif in_display:
+        if line.lstrip().startswith("\\[") or in_display:
             in_display = "\\]" not in line
             skip = True
         else:
@@ -648,14 +452,25 @@ def lead_paragraph(slide) -> str:
     return text.replace("\\(", "$").replace("\\)", "$")
 
 
+def write_deck_notebook(deck, outputs: dict[str, str]) -> Path:
+    """Write the deck notebook under ``OUT_DIR``; returns that folder."""
+    import nbformat
+
+    out = deck.root / OUT_DIR
+    target = out / DECK_NOTEBOOK
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _write_if_changed(target, nbformat.writes(deck_notebook(deck, outputs)))
+    return out
+
+
+# --- math on a notebook page -------------------------------------------------
+
 #: Jupyter's math in a Markdown cell: $$display$$ or $inline$ (no space
 #: just inside the dollars, as Jupyter requires).
 _JUPYTER_MATH = re.compile(
     r"\$\$(?P<display>.+?)\$\$|(?<![\\$])\$(?P<inline>[^\s$](?:[^$]*?[^\s$\\])?)\$",
     re.DOTALL,
 )
-
-
 #: The opening tag of a Markdown cell's rendered HTML, and any div tag.
 _MARKDOWN_CELL = re.compile(
     r'<div class="[^"]*\bjp-RenderedMarkdown\b[^"]*"[^>]*>'
@@ -664,15 +479,12 @@ _DIV_TAG = re.compile(r"<(/?)div\b[^>]*>")
 
 
 def mark_math(page_html: str) -> str:
-    """A notebook page's Jupyter math, wrapped the way arithmatex wraps
-    the slides' (``<span class="arithmatex">\\(...\\)</span>``).
+    """A notebook page's ``$...$`` math (left by mkdocs-jupyter for
+    MathJax), wrapped as arithmatex wraps the slides', so the build
+    typesets it with theirs (``mathrender.py``).
 
-    mkdocs-jupyter leaves ``$...$`` in the Markdown cells for MathJax to
-    find in the browser; wrapped, the build typesets it with the slides'
-    math (``mathrender.py``): no math JavaScript, readable from disk.
-    Code and outputs are left alone: only the Markdown cells are parsed
-    (a notebook page is up to 1 MB, mostly code and Jupyter's CSS; a
-    parse of the whole page cost a second per build).
+    Only the Markdown cells are parsed, never code or outputs: a parse
+    of a whole page (up to 1 MB) cost a second per build.
     """
     if "$" not in page_html:
         return page_html
@@ -721,65 +533,25 @@ def _mark_cell(inner: str) -> str:
 
 
 def _arithmatex(match: re.Match) -> str:
-    """One Jupyter formula (its text already HTML-escaped), as arithmatex
-    writes it: display math in a ``div``, inline math in a ``span``."""
+    """One formula (already HTML-escaped), as arithmatex writes it."""
     if match["display"] is not None:
         tex = match["display"].strip()
         return f'<div class="arithmatex">\\[{tex}\\]</div>'
     return f'<span class="arithmatex">\\({match["inline"]}\\)</span>'
 
 
-def write_deck_notebook(deck, outputs: dict[str, str], made=None) -> Path:
-    """Write the deck notebook under ``OUT_DIR``; returns that folder.
-
-    ``made`` ({file: key}, kept by the plugin across ``mkdocs serve``
-    rebuilds): a notebook made from the same slides, snippets and
-    outputs is not made again (building and validating it took 50 ms
-    of every rebuild).
-    """
-    import nbformat
-
-    out = deck.root / OUT_DIR
-    target = out / DECK_NOTEBOOK
-    key = _deck_notebook_key(deck, outputs)
-    if made is not None and made.get(target) == key and target.is_file():
-        return out
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _write_if_changed(target, nbformat.writes(deck_notebook(deck, outputs)))
-    if made is not None:
-        made[target] = key
-    return out
-
-
-def _deck_notebook_key(deck, outputs: dict[str, str]) -> str:
-    """What ``deck_notebook`` reads: the slides, the snippets' code and
-    their outputs."""
-    import hashlib
-
-    h = hashlib.sha256(json.dumps(outputs, sort_keys=True).encode())
-    for slide in deck.slides:
-        h.update(f"{slide.number}\0{slide.path}\0{slide.text}\0".encode())
-    for rel in sorted(outputs):
-        try:
-            h.update((deck.root / rel).read_bytes())
-        except OSError:
-            h.update(b"\0missing")
-    h.update(carried_package(deck.root / "mha_ref")[1].encode())
-    return h.hexdigest()
+# --- the homework ------------------------------------------------------------
 
 
 class Homework:
-    """The homework notebooks of one build, executed beside the pages.
+    """The homework notebooks of one build, made beside the pages.
 
-    Made once the snippets have run: the starter is written at once; the
-    solutions, unless unchanged since they last ran (same ``cache_key``
-    -- the engine's key for mha_ref, torch and Python -- and source), run
-    as one job on the snippet engine's fork server (``Pool.start``): a
-    kernel forked from a process that already imported torch
-    (``forked_kernel``), sandboxed and bounded like a snippet, while the
-    build renders the pages on the other core. ``wait`` writes the
-    executed notebooks and returns the problems found; ``cancel`` stops
-    the run, its kernel included.
+    The starters are written at once. The solutions, unless unchanged
+    since they last ran (the same source and ``cache_key``: the engine's
+    key for mha_ref, torch and Python), run as one job on the snippet
+    engine's fork server (``Pool.start``), sandboxed and time-bounded
+    like a snippet, while the pages render. ``wait`` writes them and
+    returns the problems found; ``cancel`` stops the run, kernels too.
     """
 
     def __init__(self, root: Path, cache_key: str, pool):
@@ -789,29 +561,28 @@ class Homework:
         from .engine.runner import Module
 
         self.root = Path(root)
-        self.folder = self.root / OUT_DIR
         self.uris: list[str] = []  # every homework notebook this build has
         self.problems: list = []
         self._jobs: dict[str, tuple[str, str]] = {}  # rel -> (uri, key)
         self._started = None
         sources = []  # of the notebooks to run
-        for uri, (rel, run) in HOMEWORK.items():
+        for uri, rel in HOMEWORK.items():
             source = self.root / rel
             if not source.is_file():
                 continue
             self.uris.append(uri)
-            target = self.folder / uri
             text = source.read_text(encoding="utf-8")
             key = hashlib.sha256((cache_key + text).encode()).hexdigest()
+            target = self.root / OUT_DIR / uri
             stamp = target.with_suffix(".key")
             if stamp.is_file() and target.is_file():
                 if stamp.read_text() == key:
                     continue
-            if run:
+            if rel in EXECUTED:
                 self._jobs[rel] = (uri, key)
                 sources.append(text)
             else:
-                _save(self.root, uri, to_ipynb(source), key)
+                self._save(uri, to_ipynb(source), key)
         if self._jobs:
             self._started = pool.start(
                 [Module(__name__, tuple(self._jobs))],
@@ -827,12 +598,9 @@ class Homework:
         return [uri for uri in self.uris if uri not in running]
 
     def wait(self) -> list:
-        """Block until the notebooks are written; the problems found.
-
-        A notebook the job gave no answer for (it died, timed out, or
-        printed something else) is a problem with the job's last lines
-        of stderr, never a crash of the build.
-        """
+        """Block until the notebooks are written; the problems found. A
+        notebook the job gave no answer for (it died, timed out) is a
+        problem with the job's last lines of stderr, not a crash."""
         import nbformat
 
         from .problems import Problem
@@ -846,14 +614,13 @@ class Homework:
             try:
                 rel, text, problems = json.loads(line)
             except (ValueError, TypeError):
-                continue  # not an answer: a stray print
+                continue  # not an answer
             if rel in self._jobs and rel not in done:
                 done.add(rel)
                 self.problems += [Problem(*p) for p in problems]
                 if text is not None:
                     uri, key = self._jobs[rel]
-                    nb = nbformat.reads(text, as_version=4)
-                    _save(self.root, uri, nb, key)
+                    self._save(uri, nbformat.reads(text, as_version=4), key)
         if run.timed_out:
             why = f"did not finish within {EXECUTE_TIMEOUT} s"
         elif run.failure or run.exit:
@@ -871,52 +638,127 @@ class Homework:
         if started is not None:
             started.cancel()
 
+    def _save(self, uri: str, nb, key: str) -> None:
+        """Write one notebook, then the stamp that says it is made."""
+        import nbformat
 
-def _save(root: Path, uri: str, nb, key: str) -> None:
-    """Write one homework notebook, then the stamp that says it is made."""
-    import nbformat
-
-    target = root / OUT_DIR / uri
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _write_if_changed(target, nbformat.writes(nb))
-    target.with_suffix(".key").write_text(key)
+        target = self.root / OUT_DIR / uri
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _write_if_changed(target, nbformat.writes(nb))
+        target.with_suffix(".key").write_text(key)
 
 
 def _run(rel: str) -> tuple[str | None, list]:
-    """Execute ``rel`` (from the root) on a forked kernel: (notebook text
-    or None, problems as [path, line, message])."""
+    """Execute ``rel`` (from the root): (notebook text or None, problems
+    as [path, line, message])."""
     import nbformat
 
-    root = Path.cwd()
-    nb = to_ipynb(root / rel)
-    km = forked_kernel(root)
+    nb = to_ipynb(rel)
+    km = _forked_kernel()
     try:
-        execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=root, km=km)
+        execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=Path.cwd(), km=km)
     except NotebookExecutionError as exc:
-        head, _, rest = str(exc).partition(": ")
-        path, _, line = head.partition(":")
-        if line.isdigit():
-            return None, [[path, int(line), rest]]
-        return None, [[rel, 1, str(exc)]]
+        return None, [[exc.path, exc.line or 1, exc.message]]
     finally:
-        stop_forked_kernel(km)
+        _stop_kernel(km)
     return nbformat.writes(nb), []
 
 
-def _main(argv: list[str]) -> int:
-    """The job ``Homework`` runs on a fork server, from the root: each
-    argument a notebook script to execute. Prints one JSON line per
-    notebook, ``[rel, notebook text or null, problems]``; the build
-    writes the files (the repository is read-only to the job).
+def _forked_kernel():
+    """A python3 kernel forked from this job, already started.
+
+    It inherits the fork server's imports: the homework's torch,
+    matplotlib and sympy cost nothing, where a fresh kernel spent 9 of
+    its 12 CPU-seconds importing them (two fresh kernels made a clean
+    build a third slower). Call it before anything starts a thread (a
+    fork copies only the calling thread). Returns an
+    ``AsyncKernelManager`` whose provisioner's process is the fork.
     """
-    for rel in argv:
-        text, problems = _run(rel)
-        if text is not None and not problems:  # checked like a snippet
-            again, problems = _run(rel)
-            if again is not None and not problems:
-                problems = _disagreement(rel, text, again)
-        print(json.dumps([rel, text, problems]), flush=True)
-    return 0
+    import tempfile
+
+    from jupyter_client.connect import write_connection_file
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_client.provisioning import LocalProvisioner
+
+    # ipc, not tcp: no port to race for, nothing listening on the network.
+    folder = tempfile.mkdtemp(prefix="kernel-")
+    connection_file, _ = write_connection_file(
+        os.path.join(folder, "kernel.json"),
+        transport="ipc",
+        ip=os.path.join(folder, "ipc"),
+    )
+    pid = os.fork()
+    if pid == 0:
+        _run_kernel(connection_file)  # never returns
+    km = AsyncKernelManager(
+        connection_file=connection_file, kernel_name=KERNEL
+    )
+    km.load_connection_file()
+    provisioner = LocalProvisioner(
+        kernel_id=os.path.basename(folder),
+        kernel_spec=km.kernel_spec,
+        parent=km,
+    )
+    provisioner.process = _Forked(pid)
+    km.provisioner = provisioner
+    km.lesson_kernel = (provisioner.process, folder)
+    return km
+
+
+def _stop_kernel(km) -> None:
+    """Kill the kernel (its notebook has run) and remove its files."""
+    import shutil
+
+    process, folder = km.lesson_kernel
+    if process.poll() is None:
+        os.kill(process.pid, signal.SIGKILL)
+        os.waitpid(process.pid, 0)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_kernel(connection_file: str) -> None:
+    """The forked child: become the kernel, then exit."""
+    import ctypes
+    import runpy
+
+    code = 1
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        # As a kernel manager starts one: its parent named, and inline
+        # figures (matplotlib was imported before _main set its backend).
+        os.environ["JPY_PARENT_PID"] = str(os.getppid())
+        matplotlib = sys.modules.get("matplotlib")
+        if matplotlib is not None:
+            matplotlib.rcParams["backend"] = os.environ["MPLBACKEND"]
+        sys.argv = ["ipykernel_launcher", "-f", connection_file, *KERNEL_ARGS]
+        runpy.run_module(
+            "ipykernel_launcher", run_name="__main__", alter_sys=True
+        )
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+class _Forked:
+    """The fork as the provisioner's process: jupyter_client polls it to
+    tell whether the kernel is alive."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
 
 
 def _disagreement(rel: str, first: str, second: str) -> list:
@@ -925,142 +767,41 @@ def _disagreement(rel: str, first: str, second: str) -> list:
     import nbformat
 
     def outputs(text):
-        cells = nbformat.reads(text, as_version=4).cells
-        return [
-            json.dumps(
-                [
-                    {k: v for k, v in out.items() if k != "execution_count"}
-                    for out in cell.get("outputs", [])
-                ],
-                sort_keys=True,
-            )
-            for cell in cells
-        ]
-
-    for n, (a, b) in enumerate(
-        zip(outputs(first), outputs(second), strict=False), 1
-    ):
-        if a != b:
-            return [
-                [
-                    rel,
-                    1,
-                    f"cell {n} printed different output in two runs: the "
-                    "notebook is nondeterministic (seed torch with "
-                    "torch.manual_seed; do not print times, ids or set order)",
-                ]
+        for cell in nbformat.reads(text, as_version=4).cells:
+            yield [
+                {k: v for k, v in out.items() if k != "execution_count"}
+                for out in cell.get("outputs", [])
             ]
+
+    pairs = zip(outputs(first), outputs(second), strict=False)
+    for n, (a, b) in enumerate(pairs, 1):
+        if a != b:
+            message = (
+                f"cell {n} printed different output in two runs: the "
+                "notebook is nondeterministic (seed torch with "
+                "torch.manual_seed; do not print times, ids or set order)"
+            )
+            return [[rel, 1, message]]
     return []
 
 
-class Converting:
-    """mkdocs-jupyter's conversion of notebooks already written, done in a
-    forked child while MkDocs renders the slides.
-
-    The deck notebook is a megabyte of HTML to convert (1.2 s of a clean
-    build, run by the build process itself, one page after another). A
-    fork of the build process (mkdocs-jupyter and nbconvert imported)
-    renders those pages with mkdocs-jupyter's own code, on the other
-    core, and its cache keeps the result: when MkDocs reaches the page,
-    ``wait`` has let the child finish, and mkdocs-jupyter reads its
-    cache instead of converting. The pages are what mkdocs-jupyter
-    would make (its code, its cache); a child that fails or takes too
-    long only means the page is converted as before.
-    """
-
-    #: Seconds ``wait`` gives the child before killing it.
-    LIMIT = 60.0
-
-    def __init__(self, config, files, uris, then=None):
-        """``then``: called (from a thread) once the child has ended;
-        for pages ``mkdocs serve`` renders in a later rebuild."""
-        import threading
-
-        self.uris = set()
-        self.pid: int | None = None
-        self._lock = threading.Lock()  # one waitpid, whoever waits
-        jupyter = config.plugins.get("mkdocs-jupyter")
-        if jupyter is None or not jupyter.config.get("cache"):
-            return
-        targets = [files.get_file_from_path(uri) for uri in uris]
-        targets = [file for file in targets if file is not None]
-        if not targets:
-            return
-        self.uris = {file.src_uri for file in targets}
-        pid = os.fork()
-        if pid == 0:
-            _convert_and_exit(jupyter, config, files, targets)
-        self.pid = pid
-        if then is not None:
-            threading.Thread(
-                target=lambda: (self.wait(), then()), daemon=True
-            ).start()
-
-    def wait(self) -> None:
-        """Let the child finish (bounded); after this the cache is whole."""
-        import time
-
-        with self._lock:
-            pid, self.pid = self.pid, None
-            if pid is None:
-                return
-            deadline = time.monotonic() + self.LIMIT
-            while time.monotonic() < deadline:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    return
-                time.sleep(0.01)
-            os.kill(pid, signal.SIGKILL)  # the page is converted as before
-            os.waitpid(pid, 0)
-
-
-def conversion_cached(config, file) -> bool:
-    """Whether mkdocs-jupyter holds this notebook page's conversion (its
-    cache, keyed by the notebook's bytes and its options), so that
-    rendering it is a read; True for a page that is no notebook."""
-    jupyter = config.plugins.get("mkdocs-jupyter")
-    if jupyter is None or not jupyter.should_include(file):
-        return True
-    options = jupyter.config
-    if not options.get("cache") or options.get("execute_ignore"):
-        return False
-    from mkdocs_jupyter.plugin import _compute_cache_key, _get_cache_path
-
-    key = _compute_cache_key(file.abs_src_path, options, options["execute"])
-    return _get_cache_path(options["cache_dir"], key).exists()
-
-
-def keep_conversions(config, files, uris) -> None:
-    """Tell mkdocs-jupyter that these notebook pages, not rendered by
-    this build (``mkdocs serve --dirty``), still use their conversion:
-    its ``on_post_build`` deletes every cached conversion no page used."""
-    jupyter = config.plugins.get("mkdocs-jupyter")
-    if jupyter is None:
-        return
-    for uri in uris:
-        file = files.get_file_from_path(uri)
-        if file is not None and file.page is not None:
-            if jupyter.should_include(file):
-                jupyter.on_pre_page(file.page, config=config, files=files)
-
-
-def _convert_and_exit(jupyter, config, files, targets) -> None:
-    """The forked child: mkdocs-jupyter renders each page (writing its
-    cache), then the child exits without running the parent's exit
-    handlers or flushing its buffers."""
-    from mkdocs.structure.pages import Page
-
-    code = 1
-    try:
-        for file in targets:
-            page = Page(None, file, config)
-            page = jupyter.on_pre_page(page, config=config, files=files)
-            page.render(config, files)
-        code = 0
-    except BaseException:
-        pass
-    finally:
-        os._exit(code)
+def _main(argv: list[str]) -> int:
+    """The job ``Homework`` runs, from the root: each argument a notebook
+    script, run twice. Prints one JSON line per notebook, ``[rel,
+    notebook text or null, problems]``; the build writes the files (the
+    repository is read-only to the job)."""
+    # The answers get the job's stdout; the kernels' output its stderr.
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    for rel in argv:
+        text, problems = _run(rel)
+        if text is not None:
+            again, problems = _run(rel)
+            if again is not None:
+                problems = _disagreement(rel, text, again)
+        print(json.dumps([rel, text, problems]), file=answers, flush=True)
+    return 0
 
 
 def _write_if_changed(path: Path, text: str) -> None:
