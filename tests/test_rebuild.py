@@ -27,15 +27,23 @@ def edit(path: Path, old: str, new: str) -> None:
 
 
 @pytest.fixture
-def serve(tmp_path, monkeypatch):
+def serve(tmp_path, monkeypatch, request):
     """A copy of the lesson and ``rebuild()``: one build as ``mkdocs
-    serve --dirty`` runs it, the plugins kept across rebuilds."""
+    serve --dirty`` runs it, the plugins kept across rebuilds. With the
+    param True, the copy's executed homework is stale (made from another
+    source): the first build runs it again while the pages render."""
     from mkdocs.commands.build import build as mkdocs_build
     from mkdocs.config import load_config
 
+    from lessonbuild.notebooks import OUT_DIR
     from lessonbuild.settings import CACHE_ENV
 
     root = copy_lesson(tmp_path)
+    if getattr(request, "param", False):
+        for stamp in (root / OUT_DIR).rglob("*.key"):
+            stamp.write_text("stale")
+            executed = stamp.with_suffix(".ipynb")
+            executed.write_text(executed.read_text() + "\n")  # other bytes
     monkeypatch.setenv(CACHE_ENV, str(REPO / ".cache" / "engine"))
     monkeypatch.setenv("NO_MKDOCS_2_WARNING", "1")
     monkeypatch.chdir(root)
@@ -114,6 +122,17 @@ def test_an_edit_renders_its_pages_and_leaves_a_clean_builds_site(
     # The search index too: every page's entries, in order.
     assert differing(site, clean_build(root, tmp_path / "clean-1")) == []
     assert not serve.warnings
+
+
+@pytest.mark.parametrize("serve", [True], indirect=True)
+def test_homework_run_by_the_first_build_is_not_rendered_again(serve):
+    """The first build ran the homework: its notebooks were written after
+    the rebuild planned its pages. An edit then renders its own page and
+    asks for no further rebuild (the notebooks did not change since)."""
+    edit(serve.root / "docs" / EDITED, "what was the main idea", "the idea")
+    assert serve() == {EDITED}
+    assert not serve.trigger.exists()
+    assert serve() == set()
 
 
 def test_a_new_title_renders_every_page_and_a_failure_shows_on_all(

@@ -275,6 +275,8 @@ class Build:
         """Before mkdocs-jupyter reads a homework notebook: it is written."""
         if self.homework and page.file.src_uri in self.homework.uris:
             self._wait_for_homework()
+            if self.rebuild is not None:
+                self.rebuild.rekey(self, page.file)
 
     def _wait_for_homework(self) -> None:
         """Wait for the homework run; its problems fail the build."""

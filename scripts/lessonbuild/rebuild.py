@@ -77,13 +77,14 @@ class Rebuild:
         self.skipped: set[str] = set()
         self.deferred: dict[str, str] = {}  # src_uri -> key deferred
         self.rendered: set[str] = set()
+        self._shared = self._published = ""  # this build's, from plan
 
     def plan(self, build, config, files, pending=()) -> set[str]:
         """Decide which pages this build renders, and return them.
         ``pending``: pages whose file is still being written (the
         homework notebooks), always rendered."""
-        shared = _shared_key(build, config, files)
-        published = _published_key(build)
+        shared = self._shared = _shared_key(build, config, files)
+        published = self._published = _published_key(build)
         self.keys, self.skipped, self.rendered = {}, set(), set()
         deferred = {}
         for file in files.documentation_pages():
@@ -104,6 +105,14 @@ class Rebuild:
                 os.unlink(dest)  # no output: MkDocs renders it
         self.deferred = deferred
         return set(self.keys) - self.skipped
+
+    def rekey(self, build, file) -> None:
+        """A pending page's key, once its file is written: the key
+        ``plan`` took was of what the file held before, so the next
+        rebuild would find it changed and ask for one more."""
+        self.keys[file.src_uri] = _page_key(
+            self._shared, self._published, build, file
+        )
 
     def restore(self, files) -> None:
         """Give each skipped page what its last render left on it."""
