@@ -20,6 +20,7 @@ clears in classroom mode).
 from __future__ import annotations
 
 import ast
+import functools
 import posixpath
 import re
 import textwrap
@@ -54,8 +55,12 @@ class Layout:
     steps: int  # fragments over all screens
 
 
+@functools.lru_cache(maxsize=256)
 def lay_out(html: str, *, number: int, page_url: str) -> Layout:
-    """The screens of one slide from its rendered reading-page content."""
+    """The screens of one slide from its rendered reading-page content.
+    Cached: under ``make serve`` every rebuild writes the whole deck, and
+    laying out the 54 slides an edit did not touch again is most of a
+    slide edit's time (the bench's serve rows)."""
     soup = BeautifulSoup(html, "html.parser")
     for link in soup.find_all("a", class_="headerlink"):
         link.decompose()
