@@ -157,13 +157,6 @@ PROBLEMS = [
 ]
 
 
-@pytest.mark.parametrize(("body", "expected"), PROBLEMS)
-def test_each_problem_is_reported_at_its_line(body, expected):
-    found = "\n".join(problems(body))
-    for message in expected:
-        assert message in found, found
-
-
 def test_fewer_than_two_variants_is_a_problem():
     one_row = copy.deepcopy(TABLES)
     del one_row["39_variants.shapes"]["rows"][1]
@@ -300,9 +293,14 @@ ELIMINATE_PROBLEMS = [
 ]
 
 
-@pytest.mark.parametrize(("body", "expected"), ELIMINATE_PROBLEMS)
-def test_each_eliminate_problem_is_reported_at_its_line(body, expected):
-    found = "\n".join(problems(body, COUNTS))
+@pytest.mark.parametrize(
+    ("body", "tables", "expected"),
+    [(body, TABLES, expected) for body, expected in PROBLEMS]
+    + [(body, COUNTS, expected) for body, expected in ELIMINATE_PROBLEMS],
+)
+def test_each_problem_is_reported_at_its_line(body, tables, expected):
+    """Check and eliminate exercises with variants, each mistake alone."""
+    found = "\n".join(problems(body, tables))
     for message in expected:
         assert message in found, found
 
