@@ -1171,7 +1171,7 @@
       if (!note?.classList.contains("ex-locked")) {
         note = document.createElement("p");
         note.className = "ex-locked";
-        note.textContent = "\u{1F512} The run that verifies the answer " +
+        note.textContent = "The run that verifies the answer " +
           "opens here once you have answered the exercise above.";
         fold.parentNode.insertBefore(note, fold);
       }
