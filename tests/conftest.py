@@ -1,20 +1,13 @@
 """Shared fixtures: the real site, built once per test session.
 
 The suite runs on every core (pytest-xdist, ``make test`` and ``make
-test-fast`` pass ``-n auto --dist loadscope``). Two rules keep that from
-doing work twice:
-
-- a file's tests stay on one worker (its module fixtures, such as a
-  lesson copy it builds, are made once), and every test under
-  ``tests/browser`` shares one worker: one Chromium, one build of the
-  exercise fixture site, one server. (Spread over both workers, the
-  browser files were no faster in wall time on 2 cores, and a keyboard
-  test of the discussion kind failed twice in clean-clone runs and
-  never alone: kept on one worker until that is understood.)
-- a site that several workers read (the lesson itself, when
-  ``LESSON_SITE_DIR`` names no build) is built once per session by
-  whichever worker asks first, under a file lock, in a folder all the
-  session's workers share.
+test-fast`` pass ``-n auto --dist loadfile``): a file's tests stay on one
+worker, so its module fixtures (such as a lesson copy it builds) are made
+once. A site that several workers read (the lesson itself, when
+``LESSON_SITE_DIR`` names no build) is built once per session by
+whichever worker asks first, under a file lock, in a folder all the
+session's workers share. (The browser files once shared one worker; on
+2 cores that worker was the run's long pole, 541 of its 699 s.)
 """
 
 from __future__ import annotations
@@ -29,25 +22,6 @@ import pytest
 from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parents[1]
-BROWSER_TESTS = ROOT / "tests" / "browser"
-
-
-@pytest.hookimpl(optionalhook=True)  # pytest -p no:xdist still runs
-def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadscope``, with this project's scopes: a test file, or
-    all of tests/browser as one. (xdist's own ``--dist loadgroup`` marks
-    do not take under pytest 9, whose node ids no longer come from the
-    attribute xdist rewrites.)"""
-    if config.getvalue("dist") != "loadscope":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class ByFile(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return "browser" if path.startswith("tests/browser/") else path
-
-    return ByFile(config, log)
 
 
 def session_folder(tmp_path_factory, worker_id: str) -> Path:

@@ -8,10 +8,18 @@ in a fresh interpreter, from an empty folder, with ``mha_ref``
 importable as it is for a student who installed it, and its printed
 output is compared with the page's Output block that follows it (a block
 with no Output block must print nothing).
+
+"A fresh interpreter" is a fork of one that has imported torch and
+nothing of the lesson's (``ZYGOTE``): importing torch costs 1.6 s of
+CPU, and the site has some thirty distinct blocks. The forked child runs
+the file as ``python copied.py`` would (``__main__``, its folder first
+on ``sys.path``, ``sys.argv``, the status of an uncaught exception), and
+a test runs programs of each sort both ways and compares.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -59,18 +67,101 @@ def code_blocks(site: Path) -> list[tuple[str, int, str, str | None]]:
     return found
 
 
-def test_the_site_has_python_blocks(built_site):
-    blocks = code_blocks(built_site)
+@pytest.fixture(scope="module")
+def blocks(built_site):
+    return code_blocks(built_site)
+
+
+def test_the_site_has_python_blocks(blocks):
     assert len(blocks) >= 25
     assert sum(output is not None for *_, output in blocks) >= 20
 
 
-def test_every_copied_block_runs_and_prints_the_page(built_site, tmp_path):
+# Imports torch once, then for each line it reads (a program's path, an
+# empty folder, files for stdout and stderr) forks a child that runs the
+# program as `python PROGRAM` from that folder would, and writes back
+# the child's exit status.
+ZYGOTE = r"""
+import json, os, runpy, sys, traceback
+import torch  # noqa: F401 - the 1.6 s every block would pay again
+sys.path.pop(0)  # '' from -c; a program's own folder goes first instead
+base_path = list(sys.path)
+for line in sys.stdin:
+    job = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        torch.seed()  # a fresh interpreter draws its own seed too
+        os.chdir(job["cwd"])
+        for fd, name in ((1, job["out"]), (2, job["err"])):
+            os.dup2(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+        sys.argv = [job["program"]]
+        sys.path[:] = [os.path.dirname(job["program"])] + base_path
+        code = 0
+        try:
+            runpy.run_path(job["program"], run_name="__main__")
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 1
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    print(os.waitstatus_to_exitcode(status), flush=True)
+"""
+
+
+def student_env() -> dict:
+    return {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),  # mha_ref, as if installed
+        "OMP_NUM_THREADS": "1",
+        "MPLBACKEND": "Agg",
+    }
+
+
+@pytest.fixture
+def run_forked(tmp_path):
+    """``run(code)``: ``code`` run as a student's file, in a fork of
+    ``ZYGOTE``."""
+    zygote = subprocess.Popen(
+        [sys.executable, "-c", ZYGOTE],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=student_env(),
+        text=True,
+    )
+    folder = tmp_path / "forked"
+    (folder / "empty").mkdir(parents=True)
+
+    def run(code: str) -> subprocess.CompletedProcess:
+        program, out, err = (folder / n for n in ("copied.py", "out", "err"))
+        program.write_text(code, encoding="utf-8")
+        job = {"program": str(program), "cwd": str(folder / "empty")}
+        job |= {"out": str(out), "err": str(err)}
+        zygote.stdin.write(json.dumps(job) + "\n")
+        zygote.stdin.flush()
+        status = zygote.stdout.readline()
+        assert status, "the zygote died"
+        return subprocess.CompletedProcess(
+            [program],
+            int(status),
+            out.read_text(encoding="utf-8"),
+            err.read_text(encoding="utf-8"),
+        )
+
+    yield run
+    zygote.stdin.close()
+    zygote.wait(timeout=60)
+
+
+def test_every_copied_block_runs_and_prints_the_page(blocks, run_forked):
     failures = []
     ran: dict[str, subprocess.CompletedProcess] = {}  # the deck repeats
-    for rel, index, code, output in code_blocks(built_site):
+    for rel, index, code, output in blocks:
         where = f"{rel} block {index} ({code.splitlines()[0][:60]!r})"
-        result = ran.get(code) or run_copied(code, tmp_path)
+        result = ran.get(code) or run_forked(code)
         ran[code] = result
         if result.returncode:
             failures.append(f"{where} raised:\n{result.stderr[-800:]}")
@@ -85,26 +176,54 @@ def test_every_copied_block_runs_and_prints_the_page(built_site, tmp_path):
     assert not failures, "\n\n".join(failures)
 
 
+def test_a_fork_of_the_zygote_runs_as_a_fresh_interpreter(
+    blocks, run_forked, tmp_path
+):
+    """The zygote is a shortcut, not another way to run: the site's
+    longest block and its first that imports ``mha_ref``, one that
+    prints seeded random numbers (unseeded ones differ from run to run,
+    as between fresh interpreters), one that reads its
+    own ``__file__``, ``sys.argv`` and ``sys.path``, one that raises and
+    one that exits with a status print, fail and exit the same in a fork
+    as in ``python copied.py``."""
+    codes = [code for _, _, code, _ in blocks]
+    programs = [
+        max(codes, key=len),
+        next(code for code in codes if "mha_ref" in code),
+        "import torch\ntorch.manual_seed(0)\n"
+        "print(torch.randn(3), torch.get_num_threads())\n",
+        "import os, sys\nprint(sys.argv == [__file__], __name__)\n"
+        "print(sys.path[0] == os.path.dirname(__file__), os.getcwd())\n",
+        "raise ValueError('a student bug')\n",
+        "import sys\nprint('bye')\nsys.exit(3)\n",
+    ]
+    for code in programs:
+        fresh, forked = run_copied(code, tmp_path), run_forked(code)
+        assert forked.returncode == fresh.returncode, code
+        assert forked.stdout == fresh.stdout.replace(
+            str(tmp_path), str(tmp_path / "forked")
+        ), code
+        last = [r.stderr.strip().splitlines()[-1:] for r in (fresh, forked)]
+        assert last[0] == last[1], code
+    unseeded = "import torch\nprint(torch.randn(3))\n"
+    draws = {run_forked(unseeded).stdout for _ in range(3)}
+    assert len(draws) == 3, "forks share one seed; fresh interpreters do not"
+
+
 def run_copied(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
     """Run ``code`` as a student's file, from an empty folder."""
     program = tmp_path / "copied.py"
     program.write_text(code, encoding="utf-8")
     work = tmp_path / "empty"
     work.mkdir(exist_ok=True)
-    result = subprocess.run(
+    return subprocess.run(
         [sys.executable, str(program)],
         cwd=work,
-        env={
-            **os.environ,
-            "PYTHONPATH": str(ROOT),  # mha_ref, as if installed
-            "OMP_NUM_THREADS": "1",
-            "MPLBACKEND": "Agg",
-        },
+        env=student_env(),
         capture_output=True,
         text=True,
         timeout=600,
     )
-    return result
 
 
 @pytest.mark.parametrize("section", ["split", "merge", "init", "forward"])
