@@ -111,25 +111,6 @@ def test_without_the_sandbox_the_fingerprint_catches_it(tmp_path):
 
 # --- 2. deterministic verdicts ----------------------------------------------
 
-SET_SLIDE = """\
----
-title: "A set, printed"
-slide: 4
-kind: Concept
-part: Fixture
----
-
-# Sets
-
-```python title="snippets/04_set.py"
---8<-- "snippets/04_set.py"
-```
-
-```text title="Output"
-{OUTPUT}
-```
-"""
-
 
 def test_printed_set_is_caught_every_time():
     """20 of 20 fresh checks of the snippet's code report the set."""
@@ -179,10 +160,10 @@ def test_cli_fails_a_printed_set_on_every_check(tmp_path, cache):
     at the print's line, and update writes nothing: fresh ones, and ones
     that share a cache (a cached snippet is not linted again, so the
     refused one must never get a record)."""
-    root = make_site(tmp_path, "good")
-    slide = root / "docs/slides/04-set.md"
-    slide.write_text(SET_SLIDE.replace("{OUTPUT}", "{'alpha', 'beta'}"))
-    (root / "snippets/04_set.py").write_text('print({"alpha", "beta"})\n')
+    root = tiny_site(
+        tmp_path, 'print({"alpha", "beta"})\n', "{'alpha', 'beta'}"
+    )
+    slide = root / "docs/slides/01-one.md"
     before = slide.read_bytes()
     options = (
         ["--no-cache"]
@@ -193,7 +174,7 @@ def test_cli_fails_a_printed_set_on_every_check(tmp_path, cache):
         proc = cli(root, command, *options)
         assert proc.returncode == 1
         assert (
-            "snippets/04_set.py:1: prints a set without sorting it"
+            "snippets/01_one.py:1: prints a set without sorting it"
             in proc.stderr
         )
     assert slide.read_bytes() == before
