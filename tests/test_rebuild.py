@@ -123,6 +123,15 @@ def test_an_edit_renders_its_pages_and_leaves_a_clean_builds_site(
     assert differing(site, clean_build(root, tmp_path / "clean-1")) == []
     assert not serve.warnings
 
+    # A page deleted: its HTML goes too.
+    extra = root / "docs" / "extra.md"
+    extra.write_text("# An extra page\n\nFor a moment.\n", encoding="utf-8")
+    assert "extra.md" in serve()  # and every page, whose nav lists it
+    assert (site / "extra.html").is_file()
+    extra.unlink()
+    serve()
+    assert not (site / "extra.html").exists()
+
 
 @pytest.mark.parametrize("serve", [True], indirect=True)
 def test_homework_run_by_the_first_build_is_not_rendered_again(serve):
@@ -179,17 +188,6 @@ def test_a_new_title_renders_every_page_and_a_failure_shows_on_all(
     slide.write_text(good, encoding="utf-8")
     serve()
     assert differing(site, clean) == []
-
-
-def test_a_deleted_page_loses_its_html(serve):
-    root, site = serve.root, serve.site
-    extra = root / "docs" / "extra.md"
-    extra.write_text("# An extra page\n\nFor a moment.\n", encoding="utf-8")
-    serve()
-    assert (site / "extra.html").is_file()
-    extra.unlink()
-    serve()
-    assert not (site / "extra.html").exists()
 
 
 @pytest.mark.parametrize(
