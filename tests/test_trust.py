@@ -864,7 +864,7 @@ def _build_slide(tmp_path, body: str, source='print("hi")\n', output="hi"):
     return root, mkdocs_build(root), line
 
 
-ESCAPES = [
+TEMPLATE_ESCAPES = [
     "{{ cycler.__init__.__globals__.os.popen('id').read() }}",
     "{{ 6 * 7 }}",
     "{{ config }}",
@@ -882,14 +882,16 @@ def test_a_slide_can_only_call_the_lessons_macros(tmp_path):
     from lessonbuild.macros import template_problems
 
     root, proc, line = _build_slide(
-        tmp_path, "\n" + "\n\n".join(ESCAPES) + "\n"
+        tmp_path, "\n" + "\n\n".join(TEMPLATE_ESCAPES) + "\n"
     )
-    lines = [line + 1 + 2 * i for i in range(len(ESCAPES))]
+    lines = [line + 1 + 2 * i for i in range(len(TEMPLATE_ESCAPES))]
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    for at, expression in zip(lines, ESCAPES, strict=True):
+    for at, expression in zip(lines, TEMPLATE_ESCAPES, strict=True):
         assert f"docs/slides/01-one.md:{at}: " in out, (expression, out)
-    assert out.count("is not allowed in a page's template") == len(ESCAPES)
+    assert out.count("is not allowed in a page's template") == len(
+        TEMPLATE_ESCAPES
+    )
     assert "uid=" not in out
     slide = read_deck(root, parts=["Fixture"]).slides[0]
     found = [(p.path, p.line) for p in template_problems(slide)]
