@@ -171,10 +171,10 @@ pdf-notes: build browser
 	$(BIN)/python -m lessonbuild.present site site/lesson-81-notes.pdf --chromium $(CHROMIUM) --edition notes
 
 # The tests reuse the strict build in site/ instead of building again,
-# and run on every core (pytest-xdist; with --dist loadfile each test
-# file stays on one worker: tests/conftest.py).
+# and run on every core (pytest-xdist; with --dist loadscope each test
+# file, and all of tests/browser, stays on one worker: tests/conftest.py).
 # PYTEST_ARGS adds pytest options (make test PYTEST_ARGS=--durations=25).
-PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadfile $(PYTEST_ARGS)
+PYTEST := $(BIN)/python -m pytest -q -n auto --dist loadscope $(PYTEST_ARGS)
 pytest: build browser
 	LESSON_SITE_DIR=site $(PYTEST)
 

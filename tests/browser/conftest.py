@@ -5,10 +5,10 @@ mkdocs.yml inherits the lesson's, so the real lesson plugin, its snippet
 engine and the real docs/assets build it) is built once per session into
 a temporary folder and served by http.server in a thread on a free port.
 Playwright drives Debian's Chromium (/usr/bin/chromium); no browser is
-ever downloaded. Under pytest-xdist each worker that runs a browser file
-builds this site once (1.9 s with the engine's cache warm) and starts
-one Chromium; the lesson's own site is ``built_site`` (``make test``
-passes its strict build in).
+ever downloaded. Under pytest-xdist every test in this folder runs on
+one worker (tests/conftest.py names their group), so this build, its
+server and Chromium are made once per run; the lesson's own site is
+``built_site`` (``make test`` passes its strict build in).
 """
 
 from __future__ import annotations
