@@ -92,6 +92,7 @@ for line in sys.stdin:
     if pid == 0:
         torch.seed()  # a fresh interpreter draws its own seed too
         os.chdir(job["cwd"])
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # not the job stream
         for fd, name in ((1, job["out"]), (2, job["err"])):
             os.dup2(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
         sys.argv = [job["program"]]
@@ -196,6 +197,7 @@ def test_a_fork_of_the_zygote_runs_as_a_fresh_interpreter(
         "print(sys.path[0] == os.path.dirname(__file__), os.getcwd())\n",
         "raise ValueError('a student bug')\n",
         "import sys\nprint('bye')\nsys.exit(3)\n",
+        "import sys\nprint(repr(sys.stdin.read()))\n",
     ]
     for code in programs:
         fresh, forked = run_copied(code, tmp_path), run_forked(code)
@@ -219,6 +221,7 @@ def run_copied(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, str(program)],
         cwd=work,
+        stdin=subprocess.DEVNULL,
         env=student_env(),
         capture_output=True,
         text=True,
