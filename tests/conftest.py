@@ -34,9 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 #: The slowest test groups, slowest first (the seconds of a 2-core run,
-#: each group's tests summed: ``make test PYTEST_ARGS=--durations=0``). xdist hands
-#: out groups in collection order; started first, the long ones no longer
-#: leave one worker running alone at the end.
+#: each group's tests summed: ``make test PYTEST_ARGS=--durations=0``).
+#: xdist hands out groups in collection order; started first, the long
+#: ones no longer leave one worker running alone at the end.
 SLOWEST_FIRST = [
     "tests/browser/",  # 541, all in one group (above)
     "tests/test_notebooks_anywhere.py",  # 98
