@@ -93,3 +93,35 @@ def test_pages_pass_axe_in_both_palettes(browser, lesson_server):
         "(docs/assets/lesson.css, a11y.js, overrides/main.html): "
         + "; ".join(f"{n}: {p}" for n, ps in found.items() for p in ps)
     )
+
+
+@pytest.mark.browser
+def test_contrast_is_judged_on_every_kind_of_text(browser, lesson_server):
+    """axe's contrast rule runs on one element per way text is drawn
+    (axe.py): one token made faint, deep in the longest page among
+    thousands drawn like it before the change, is still found, and so
+    is a faint paragraph."""
+    page = browser.new_page(color_scheme="light")
+    try:
+        page.goto(lesson_server + "notebooks/lesson-81.html")
+        page.wait_for_load_state("load")
+        page.evaluate(SETTLED)
+        faint = page.evaluate(
+            """() => {
+              const words = [...document.querySelectorAll("pre span")]
+                .filter((e) => /[a-z]{3}/.test(e.textContent));
+              const token = words[words.length - 5];
+              token.style.color = "#eeeeee";
+              const para = document.querySelector(".jp-MarkdownOutput p");
+              para.style.color = "#f4f4f4";
+              return [words.length, token.textContent, para.textContent];
+            }"""
+        )
+        found = violations(page, rules=("color-contrast",))
+    finally:
+        page.close()
+    count, token, para = faint
+    assert count > 1000, "the page no longer has many code tokens"
+    assert len(found) == 2, found
+    assert any(f"{token}</span>" in f for f in found), found
+    assert any("<p" in f for f in found), (para, found)
