@@ -74,8 +74,12 @@ def fresh_python(tmp_path_factory) -> Path:
     if given and (folder / "installed").is_file():
         return python
     subprocess.run([sys.executable, "-m", "venv", folder], check=True)
+    # --no-compile: pip compiles every module of torch ahead (the
+    # install took 47 s here, 20 s without); the kernels, run
+    # without PYTHONDONTWRITEBYTECODE as on a student's machine, compile
+    # and keep only what they import, once.
     result = subprocess.run(
-        [python, "-m", "pip", "install", "-q", *PACKAGES],
+        [python, "-m", "pip", "install", "-q", "--no-compile", *PACKAGES],
         capture_output=True,
         text=True,
     )
