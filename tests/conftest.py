@@ -77,6 +77,15 @@ def pytest_xdist_make_scheduler(config, log):
     return ByFile(config, log)
 
 
+@pytest.fixture(autouse=True)
+def _engine_pools():
+    """The fork servers a test's engine checks kept end with the test."""
+    yield
+    sites = sys.modules.get("tests.engine_fixtures.sites")
+    if sites is not None:
+        sites.close_pools()
+
+
 def session_folder(tmp_path_factory, worker_id: str) -> Path:
     """A folder every worker of this test session shares (and no other
     session): the parent of the workers' own temporary folders."""

@@ -96,6 +96,21 @@ def mkdocs_build(
     )
 
 
+#: {root: runner.Pool}: the fork servers of the sites a test checked,
+#: kept for its next check of the same site, as ``mkdocs serve`` keeps
+#: them across rebuilds (their key replaces them when snippets change).
+#: Each starts two interpreters that import torch (1.6 s of CPU each);
+#: a test that checks one site five times started ten.
+#: tests/conftest.py closes them when each test ends.
+POOLS: dict = {}
+
+
+def close_pools() -> None:
+    """Stop every pool :func:`check` kept (the end of a test)."""
+    while POOLS:
+        POOLS.popitem()[1].close()
+
+
 def check(
     root: Path,
     *,
@@ -110,13 +125,17 @@ def check(
     """
     from lessonbuild import engine as api
     from lessonbuild.deck import read_deck
+    from lessonbuild.engine.runner import Pool
 
     deck = read_deck(root, parts=["Fixture"])
+    if root not in POOLS:
+        POOLS[root] = Pool(root)
     result = api.check(
         deck,
         timeout=timeout,
         jobs=jobs,
         cache_dir=SHARED_CACHE if cache is None else cache,
+        pool=POOLS[root],
     )
     result.problems[:0] = deck.problems
     return result
