@@ -182,6 +182,23 @@ def lesson_server(built_site):
     thread.join(timeout=5)
 
 
+@pytest.fixture(scope="session")
+def desktop_sweep(browser, lesson_server) -> dict:
+    """Every lesson page opened once at 1280×800, each whole-page check
+    run on it (sweep.py): {"pages": {label: findings}, "errors": [...]}."""
+    from tests.browser import sweep
+
+    return sweep.visit(browser, lesson_server, sweep.DESKTOP, axe=True)
+
+
+@pytest.fixture(scope="session")
+def phone_sweep(browser, lesson_server) -> dict:
+    """The slides and notebook pages opened once at 390×844 (layout)."""
+    from tests.browser import sweep
+
+    return sweep.visit(browser, lesson_server, sweep.PHONE, axe=False)
+
+
 @pytest.fixture
 def lesson_pages(browser, lesson_server):
     opened = Pages(browser, lesson_server)

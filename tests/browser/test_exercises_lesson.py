@@ -11,61 +11,32 @@ import pytest
 from playwright.sync_api import expect
 
 from lessonbuild.deck import read_deck
-from tests.browser.conftest import Pages, wait_for_widgets
+from tests.browser.sweep import label
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def slides_with_exercises() -> list[str]:
-    deck = read_deck(ROOT)
-    return [
-        deck.docs_rel(slide)[: -len(".md")] + ".html"
-        for slide in deck.slides
-        if slide.exercises
-    ]
-
-
-#: Text that would give a verdict away before the student has answered.
-VERDICTS = r"""() => {
-  const text = document.querySelector(".md-content").innerText;
-  return [...text.matchAll(/\u2713|\bCorrect\b/g)].map(
-    (m) => text.slice(Math.max(0, m.index - 30), m.index + 30));
-}"""
-#: Per exercise section: its kind, and whether its controls are shown.
-WIDGETS = """() => [...document.querySelectorAll("section.exercise")].map(
-  (el) => ({
-    kind: el.getAttribute("data-ex-kind"),
-    ready: el.hasAttribute("data-ex-ready"),
-    actions: !!el.querySelector(".ex-actions") &&
-      el.querySelector(".ex-actions").getBoundingClientRect().height > 0,
-  }))"""
-
-
 @pytest.fixture(scope="module")
-def untouched(browser, lesson_server):
-    """Every slide opened once, nothing touched (any JavaScript error
-    fails the sweep): {slide label: {"verdicts": [...], "widgets": [...]}}.
-    """
+def untouched(desktop_sweep):
+    """Every slide as first opened, nothing touched (sweep.py; any
+    JavaScript error on any page fails the sweep): {slide label:
+    {"verdicts": [...], "widgets": [...], "expected": count}}."""
     deck = read_deck(ROOT)
     assert len(deck.slides) == 55
-    pages = Pages(browser, lesson_server)
+    assert not desktop_sweep["errors"], (
+        f"JavaScript errors: {desktop_sweep['errors']}"
+    )
     found = {}
-    try:
-        page = pages.open("index.html")
-        for slide in deck.slides:
-            name = deck.docs_rel(slide)[: -len(".md")] + ".html"
-            page.goto(lesson_server + name)
-            wait_for_widgets(page)
-            found[f"slide {slide.number} ({slide.path})"] = {
-                "verdicts": page.evaluate(VERDICTS),
-                "widgets": page.evaluate(WIDGETS),
-                "expected": len(slide.exercises),
-            }
-    finally:
-        pages.close()
-    assert not pages.errors, f"JavaScript errors: {pages.errors}"
+    for slide in deck.slides:
+        path = f"slides/{Path(slide.path).with_suffix('.html').name}"
+        seen = desktop_sweep["pages"][label(slide.number, path)]
+        found[f"slide {slide.number} ({slide.path})"] = {
+            "verdicts": seen["verdicts"],
+            "widgets": seen["widgets"],
+            "expected": len(slide.exercises),
+        }
     return found
 
 

@@ -17,193 +17,30 @@ it); each failure names the slide and the element.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from lessonbuild.deck import read_deck
+from tests.browser.sweep import COPY, MEASURE, SETTLED, SLIDES
 
-ROOT = Path(__file__).resolve().parents[2]
-SLIDES = [
-    (s.number, f"slides/{Path(s.path).with_suffix('.html').name}")
-    for s in read_deck(ROOT).slides
-]
-# The notebook pages (mkdocs-jupyter) are read on phones too.
-NOTEBOOKS = [
-    (name, f"notebooks/{name}.html")
-    for name in ("lesson-81", "homework", "homework-solutions")
-]
-VIEWPORTS = {"1280x800": (1280, 800), "390x844": (390, 844)}
-
-# Returns one line per problem. Skipped: hidden things (closed details,
-# [hidden], screen-reader text, KaTeX's MathML copy) and SVG internals
-# (KaTeX draws braces and roots as huge paths clipped by their <svg>).
-MEASURE = """
-() => {
-  // Formulas, tables and printed output must fit; only code may scroll.
-  const MUST_FIT = ".katex-display, div.arithmatex, table, " +
-    ".highlight:not(:has(code span)), .jp-OutputArea-output";
-  const article = document.querySelector("article.md-content__inner");
-  const column = article.parentElement.getBoundingClientRect();
-  const TOLERANCE = 1;
-  const name = (el) => {
-    const parts = [];
-    for (let e = el; e && e !== article; e = e.parentElement) {
-      let s = e.tagName.toLowerCase();
-      if (e.id) { parts.unshift(s + "#" + e.id); break; }
-      const cls = [...e.classList].slice(0, 2).join(".");
-      parts.unshift(cls ? s + "." + cls : s);
-    }
-    return parts.slice(-3).join(" > ");
-  };
-  const overflowX = (e) => getComputedStyle(e).overflowX;
-  const problems = [];
-  const reported = new Set();
-  for (const el of article.querySelectorAll("*")) {
-    if (el.ownerSVGElement) continue;
-    if (el.closest(".katex-mathml, .ex-sr, [hidden]")) continue;
-    const r = el.getBoundingClientRect();
-    if (r.width === 0 || r.height === 0) continue;
-    let box = null;
-    for (let a = el.parentElement; a && a !== article; a = a.parentElement) {
-      if (overflowX(a) !== "visible") { box = a; break; }
-    }
-    const c = box ? box.getBoundingClientRect() : column;
-    const right = r.right - c.right;
-    const left = c.left - r.left;
-    if (Math.max(right, left) <= TOLERANCE) continue;
-    const holder = box || el;
-    if (reported.has(holder)) continue;
-    reported.add(holder);
-    const text = (el.textContent || "").trim().slice(0, 40);
-    const scroller = box && ["auto", "scroll"].includes(overflowX(box));
-    const kind = el.closest(MUST_FIT);
-    if (kind) {
-      problems.push(
-        `${name(el)} (${kind.tagName.toLowerCase()}.` +
-        `${[...kind.classList].slice(0, 1).join("")}) is ` +
-        `${Math.round(Math.max(right, left))}px wider than ` +
-        `${box ? name(box) : "the content column"}: a formula, table or ` +
-        `output line must fit without a sideways scroll ("${text}")`
-      );
-      continue;
-    }
-    if (!scroller || left > TOLERANCE) {
-      const where = box ? name(box) : "the content column";
-      const side = left > TOLERANCE ? "left" : "right";
-      problems.push(
-        `${name(el)} is cut ${Math.round(Math.max(right, left))}px ` +
-        `past the ${side} edge of ${where} ("${text}")`
-      );
-      continue;
-    }
-    const hidden = box.scrollWidth - box.clientWidth;
-    const style = getComputedStyle(box);
-    const mask = style.maskImage || style.webkitMaskImage || "none";
-    const missing = [];
-    if (box.scrollLeft < hidden - 1 &&
-        !box.classList.contains("scroll-cue--right")) {
-      missing.push("the scroll-cue--right class");
-    }
-    if (mask === "none") missing.push("a faded edge (mask-image)");
-    if (box.getAttribute("tabindex") !== "0") missing.push('tabindex="0"');
-    if (missing.length) {
-      problems.push(
-        `${name(box)} scrolls ${hidden}px sideways but lacks ` +
-        `${missing.join(", ")} ("${text}")`
-      );
-    }
-  }
-  // Text overflows inside its scroller without an element of its own
-  // (an Output line is a text node): a formula, table or output that
-  // scrolls at all needs a sideways scroll.
-  for (const box of article.querySelectorAll("*")) {
-    if (!["auto", "scroll"].includes(overflowX(box))) continue;
-    if (!box.closest(MUST_FIT) && !box.querySelector(MUST_FIT)) continue;
-    if (box.closest(".katex-mathml, .ex-sr, [hidden]")) continue;
-    const hidden = box.scrollWidth - box.clientWidth;
-    if (hidden <= TOLERANCE || reported.has(box)) continue;
-    reported.add(box);
-    const text = (box.textContent || "").trim().slice(0, 40);
-    problems.push(
-      `${name(box)} needs a sideways scroll of ${hidden}px: a formula, ` +
-      `table or output line must fit without one ("${text}")`
-    );
-  }
-  return problems;
-}
-"""
-
-# Each copy button that overlaps a visible character of its code.
-COPY = """
-() => {
-  const hits = [];
-  for (const nav of document.querySelectorAll("article pre > .md-code__nav")) {
-    const b = nav.getBoundingClientRect();
-    if (b.width === 0) continue;
-    const code = nav.parentElement.querySelector("code");
-    const view = code.getBoundingClientRect();
-    const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
-    const range = document.createRange();
-    let hit = null;
-    for (let t = walker.nextNode(); t && !hit; t = walker.nextNode()) {
-      if (!t.data.trim()) continue;
-      range.selectNodeContents(t);
-      for (const r of range.getClientRects()) {
-        const x0 = Math.max(r.left, view.left);
-        const x1 = Math.min(r.right, view.right);
-        const y0 = Math.max(r.top, view.top);
-        const y1 = Math.min(r.bottom, view.bottom);
-        if (x1 <= x0 || y1 <= y0) continue;  // scrolled out of sight
-        if (x0 < b.right - 0.5 && x1 > b.left + 0.5 &&
-            y0 < b.bottom - 0.5 && y1 > b.top + 0.5) {
-          hit = t.data.trim().slice(0, 30);
-          break;
-        }
-      }
-    }
-    if (hit) {
-      const title = nav.closest(".highlight")?.querySelector(".filename");
-      hits.push(`the copy button of "${title ? title.textContent : "code"}"` +
-                ` covers "${hit}"`);
-    }
-  }
-  return hits;
-}
-"""
-
-# a11y.js sets the cues once fonts are in and a frame has been laid out.
-SETTLED = """
-async () => {
-  await document.fonts.ready;
-  const frame = () => new Promise((r) => requestAnimationFrame(r));
-  await frame();
-  await frame();
-}
-"""
+VIEWPORTS = ("1280x800", "390x844")
 
 
 @pytest.fixture(scope="module")
-def measured(browser, lesson_server):
-    """Each viewport's findings, every slide opened once per viewport:
-    {viewport: {"overflow" | "copy": {slide label: problems}}}."""
+def measured(desktop_sweep, phone_sweep):
+    """Each viewport's findings (every slide and notebook page opened once
+    per viewport by sweep.py): {viewport: {"overflow" | "copy": {page
+    label: problems}}}."""
     results = {}
-    for viewport, (width, height) in VIEWPORTS.items():
-        found = {"overflow": {}, "copy": {}}
-        page = browser.new_page(viewport={"width": width, "height": height})
-        try:
-            for number, path in SLIDES + NOTEBOOKS:
-                page.goto(lesson_server + path)
-                page.wait_for_load_state("load")
-                page.evaluate(SETTLED)
-                label = f"page {number} ({path})"
-                for kind, script in (("overflow", MEASURE), ("copy", COPY)):
-                    problems = page.evaluate(script)
-                    if problems:
-                        found[kind][label] = problems
-        finally:
-            page.close()
-        results[viewport] = found
+    for viewport, swept in zip(
+        VIEWPORTS, (desktop_sweep, phone_sweep), strict=True
+    ):
+        results[viewport] = {
+            kind: {
+                page: seen[kind]
+                for page, seen in swept["pages"].items()
+                if seen.get(kind)
+            }
+            for kind in ("overflow", "copy")
+        }
     return results
 
 

@@ -349,11 +349,16 @@ def test_shift_p_on_a_fresh_reading_page_opens_the_screen_read(deck, lesson):
         assert on_slide(page) == SLIDE
 
 
-@pytest.mark.parametrize("key", ["ArrowRight", "Space", "PageDown"])
-def test_one_key_steps_through_every_screen_and_step(browser, built_site, key):
-    """From the first screen to the last with one key only: every screen
-    and every step, in order, each step showing something, no screen
-    opening on a hidden step."""
+#: The keys a clicker or a keyboard sends for "next".
+NEXT_KEYS = ("ArrowRight", "Space", "PageDown")
+
+
+def test_next_keys_step_through_every_screen_and_step(browser, built_site):
+    """From the first screen to the last by "next" keys only: every
+    screen and every step, in order, each step showing something, no
+    screen opening on a hidden step. The keys take turns (→, Space,
+    PageDown, →, ...), so each is seen to move exactly one step, at a
+    third of the deck's places, in one pass."""
     context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
     try:
         page = context.new_page()
@@ -363,13 +368,15 @@ def test_one_key_steps_through_every_screen_and_step(browser, built_site, key):
             "Reveal.getTotalSlides() + "
             "document.querySelectorAll('.reveal .slides .fragment').length"
         )
-        seen, problems = [], []
+        seen, problems, pressed = [], [], []
         while True:
             state = page.evaluate(STATE_JS)
             seen.append(state["where"])
             problems += state["problems"]
             if state["last"]:
                 break
+            key = NEXT_KEYS[len(pressed) % len(NEXT_KEYS)]
+            pressed.append(key)
             page.keyboard.press(key)
             page.wait_for_function(
                 "(w) => JSON.stringify(Reveal.getIndices()) !== w",
@@ -379,8 +386,9 @@ def test_one_key_steps_through_every_screen_and_step(browser, built_site, key):
         context.close()
     assert len(set(seen)) == len(seen), "a key went back or stood still"
     assert len(seen) == expected, (
-        f"{key} visited {len(seen)} screens and steps of {expected}"
+        f"next keys visited {len(seen)} screens and steps of {expected}"
     )
+    assert set(pressed) == set(NEXT_KEYS)
     assert not problems, "\n".join(problems)
 
 

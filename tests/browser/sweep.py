@@ -1,0 +1,266 @@
+"""Every page of the lesson site opened once per viewport, for every
+check that reads a whole page.
+
+Opening the 59 pages (home, 55 slides, 3 notebook pages) is most of what
+these checks cost, so each viewport's visit runs all of them on each
+page and keeps the findings: the layout checks (test_layout.py) at
+1280×800 and 390×844; at 1280×800 also the exercise widgets before any
+answer (test_exercises_lesson.py) and axe in both palettes
+(test_site_a11y.py), last, as switching the palette changes the page.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lessonbuild.deck import read_deck
+from tests.browser.axe import violations
+from tests.browser.conftest import wait_for_widgets
+
+ROOT = Path(__file__).resolve().parents[2]
+SLIDES = [
+    (s.number, f"slides/{Path(s.path).with_suffix('.html').name}")
+    for s in read_deck(ROOT).slides
+]
+# The notebook pages (mkdocs-jupyter) are read on phones too.
+NOTEBOOKS = [
+    (name, f"notebooks/{name}.html")
+    for name in ("lesson-81", "homework", "homework-solutions")
+]
+HOME = ("home", "index.html")
+DESKTOP, PHONE = (1280, 800), (390, 844)
+
+# Returns one line per problem. Skipped: hidden things (closed details,
+# [hidden], screen-reader text, KaTeX's MathML copy) and SVG internals
+# (KaTeX draws braces and roots as huge paths clipped by their <svg>).
+MEASURE = """
+() => {
+  // Formulas, tables and printed output must fit; only code may scroll.
+  const MUST_FIT = ".katex-display, div.arithmatex, table, " +
+    ".highlight:not(:has(code span)), .jp-OutputArea-output";
+  const article = document.querySelector("article.md-content__inner");
+  const column = article.parentElement.getBoundingClientRect();
+  const TOLERANCE = 1;
+  const name = (el) => {
+    const parts = [];
+    for (let e = el; e && e !== article; e = e.parentElement) {
+      let s = e.tagName.toLowerCase();
+      if (e.id) { parts.unshift(s + "#" + e.id); break; }
+      const cls = [...e.classList].slice(0, 2).join(".");
+      parts.unshift(cls ? s + "." + cls : s);
+    }
+    return parts.slice(-3).join(" > ");
+  };
+  const overflowX = (e) => getComputedStyle(e).overflowX;
+  const problems = [];
+  const reported = new Set();
+  for (const el of article.querySelectorAll("*")) {
+    if (el.ownerSVGElement) continue;
+    if (el.closest(".katex-mathml, .ex-sr, [hidden]")) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    let box = null;
+    for (let a = el.parentElement; a && a !== article; a = a.parentElement) {
+      if (overflowX(a) !== "visible") { box = a; break; }
+    }
+    const c = box ? box.getBoundingClientRect() : column;
+    const right = r.right - c.right;
+    const left = c.left - r.left;
+    if (Math.max(right, left) <= TOLERANCE) continue;
+    const holder = box || el;
+    if (reported.has(holder)) continue;
+    reported.add(holder);
+    const text = (el.textContent || "").trim().slice(0, 40);
+    const scroller = box && ["auto", "scroll"].includes(overflowX(box));
+    const kind = el.closest(MUST_FIT);
+    if (kind) {
+      problems.push(
+        `${name(el)} (${kind.tagName.toLowerCase()}.` +
+        `${[...kind.classList].slice(0, 1).join("")}) is ` +
+        `${Math.round(Math.max(right, left))}px wider than ` +
+        `${box ? name(box) : "the content column"}: a formula, table or ` +
+        `output line must fit without a sideways scroll ("${text}")`
+      );
+      continue;
+    }
+    if (!scroller || left > TOLERANCE) {
+      const where = box ? name(box) : "the content column";
+      const side = left > TOLERANCE ? "left" : "right";
+      problems.push(
+        `${name(el)} is cut ${Math.round(Math.max(right, left))}px ` +
+        `past the ${side} edge of ${where} ("${text}")`
+      );
+      continue;
+    }
+    const hidden = box.scrollWidth - box.clientWidth;
+    const style = getComputedStyle(box);
+    const mask = style.maskImage || style.webkitMaskImage || "none";
+    const missing = [];
+    if (box.scrollLeft < hidden - 1 &&
+        !box.classList.contains("scroll-cue--right")) {
+      missing.push("the scroll-cue--right class");
+    }
+    if (mask === "none") missing.push("a faded edge (mask-image)");
+    if (box.getAttribute("tabindex") !== "0") missing.push('tabindex="0"');
+    if (missing.length) {
+      problems.push(
+        `${name(box)} scrolls ${hidden}px sideways but lacks ` +
+        `${missing.join(", ")} ("${text}")`
+      );
+    }
+  }
+  // Text overflows inside its scroller without an element of its own
+  // (an Output line is a text node): a formula, table or output that
+  // scrolls at all needs a sideways scroll.
+  for (const box of article.querySelectorAll("*")) {
+    if (!["auto", "scroll"].includes(overflowX(box))) continue;
+    if (!box.closest(MUST_FIT) && !box.querySelector(MUST_FIT)) continue;
+    if (box.closest(".katex-mathml, .ex-sr, [hidden]")) continue;
+    const hidden = box.scrollWidth - box.clientWidth;
+    if (hidden <= TOLERANCE || reported.has(box)) continue;
+    reported.add(box);
+    const text = (box.textContent || "").trim().slice(0, 40);
+    problems.push(
+      `${name(box)} needs a sideways scroll of ${hidden}px: a formula, ` +
+      `table or output line must fit without one ("${text}")`
+    );
+  }
+  return problems;
+}
+"""
+
+# Each copy button that overlaps a visible character of its code.
+COPY = """
+() => {
+  const hits = [];
+  for (const nav of document.querySelectorAll("article pre > .md-code__nav")) {
+    const b = nav.getBoundingClientRect();
+    if (b.width === 0) continue;
+    const code = nav.parentElement.querySelector("code");
+    const view = code.getBoundingClientRect();
+    const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    let hit = null;
+    for (let t = walker.nextNode(); t && !hit; t = walker.nextNode()) {
+      if (!t.data.trim()) continue;
+      range.selectNodeContents(t);
+      for (const r of range.getClientRects()) {
+        const x0 = Math.max(r.left, view.left);
+        const x1 = Math.min(r.right, view.right);
+        const y0 = Math.max(r.top, view.top);
+        const y1 = Math.min(r.bottom, view.bottom);
+        if (x1 <= x0 || y1 <= y0) continue;  // scrolled out of sight
+        if (x0 < b.right - 0.5 && x1 > b.left + 0.5 &&
+            y0 < b.bottom - 0.5 && y1 > b.top + 0.5) {
+          hit = t.data.trim().slice(0, 30);
+          break;
+        }
+      }
+    }
+    if (hit) {
+      const title = nav.closest(".highlight")?.querySelector(".filename");
+      hits.push(`the copy button of "${title ? title.textContent : "code"}"` +
+                ` covers "${hit}"`);
+    }
+  }
+  return hits;
+}
+"""
+
+# a11y.js sets the cues once fonts are in and a frame has been laid out.
+SETTLED = """
+async () => {
+  await document.fonts.ready;
+  const frame = () => new Promise((r) => requestAnimationFrame(r));
+  await frame();
+  await frame();
+}
+"""
+
+
+#: Text that would give a verdict away before the student has answered.
+VERDICTS = r"""() => {
+  const text = document.querySelector(".md-content").innerText;
+  return [...text.matchAll(/\u2713|\bCorrect\b/g)].map(
+    (m) => text.slice(Math.max(0, m.index - 30), m.index + 30));
+}"""
+#: Per exercise section: its kind, and whether its controls are shown.
+WIDGETS = """() => [...document.querySelectorAll("section.exercise")].map(
+  (el) => ({
+    kind: el.getAttribute("data-ex-kind"),
+    ready: el.hasAttribute("data-ex-ready"),
+    actions: !!el.querySelector(".ex-actions") &&
+      el.querySelector(".ex-actions").getBoundingClientRect().height > 0,
+  }))"""
+
+
+# The header's palette toggle, as a student switches: Material sets the
+# scheme on <body> (every dark rule of ours keys on it) and remembers it.
+TO_DARK = "form[data-md-component=palette] label[for=__palette_1]"
+DARK = "document.body.getAttribute('data-md-color-scheme') === 'slate'"
+LIGHT = "document.body.getAttribute('data-md-color-scheme') === 'default'"
+# Colours settle once Material's colour transitions end (transitions
+# only: an endless animation would never finish).
+TRANSITIONS_DONE = """
+async () => {
+  const running = document.getAnimations();
+  await Promise.all(
+    running
+      .filter((a) => a instanceof CSSTransition)
+      .map((a) => a.finished.catch(() => null)), // cancelled: replaced
+  );
+}
+"""
+
+
+def label(number, path: str) -> str:
+    return f"page {number} ({path})"
+
+
+def visit(browser, base: str, size, axe: bool) -> dict:
+    """One visit of every page at ``size`` (width, height): {page label:
+    {finding: value}}, and {"errors": [...]} for JavaScript errors.
+
+    Findings: "overflow" and "copy" (slides and notebooks); with ``axe``
+    also "verdicts" and "widgets" (slides) and "axe" (every page: light,
+    then dark's colour contrast).
+    """
+    width, height = size
+    page = browser.new_page(
+        viewport={"width": width, "height": height}, color_scheme="light"
+    )
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    slides = dict(SLIDES).values()
+    pages = ([HOME] if axe else []) + SLIDES + NOTEBOOKS
+    found = {}
+    try:
+        for number, path in pages:
+            page.goto(base + path)
+            page.wait_for_load_state("load")
+            wait_for_widgets(page)
+            page.evaluate(SETTLED)
+            seen = found[label(number, path)] = {}
+            if (number, path) != HOME:
+                seen["overflow"] = page.evaluate(MEASURE)
+                seen["copy"] = page.evaluate(COPY)
+            if not axe:
+                continue
+            if path in slides:
+                seen["verdicts"] = page.evaluate(VERDICTS)
+                seen["widgets"] = page.evaluate(WIDGETS)
+            assert page.evaluate(LIGHT), f"{path} did not open light"
+            problems = [f"light: {p}" for p in violations(page)]
+            page.locator(TO_DARK).click()
+            page.wait_for_function(DARK)
+            page.evaluate(TRANSITIONS_DONE)
+            problems += [
+                f"dark: {p}"
+                for p in violations(page, rules=("color-contrast",))
+            ]
+            page.evaluate("localStorage.clear()")  # the next page: light
+            seen["axe"] = problems
+    finally:
+        page.close()
+    return {"pages": found, "errors": errors}
