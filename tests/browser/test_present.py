@@ -69,16 +69,15 @@ class Deck:
         self.errors: list[str] = []
         self.foreign: list[str] = []
         local = urlsplit(base).netloc
-        self.context.route("**/*", lambda route: self._route(route, local))
+        # Seen, not intercepted: routing sends every request through
+        # Python and back before Chromium may load it.
+        self.context.on("request", lambda r: self._note(r.url, local))
         self.context.on("page", self._watch)
 
-    def _route(self, route, local: str):
-        url = urlsplit(route.request.url)
+    def _note(self, address: str, local: str):
+        url = urlsplit(address)
         if url.scheme in ("http", "https") and url.netloc != local:
-            self.foreign.append(route.request.url)
-            route.abort()
-        else:
-            route.continue_()
+            self.foreign.append(address)
 
     def _watch(self, page):
         page.on("pageerror", lambda e: self.errors.append(str(e)))
