@@ -20,7 +20,7 @@ export NO_MKDOCS_2_WARNING := 1
 help:
 	@echo "make serve           build and serve the site on http://127.0.0.1:8000"
 	@echo "make present         serve the site and open the deck (present.html)"
-	@echo "make test            every check: lint, strict build, tests (about 12 min on 2 cores)"
+	@echo "make test            every check: lint, strict build, tests (README: how long)"
 	@echo "make test-fast       the tests without a browser, in parallel (the inner loop)"
 	@echo "make build           strict site build into site/"
 	@echo "make check-outputs   run every snippet, compare with Output blocks"
