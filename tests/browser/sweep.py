@@ -15,7 +15,7 @@ from pathlib import Path
 
 from lessonbuild.deck import read_deck
 from tests.browser.axe import violations
-from tests.browser.conftest import wait_for_widgets
+from tests.browser.conftest import Pages, wait_for_widgets
 
 ROOT = Path(__file__).resolve().parents[2]
 SLIDES = [
@@ -226,16 +226,16 @@ def visit(browser, base: str, size, axe: bool) -> dict:
     then dark's colour contrast).
     """
     width, height = size
-    page = browser.new_page(
-        viewport={"width": width, "height": height}, color_scheme="light"
-    )
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    opened = Pages(browser, base)
     slides = dict(SLIDES).values()
     pages = ([HOME] if axe else []) + SLIDES + NOTEBOOKS
     found = {}
     try:
+        page = opened.open(
+            pages[0][1],
+            viewport={"width": width, "height": height},
+            color_scheme="light",
+        )
         for number, path in pages:
             page.goto(base + path)
             page.wait_for_load_state("load")
@@ -262,5 +262,5 @@ def visit(browser, base: str, size, axe: bool) -> dict:
             page.evaluate("localStorage.clear()")  # the next page: light
             seen["axe"] = problems
     finally:
-        page.close()
-    return {"pages": found, "errors": errors}
+        opened.close()
+    return {"pages": found, "errors": opened.errors}

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from lessonbuild.deck import read_deck
-from tests.browser.sweep import label
+from tests.browser.sweep import SLIDES, label
 
 pytestmark = pytest.mark.browser
 
@@ -29,9 +29,9 @@ def untouched(desktop_sweep):
         f"JavaScript errors: {desktop_sweep['errors']}"
     )
     found = {}
+    paths = dict(SLIDES)
     for slide in deck.slides:
-        path = f"slides/{Path(slide.path).with_suffix('.html').name}"
-        seen = desktop_sweep["pages"][label(slide.number, path)]
+        seen = desktop_sweep["pages"][label(slide.number, paths[slide.number])]
         found[f"slide {slide.number} ({slide.path})"] = {
             "verdicts": seen["verdicts"],
             "widgets": seen["widgets"],

@@ -100,7 +100,7 @@ def mkdocs_build(
 #: kept for its next check of the same site, as ``mkdocs serve`` keeps
 #: them across rebuilds (their key replaces them when snippets change).
 #: Each starts two interpreters that import torch (1.6 s of CPU each);
-#: a test that checks one site five times started ten.
+#: a test that checked one site six times started twelve.
 #: tests/conftest.py closes them when each test ends.
 POOLS: dict = {}
 
