@@ -305,3 +305,35 @@ def test_notebooks_carry_mha_ref_and_no_build_plumbing(built_site, name):
         assert not cell.source.lstrip().startswith('"""'), cell.source[:80]
     page = (built_site / f"notebooks/{name}.html").read_text("utf-8")
     assert "MHA_REF = " not in page  # the blob stays out of the page
+
+
+def test_a_cell_added_or_removed_leaves_the_other_cells_ids(built_site):
+    """Cell ids name the slide, not the position: with one slide's
+    snippet gone (as if a branch had added it), every other cell keeps
+    its id, so ``make site-diff`` does not list their slides."""
+    from lessonbuild.notebooks import deck_notebook
+
+    nb = nbformat.read(built_site / "notebooks/lesson-81.ipynb", as_version=4)
+    outputs = {
+        cell.metadata["snippet"]: "".join(
+            o.get("text", "") for o in cell.get("outputs", [])
+        )
+        for cell in nb.cells
+        if cell.cell_type == "code" and "snippet" in cell.metadata
+    }
+    early = sorted(outputs)[2]  # a snippet with slides after it
+    fewer = {k: v for k, v in outputs.items() if k != early}
+
+    def ids(notebook) -> dict[str, str]:
+        return {c.id: c.source for c in notebook.cells}
+
+    whole, without = (
+        ids(deck_notebook(deck(), outputs)),
+        ids(deck_notebook(deck(), fewer)),
+    )
+    gone = set(whole) - set(without)
+    assert gone, "the snippet's cell should be gone"
+    assert not set(without) - set(whole)
+    assert all(without[i] == whole[i] for i in without)
+    later = [i for i in whole if i not in gone]
+    assert len(later) > len(whole) // 2

@@ -367,6 +367,8 @@ def deck_notebook(deck, outputs: dict[str, str]):
     Output blocks were checked against)."""
     import nbformat
 
+    # Ids name the slide (not positions): a cell added or removed leaves
+    # the other slides' cells as they were, for ``make site-diff`` too.
     cells = [
         _markdown_cell(
             f"# {deck.slides[0].title}\n\n"
@@ -375,8 +377,9 @@ def deck_notebook(deck, outputs: dict[str, str]):
             "unpacks the copy of `mha_ref` this notebook carries, so it "
             "runs wherever torch and Jupyter do; change a cell and run "
             "it again to see what changes.\n\n" + download_line(DECK_NOTEBOOK)
-        ),
-        setup_cell(deck.root / "mha_ref"),
+        )
+        | {"id": "lesson"},
+        setup_cell(deck.root / "mha_ref") | {"id": "setup"},
     ]
     seen = set()
     for slide in deck.slides:
@@ -391,12 +394,14 @@ def deck_notebook(deck, outputs: dict[str, str]):
         seen.update(snippets)
         lead = lead_paragraph(slide)
         title = f"## {slide.number}. {slide.title}"
-        cells.append(_markdown_cell(f"{title}\n\n{lead}" if lead else title))
-        for rel in snippets:
+        text = f"{title}\n\n{lead}" if lead else title
+        cells.append(_markdown_cell(text) | {"id": f"slide-{slide.number}"})
+        for k, rel in enumerate(snippets, 1):
             source = (deck.root / rel).read_text(encoding="utf-8")
             stream = {"output_type": "stream", "name": "stdout"}
             cells.append(
                 {
+                    "id": f"slide-{slide.number}-{k}",
                     "cell_type": "code",
                     "execution_count": None,
                     "metadata": {"snippet": rel},
@@ -414,7 +419,6 @@ def deck_notebook(deck, outputs: dict[str, str]):
             "cells": cells,
         }
     )
-    _number_cells(nb.cells)
     nbformat.validate(nb)  # once, whole: cell constructors validate each
     return nb
 
