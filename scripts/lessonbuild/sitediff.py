@@ -48,6 +48,7 @@ _DECK_END = re.compile(r"</div></div>\s*<script")  # then the deck's scripts
 _H2 = re.compile(r"<h2\b[^>]*>(.*?)</h2>", re.S)
 _H1 = re.compile(r"<h1\b[^>]*>(.*?)</h1>", re.S)
 _TAG = re.compile(r"<[^>]+>")
+_COPY_TARGET = re.compile(r'\b(for|id)="cell-\d+"')
 
 
 @dataclass
@@ -181,7 +182,9 @@ def read_site(site: Path) -> dict[str, dict[str, str]]:
             for url, part in _split(html, sections, stop).items():
                 units.setdefault(url, {})[rel] = part
             continue
-        main = _main_html(html)
+        # mkdocs-jupyter numbers its copy buttons by position: a cell
+        # added on one slide would renumber every later slide's.
+        main = _COPY_TARGET.sub(r'\1="cell"', _main_html(html))
         # The deck notebook: the cells under each "N. Title" heading
         # whose title is slide N's (a homework's "1. Split" is not).
         marks = []
