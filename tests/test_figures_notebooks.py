@@ -136,19 +136,24 @@ def test_deck_notebook_outputs_equal_the_slides_output_blocks(built_site):
     assert compared >= 10
 
 
-def test_deck_notebook_is_the_same_file_for_the_same_deck(built_site):
-    """The download is reproducible (nbformat's cell ids are random
-    unless set), and equals what the build published."""
-    from lessonbuild.notebooks import deck_notebook
-
-    nb = nbformat.read(built_site / "notebooks/lesson-81.ipynb", as_version=4)
-    outputs = {
+def _published_outputs(site) -> dict[str, str]:
+    """Each snippet's output, as the built deck notebook holds it."""
+    nb = nbformat.read(site / "notebooks/lesson-81.ipynb", as_version=4)
+    return {
         cell.metadata["snippet"]: "".join(
             o.get("text", "") for o in cell.get("outputs", [])
         )
         for cell in nb.cells
         if cell.cell_type == "code" and "snippet" in cell.metadata
     }
+
+
+def test_deck_notebook_is_the_same_file_for_the_same_deck(built_site):
+    """The download is reproducible (nbformat's cell ids are random
+    unless set), and equals what the build published."""
+    from lessonbuild.notebooks import deck_notebook
+
+    outputs = _published_outputs(built_site)
     first = nbformat.writes(deck_notebook(deck(), outputs))
     assert first == nbformat.writes(deck_notebook(deck(), outputs))
     published = (built_site / "notebooks/lesson-81.ipynb").read_text(
@@ -313,14 +318,7 @@ def test_a_cell_added_or_removed_leaves_the_other_cells_ids(built_site):
     its id, so ``make site-diff`` does not list their slides."""
     from lessonbuild.notebooks import deck_notebook
 
-    nb = nbformat.read(built_site / "notebooks/lesson-81.ipynb", as_version=4)
-    outputs = {
-        cell.metadata["snippet"]: "".join(
-            o.get("text", "") for o in cell.get("outputs", [])
-        )
-        for cell in nb.cells
-        if cell.cell_type == "code" and "snippet" in cell.metadata
-    }
+    outputs = _published_outputs(built_site)
     early = sorted(outputs)[2]  # a snippet with slides after it
     fewer = {k: v for k, v in outputs.items() if k != early}
 
