@@ -130,6 +130,34 @@ def wait_for_widgets(page) -> None:
         page.wait_for_selector("section.exercise[data-ex-ready]")
 
 
+def wait_for_instant_navigation(page) -> None:
+    """Return once Material follows this page's links in place.
+
+    Material takes a click over only once its sitemap has loaded; a click
+    before that reloads the page, and is replayed when the sitemap
+    arrives. So the probe is a link to this very page: a click Material
+    takes it cancels (an in-place visit to where we are), one it lets
+    through is cancelled here, and a late replay goes nowhere.
+    """
+    page.wait_for_function(
+        """() => {
+            const probe = document.createElement("a");
+            probe.href = location.pathname;
+            document.body.append(probe);
+            let taken = false;
+            const look = ev => {
+                taken = ev.defaultPrevented;
+                ev.preventDefault();
+            };
+            window.addEventListener("click", look, { once: true });
+            probe.click();
+            probe.remove();
+            return taken;
+        }""",
+        polling="raf",
+    )
+
+
 class Pages:
     """Opens pages of the fixture site in fresh contexts and checks that
     none of them logged a JavaScript error."""

@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 import lessonbuild.exercises as exercises
 from lessonbuild.deck import parse_slide
 from tests.browser.axe import serious_violations
+from tests.browser.conftest import wait_for_instant_navigation
 
 pytestmark = pytest.mark.browser
 
@@ -685,6 +686,7 @@ def test_instant_navigation_initialises_widgets(pages):
     """Material swaps pages without a reload: widgets still come alive."""
     page = pages.open("index.html")
     page.evaluate("() => { window.__sameDocument = true; }")
+    wait_for_instant_navigation(page)
     page.get_by_role("link", name="Check", exact=True).last.click()
     page.wait_for_url("**/check.html")
     ex = page.locator("section.ex-check[data-ex-ready]")
