@@ -159,3 +159,15 @@ def test_contributing_teaches_value_and_figure_with_the_worked_example():
     assert '{{ value("23_params.heads") }}' in slide
     for line in ('publish_value("heads"', 'publish_value("total"'):
         assert line in text and line in snippet
+
+
+def test_the_worked_example_is_the_snippet_as_it_is():
+    """CONTRIBUTING shows snippets/23_params.py itself (less its
+    docstring), so a contributor who copies it gets a file that runs and
+    passes the linter, and an edit to the snippet cannot leave it stale."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = text.split("### Numbers in prose", 1)[1]
+    shown = section.split("```python\n", 1)[1].split("```\n", 1)[0]
+    snippet = (ROOT / "snippets/23_params.py").read_text(encoding="utf-8")
+    body = snippet.split('"""\n', 1)[1].lstrip("\n")
+    assert shown == body
