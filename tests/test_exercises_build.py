@@ -16,9 +16,14 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "exercise_fixtures"
 
 
-def build(config: Path, site: Path) -> subprocess.CompletedProcess:
+def build(
+    config: Path, site: Path, quiet: bool = True
+) -> subprocess.CompletedProcess:
+    """`mkdocs build --strict`; `quiet` (-q) also hides MkDocs' warnings
+    from its strict count, so a test of a MkDocs warning passes False."""
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q"]
+        [sys.executable, "-m", "mkdocs", "build", "--strict"]
+        + (["-q"] if quiet else [])
         + ["-f", str(config), "-d", str(site)],
         cwd=config.parent,
         env=dict(os.environ, NO_MKDOCS_2_WARNING="1"),
@@ -181,6 +186,55 @@ def test_a_reference_to_a_missing_id_fails_the_build_at_its_line(tmp_path):
     assert not (tmp_path / "site").exists() or not list(
         (tmp_path / "site").rglob("*.html")
     )
+
+
+def test_links_to_an_exercise_reach_its_anchor(tmp_path):
+    """A Markdown link to an exercise's anchor is a link MkDocs can check:
+    one that exists passes its anchor validation, one that does not fails
+    the strict build (the lesson's mkdocs.yml sets anchors to warn)."""
+    write(
+        tmp_path / "mkdocs.yml",
+        """
+        site_name: anchors
+        plugins: [lesson]
+        markdown_extensions: [md_in_html, pymdownx.superfences]
+        validation:
+          anchors: warn
+        """,
+    )
+    write(
+        tmp_path / "docs" / "index.md",
+        """
+        # Index
+
+        Try [the check](check.md#ex-split) and [its option
+        B](check.md#ex-split-direct-view), not [this](check.md#ex-splat).
+        """,
+    )
+    write(
+        tmp_path / "docs" / "check.md",
+        """
+        # Check
+
+        ```exercise
+        kind: check
+        id: split
+        question: q
+        options:
+          - id: view-transpose
+            text: a
+            correct: true
+          - id: direct-view
+            text: b
+            tempts: t
+        explanation: e
+        ```
+        """,
+    )
+    result = build(tmp_path / "mkdocs.yml", tmp_path / "site", quiet=False)
+    assert result.returncode != 0
+    broken = re.findall(r"anchor '#([\w-]+)'", result.stderr)
+    assert broken == ["ex-splat"], result.stderr
 
 
 def test_fixture_site_builds_every_kind(tmp_path):

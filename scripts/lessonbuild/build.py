@@ -23,6 +23,7 @@ rendered exercises are kept.
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -43,6 +44,7 @@ from .rebuild import QuietDirtyWarning, Rebuild
 from .settings import Settings, cache_dir
 
 log = logging.getLogger("mkdocs.plugins.lesson")
+_ID = re.compile(r'\sid="([^"]+)"')  # an element id in an exercise's HTML
 _TEMPLATES = Environment(
     loader=PackageLoader("lessonbuild", "templates"), autoescape=True
 )
@@ -338,6 +340,12 @@ class Build:
         stash = self.widgets.get(uri)
         if stash:
             html, missing = exercises.fill_placeholders(html, stash)
+            # MkDocs collects a page's anchors from its Markdown, before
+            # the widgets are put in: tell it theirs, or every link to an
+            # exercise (`37-….md#ex-param-count-512`) is reported as broken.
+            if page.present_anchor_ids is not None:
+                for section in stash.values():
+                    page.present_anchor_ids.update(_ID.findall(section))
             if missing and self.deck is not None:
                 self.problems.append(
                     Problem(
