@@ -145,20 +145,42 @@ def test_every_problem_of_a_page_is_reported_with_its_line(fragments):
         """,
         fragments,
     )
+    # The misspelt 'explain' is one mistake, reported once at its line.
     assert found == [
-        "docs/slides/37-x.md:4: check is missing 'explanation'; expected "
-        "keys: kind, question, options, explanation (optional: title, id, "
-        "variants)",
         "docs/slides/37-x.md:6: check has 2 options (A, B) marked "
         "'correct: true'; expected exactly one correct option",
         "docs/slides/37-x.md:11: option C is wrong but has no 'tempts'; "
         "expected 'tempts: …' saying why it tempts people",
-        "docs/slides/37-x.md:12: check has unknown key 'explain' (did you "
-        "mean 'explanation'?); expected keys: kind, question, options, "
-        "explanation (optional: title, id, variants)",
+        "docs/slides/37-x.md:12: check has 'explain' where 'explanation' "
+        "is expected; rename it 'explanation' (expected keys: kind, "
+        "question, options, explanation (optional: title, id, variants))",
         "docs/slides/37-x.md:16: unknown exercise kind 'multiple-choice'; "
         "expected one of: predict, check, eliminate, buckets, order, "
         "fill-in, discussion",
+    ]
+
+
+def test_an_unknown_key_beside_a_missing_one_is_two_mistakes(fragments):
+    """Only a near spelling of the missing key is read as its misspelling:
+    an unrelated extra key and a missing key are both reported."""
+    found = problems_of(
+        """
+        # Slide
+
+        ```exercise
+        kind: predict
+        prompt: p
+        answer: a
+        colour: red
+        ```
+        """,
+        fragments,
+    )
+    assert found == [
+        "docs/slides/37-x.md:4: predict is missing 'why'; expected keys: "
+        "kind, prompt, answer, why (optional: title, id)",
+        "docs/slides/37-x.md:7: predict has unknown key 'colour'; expected "
+        "keys: kind, prompt, answer, why (optional: title, id)",
     ]
 
 

@@ -6,6 +6,7 @@ it points at and what was expected, so an author fixes a slide in one go.
 
 from __future__ import annotations
 
+import difflib
 import random
 import re
 from collections.abc import Callable
@@ -98,9 +99,23 @@ class _Checker:
         if optional:
             expected += f" (optional: {', '.join(optional)})"
         ok = True
+        missing = [k for k in required if k not in mapping]
         for key in mapping:
             if key not in allowed:
                 ok = False
+                # A misspelt required key is one mistake, said once, at
+                # its line (not "unknown 'explanaton'" plus "missing
+                # 'explanation'").
+                close = difflib.get_close_matches(str(key), missing, 1, 0.6)
+                if close:
+                    missing.remove(close[0])
+                    self.add(
+                        mapping.line_of(key),
+                        f"{what} has '{key}' where '{close[0]}' is "
+                        f"expected; rename it '{close[0]}' "
+                        f"(expected keys: {expected})",
+                    )
+                    continue
                 self.add(
                     mapping.line_of(key),
                     f"{what} has unknown key '{key}'"
@@ -108,7 +123,7 @@ class _Checker:
                     f"expected keys: {expected}",
                 )
         for key in required:
-            if key not in mapping:
+            if key in missing:
                 ok = False
                 self.add(
                     mapping.line,
