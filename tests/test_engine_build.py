@@ -90,8 +90,9 @@ def test_failed_build_leaves_no_site(bad):
     """The build aborts before writing pages and removes the old site."""
     code, out, site = bad
     assert code != 0
-    assert "Aborted: 10 problem(s)" in out
-    assert "No site was written" in out
+    assert "ERROR   -  10 problems found." in out
+    assert out.count("problems found") == 1
+    assert "Aborted for the problems above: no site was written." in out
     assert not site.exists()
 
 
@@ -139,7 +140,8 @@ def test_a_second_run_that_disagrees_fails_the_build_after_the_pages(
         r"is nondeterministic",
         out,
     ), out
-    assert "Aborted: 1 problem(s)" in out
+    assert "ERROR   -  1 problem found." in out
+    assert "Aborted for the problems above: no site was written." in out
     assert not site.exists()
 
 

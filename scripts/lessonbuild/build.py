@@ -512,10 +512,8 @@ class Build:
         for line in text.splitlines():
             log.error(line)
         self.discard_site(self.config)
-        raise Abort(
-            f"Aborted: {len(problems)} problem(s), listed above. No site "
-            "was written."
-        )
+        # The count is the report's last line; this one says what it means.
+        raise Abort("Aborted for the problems above: no site was written.")
 
     def failure_page(self) -> str:
         """A whole HTML page listing a failed build's problems (serve)."""
