@@ -260,7 +260,7 @@ def test_exercise_text_is_a_word_diff_and_a_fill_in_cell_says_so():
             "</table></section>",
         )
     )
-    assert page.exercises == {"exercise 1": "Predict h=8."}
+    assert page.texts == {"exercise 1": "Predict h=8."}
     assert page.prose == "T Prose."
     assert list(page.tables.values()) == [[["h"], ["(to fill in)"]]]
 
@@ -295,3 +295,27 @@ def test_code_blocks_without_a_file_name_are_named_by_their_heading():
         "code under “Merge”": "b",
     }
     assert after.code["code under “Merge”"] == "b"
+
+
+def test_a_slide_reads_as_its_words_once_without_chrome(built_site):
+    """Slide 23 as the lesson builds it: each formula once, as its TeX
+    (KaTeX writes it as MathML, TeX and HTML); no slide number, Present
+    link or notebook link; the instructor notes apart from the prose; a
+    table named by its header row; no drop-down's options in a widget."""
+    from lessonbuild.sitediff import read_page
+
+    def page(n):
+        (path,) = built_site.glob(f"slides/{n:02d}-*.html")
+        return read_page(path.read_text(encoding="utf-8"))
+
+    s23 = page(23)
+    assert s23.prose.count(r"\(4 \cdot 512^2\)") == 1, s23.prose
+    assert "512 2" not in s23.prose and "⋅" not in s23.prose
+    for chrome in ("23 / 55", "Present", "Instructor view", ".ipynb"):
+        assert chrome not in s23.prose
+    assert "Instructor notes" not in s23.prose
+    assert s23.texts["instructor notes"].startswith("Ask:")
+    assert list(s23.tables) == ["table (h · d_k · params (d=512))"]
+    s16 = page(16)  # a buckets exercise: a drop-down per item
+    (words,) = [v for k, v in s16.texts.items() if k.startswith("exercise")]
+    assert "Choose a bucket" not in words

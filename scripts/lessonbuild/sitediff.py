@@ -6,7 +6,8 @@ its section of the deck (``present.html``, ``data-reading``) and its
 cells in the lesson notebook (under the ``## N. Title`` heading) are
 mapped to its reading page, so a changed slide is listed once, with the
 views it changed in. Shown: prose and each exercise as a word diff, each
-Output block as a line diff (named after the snippet above it), each
+Output block as a line diff (named after the snippet above it), the
+instructor notes apart from the prose, formulas as their TeX, each
 table before and after, which code blocks changed (named by file or by
 the heading above, never by position).
 
@@ -49,6 +50,9 @@ _H2 = re.compile(r"<h2\b[^>]*>(.*?)</h2>", re.S)
 _H1 = re.compile(r"<h1\b[^>]*>(.*?)</h1>", re.S)
 _TAG = re.compile(r"<[^>]+>")
 _COPY_TARGET = re.compile(r'\b(for|id)="cell-\d+"')
+#: What a page shows around its content, and a widget's controls: the
+#: slide's number and Present link, the notebook link, buttons, drop-downs.
+_CHROME = ".slide-number, .slide-present, .notebook-download, button, select"
 
 
 @dataclass
@@ -59,7 +63,7 @@ class Page:
     outputs: dict[str, str]  # "Output of <snippet>" -> the block's text
     tables: dict[str, list[list[str]]]  # label -> header row + rows
     code: dict[str, str]
-    exercises: dict[str, str]  # "exercise N" -> its text
+    texts: dict[str, str]  # "exercise N", "instructor notes" -> words
     prose: str  # the rest, as words
 
 
@@ -72,7 +76,7 @@ class Change:
     outputs: list[tuple[str, str, str]] = field(default_factory=list)
     tables: list[tuple[str, list, list]] = field(default_factory=list)
     code: list[str] = field(default_factory=list)
-    exercises: list[tuple[str, str]] = field(default_factory=list)
+    texts: list[tuple[str, str]] = field(default_factory=list)
     prose: str = ""  # the word diff, "" when unchanged
 
 
@@ -95,11 +99,19 @@ def _cell(cell) -> str:
 
 
 def read_page(html: str) -> Page:
-    """Parse one view into its outputs, tables, code, exercises, prose."""
+    """Parse one view into its outputs, tables, code, texts (exercises,
+    instructor notes) and prose, without the page's chrome."""
     soup = BeautifulSoup(html, "html.parser")
     main = next(filter(None, map(soup.select_one, _CONTENT)), soup)
     for link in main.select("a.headerlink, a.anchor-link"):  # the ¶s
         link.extract()
+    for chrome in main.select(_CHROME):
+        chrome.extract()
+    # KaTeX writes each formula three times (MathML, its TeX, the HTML
+    # layout): a diff reads its TeX once.
+    for formula in main.select(".katex"):
+        tex = formula.find("annotation")
+        formula.replace_with(f"\\({tex.get_text()}\\)" if tex else "")
     h1 = main.find("h1")
     title = h1.get_text(" ", strip=True) if h1 else ""
     if not title and soup.title:
@@ -107,7 +119,9 @@ def read_page(html: str) -> Page:
     tables: dict[str, list[list[str]]] = {}
     for n, table in enumerate(main.find_all("table"), start=1):
         # Named by its header row: a table added above renames nothing.
-        head = " · ".join(th.get_text(" ", strip=True) for th in table("th"))
+        first = table.find("tr")
+        heads = table.select("thead th") or (first("th") if first else [])
+        head = " · ".join(th.get_text(" ", strip=True) for th in heads)
         rows = [[_cell(c) for c in tr(["th", "td"])] for tr in table("tr")]
         label = f"table ({head})" if head else f"table {n}"
         tables[_unique(tables, label)] = [r for r in rows if r]
@@ -130,12 +144,18 @@ def read_page(html: str) -> Page:
             above = label
             code[_unique(code, label)] = pre.get_text()
         block.extract()
-    exercises = {}
+    texts = {}
     for n, section in enumerate(main.select("section.exercise"), start=1):
-        exercises[f"exercise {n}"] = " ".join(section.get_text(" ").split())
+        texts[f"exercise {n}"] = " ".join(section.get_text(" ").split())
         section.extract()
+    for notes in main.select("details.instructor"):
+        if notes.summary:
+            notes.summary.extract()
+        label = _unique(texts, "instructor notes")
+        texts[label] = " ".join(notes.get_text(" ").split())
+        notes.extract()
     prose = " ".join(main.get_text(" ").split())
-    return Page(title, outputs, tables, code, exercises, prose)
+    return Page(title, outputs, tables, code, texts, prose)
 
 
 def _main_html(html: str) -> str:
@@ -236,7 +256,7 @@ def compare(old_site: Path, new_site: Path) -> tuple[list[Change], int]:
             changes.append(Change(path, _title(b[PAGE]), "changed", others))
         else:
             pa, pb = read_page(a[PAGE]), read_page(b[PAGE])
-            ex = _changed(pa.exercises, pb.exercises)
+            texts = _changed(pa.texts, pb.texts)
             changes.append(
                 Change(
                     path,
@@ -246,7 +266,7 @@ def compare(old_site: Path, new_site: Path) -> tuple[list[Change], int]:
                     outputs=_changed(pa.outputs, pb.outputs),
                     tables=_changed(pa.tables, pb.tables),
                     code=[label for label, *_ in _changed(pa.code, pb.code)],
-                    exercises=[(n, word_diff(x, y)) for n, x, y in ex],
+                    texts=[(n, word_diff(x, y)) for n, x, y in texts],
                     prose=word_diff(pa.prose, pb.prose)
                     if pa.prose != pb.prose
                     else "",
@@ -339,7 +359,7 @@ def _what(ch: Change) -> str:
     parts = _names([f"`{label}`" for label, *_ in ch.outputs], "outputs")
     parts += _names([label for label, *_ in ch.tables], "tables")
     parts += _names([f"code `{label}`" for label in ch.code], "code blocks")
-    parts += [label for label, _ in ch.exercises]
+    parts += [label for label, _ in ch.texts]
     parts += ["text"] if ch.prose else []
     if not parts and not ch.views:
         return "markup only"
@@ -362,7 +382,7 @@ def to_markdown(changes: list[Change], total: int) -> str:
         out.append(f"| `{ch.path}` | {title} | {_what(ch)} | {views} |")
     for ch in changes:
         blocks = ["**Text**", "", ch.prose, ""] if ch.prose else []
-        for label, diff in ch.exercises:
+        for label, diff in ch.texts:
             blocks += [f"**{label.capitalize()}**", "", diff, ""]
         for label, old, new in ch.outputs:
             diff = _line_diff(old, new)
