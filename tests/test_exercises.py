@@ -630,9 +630,23 @@ def test_buckets_that_drift_from_their_table_fail_with_the_grouping():
     assert exercise is None
     assert [str(p) for p in found] == [
         "s.md:2: the buckets no longer match table '15_trace.shapes' "
-        "grouped by 'shape'; expected (name: items) (1, 4, 8): X (input), "
-        "output; (1, 2, 4, 4): attn_weights"
+        "grouped by 'shape'; expected these names and items (paste them "
+        "over the buckets' own, keeping each explanation):\n"
+        "    buckets:\n"
+        '      - name: "`(1, 4, 8)`"\n'
+        '        items: ["X (input)", "output"]\n'
+        '      - name: "`(1, 2, 4, 4)`"\n'
+        '        items: ["attn_weights"]'
     ]
+    # Pasted over the buckets, with each explanation kept, it passes.
+    pasted = []
+    for line in found[0].detail.splitlines():
+        pasted.append(line)
+        if line.lstrip().startswith("items:"):
+            pasted.append("    explanation: e")
+    fixed = body.split("buckets:\n")[0] + "\n".join(pasted) + "\n"
+    _, after = ex.validate(fixed, path="s.md", first_line=0, tables=SHAPES)
+    assert after == []
 
 
 def test_buckets_from_a_table_need_all_three_keys():

@@ -7,6 +7,7 @@ it points at and what was expected, so an author fixes a slide in one go.
 from __future__ import annotations
 
 import difflib
+import json
 import random
 import re
 from collections.abc import Callable
@@ -59,8 +60,10 @@ class _Checker:
         self.base = first_line + 1
         self.problems: list[Problem] = []
 
-    def add(self, line0: int, message: str) -> None:
-        self.problems.append(Problem(self.path, self.base + line0, message))
+    def add(self, line0: int, message: str, detail: str = "") -> None:
+        self.problems.append(
+            Problem(self.path, self.base + line0, message, detail)
+        )
 
     def text(self, value: Any, line0: int, what: str) -> str | None:
         """A Markdown text value, or None after reporting a problem."""
@@ -558,13 +561,21 @@ def _buckets_match_table(c, data, tables, buckets):
     if {k: sorted(v) for k, v in actual.items()} != {
         k: sorted(v) for k, v in expected.items()
     }:
-        want = "; ".join(
-            f"{name}: {', '.join(items)}" for name, items in expected.items()
+        # Names and items hold commas ("Q, K, V"): say it as the YAML to
+        # paste, each string quoted, in the author's code style.
+        tick = (
+            "`" if any(b.name.strip().startswith("`") for b in buckets) else ""
         )
+        want = ["buckets:"]
+        for name, items in expected.items():
+            want.append(f"  - name: {json.dumps(tick + name + tick)}")
+            want.append(f"    items: {json.dumps(items, ensure_ascii=False)}")
         c.add(
             data.line_of("table"),
             f"the buckets no longer match table '{table_id}' grouped by "
-            f"'{group_by}'; expected (name: items) {want}",
+            f"'{group_by}'; expected these names and items (paste them "
+            "over the buckets' own, keeping each explanation):",
+            "\n".join(want),
         )
 
 
