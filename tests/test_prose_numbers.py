@@ -54,6 +54,13 @@ def test_lists_shapes_and_fractions_are_copies():
     assert "23_params.heads" in found[0][1]
     assert "15_trace.out" in found[1][1]
     assert "17_flops.ratio" in found[2][1]
+    # Arithmetic can derive one number, never a list or a shape: only the
+    # number's message offers it.
+    assert ["arithmetic" in message for _, message in found] == [
+        False,
+        False,
+        True,
+    ]
 
 
 def test_a_different_or_longer_number_is_not_a_copy():

@@ -70,20 +70,28 @@ def hand_typed(slides, values: Mapping[str, str]) -> list[Problem]:
                 for match in pattern.finditer(line):
                     if _derived(line, match, text):
                         continue
-                    problems.append(_problem(slide, number, match, value_id))
+                    problems.append(
+                        _problem(slide, number, match, value_id, text)
+                    )
     return problems
 
 
-def _problem(slide, number: int, match, value_id: str) -> Problem:
+def _problem(slide, number: int, match, value_id: str, text: str) -> Problem:
     stem = value_id.split(".")[0]
+    # Arithmetic beside it can derive one number, not a list or a shape.
+    derive = (
+        " (or show the arithmetic that gives it, as in "
+        "'4 \\cdot 512^2 = 1{,}048{,}576')"
+        if len(_numbers(text)) == 1
+        else ""
+    )
     return Problem(
         slide.path,
         number,
         f"{match.group(0).strip()!r} is typed by hand, but "
         f"snippets/{stem}.py publishes it as {value_id!r}; write "
         f'{{{{ value("{value_id}") }}}} so the page shows what the run '
-        "computed (or show the arithmetic that gives it, as in "
-        "'4 \\cdot 512^2 = 1{,}048{,}576')",
+        f"computed{derive}",
         kind="table",
     )
 
