@@ -113,3 +113,22 @@ def test_every_target_that_runs_node_or_npm_installs_it_first():
     assert "| node" in next(
         ln for ln in makefile.splitlines() if ln.startswith("$(BIOME):")
     )
+
+
+def test_a_shared_venv_or_node_modules_linked_in_is_ignored(tmp_path):
+    """A second worktree or clone often links the first one's .venv and
+    node_modules; git must not offer them for commit."""
+    repo = tmp_path / "clone"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    shutil.copy(ROOT / ".gitignore", repo / ".gitignore")
+    for name in (".venv", "node_modules"):
+        (tmp_path / name).mkdir()
+        (repo / name).symlink_to(tmp_path / name)
+    status = subprocess.run(
+        ["git", "status", "--porcelain"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert status.splitlines() == ["?? .gitignore"]
