@@ -59,6 +59,8 @@ def test_bad_site_fails(bad):
     code, out = bad
     assert code == 1
     assert re.search(r"snippet engine: .*: 10 problems in", out)
+    # The report's count is the last word, after the engine's own line.
+    assert out.rstrip().splitlines()[-1] == "10 problems found."
 
 
 def test_snippet_that_raises(bad):

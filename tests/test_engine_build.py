@@ -18,6 +18,7 @@ import pytest
 
 from lessonbuild.engine import ACCEPT
 from lessonbuild.plugin import LessonPlugin
+from lessonbuild.problems import Problem
 from tests.engine_fixtures.sites import make_site, mkdocs_build
 
 OLD_SITE = "<h1>an old, good build</h1>"
@@ -249,6 +250,22 @@ def test_serve_failure_leaves_the_served_folder(tmp_path):
     plugin.on_startup(command="serve", dirty=False)
     plugin.build.discard_site(config)
     assert (Path(config.site_dir) / "index.html").read_text() == OLD_SITE
+
+
+def test_a_failed_serve_build_says_the_preview_shows_its_problems(capsys):
+    """MkDocs goes on to print "Documentation built": the report says the
+    pages it built show the problems, and its count is its own last line."""
+    plugin = LessonPlugin()
+    plugin.on_startup(command="serve", dirty=False)
+    plugin.build.fail([Problem("docs/slides/01-x.md", 3, "broken")])
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "docs/slides/01-x.md:3: broken",
+        "1 problem found.",
+        "The preview shows these problems on every page until a build "
+        "succeeds.",
+    ]
+    assert "docs/slides/01-x.md:3: broken" in plugin.build.failure
 
 
 def test_site_dir_holding_the_project_is_never_removed(tmp_path):

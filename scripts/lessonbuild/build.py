@@ -158,6 +158,9 @@ class Build:
         problems += self.result.problems
         problems += tampering(self.fingerprint, fingerprint(root))
         problems += exercise_problems
+        # The engine's own line first: the report's count, the total of
+        # every check, is then the last word (not "1 problem" after "11").
+        log.info(self.result.summary())
         if problems:
             self.fail(problems, self.result.advice())
         elif deck.slides:
@@ -165,7 +168,6 @@ class Build:
 
             key = base_key(deck.root / "snippets")
             self.homework = notebooks.Homework(deck.root, key, self.pool)
-        log.info(self.result.summary())
         config.nav = self._nav(config.nav, deck)
         # "N / 55" in the slide header (overrides/main.html).
         config.extra["slide_count"] = len(deck.slides)
@@ -506,7 +508,12 @@ class Build:
         if self.serving:
             # Printed, not logged: --strict would count each logged
             # line as an error and abort the build after all.
-            print(text, file=sys.stderr)
+            # MkDocs still says "Documentation built": say what was built.
+            print(
+                f"{text}\nThe preview shows these problems on every page "
+                "until a build succeeds.",
+                file=sys.stderr,
+            )
             self.failure = f"{self.failure}\n{text}" if self.failure else text
             return
         for line in text.splitlines():

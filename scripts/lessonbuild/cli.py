@@ -89,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     for line in result.updated:
         print(line)
     problems = deck.problems + result.problems
+    # The engine's line, then the report: its count (every check's
+    # problems, the deck's too) is the last word.
+    print(result.summary(), file=sys.stderr if problems else sys.stdout)
     if problems:
         print(report(problems, result.advice()), file=sys.stderr)
-    print(result.summary(), file=sys.stderr if problems else sys.stdout)
     return 1 if problems else 0
