@@ -266,6 +266,46 @@ def test_index_holds_no_widget_chrome_or_notebook_prompts(index):
     )
 
 
+def test_every_excluded_element_holds_none_of_its_own_tag(built_site):
+    """Material's search parser remembers skipped elements by tag name,
+    so a ``<div data-search-exclude>`` stops being skipped at the first
+    ``</div>`` inside it, and the rest of it is indexed (the notebooks'
+    code cells were, twice each)."""
+    from bs4 import BeautifulSoup
+
+    nested = set()
+    for page in built_site.rglob("*.html"):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for el in soup.select("[data-search-exclude]"):
+            if el.find(el.name):
+                where = page.relative_to(built_site).as_posix()
+                nested.add((where, el.name, " ".join(el.get("class", []))))
+    assert nested == set(), sorted(nested)[:5]
+
+
+def test_notebook_code_cells_are_not_indexed(index, built_site):
+    """A notebook page is indexed by its Markdown cells: its code (the
+    copy button's text holds each cell's source) is not lesson text."""
+    from bs4 import BeautifulSoup
+
+    leaked, checked = [], 0
+    for page in sorted(built_site.glob("notebooks/*.html")):
+        rel = page.relative_to(built_site).as_posix()
+        text = _squash(
+            " ".join(d["text"] for d in index if d["location"].startswith(rel))
+        )
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for cell in soup.select(".clipboard-copy-txt"):
+            source = _squash(cell.get_text())
+            if len(source) < 30:
+                continue
+            checked += 1
+            if source[:60] in text:
+                leaked.append((rel, source[:60]))
+    assert checked > 20
+    assert leaked == [], leaked[:5]
+
+
 @pytest.mark.parametrize(
     "tex,text",
     [

@@ -16,9 +16,14 @@ import re
 # Opening tags that get data-search-exclude (search skips the element
 # with everything inside it).
 _CONTROLS = re.compile(r"<(?:button|select)\b(?![^>]*data-search-exclude)")
+# Material's search parser tracks skipped elements by tag name, so the
+# first </div> inside a skipped <div> ends the skipping: each element
+# marked here holds no element of its own tag (a test checks the site).
+# A code cell is its highlighted copy, its copy button's text and tags.
 _NOTEBOOK_CHROME = re.compile(
-    r'<div(?= class="[^"]*\b(?:jp-InputPrompt|jp-OutputPrompt'
-    r"|jp-InputArea-editor|zeroclipboard-container)\b)"
+    r'<(div|span|clipboard-copy)(?= class="[^"]*\b(?:jp-InputPrompt'
+    r"|jp-OutputPrompt|highlight-ipynb|clipboard-copy-txt|cell-tag)\b"
+    r"|[\s,][^>]*aria-label=\"Copy to Clipboard\")"
 )
 
 
@@ -27,7 +32,7 @@ def exclude_chrome(html: str, notebook: bool) -> str:
     marked ``data-search-exclude``."""
     html = _CONTROLS.sub(lambda m: m.group(0) + " data-search-exclude", html)
     if notebook:
-        html = _NOTEBOOK_CHROME.sub("<div data-search-exclude", html)
+        html = _NOTEBOOK_CHROME.sub(r"<\1 data-search-exclude", html)
     return html
 
 
