@@ -184,6 +184,33 @@ def test_an_unknown_key_beside_a_missing_one_is_two_mistakes(fragments):
     ]
 
 
+def test_a_wrong_options_misspelt_tempts_is_one_problem(fragments):
+    """'tempts' is optional in general but needed on a wrong option: its
+    misspelling is one rename, not "no 'tempts'" plus "unknown 'tempt'"."""
+    found = problems_of(
+        """
+        # Slide
+
+        ```exercise
+        kind: check
+        question: q
+        options:
+          - text: "A"
+            correct: true
+          - text: "B"
+            tempt: t
+        explanation: e
+        ```
+        """,
+        fragments,
+    )
+    assert found == [
+        "docs/slides/37-x.md:10: option B has 'tempt' where 'tempts' is "
+        "expected; rename it 'tempts' (expected keys: text (optional: "
+        "correct, tempts, id, column, formula))"
+    ]
+
+
 def test_line_numbers_count_the_front_matter(fragments):
     """Problems point at the file's lines, front matter included."""
     source = page(

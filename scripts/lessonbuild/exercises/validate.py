@@ -95,14 +95,21 @@ class _Checker:
             k: self.field(mapping, k, f"'{k}'") for k in keys if k in mapping
         }
 
-    def keys(self, mapping: Mapping, required, optional, what: str) -> bool:
-        """Report missing and unknown keys; True when all are fine."""
+    def keys(
+        self, mapping: Mapping, required, optional, what: str, wanted=None
+    ) -> bool:
+        """Report missing and unknown keys; True when all are fine.
+
+        ``wanted`` maps an optional key that this mapping needs (a wrong
+        option's 'tempts') to the message for its absence; a near
+        spelling of it is reported as that key misspelt, once."""
+        wanted = wanted or {}
         allowed = required + optional
         expected = ", ".join(required)
         if optional:
             expected += f" (optional: {', '.join(optional)})"
         ok = True
-        missing = [k for k in required if k not in mapping]
+        missing = [k for k in (*required, *wanted) if k not in mapping]
         for key in mapping:
             if key not in allowed:
                 ok = False
@@ -132,6 +139,10 @@ class _Checker:
                     mapping.line,
                     f"{what} is missing '{key}'; expected keys: {expected}",
                 )
+        for key, message in wanted.items():
+            if key in missing:
+                ok = False
+                self.add(mapping.line, message)
         return ok
 
     def mapping(self, value, line0: int, what: str, expected: str) -> bool:
@@ -282,7 +293,13 @@ def _choices(c, data, common, tables, cls):
         if not c.mapping(raw, options.line_of(i), what, expected):
             continue
         optional = ("correct", note_key, "id", "column", "formula")
-        c.keys(raw, ("text",), optional, what)
+        wanted = {}
+        if raw.get("correct", False) is not True and "text" in raw:
+            wanted[note_key] = (
+                f"{what} is wrong but has no '{note_key}'; expected "
+                f"'{note_key}: …' {saying}"
+            )
+        c.keys(raw, ("text",), optional, what, wanted)
         option_id = raw.get("id")
         if option_id is not None and not (
             isinstance(option_id, str) and _ID.match(option_id)
@@ -321,12 +338,6 @@ def _choices(c, data, common, tables, cls):
                     f"{what} is the correct one but has '{note_key}'; "
                     f"expected '{note_key}' only on wrong options",
                 )
-        elif not correct and "text" in raw:
-            c.add(
-                raw.line,
-                f"{what} is wrong but has no '{note_key}'; expected "
-                f"'{note_key}: …' {saying}",
-            )
         if text is not None:
             if text in texts:
                 c.add(
