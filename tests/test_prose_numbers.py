@@ -105,3 +105,15 @@ def test_expand_values_fills_known_calls_and_leaves_unknown_ones():
     assert expand_values(text, VALUES) == (
         'h = 1, 2, 4, 8, 16; 1,048,576; {{ value("nope.x") }}'
     )
+
+
+def test_an_exercises_names_and_formulas_are_not_prose():
+    """An id, a table's name or a formula restates no published value
+    (a trial's `id: param-count-256` was flagged); its text still is."""
+    found = _found(
+        "# T\n\n```exercise\nkind: check\nid: count-1048576\n"
+        "question: Is it 1,048,576?\noptions:\n"
+        "  - text: yes\n    correct: true\n    formula: 1048576\n"
+        "  - text: no\n    tempts: t\nexplanation: e\n```\n"
+    )
+    assert [line for line, _ in found] == [6], found

@@ -11,7 +11,8 @@ changes the prose with the output. Two jobs keep that true:
 - :func:`hand_typed` finds a published value typed by hand into a
   slide's prose, exercise text or instructor notes, and says which
   reference to write instead. Code, Output blocks and macro calls are
-  not prose: the engine checks them against the run already.
+  not prose: the engine checks them against the run already; nor are an
+  exercise's names and formulas (``id``, ``table``, ``formula``, …).
 
 What counts as a copy: a number of three or more digits, or any
 non-integer, in any of the ways prose writes it (``1,048,576``,
@@ -41,6 +42,11 @@ _NOT_PROSE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|<!--.*?-->")
 #: Thousands separators as prose and TeX write them.
 _SEPARATOR = r"(?:,|\{,\}|\\,|_|\u202f|\u2009| )"
 _NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
+#: Exercise YAML keys whose values are names or expressions, not text.
+_NOT_TEXT_KEY = re.compile(
+    r"\s*(?:-\s+)?(?:id|kind|table|group_by|item_column|column|formula"
+    r"|form|variants|correct)\s*:"
+)
 _SMALL = 100
 
 
@@ -103,8 +109,16 @@ def _prose_lines(slide):
     for fence in slide.fences:
         if fence.is_exercise:
             hidden.add(fence.start)
+            last = fence.end if fence.end is not None else len(slide.lines)
             if fence.end is not None:
                 hidden.add(fence.end)
+            # An id, a table's name, a formula: names and code, not prose
+            # ("id: param-count-256" restates nothing).
+            hidden.update(
+                i
+                for i in range(fence.start + 1, last)
+                if _NOT_TEXT_KEY.match(slide.lines[i])
+            )
             continue
         last = fence.end if fence.end is not None else len(slide.lines) - 1
         hidden.update(range(fence.start, last + 1))
