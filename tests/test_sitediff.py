@@ -319,3 +319,37 @@ def test_a_slide_reads_as_its_words_once_without_chrome(built_site):
     s16 = page(16)  # a buckets exercise: a drop-down per item
     (words,) = [v for k, v in s16.texts.items() if k.startswith("exercise")]
     assert "Choose a bucket" not in words
+
+
+def test_a_time_edit_lists_its_slide_not_every_later_screen(tmp_path):
+    """One slide's "Time:" moves every later screen's "from minute M of
+    the T min class" line in the deck: derived, so not a change of theirs."""
+    from lessonbuild.sitediff import compare
+
+    def deck(minutes):
+        screens = "".join(
+            f'<section data-reading="slides/0{n}-x.html"><h2>S{n}</h2>'
+            f'<aside class="notes"><p>Time: {m} min</p>'
+            f'<p class="deck-pacing">Slide {n} of 2: {m} min, from minute '
+            f"{sum(minutes[: n - 1])} of the {sum(minutes)} min class.</p>"
+            "</aside></section>"
+            for n, m in enumerate(minutes, start=1)
+        )
+        return (
+            f'<div class="reveal"><div class="slides">{screens}'
+            "</div></div><script></script>"
+        )
+
+    pages = {
+        "slides/01-x.html": "<p>one</p>",
+        "slides/02-x.html": "<p>two</p>",
+    }
+    old, new = _sites(
+        tmp_path,
+        {**pages, "present.html": deck([3, 2])},
+        {**pages, "present.html": deck([4, 2])},
+    )
+    changes, _ = compare(old, new)
+    assert [(c.path, c.views) for c in changes] == [
+        ("slides/01-x.html", ["present.html"])
+    ]

@@ -50,6 +50,10 @@ _H2 = re.compile(r"<h2\b[^>]*>(.*?)</h2>", re.S)
 _H1 = re.compile(r"<h1\b[^>]*>(.*?)</h1>", re.S)
 _TAG = re.compile(r"<[^>]+>")
 _COPY_TARGET = re.compile(r'\b(for|id)="cell-\d+"')
+#: A deck screen's "Slide N of 55: 3 min, from minute 40 of the 120 min
+#: class": one slide's "Time:" changes it on every later screen. The
+#: slide's own notes and the home page's class length show that change.
+_PACING = re.compile(r'<p class="deck-pacing">.*?</p>', re.S)
 #: What a page shows around its content, and a widget's controls: the
 #: slide's number and Present link, the notebook link, buttons, drop-downs.
 _CHROME = ".slide-number, .slide-present, .notebook-download, button, select"
@@ -200,7 +204,7 @@ def read_site(site: Path) -> dict[str, dict[str, str]]:
             tail = _DECK_END.search(html, sections[-1][1])
             stop = tail.start() if tail else len(html)
             for url, part in _split(html, sections, stop).items():
-                units.setdefault(url, {})[rel] = part
+                units.setdefault(url, {})[rel] = _PACING.sub("", part)
             continue
         # mkdocs-jupyter numbers its copy buttons by position: a cell
         # added on one slide would renumber every later slide's.
