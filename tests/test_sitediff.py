@@ -353,3 +353,49 @@ def test_a_time_edit_lists_its_slide_not_every_later_screen(tmp_path):
     assert [(c.path, c.views) for c in changes] == [
         ("slides/01-x.html", ["present.html"])
     ]
+
+
+def test_a_redrawn_figure_and_changed_code_are_shown(tmp_path):
+    """A figure is compared by its image file and alt text, and a changed
+    code block by a line diff (a trial's redrawn figure was not listed)."""
+    from lessonbuild.sitediff import compare, to_markdown
+
+    img = '<img src="../figures/f.svg" alt="{alt}">'
+    code = (
+        '<div class="highlight"><span class="filename">s.py</span>'
+        "<pre>{}</pre></div>"
+    )
+    old, new = _sites(
+        tmp_path,
+        {
+            "slides/01-x.html": img.format(alt="T = 128")
+            + code.format("T = 128"),
+            "slides/02-y.html": img.format(alt="same"),
+        },
+        {
+            "slides/01-x.html": img.format(alt="T = 256")
+            + code.format("T = 256"),
+            "slides/02-y.html": img.format(alt="same"),
+        },
+    )
+    for site, drawn in ((old, "<svg>1</svg>"), (new, "<svg>2</svg>")):
+        (site / "figures").mkdir()
+        (site / "figures" / "f.svg").write_text(drawn)
+    changes, _ = compare(old, new)
+    # Both pages show the redrawn image; only slide 1's alt text and code
+    # changed.
+    assert [c.path for c in changes] == [
+        "slides/01-x.html",
+        "slides/02-y.html",
+    ]
+    one, two = changes
+    assert one.figures == [
+        (
+            "f.svg",
+            "T = <del>128</del> <ins>256</ins> The image itself changed.",
+        )
+    ]
+    assert two.figures == [("f.svg", "The image itself changed.")]
+    summary = to_markdown(changes, 2)
+    assert "-T = 128\n+T = 256" in summary
+    assert "figure `f.svg`" in summary

@@ -6,10 +6,10 @@ its section of the deck (``present.html``, ``data-reading``) and its
 cells in the lesson notebook (under the ``## N. Title`` heading) are
 mapped to its reading page, so a changed slide is listed once, with the
 views it changed in. Shown: prose and each exercise as a word diff, each
-Output block as a line diff (named after the snippet above it), the
-instructor notes apart from the prose, formulas as their TeX, each
-table before and after, which code blocks changed (named by file or by
-the heading above, never by position).
+Output block and code block as a line diff (named after the snippet,
+or the heading above, never by position), the instructor notes apart
+from the prose, formulas as their TeX, each table before and after, and
+each figure whose image or alt text changed.
 
     python -m lessonbuild.sitediff OLD_SITE NEW_SITE
     python -m lessonbuild.sitediff --base main [--head REV | --head-site site]
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import hashlib
 import html as htmlmod
 import os
 import re
@@ -54,6 +55,8 @@ _COPY_TARGET = re.compile(r'\b(for|id)="cell-\d+"')
 #: class": one slide's "Time:" changes it on every later screen. The
 #: slide's own notes and the home page's class length show that change.
 _PACING = re.compile(r'<p class="deck-pacing">.*?</p>', re.S)
+#: A page's own image file (not a data: URI): its content is hashed in.
+_IMG = re.compile(r'<img\b[^>]*?\bsrc="([^"#?:]+)"')
 #: What a page shows around its content, and a widget's controls: the
 #: slide's number and Present link, the notebook link, buttons, drop-downs.
 _CHROME = ".slide-number, .slide-present, .notebook-download, button, select"
@@ -67,6 +70,7 @@ class Page:
     outputs: dict[str, str]  # "Output of <snippet>" -> the block's text
     tables: dict[str, list[list[str]]]  # label -> header row + rows
     code: dict[str, str]
+    figures: dict[str, tuple[str, str]]  # file name -> (alt, content hash)
     texts: dict[str, str]  # "exercise N", "instructor notes" -> words
     prose: str  # the rest, as words
 
@@ -79,7 +83,8 @@ class Change:
     views: list[str] = field(default_factory=list)  # other views changed
     outputs: list[tuple[str, str, str]] = field(default_factory=list)
     tables: list[tuple[str, list, list]] = field(default_factory=list)
-    code: list[str] = field(default_factory=list)
+    code: list[tuple[str, str, str]] = field(default_factory=list)
+    figures: list[tuple[str, str]] = field(default_factory=list)
     texts: list[tuple[str, str]] = field(default_factory=list)
     prose: str = ""  # the word diff, "" when unchanged
 
@@ -148,6 +153,12 @@ def read_page(html: str) -> Page:
             above = label
             code[_unique(code, label)] = pre.get_text()
         block.extract()
+    figures = {}
+    for img in main.find_all("img"):
+        name = img.get("src", "").rsplit("/", 1)[-1]
+        if name:
+            key = (img.get("alt", ""), img.get("data-sha", ""))
+            figures[_unique(figures, name)] = key
     texts = {}
     for n, section in enumerate(main.select("section.exercise"), start=1):
         texts[f"exercise {n}"] = " ".join(section.get_text(" ").split())
@@ -159,7 +170,7 @@ def read_page(html: str) -> Page:
         texts[label] = " ".join(notes.get_text(" ").split())
         notes.extract()
     prose = " ".join(main.get_text(" ").split())
-    return Page(title, outputs, tables, code, texts, prose)
+    return Page(title, outputs, tables, code, figures, texts, prose)
 
 
 def _main_html(html: str) -> str:
@@ -187,11 +198,27 @@ def _split(html: str, starts: list[tuple[str, int]], stop: int):
     return {n: html[at:end] for (n, at), end in zip(starts, ends, strict=True)}
 
 
+def _hash_images(html: str, page: Path) -> str:
+    """``html`` with each local image's content hash beside its src, so a
+    figure drawn differently changes the page that shows it."""
+
+    def mark(m):
+        target = page.parent / m[1]
+        if not target.is_file():
+            return m[0]
+        digest = hashlib.sha256(target.read_bytes()).hexdigest()[:12]
+        return f'{m[0]} data-sha="{digest}"'
+
+    return _IMG.sub(mark, html)
+
+
 def read_site(site: Path) -> dict[str, dict[str, str]]:
     """Every view of every page, by the reading page it belongs to:
     ``{"slides/23-x.html": {"page": ..., "present.html": ...}}``."""
     raw = {
-        path.relative_to(site).as_posix(): path.read_text(encoding="utf-8")
+        path.relative_to(site).as_posix(): _hash_images(
+            path.read_text(encoding="utf-8"), path
+        )
         for path in sorted(site.rglob("*.html"))
     }
     raw.pop("404.html", None)
@@ -269,7 +296,11 @@ def compare(old_site: Path, new_site: Path) -> tuple[list[Change], int]:
                     others,
                     outputs=_changed(pa.outputs, pb.outputs),
                     tables=_changed(pa.tables, pb.tables),
-                    code=[label for label, *_ in _changed(pa.code, pb.code)],
+                    code=_changed(pa.code, pb.code),
+                    figures=[
+                        (name, _figure_change(old, new))
+                        for name, old, new in _changed(pa.figures, pb.figures)
+                    ],
                     texts=[(n, word_diff(x, y)) for n, x, y in texts],
                     prose=word_diff(pa.prose, pb.prose)
                     if pa.prose != pb.prose
@@ -281,6 +312,17 @@ def compare(old_site: Path, new_site: Path) -> tuple[list[Change], int]:
 
 
 # --- the summary -------------------------------------------------------------
+
+
+def _figure_change(old, new) -> str:
+    """What changed in a figure: its alt text (a word diff), its image."""
+    (alt_a, sha_a), (alt_b, sha_b) = old or ("", ""), new or ("", "")
+    if not old or not new:
+        return "added" if new else "removed"
+    said = [word_diff(alt_a, alt_b)] if alt_a != alt_b else []
+    if sha_a != sha_b:
+        said.append("The image itself changed.")
+    return " ".join(said)
 
 
 def _md_words(words: list[str]) -> str:
@@ -362,7 +404,10 @@ def _what(ch: Change) -> str:
         return ch.status
     parts = _names([f"`{label}`" for label, *_ in ch.outputs], "outputs")
     parts += _names([label for label, *_ in ch.tables], "tables")
-    parts += _names([f"code `{label}`" for label in ch.code], "code blocks")
+    parts += _names(
+        [f"code `{label}`" for label, *_ in ch.code], "code blocks"
+    )
+    parts += _names([f"figure `{name}`" for name, _ in ch.figures], "figures")
     parts += [label for label, _ in ch.texts]
     parts += ["text"] if ch.prose else []
     if not parts and not ch.views:
@@ -391,6 +436,11 @@ def to_markdown(changes: list[Change], total: int) -> str:
         for label, old, new in ch.outputs:
             diff = _line_diff(old, new)
             blocks += [f"**{label}**", "", "```diff", diff, "```", ""]
+        for label, old, new in ch.code:
+            diff = _line_diff(old, new)
+            blocks += [f"**Code `{label}`**", "", "```diff", diff, "```", ""]
+        for name, what in ch.figures:
+            blocks += [f"**Figure `{name}`**", "", what, ""]
         for label, old, new in ch.tables:
             blocks += [f"**{_md_words([label])}**", ""]
             blocks += [*table_diff(old, new), ""]
