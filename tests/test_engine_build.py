@@ -7,6 +7,7 @@ absolute path.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import subprocess
@@ -266,6 +267,16 @@ def test_a_failed_serve_build_says_the_preview_shows_its_problems(capsys):
         "succeeds.",
     ]
     assert "docs/slides/01-x.md:3: broken" in plugin.build.failure
+
+
+def test_mkdocs_jupyters_routine_lines_are_quiet_its_warnings_not():
+    """Its "Cache hit", "Copied jupyter file", "Evicted stale cache"
+    lines (ten a build) are not shown; its warnings still are."""
+    LessonPlugin().on_startup(command="build", dirty=False)
+    for name in ("mkdocs.plugins.mkdocs_jupyter", "mkdocs.mkdocs-jupyter"):
+        logger = logging.getLogger(name)
+        assert not logger.isEnabledFor(logging.INFO)
+        assert logger.isEnabledFor(logging.WARNING)
 
 
 def test_site_dir_holding_the_project_is_never_removed(tmp_path):

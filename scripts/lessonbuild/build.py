@@ -44,6 +44,10 @@ from .rebuild import QuietDirtyWarning, Rebuild
 from .settings import Settings, cache_dir
 
 log = logging.getLogger("mkdocs.plugins.lesson")
+#: mkdocs-jupyter logs every cache hit, conversion, copy and eviction at
+#: INFO: ten lines a build, five more a serve rebuild, none of them news
+#: to a contributor. Its warnings and errors still show.
+_QUIET = ("mkdocs.plugins.mkdocs_jupyter", "mkdocs.mkdocs-jupyter")
 _ID = re.compile(r'\sid="([^"]+)"')  # an element id in an exercise's HTML
 _TEMPLATES = Environment(
     loader=PackageLoader("lessonbuild", "templates"), autoescape=True
@@ -56,6 +60,8 @@ def _root(config) -> Path:
 
 class Build:
     def __init__(self, command: str = "build", dirty: bool = False):
+        for name in _QUIET:
+            logging.getLogger(name).setLevel(logging.WARNING)
         self.serving = command == "serve"
         # `mkdocs serve --dirty`: which pages a rebuild renders.
         self.rebuild = Rebuild() if self.serving and dirty else None
