@@ -16,6 +16,27 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "exercise_fixtures"
 
 
+#: A page with one check exercise, id 'split', options 'view-transpose'
+#: and 'direct-view': what the reference and anchor tests point at.
+CHECK_PAGE = """
+# Check
+
+```exercise
+kind: check
+id: split
+question: q
+options:
+  - id: view-transpose
+    text: a
+    correct: true
+  - id: direct-view
+    text: b
+    tempts: t
+explanation: e
+```
+"""
+
+
 def build(
     config: Path, site: Path, quiet: bool = True
 ) -> subprocess.CompletedProcess:
@@ -151,26 +172,7 @@ def test_a_reference_to_a_missing_id_fails_the_build_at_its_line(tmp_path):
         ```
         """,
     )
-    write(
-        tmp_path / "docs" / "check.md",
-        """
-        # Check
-
-        ```exercise
-        kind: check
-        id: split
-        question: q
-        options:
-          - id: view-transpose
-            text: a
-            correct: true
-          - id: direct-view
-            text: b
-            tempts: t
-        explanation: e
-        ```
-        """,
-    )
+    write(tmp_path / "docs" / "check.md", CHECK_PAGE)
     result = build(tmp_path / "mkdocs.yml", tmp_path / "site")
     assert result.returncode != 0
     err = result.stderr
@@ -211,26 +213,7 @@ def test_links_to_an_exercise_reach_its_anchor(tmp_path):
         B](check.md#ex-split-direct-view), not [this](check.md#ex-splat).
         """,
     )
-    write(
-        tmp_path / "docs" / "check.md",
-        """
-        # Check
-
-        ```exercise
-        kind: check
-        id: split
-        question: q
-        options:
-          - id: view-transpose
-            text: a
-            correct: true
-          - id: direct-view
-            text: b
-            tempts: t
-        explanation: e
-        ```
-        """,
-    )
+    write(tmp_path / "docs" / "check.md", CHECK_PAGE)
     result = build(tmp_path / "mkdocs.yml", tmp_path / "site", quiet=False)
     assert result.returncode != 0
     broken = re.findall(r"anchor '#([\w-]+)'", result.stderr)
