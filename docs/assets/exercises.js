@@ -1148,10 +1148,14 @@
       d.addEventListener("toggle", () => {
         w.state.open = all(w.el, "details.ex-key").map((x) => x.open);
         w.save();
-        if (d.open && d !== model) {
-          w.announce(`Hint: ${speech(one(d, ".ex-key__hint"))}`);
-        }
       });
+      // Said on the click that opens it, not on "toggle": that event comes
+      // a task later and could drown out a Compare pressed right after.
+      if (d !== model) {
+        one(d, "summary").addEventListener("click", () => {
+          if (!d.open) w.announce(`Hint: ${speech(one(d, ".ex-key__hint"))}`);
+        });
+      }
     });
   };
 

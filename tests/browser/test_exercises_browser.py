@@ -15,7 +15,10 @@ from playwright.sync_api import expect
 import lessonbuild.exercises as exercises
 from lessonbuild.deck import parse_slide
 from tests.browser.axe import serious_violations
-from tests.browser.conftest import wait_for_instant_navigation
+from tests.browser.conftest import (
+    wait_for_instant_navigation,
+    wait_for_widgets,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -605,6 +608,40 @@ def test_discussion_with_keyboard(pages):
     page.keyboard.press("Enter")
     expect(ex.locator(".ex-live")).to_contain_text("Model answer:")
     assert stored(page, ex)["notes"] == "notes by keyboard"
+
+
+def test_a_hint_opened_just_before_compare_does_not_drown_it(pages):
+    """Under load a details element's "toggle" event can come after the
+    next key press: held back 300 ms here, the hint opened by Enter must
+    not replace the model answer that Compare, pressed next, announces."""
+    page = pages.open("discussion.html")
+    page.context.add_init_script(
+        """(() => {
+          const add = EventTarget.prototype.addEventListener;
+          EventTarget.prototype.addEventListener = function (t, f, o) {
+            if (t !== "toggle") return add.call(this, t, f, o);
+            const late = (e) => setTimeout(() => {
+              f(e);
+              window.__toggled = (window.__toggled || 0) + 1;
+            }, 300);
+            return add.call(this, t, late, o);
+          };
+        })()"""
+    )
+    page.reload()
+    wait_for_widgets(page)
+    ex = page.locator("section.ex-discussion")
+    ex.get_by_label("Your notes").fill("a soft lookup")
+    ex.locator("details.ex-key--hint summary").press("Enter")
+    ex.get_by_role("button", name="Compare with the model answer").press(
+        "Enter"
+    )
+    live = ex.locator(".ex-live")
+    expect(live).to_contain_text("Model answer:")
+    # Once the held-back toggles (the hint's, the model answer's) have
+    # been handled: still the answer, not the hint.
+    page.wait_for_function("() => window.__toggled >= 2")
+    expect(live).to_contain_text("Model answer:")
 
 
 # --- without JavaScript ------------------------------------------------------
