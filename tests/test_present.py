@@ -240,13 +240,6 @@ def test_exercises_are_regions_with_the_decks_own_answers():
     assert ex["data-ex-key"] == "deck/lesson/ex1"
 
 
-def test_notes_are_excluded_from_search():
-    assert (
-        present.exclude_notes_from_search(NOTES).count("data-search-exclude")
-        == 1
-    )
-
-
 # --- the built site ----------------------------------------------------
 
 

@@ -2,7 +2,8 @@
 
 The built ``search/search_index.json`` must hold no exercise answer
 (answers, explanations, "why it tempts" notes, model answers, bucket
-explanations) and no instructor note, while every slide stays findable.
+explanations, the "Verify it" runs that show them) and no instructor
+note, while every slide stays findable.
 The texts to look for come from the slide sources (read by
 ``lessonbuild.deck``), not from the renderer: a phrase of six or more
 words from each is searched for in the index's text.
@@ -72,6 +73,22 @@ def _texts(data, answers: bool) -> list[str]:
     return out
 
 
+def _verify_folds(slide) -> list[tuple[int, int, str]]:
+    """(first line, end, text) of each ``??? verify`` fold: the run that
+    shows an exercise's answer, hidden until it is attempted."""
+    lines = slide.text.splitlines()
+    folds = []
+    for n, line in enumerate(lines):
+        if re.match(r"\?\?\?\+? verify\b", line):
+            end = n + 1
+            while end < len(lines) and (
+                not lines[end].strip() or lines[end].startswith("    ")
+            ):
+                end += 1
+            folds.append((n, end, "\n".join(lines[n + 1 : end])))
+    return folds
+
+
 def _shown_openly(slide) -> str:
     """What the slide shows anyway: prose and code outside exercises and
     instructor notes, the code it includes, and each exercise's question,
@@ -85,6 +102,8 @@ def _shown_openly(slide) -> str:
         shown += _texts(data, answers=False)
     for note in slide.notes:
         hidden.update(range(note.line - 1, note.end))
+    for start, end, _ in _verify_folds(slide):
+        hidden.update(range(start, end))
     lines = slide.text.splitlines()
     shown += [line for n, line in enumerate(lines) if n not in hidden]
     # Included code is shown too (whole files: a superset is enough).
@@ -117,6 +136,13 @@ def _secrets() -> list[tuple[str, str, str]]:
                 for p in _phrases(note.text)
                 if p not in openly
             ]
+        for start, _, text in _verify_folds(slide):
+            where = f"{slide.path}:{start + 1}"
+            secrets += [
+                (where, "verify fold", p)
+                for p in _phrases(text)
+                if p not in openly
+            ]
     return secrets
 
 
@@ -127,9 +153,10 @@ def index(built_site) -> list[dict]:
 
 
 def test_secrets_are_found_in_the_sources():
-    """The probe itself works: the deck has answers and notes to look for."""
+    """The probe itself works: the deck has answers, notes and Verify
+    folds to look for."""
     kinds = {what for _, what, _ in _secrets()}
-    assert kinds == {"answer", "instructor note"}
+    assert kinds == {"answer", "instructor note", "verify fold"}
 
 
 def _page_texts(index: list[dict]) -> dict[str, str]:

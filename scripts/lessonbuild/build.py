@@ -332,7 +332,7 @@ class Build:
             return html
         uri = page.file.src_uri
         notebook = uri.endswith(".ipynb")
-        html = present.exclude_notes_from_search(html)
+        html = searchtext.exclude_folds(html)
         if uri in notebooks.NOT_SEARCHED:
             page.meta.setdefault("search", {})["exclude"] = True
         # Code and Output blocks stay out of the search index: a third of

@@ -55,14 +55,6 @@ class DeckSlide:
     minutes: float | None  # from the instructor notes' "Time: N min"
 
 
-def exclude_notes_from_search(html: str) -> str:
-    """Students search the lesson; the instructor notes are not theirs."""
-    return html.replace(
-        '<details class="instructor">',
-        '<details class="instructor" data-search-exclude>',
-    )
-
-
 def slide_minutes(slide) -> float:
     """A deck model slide's time: the sum of its notes' "Time: N min"."""
     return sum(n.minutes for n in slide.notes if n.minutes)

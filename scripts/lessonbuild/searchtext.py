@@ -1,9 +1,10 @@
 """What the search index holds: readable formulas, no widget chrome.
 
-``exclude_chrome`` (before search reads a page) marks with
-``data-search-exclude`` what a student never searches for: the widgets'
-buttons and drop-downs, and a notebook's prompts, code cells and copy
-buttons (its Markdown cells stay searchable). ``readable_index`` (before
+``exclude_folds`` and ``exclude_chrome`` (before search reads a page)
+mark with ``data-search-exclude`` what a student must not or never would
+search for: instructor notes and "Verify it" folds (answers), the
+widgets' buttons and drop-downs, and a notebook's prompts, code cells and
+copy buttons (its Markdown cells stay searchable). ``readable_index`` (before
 search writes its index) rewrites the TeX it holds as text:
 ``\\(d_k = d_{\\text{model}}/h\\)`` becomes ``d_k = d_model/h``, so a
 preview reads as the formula and a search for ``d_model`` finds it.
@@ -25,6 +26,18 @@ _NOTEBOOK_CHROME = re.compile(
     r"|jp-OutputPrompt|highlight-ipynb|clipboard-copy-txt|cell-tag)\b"
     r"|[\s,][^>]*aria-label=\"Copy to Clipboard\")"
 )
+
+
+#: Folds a student must not find by searching: the instructor notes,
+#: and each "Verify it" run, which shows an exercise's answer and stays
+#: hidden until that exercise is attempted.
+_NOT_FOR_SEARCH = re.compile(r'<details class="(?:instructor|verify)"')
+
+
+def exclude_folds(html: str) -> str:
+    """``html`` with its instructor notes and Verify folds marked
+    ``data-search-exclude``."""
+    return _NOT_FOR_SEARCH.sub(r"\g<0> data-search-exclude", html)
 
 
 def exclude_chrome(html: str, notebook: bool) -> str:
