@@ -42,8 +42,11 @@ venv: $(STAMP)
 # index, and the pinned torch is installed from there first:
 #   make test TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH_INDEX ?=
+# A .venv linked from another checkout is refused: installing this one's
+# lessonbuild and mha_ref (editable) into it would re-point that checkout.
 $(STAMP): requirements.txt pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11" >&2; exit 1; }
+	@if [ -L $(VENV) ]; then echo "error: $(VENV) is a link to $$(readlink $(VENV)); installing this checkout into it would point that environment's lessonbuild and mha_ref here. Remove the link: make creates a $(VENV) of its own." >&2; exit 1; fi
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --disable-pip-version-check -q --index-url $(TORCH_INDEX) torch==2.13.0)
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt

@@ -132,3 +132,35 @@ def test_a_shared_venv_or_node_modules_linked_in_is_ignored(tmp_path):
         check=True,
     ).stdout
     assert status.splitlines() == ["?? .gitignore"]
+
+
+def test_make_refuses_to_install_into_a_venv_linked_from_elsewhere(tmp_path):
+    """A clone whose .venv links another checkout's: `make` must not
+    re-point that environment's editable install at the clone (a trial's
+    clone did so silently, and the other checkout ran the clone's code)."""
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    clone, other = tmp_path / "clone", tmp_path / "other" / ".venv"
+    clone.mkdir()
+    for name in ("Makefile", "requirements.txt", "pyproject.toml"):
+        shutil.copy(ROOT / name, clone / name)
+    (other / "bin").mkdir(parents=True)
+    calls = tmp_path / "calls"
+    _executable(other / "bin" / "python", f'#!/bin/sh\necho "$*" >> {calls}\n')
+    (clone / ".venv").symlink_to(other)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    _executable(bin_dir / "python3.11", "#!/bin/sh\nexit 0\n")
+    run = subprocess.run(
+        [make, "--no-print-directory", "venv"],
+        cwd=clone,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode != 0
+    assert ".venv is a link to" in run.stderr
+    assert "Remove the link" in run.stderr
+    assert not calls.exists(), calls.read_text()
