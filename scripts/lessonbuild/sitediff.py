@@ -38,9 +38,15 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
+from .notebooks import OUT_DIR as NOTEBOOKS_DIR
+
 MAX_DIFF_LINES = 40  # of one Output block's diff
 CONTEXT_WORDS = 8  # unchanged words kept each side of a change
 KEEP_BUILDS = 4  # builds of revisions kept in .cache/sitediff
+#: Caches keyed by content, so a revision's build may start from copies
+#: of this checkout's: the executed homework (a .key beside each
+#: notebook) and mkdocs-jupyter's conversions (its default cache_dir).
+SHARED_CACHES = (NOTEBOOKS_DIR, Path(".cache/mkdocs-jupyter"))
 PAGE = "page"  # the view name of a slide's own page
 #: Where a page's own content sits: Material, MkDocs' theme, any page.
 _CONTENT = ("article.md-content__inner", "[role=main]", "main", "body")
@@ -491,6 +497,10 @@ def build_revision(repo: Path, rev: str, builds: Path, cache: Path) -> Path:
         tree = Path(work, "tree")
         _git(repo, "worktree", "add", "--detach", str(tree), sha)
         try:
+            # What differs in the revision is made again (its keys).
+            for cache_path in SHARED_CACHES:
+                if (repo / cache_path).is_dir():
+                    shutil.copytree(repo / cache_path, tree / cache_path)
             shutil.rmtree(dest, ignore_errors=True)
             build_tree(tree, dest, cache)
             (dest / ".complete").touch()
