@@ -52,12 +52,20 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        """A page that moves on mid-download closes its socket (a
+        BrokenPipeError): routine for a browser, not a traceback."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 @pytest.fixture(scope="session")
 def fixture_server(tmp_path_factory):
     """Serve the built fixture site; yields its base URL."""
     site = tmp_path_factory.mktemp("exercise-site")
     handler = functools.partial(_QuietHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     # The sitemap must list this address for instant navigation to work.
     env = dict(os.environ, EXERCISE_FIXTURE_SITE_URL=base)
@@ -201,7 +209,7 @@ def pages(browser, fixture_server):
 def lesson_server(built_site):
     """Serve the real lesson site (tests/conftest.py builds it once)."""
     handler = functools.partial(_QuietHandler, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/"
