@@ -289,7 +289,7 @@ def test_index_holds_no_widget_chrome_or_notebook_prompts(index):
     }
     assert found == set(), (
         "search indexes page chrome; mark it data-search-exclude "
-        f"(lessonbuild.searchtext.exclude_chrome): {sorted(found)}"
+        f"(lessonbuild.searchtext.exclude_from_search): {sorted(found)}"
     )
 
 

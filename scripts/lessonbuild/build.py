@@ -332,16 +332,8 @@ class Build:
             return html
         uri = page.file.src_uri
         notebook = uri.endswith(".ipynb")
-        html = searchtext.exclude_folds(html)
         if uri in notebooks.NOT_SEARCHED:
             page.meta.setdefault("search", {})["exclude"] = True
-        # Code and Output blocks stay out of the search index: a third of
-        # its text, which the first visit to a slide downloads (page
-        # weight budget); the code is one click away on its slide.
-        html = html.replace(
-            '<div class="highlight">',
-            '<div class="highlight" data-search-exclude>',
-        )
         if notebook:
             html = notebooks.mark_math(html)  # typeset below, like slides
         html += self._notebook_link(page)
@@ -364,8 +356,8 @@ class Build:
                         "lines of its own",
                     )
                 )
-        # Widget controls and notebook prompts stay out of search too.
-        html = searchtext.exclude_chrome(html, notebook)
+        # Notes, answers' folds, code, widget controls: not for search.
+        html = searchtext.exclude_from_search(html, notebook)
         # Every formula typeset now only to check it (and cache it): the
         # page keeps its TeX until page_context, after search indexed it.
         if self.math is not None:

@@ -1,13 +1,14 @@
 """What the search index holds: readable formulas, no widget chrome.
 
-``exclude_folds`` and ``exclude_chrome`` (before search reads a page)
-mark with ``data-search-exclude`` what a student must not or never would
-search for: instructor notes and "Verify it" folds (answers), the
-widgets' buttons and drop-downs, and a notebook's prompts, code cells and
-copy buttons (its Markdown cells stay searchable). ``readable_index`` (before
-search writes its index) rewrites the TeX it holds as text:
-``\\(d_k = d_{\\text{model}}/h\\)`` becomes ``d_k = d_model/h``, so a
-preview reads as the formula and a search for ``d_model`` finds it.
+``exclude_from_search`` (before search reads a page) marks with
+``data-search-exclude`` what a student must not or never would search
+for: instructor notes and "Verify it" folds (answers), code and Output
+blocks, the widgets' buttons and drop-downs, and a notebook's prompts,
+code cells and copy buttons (its Markdown cells stay searchable).
+``readable_index`` (before search writes its index) rewrites the TeX it
+holds as text: ``\\(d_k = d_{\\text{model}}/h\\)`` becomes
+``d_k = d_model/h``, so a preview reads as the formula and a search
+for ``d_model`` finds it.
 """
 
 from __future__ import annotations
@@ -34,15 +35,17 @@ _NOTEBOOK_CHROME = re.compile(
 _NOT_FOR_SEARCH = re.compile(r'<details class="(?:instructor|verify)"')
 
 
-def exclude_folds(html: str) -> str:
-    """``html`` with its instructor notes and Verify folds marked
-    ``data-search-exclude``."""
-    return _NOT_FOR_SEARCH.sub(r"\g<0> data-search-exclude", html)
-
-
-def exclude_chrome(html: str, notebook: bool) -> str:
-    """``html`` with its controls (and a notebook's prompts and code)
-    marked ``data-search-exclude``."""
+def exclude_from_search(html: str, notebook: bool) -> str:
+    """``html`` with what search must skip marked ``data-search-exclude``:
+    instructor notes and Verify folds, code and Output blocks (a third
+    of the index's text, which the first visit to a slide downloads: the
+    page weight budget; the code is one click away on its slide), the
+    widgets' controls, and a notebook's prompts and code."""
+    html = _NOT_FOR_SEARCH.sub(r"\g<0> data-search-exclude", html)
+    html = html.replace(
+        '<div class="highlight">',
+        '<div class="highlight" data-search-exclude>',
+    )
     html = _CONTROLS.sub(lambda m: m.group(0) + " data-search-exclude", html)
     if notebook:
         html = _NOTEBOOK_CHROME.sub(r"<\1 data-search-exclude", html)

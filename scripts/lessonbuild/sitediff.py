@@ -322,9 +322,9 @@ def compare(old_site: Path, new_site: Path) -> tuple[list[Change], int]:
 
 def _figure_change(old, new) -> str:
     """What changed in a figure: its alt text (a word diff), its image."""
-    (alt_a, sha_a), (alt_b, sha_b) = old or ("", ""), new or ("", "")
     if not old or not new:
         return "added" if new else "removed"
+    (alt_a, sha_a), (alt_b, sha_b) = old, new
     said = [word_diff(alt_a, alt_b)] if alt_a != alt_b else []
     if sha_a != sha_b:
         said.append("The image itself changed.")
