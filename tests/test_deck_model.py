@@ -255,6 +255,14 @@ def test_duplicates_missing_front_matter_and_bad_names(tmp_path):
             b"---\na: &x [1]\nb: *x\n---\n",
             "01-a.md:3: front matter is not valid YAML: aliases",
         ),
+        (
+            b"---\ntitle: T\nslide: 1\ntitle: U\n---\n",
+            "01-a.md:4: 'title:' appears twice; keep one",
+        ),
+        (
+            b"---\ntitle: [T\n---\n",
+            "01-a.md:3: front matter is not valid YAML: ",
+        ),
     ],
 )
 def test_bad_bytes_and_types_are_reported_at_their_line(

@@ -255,7 +255,8 @@ CASES = [
     ),
     (
         "kind: predict\nprompt: p: q: r\n",
-        ":2: invalid YAML: mapping values are not allowed here; a ': ' "
+        ":2: invalid YAML: mapping values are not allowed in this context; "
+        "a ': ' "
         "inside an unquoted value starts a new key; quote the value",
     ),
     (

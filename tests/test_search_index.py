@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from lessonbuild.deck import load_yaml_mapping, read_deck
+from lessonbuild.deck import read_deck
+from lessonbuild.yamltext import load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 DECK = read_deck(ROOT)
@@ -98,7 +99,7 @@ def _shown_openly(slide) -> str:
     shown = []
     for fence in slide.exercises:
         hidden.update(range(fence.start, fence.end + 1))
-        data, _ = load_yaml_mapping(fence.body)
+        data, _ = load_yaml(fence.body)
         shown += _texts(data, answers=False)
     for note in slide.notes:
         hidden.update(range(note.line - 1, note.end))
@@ -121,7 +122,7 @@ def _secrets() -> list[tuple[str, str, str]]:
     for slide in DECK.slides:
         openly = _shown_openly(slide)
         for fence in slide.exercises:
-            data, _ = load_yaml_mapping(fence.body)
+            data, _ = load_yaml(fence.body)
             where = f"{slide.path}:{fence.line}"
             for text in _texts(data, answers=True):
                 secrets += [

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .problems import Problem
+from .yamltext import Mapping, YamlProblem, load_yaml
 
 #: The slide kinds a slide's front matter may declare.
 KINDS = tuple(
@@ -419,36 +420,6 @@ def _rel(path: Path, root: Path) -> str:
 # --- front matter ------------------------------------------------------------
 
 
-def load_yaml_mapping(text: str) -> tuple[object, dict[str, int]]:
-    """YAML with no aliases (no alias bombs): (value, {top-level key:
-    0-based line}). libyaml's parser where PyYAML has it: the deck's
-    front matter in a tenth of the time."""
-    import yaml
-
-    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    for event in yaml.parse(text, Loader=loader_class):
-        if isinstance(event, yaml.AliasEvent):
-            raise yaml.MarkedYAMLError(
-                problem="aliases (*name) are not allowed here; write the "
-                "value out",
-                problem_mark=event.start_mark,
-            )
-    loader = loader_class(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, {}
-        value = loader.construct_document(node)
-    finally:
-        loader.dispose()
-    lines = {}
-    if isinstance(node, yaml.MappingNode):
-        for key_node, _ in node.value:
-            if isinstance(key_node, yaml.ScalarNode):
-                lines[key_node.value] = key_node.start_mark.line
-    return value, lines
-
-
 def _front_matter_end(bare: list[str]) -> int | None:
     """0-based index of the closing '---' of front matter, if any."""
     if not bare or bare[0].rstrip() != "---":
@@ -460,27 +431,31 @@ def _front_matter_end(bare: list[str]) -> int | None:
 
 
 def _read_front_matter(slide: Slide, lines: list[str], problem) -> None:
-    import yaml
-
     try:
-        meta, key_lines = load_yaml_mapping("\n".join(lines))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        what = getattr(exc, "problem", None) or str(exc)
-        line = mark.line + 2 if mark is not None else 1
-        problem(line, f"front matter is not valid YAML: {what}")
+        meta, duplicates = load_yaml("\n".join(lines), numbers_as_text=False)
+    except YamlProblem as exc:  # lines here are 0-based from line 2
+        problem(exc.line + 2, f"front matter is not valid YAML: {exc}")
         return
+    for line0, key in duplicates:
+        problem(line0 + 2, f"'{key}:' appears twice; keep one")
     if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
+        meta = Mapping()
+    if not isinstance(meta, Mapping):
         problem(
             2,
             "front matter is not a mapping; expected 'key: value' lines "
             "(title, slide, kind, part)",
         )
         return
-    slide.meta = meta
-    slide.meta_lines = {k: v + 2 for k, v in key_lines.items()}
+    slide.meta = dict(meta)
+    slide.meta_lines = {k: v + 2 for k, v in meta.key_lines.items()}
+
+
+def _type_name(value) -> str:
+    """What an author typed, in YAML's words: 'list', 'mapping', 'int'."""
+    if isinstance(value, list):
+        return "list"
+    return "mapping" if isinstance(value, dict) else type(value).__name__
 
 
 def _check_meta(slide: Slide, problem, parts: list[str] | None) -> None:
@@ -521,7 +496,7 @@ def _check_meta(slide: Slide, problem, parts: list[str] | None) -> None:
             problem(
                 slide.line_of(key),
                 f"{key}: expected a single text value, got "
-                f"{type(meta[key]).__name__} {meta[key]!r}",
+                f"{_type_name(meta[key])} {meta[key]!r}",
             )
     kind = meta.get("kind")
     if isinstance(kind, str) and kind not in KINDS:

@@ -16,7 +16,7 @@ import json
 import posixpath
 
 from ..present import slide_minutes
-from .parse import Mapping, YamlProblem, load_yaml
+from ..yamltext import Mapping, YamlProblem, load_yaml
 
 
 def exercise_keys(deck, slide, prefix: str) -> list[str]:

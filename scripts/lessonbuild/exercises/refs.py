@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..problems import Problem
+from ..yamltext import Mapping, YamlProblem, load_yaml
 from .model import did_you_mean
-from .parse import Mapping, YamlProblem, load_yaml
 
 #: A ``{{ ref(...) }}`` call, as written in Markdown or exercise text.
 _CALL = re.compile(r"\{\{-?\s*ref\((?P<args>[^{}]*?)\)\s*-?\}\}")

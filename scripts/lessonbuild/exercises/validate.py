@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..problems import Problem
+from ..yamltext import Mapping, Sequence, YamlProblem, load_yaml
 from . import answers
 from .model import (
     KINDS,
@@ -28,7 +29,6 @@ from .model import (
     WrongForm,
     did_you_mean,
 )
-from .parse import Mapping, Sequence, YamlProblem, load_yaml
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _MATH = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
@@ -198,17 +198,18 @@ def validate(
     try:
         data, duplicates = load_yaml(body)
     except YamlProblem as exc:
-        if "mapping values are not allowed here" in exc.message:
-            expected = (
-                "a ': ' inside an unquoted value starts a new key; quote "
+        message = f"invalid YAML: {exc}"
+        if "mapping values are not allowed" in exc.message:
+            message += (
+                "; a ': ' inside an unquoted value starts a new key; quote "
                 "the value ('…') or write it as a block scalar (|)"
             )
-        else:
-            expected = (
-                "expected a YAML mapping such as 'kind: check' followed "
+        elif "alias" not in exc.message:
+            message += (
+                "; expected a YAML mapping such as 'kind: check' followed "
                 "by that kind's keys"
             )
-        c.add(exc.line, f"{exc.message}; {expected}")
+        c.add(exc.line, message)
         return None, c.problems
     for line0, key in duplicates:
         c.add(line0, f"key '{key}' appears twice; expected each key once")
