@@ -1159,29 +1159,39 @@
     });
   };
 
-  // "Verify it" folds (``??? verify``) below an exercise run the code that
-  // shows its answer: each stays out of the page until the exercise above
-  // it (the nearest before it) has had a real attempt.
-  function lockVerifyFolds() {
-    // In the deck a verify fold is a later step the presenter reveals.
+  // A "Verify it" fold (``??? verify``) runs the code that shows the answer
+  // of the exercise above it (the nearest before it), and a reference fold
+  // (``??? reference``, "after you have tried") shows the code that answers
+  // it: each stays out of the page until that exercise has had a real
+  // attempt, with one line in its place for folds in a row.
+  function lockAnswerFolds() {
+    // In the deck these folds are later steps the presenter reveals.
     if (document.querySelector(".reveal .slides")) return;
     const exercises = all(document, ".exercise[data-ex-kind]");
-    all(document, "details.verify").forEach((fold) => {
+    let note = null;
+    let last = null;
+    all(document, "details.verify, details.reference").forEach((fold) => {
       const above = exercises.filter((ex) =>
         ex.compareDocumentPosition(fold) & Node.DOCUMENT_POSITION_FOLLOWING
       ).pop();
       if (!above) return;
-      let note = fold.previousElementSibling;
-      if (!note?.classList.contains("ex-locked")) {
-        note = document.createElement("p");
-        note.className = "ex-locked";
-        note.textContent = "The run that verifies the answer " +
-          "opens here once you have answered the exercise above.";
-        fold.parentNode.insertBefore(note, fold);
+      const before = fold.previousElementSibling;
+      if (!last || before !== last) {
+        note = before;
+        if (!note?.classList.contains("ex-locked")) {
+          note = document.createElement("p");
+          note.className = "ex-locked";
+          const what = fold.matches(".verify")
+            ? "The run that verifies the answer" : "The reference";
+          note.textContent = `${what} opens here once you have answered ` +
+            "the exercise above.";
+          fold.parentNode.insertBefore(note, fold);
+        }
       }
       const tried = above.hasAttribute("data-ex-tried");
       fold.hidden = !tried;
       note.hidden = tried;
+      last = fold;
     });
   }
 
@@ -1214,7 +1224,7 @@
         label.setAttribute("tabindex", "-1");
         label.focus();
         renewed.announce("Exercise reset: your answer is cleared.");
-        lockVerifyFolds();
+        lockAnswerFolds();
       } else if (w.handlers?.[action]) {
         w.handlers[action](b);
       }
@@ -1269,10 +1279,10 @@
 
   function initAll() {
     all(document, ".exercise[data-ex-kind]").forEach(init);
-    lockVerifyFolds();
+    lockAnswerFolds();
     showProgress();
   }
-  document.addEventListener("lesson:attempted", lockVerifyFolds);
+  document.addEventListener("lesson:attempted", lockAnswerFolds);
 
   // Every page shown, from disk too, and after instant navigation.
   window.lessonOnPage(initAll);

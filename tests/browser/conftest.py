@@ -241,3 +241,36 @@ def lesson_pages(browser, lesson_server):
     yield opened
     opened.close()
     assert not opened.errors, f"JavaScript errors: {opened.errors}"
+
+
+def attempt_nothing_then_something(page, section, kind):
+    """Press the exercise's action with no answer, then answer for real.
+    Returns the texts the empty try left in the feedback."""
+    action = {
+        "predict": "Commit prediction",
+        "discussion": "Compare with the model answer",
+        "eliminate": "Check my eliminations",
+        "order": "Check order",
+    }.get(kind, "Check")
+    button = section.get_by_role("button", name=action, exact=True)
+    button.click()
+    empty = section.locator(".ex-feedback").inner_text()
+    if kind in ("predict", "discussion"):
+        section.locator("textarea").fill("my answer, with a reason")
+    elif kind == "check":
+        section.locator("label.ex-option__label").first.click()
+    elif kind == "eliminate":
+        strikes = section.locator('[data-ex-action="strike"]')
+        for i in range(strikes.count() - 1):
+            strikes.nth(i).click()
+            section.locator(".ex-reason textarea").nth(i).fill("a reason")
+    elif kind == "buckets":
+        for select in section.locator("select.ex-select").all():
+            select.select_option(index=1)
+    elif kind == "order":
+        section.locator('[data-ex-action="down"]').first.click()
+    elif kind == "fill-in":
+        for cell in section.locator("input.ex-cell").all():
+            cell.fill("1")
+    button.click()
+    return empty

@@ -17,6 +17,7 @@ from lessonbuild import engine
 from lessonbuild.deck import read_deck
 from lessonbuild.exercises.model import Check, Eliminate, FillIn
 from lessonbuild.settings import read_settings
+from tests.browser.conftest import attempt_nothing_then_something
 from tests.test_exercises_variants import CASES, case_spec, right_forms
 
 pytestmark = pytest.mark.browser
@@ -47,39 +48,6 @@ def locked_verify_folds(page) -> list[bool]:
     )
 
 
-def attempt_nothing_then_something(page, section, kind):
-    """Press the exercise's action with no answer, then answer for real.
-    Returns the texts the empty try left in the feedback."""
-    action = {
-        "predict": "Commit prediction",
-        "discussion": "Compare with the model answer",
-        "eliminate": "Check my eliminations",
-        "order": "Check order",
-    }.get(kind, "Check")
-    button = section.get_by_role("button", name=action, exact=True)
-    button.click()
-    empty = section.locator(".ex-feedback").inner_text()
-    if kind in ("predict", "discussion"):
-        section.locator("textarea").fill("my answer, with a reason")
-    elif kind == "check":
-        section.locator("label.ex-option__label").first.click()
-    elif kind == "eliminate":
-        strikes = section.locator('[data-ex-action="strike"]')
-        for i in range(strikes.count() - 1):
-            strikes.nth(i).click()
-            section.locator(".ex-reason textarea").nth(i).fill("a reason")
-    elif kind == "buckets":
-        for select in section.locator("select.ex-select").all():
-            select.select_option(index=1)
-    elif kind == "order":
-        section.locator('[data-ex-action="down"]').first.click()
-    elif kind == "fill-in":
-        for cell in section.locator("input.ex-cell").all():
-            cell.fill("1")
-    button.click()
-    return empty
-
-
 KIND_SLIDES = {
     "predict": "slides/14-guess-the-shape-of-the-answer-trace-d-model.html",
     "check": "slides/37-check-yourself-parameter-count.html",
@@ -107,6 +75,20 @@ def test_nothing_before_a_real_attempt(lesson_pages, kind):
     keys = section.locator("details.ex-key:not(.ex-key--hint)")
     expect(keys.first).to_be_visible()
     assert not any(locked_verify_folds(page))
+
+
+def test_folds_in_a_row_have_one_locked_line(lesson_pages):
+    """Slide 37 has two Verify folds in a row under its check: one line
+    says where they will be, not one per fold."""
+    page = lesson_pages.open(KIND_SLIDES["check"])
+    assert len(locked_verify_folds(page)) == 2
+    assert all(locked_verify_folds(page))
+    notes = page.locator("p.ex-locked")
+    expect(notes).to_have_count(1)
+    expect(notes).to_have_text(
+        "The run that verifies the answer opens here once you have "
+        "answered the exercise above."
+    )
 
 
 def test_an_empty_check_unlocks_nothing(lesson_pages):
