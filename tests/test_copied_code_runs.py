@@ -4,8 +4,9 @@ shows.
 Material's copy button copies the text of the block's ``<code>``
 element. For every Python block on every page of the built site (a
 block titled with a ``.py`` file), that exact text is run as a program
-in a fresh interpreter, from an empty folder, with ``mha_ref``
-importable as it is for a student who installed it, and its printed
+in a fresh interpreter, from an empty folder, with ``mha_ref`` as a
+student gets it: the site's ``mha_ref.zip`` (linked from the home page),
+unzipped, first on the path. Its printed
 output is compared with the page's Output block that follows it (a block
 with no Output block must print nothing).
 
@@ -23,6 +24,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -130,24 +132,48 @@ for line in sys.stdin:
 """
 
 
-def student_env() -> dict:
+@pytest.fixture(scope="module")
+def downloaded(built_site, tmp_path_factory) -> Path:
+    """The folder a student unzipped the site's ``mha_ref.zip`` into."""
+    folder = tmp_path_factory.mktemp("downloaded")
+    with zipfile.ZipFile(built_site / "mha_ref.zip") as archive:
+        archive.extractall(folder)
+    return folder
+
+
+def student_env(package: Path) -> dict:
     return {
         **os.environ,
-        "PYTHONPATH": str(ROOT),  # mha_ref, as if installed
+        # Ahead of the checkout's editable install, which is found last.
+        "PYTHONPATH": str(package),
         "OMP_NUM_THREADS": "1",
         "MPLBACKEND": "Agg",
     }
 
 
+def test_the_home_page_offers_the_package_copied_code_imports(
+    built_site, downloaded, tmp_path
+):
+    """index.html links the zip; unzipped, it is the whole package (the
+    grader too), and it is what a copied block imports."""
+    home = (built_site / "index.html").read_text(encoding="utf-8")
+    assert 'href="mha_ref.zip" download' in home
+    unzipped = sorted(p.name for p in (downloaded / "mha_ref").glob("*.py"))
+    assert unzipped == sorted(p.name for p in (ROOT / "mha_ref").glob("*.py"))
+    code = "import mha_ref.grade\nprint(mha_ref.__file__)\n"
+    printed = run_copied(code, tmp_path, downloaded).stdout.strip()
+    assert printed == str(downloaded / "mha_ref" / "__init__.py")
+
+
 @pytest.fixture
-def run_forked(tmp_path):
+def run_forked(tmp_path, downloaded):
     """``run(code)``: ``code`` run as a student's file, in a fork of
     ``ZYGOTE``, from the files and folder :func:`run_copied` uses."""
     zygote = subprocess.Popen(
         [sys.executable, "-c", ZYGOTE],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        env=student_env(),
+        env=student_env(downloaded),
         text=True,
     )
     (tmp_path / "empty").mkdir(exist_ok=True)
@@ -194,7 +220,7 @@ def test_every_copied_block_runs_and_prints_the_page(blocks, run_forked):
 
 
 def test_a_fork_of_the_zygote_runs_as_a_fresh_interpreter(
-    blocks, run_forked, tmp_path
+    blocks, run_forked, tmp_path, downloaded
 ):
     """The zygote is a shortcut, not another way to run. These print,
     fail and exit the same in a fork as in ``python copied.py``: the
@@ -220,7 +246,8 @@ def test_a_fork_of_the_zygote_runs_as_a_fresh_interpreter(
         "import sys\nprint(repr(sys.stdin.read()))\n",
     ]
     for code in programs:
-        fresh, forked = run_copied(code, tmp_path), run_forked(code)
+        fresh = run_copied(code, tmp_path, downloaded)
+        forked = run_forked(code)
         assert forked.returncode == fresh.returncode, code
         assert forked.stdout == fresh.stdout, code
         last = [r.stderr.strip().splitlines()[-1:] for r in (fresh, forked)]
@@ -230,8 +257,11 @@ def test_a_fork_of_the_zygote_runs_as_a_fresh_interpreter(
     assert len(draws) == 3, "forks share one seed; fresh interpreters do not"
 
 
-def run_copied(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    """Run ``code`` as a student's file, from an empty folder."""
+def run_copied(
+    code: str, tmp_path: Path, package: Path
+) -> subprocess.CompletedProcess:
+    """Run ``code`` as a student's file, from an empty folder, with the
+    unzipped ``package`` folder."""
     program = tmp_path / "copied.py"
     program.write_text(code, encoding="utf-8")
     work = tmp_path / "empty"
@@ -240,7 +270,7 @@ def run_copied(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
         [sys.executable, str(program)],
         cwd=work,
         stdin=subprocess.DEVNULL,
-        env=student_env(),
+        env=student_env(package),
         capture_output=True,
         text=True,
         timeout=TIMEOUT,

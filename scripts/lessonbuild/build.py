@@ -247,9 +247,10 @@ class Build:
 
     def add_files(self, files, config):
         """The figures snippets published (``figures/<id>.svg``, where
-        ``{{ figure(id) }}`` points) and the notebooks, written under
-        ``.cache/notebooks`` (the lesson plugin is listed before
-        mkdocs-jupyter, so its ``on_files`` sees them)."""
+        ``{{ figure(id) }}`` points), ``mha_ref.zip`` for copied code, and
+        the notebooks, written under ``.cache/notebooks`` (the lesson
+        plugin is listed before mkdocs-jupyter, so its ``on_files`` sees
+        them)."""
         from mkdocs.structure.files import File
 
         figures = self.result.figures if self.result else {}
@@ -258,6 +259,10 @@ class Build:
             files.append(File.generated(config, path, content=data["svg"]))
         if self.deck is None or not self.deck.slides:
             return files
+        package = notebooks.package_zip(self.deck.root / "mha_ref")
+        files.append(
+            File.generated(config, notebooks.PACKAGE_ZIP, content=package)
+        )
         folder = notebooks.write_deck_notebook(self.deck, self.result.outputs)
         uris = [notebooks.DECK_NOTEBOOK]
         uris += self.homework.uris if self.homework else []

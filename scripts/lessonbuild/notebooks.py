@@ -29,6 +29,8 @@ from .atomic import write_atomic
 OUT_DIR = Path(".cache") / "notebooks"
 #: The deck as a notebook, and the homework (starter, then solutions).
 DECK_NOTEBOOK = "notebooks/lesson-81.ipynb"
+#: The lesson's package as a download, for copied code (index.md links it).
+PACKAGE_ZIP = "mha_ref.zip"
 # Solutions come after every task (the nav's order): the page after a
 # task is the next task, never its answers.
 HOMEWORK = {
@@ -105,12 +107,11 @@ def download_line(uri: str) -> str:
     )
 
 
-def carried_package(package: Path) -> tuple[str, str]:
-    """``package``'s ``.py`` files as a zip in base64 (76-character
-    lines), and its digest; the same files give the same text, byte for
-    byte (fixed dates, sorted names)."""
-    import base64
-    import hashlib
+def package_zip(package: Path) -> bytes:
+    """``package``'s ``.py`` files as a zip of ``<name>/<file>.py``: the
+    same files give the same bytes (fixed dates, sorted names). Every
+    notebook carries it; the site offers it as :data:`PACKAGE_ZIP`, to
+    unzip beside a copied code block."""
     import io
     import zipfile
 
@@ -122,7 +123,16 @@ def carried_package(package: Path) -> tuple[str, str]:
             )
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, file.read_bytes())
-    data = buffer.getvalue()
+    return buffer.getvalue()
+
+
+def carried_package(package: Path) -> tuple[str, str]:
+    """:func:`package_zip` in base64 (76-character lines), and its
+    digest."""
+    import base64
+    import hashlib
+
+    data = package_zip(package)
     text = base64.b64encode(data).decode("ascii")
     lines = [text[i : i + 76] for i in range(0, len(text), 76)]
     return "\n".join(lines), hashlib.sha256(data).hexdigest()[:12]
