@@ -186,6 +186,74 @@
     if (fold && fold.tagName === "DETAILS") fold.open = event.type === "fragmentshown";
   }
 
+  // --- a screen the class's answer made taller --------------------------------
+
+  // Every screen fits the stage as first shown. An answer can make one
+  // taller (every item sorted into one bucket, a reason under each struck
+  // option, a why under each cell): that screen then scrolls inside the
+  // stage, with a cue at its foot, and the verdict just given is brought
+  // into view; the stage itself never moves.
+  function fitScreen() {
+    const screen = window.Reveal.getCurrentSlide();
+    if (!screen || PRINT) return;
+    const grown = screen.scrollHeight > CONFIG.height + 1;
+    screen.classList.toggle("deck-grown", grown);
+    if (!grown) screen.scrollTop = 0;
+  }
+
+  function showVerdict(exercise) {
+    const screen = exercise.closest(".reveal .slides section.present");
+    const verdict = exercise.querySelector(".ex-feedback:not([hidden])");
+    if (!screen || !verdict) return;
+    fitScreen();
+    // In stage pixels: reveal scales the stage to the window.
+    const scale = screen.getBoundingClientRect().height / screen.offsetHeight;
+    const below = verdict.getBoundingClientRect().bottom -
+      screen.getBoundingClientRect().bottom;
+    if (below > 0) screen.scrollTop += below / scale + 40; // past the cue
+  }
+
+  function watchAnswers() {
+    const slides = document.querySelector(".reveal .slides");
+    // After the widget has run (its click handler, then layout).
+    const later = (event) => {
+      const exercise = event.target.closest?.(".exercise");
+      if (!exercise) return;
+      requestAnimationFrame(() => {
+        if (event.type === "click" && event.target.closest("[data-ex-action]")) {
+          showVerdict(exercise);
+        } else {
+          fitScreen();
+        }
+      });
+    };
+    slides.addEventListener("click", later);
+    slides.addEventListener("change", later);
+    slides.addEventListener("input", later);
+    slides.addEventListener("toggle", (event) => {
+      // An open fold is a panel from the screen's top: scrolled there.
+      const screen = event.target.closest?.("section.present");
+      if (screen && event.target.open) screen.scrollTop = 0;
+    }, true);
+    // Focus moved to a control below the stage scrolls reveal's boxes
+    // (overflow: hidden still scrolls): put them back. A grown screen's
+    // cue goes once its end is in view.
+    for (const box of [document.querySelector(".reveal"), slides]) {
+      box.addEventListener("scroll", (event) => {
+        if (event.target !== box) return;
+        box.scrollTop = 0;
+        box.scrollLeft = 0;
+      });
+    }
+    slides.addEventListener("scroll", (event) => {
+      const screen = event.target;
+      if (!screen.classList?.contains("deck-grown")) return;
+      const end = screen.scrollTop + screen.clientHeight >= screen.scrollHeight - 2;
+      screen.classList.toggle("deck-grown--end", end);
+    }, true);
+    window.Reveal.on("slidechanged", fitScreen);
+  }
+
   function start() {
     if (PRINT) foldsToPages();
     notesWithMath();
@@ -231,6 +299,7 @@
     }
     window.Reveal.on("fragmentshown", openStep);
     window.Reveal.on("fragmenthidden", openStep);
+    watchAnswers();
     window.Reveal.on("ready", () => {
       if (!RECEIVER && !PRINT) backToPlace();
       document.documentElement.setAttribute("data-deck-ready", "");

@@ -21,6 +21,7 @@ from playwright.sync_api import expect
 
 from lessonbuild.deck import read_deck
 from tests.browser.axe import serious_violations
+from tests.browser.conftest import attempt_nothing_then_something
 
 pytestmark = pytest.mark.browser
 
@@ -477,6 +478,18 @@ SCREENS_JS = """() => [
 
 #: Show every step of the current screen and open every fold: the
 #: screen's tallest state (each fold is a panel over the stage).
+EXERCISE_STEP_JS = """(ex) => {
+  const idx = Reveal.getIndices();
+  const step = ex.closest('.fragment')?.dataset.fragmentIndex;
+  Reveal.slide(idx.h, idx.v, step === undefined ? -1 : Number(step));
+  for (const d of Reveal.getCurrentSlide().querySelectorAll('details'))
+    d.open = false;
+}"""
+LAST_STEP_JS = """() => {
+  const idx = Reveal.getIndices();
+  Reveal.slide(idx.h, idx.v,
+    Reveal.getCurrentSlide().querySelectorAll('.fragment').length);
+}"""
 OPEN_ALL_JS = """() => {
   const screen = Reveal.getCurrentSlide();
   const idx = Reveal.getIndices();
@@ -565,8 +578,14 @@ def test_every_screen_and_step_fits_the_stage(browser, built_site):
         every = screens(page)
         for h, v, name in every:
             page.evaluate(f"Reveal.slide({h}, {v}, -1)")
+            # Every step shown, the folds and keys still closed (their
+            # summary lines in the flow), then every fold open.
+            page.evaluate(LAST_STEP_JS)
+            found = [
+                f"folds closed: {f}" for f in page.evaluate(OVERFLOW_JS, WIDTH)
+            ]
             page.evaluate(OPEN_ALL_JS)
-            found = page.evaluate(OVERFLOW_JS, WIDTH)
+            found += page.evaluate(OVERFLOW_JS, WIDTH)
             found += page.evaluate(SIZES_JS)
             found += figure_labels(page, built_site)
             found += [f"after Check: {f}" for f in answered(page)]
@@ -609,32 +628,73 @@ MAX_SCREENS = 80
 
 
 def answered(page) -> list[str]:
-    """Each exercise of the screen answered (a first option picked, a
-    first word typed) and its first Check or Commit pressed: what then
-    does not fit."""
+    """Each exercise of the screen answered as a student would (an empty
+    try, then every field filled, every item sorted into one bucket,
+    every option but one struck with a reason: the tallest it gets) and
+    its Check or Commit pressed: what then does not fit. A screen the
+    answer made taller than the stage must scroll inside it, with its
+    verdict in view and the stage unmoved; then every fold opened must
+    fit as a panel."""
     found = []
     exercises = page.locator(
         ".reveal .slides > section > section.present .exercise[data-ex-ready]"
     )
     for i in range(exercises.count()):
         ex = exercises.nth(i)
-        for field in ex.locator(
-            "textarea:visible, input[type=text]:visible"
-        ).all():
-            field.fill("4")
-        options = ex.locator("input[type=radio]:visible")
-        if options.count():
-            options.first.check(force=True)
-        button = ex.locator("button:visible").filter(
-            has_text=re.compile(r"^(Check|Commit)")
+        # At the exercise's own step: a later fold is a panel over it.
+        ex.evaluate(EXERCISE_STEP_JS)
+        attempt_nothing_then_something(
+            page, ex, ex.get_attribute("data-ex-kind")
         )
-        if not button.count() or not button.first.is_enabled():
-            continue
-        button.first.click(force=True)
-        found += page.evaluate(OVERFLOW_JS, WIDTH)  # as the exercise left it
+        # present.js looks a frame after the click.
+        page.evaluate("() => new Promise(requestAnimationFrame)")
+        grown = ex.evaluate(GROWN_JS)
+        found += grown["found"]
+        if not grown["grown"]:
+            found += page.evaluate(OVERFLOW_JS, WIDTH)
         page.evaluate(OPEN_ALL_JS)
-        found += page.evaluate(OVERFLOW_JS, WIDTH)
+        if grown["grown"]:
+            page.wait_for_function(
+                "() => Reveal.getCurrentSlide().scrollTop === 0"
+            )
+            found += page.evaluate(PANELS_JS)
+        else:
+            found += page.evaluate(OVERFLOW_JS, WIDTH)
     return found
+
+
+#: After an answer, on the current screen: is it taller than the stage
+#: without scrolling, is the exercise's verdict out of view, has the
+#: stage itself moved? {"found": [...], "grown": scrolls inside}.
+GROWN_JS = """(ex) => {
+  const found = [];
+  const screen = Reveal.getCurrentSlide();
+  const grown = screen.classList.contains('deck-grown');
+  if (screen.scrollHeight > 721 && !grown)
+    found.push(`${screen.scrollHeight}px tall, and it does not scroll`);
+  for (const box of document.querySelectorAll('.reveal, .reveal .slides'))
+    if (box.scrollTop || box.scrollLeft) found.push('the stage moved');
+  const stage = document.querySelector('.reveal .slides')
+    .getBoundingClientRect();
+  const verdict = ex.querySelector('.ex-feedback:not([hidden])');
+  const r = verdict?.getBoundingClientRect();
+  if (r && (r.top < stage.top - 1 || r.bottom > stage.bottom + 1))
+    found.push('the verdict is out of view');
+  return {found, grown};
+}"""
+
+#: Open folds on a grown screen: each panel inside the stage.
+PANELS_JS = """() => {
+  const stage = document.querySelector('.reveal .slides')
+    .getBoundingClientRect();
+  return [...Reveal.getCurrentSlide().querySelectorAll(
+      'details.deck-fold[open]')].filter((d) => {
+    const r = d.getBoundingClientRect();
+    return r.top < stage.top - 1 || r.bottom > stage.bottom + 1 ||
+      d.scrollHeight > d.clientHeight + 1;
+  }).map((d) => `the open fold "${d.querySelector('summary')
+    ?.textContent.trim()}" is not inside the stage`);
+}"""
 
 
 # --- handout --------------------------------------------------------------
