@@ -262,6 +262,29 @@ def test_one_stack_per_slide_in_order(deck_doc, lesson):
     ], "present.html must hold one <section> per slide, in deck order"
 
 
+def test_every_link_of_the_deck_and_its_notes_resolves(deck_doc, built_site):
+    """Each relative link or image of present.html, the speaker notes'
+    included (the speaker view resolves them from the deck), names a file
+    of the site and, for a page, an id it has."""
+    ids: dict[str, set[str]] = {}
+    broken = []
+    for el in deck_doc.select("a[href], img[src]"):
+        url = el.get("href") or el.get("src")
+        if re.match(r"^([a-z][a-z0-9+.-]*:|/|#)", url, re.I):
+            continue
+        path, _, anchor = url.partition("#")
+        where = "notes" if el.find_parent("aside") else "slide"
+        if not (built_site / path).is_file():
+            broken.append(f"{where}: {url}")
+        elif anchor and path.endswith(".html"):
+            if path not in ids:
+                page = _soup((built_site / path).read_text(encoding="utf-8"))
+                ids[path] = {t["id"] for t in page.select("[id]")}
+            if anchor not in ids[path]:
+                broken.append(f"{where}: {url} (no such id)")
+    assert not broken, broken
+
+
 def test_timing_comes_from_the_notes(deck_doc, lesson):
     wrong = []
     for slide, stack in zip(

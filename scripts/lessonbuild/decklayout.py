@@ -74,6 +74,7 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     for box in soup.find_all("details", class_="instructor"):
         if summary := box.find("summary"):
             summary.decompose()
+        _rebase_links(box, page_url)  # the speaker view is the deck's too
         notes.append(box.decode_contents())
         box.decompose()
     for block in soup.find_all(class_=READING_ONLY):
@@ -288,7 +289,7 @@ def _unique_ids(soup: BeautifulSoup, prefix: str) -> None:
             el["href"] = "#" + prefix + el["href"][1:]
 
 
-def _rebase_links(soup: BeautifulSoup, page_url: str) -> None:
+def _rebase_links(soup: Tag, page_url: str) -> None:
     """The page's relative URLs made relative to the deck (the site root):
     ``slides/NN-x.html``'s ``../figures/a.svg`` is ``figures/a.svg``."""
     base = posixpath.dirname(page_url)
