@@ -87,7 +87,7 @@ def main() -> None:
     parser.add_argument("--d-model", type=int, default=512)
     parser.add_argument("--seq", type=int, default=128, help="T")
     parser.add_argument("--batch", type=int, default=4, help="B")
-    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--repeats", type=int, default=31)
     args = parser.parse_args()
     torch.manual_seed(0)
     x = torch.randn(args.batch, args.seq, args.d_model, device=args.device)
