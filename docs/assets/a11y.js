@@ -4,12 +4,14 @@
 // each page shown (lessonOnPage, onpage.js).
 
 // Blocks that scroll sideways instead of overflowing the column: tables
-// (Material's wrapper, and the exercises' own), display math, code.
+// (Material's wrapper, and the exercises' own), display math, code, and
+// on a phone the figures (figures.css).
 const SCROLLERS = [
   ".md-typeset .md-typeset__scrollwrap",
   ".md-typeset div.arithmatex",
   ".md-typeset pre > code",
   ".md-typeset .ex-table",
+  ".md-typeset .lesson-figure",
   // Notebook pages (mkdocs-jupyter): code cells and their outputs.
   ".jupyter-wrapper .highlight-ipynb",
   ".jupyter-wrapper .jp-OutputArea-output",

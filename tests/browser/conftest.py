@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -274,3 +275,13 @@ def attempt_nothing_then_something(page, section, kind):
             cell.fill("1")
     button.click()
     return empty
+
+
+def smallest_label(site: Path, src: str, width: float) -> float:
+    """The smallest label of figure ``src`` (a site-relative SVG) drawn
+    ``width`` CSS pixels wide: its font sizes (user units) times that
+    width over its viewBox width."""
+    svg = (site / src).read_text(encoding="utf-8")
+    box = float(re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', svg)[1])
+    sizes = [float(x) for x in re.findall(r"font-size: ?([\d.]+)px", svg)]
+    return min(sizes) * width / box

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.conftest import smallest_label
 from tests.browser.sweep import COPY, MEASURE, SETTLED, SLIDES
 
 VIEWPORTS = ("1280x800", "390x844")
@@ -147,3 +148,43 @@ def test_copy_button_never_covers_code(measured, viewport):
         f"at {viewport}, a copy button covers code",
         "see the copy-button rules in docs/assets/lesson.css",
     )
+
+
+#: Smallest label a figure may have on a reading page, in CSS pixels.
+LEAST_LABEL = 9
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_figure_labels_are_legible(
+    browser, lesson_server, built_site, viewport
+):
+    """Every figure of every slide, as drawn at this width (a phone's
+    column is narrower than a figure can shrink to: it then scrolls
+    sideways, which test_every_slide_fits_or_scrolls_with_a_cue checks),
+    has labels of at least LEAST_LABEL CSS pixels."""
+    width, height = map(int, viewport.split("x"))
+    pages = [
+        path
+        for _, path in SLIDES
+        if "lesson-figure" in (built_site / path).read_text(encoding="utf-8")
+    ]
+    assert pages, "the lesson has figures"
+    context = browser.new_context(viewport={"width": width, "height": height})
+    small = []
+    try:
+        page = context.new_page()
+        for path in pages:
+            page.goto(lesson_server + path)
+            for img in page.locator(".lesson-figure img").all():
+                img.scroll_into_view_if_needed()
+                img.evaluate("(i) => i.decode()")  # loaded and laid out
+                url = img.evaluate("(i) => i.currentSrc")
+                src = url.removeprefix(lesson_server)
+                drawn = img.evaluate("(i) => i.getBoundingClientRect().width")
+                least = smallest_label(built_site, src, drawn)
+                if least < LEAST_LABEL:
+                    small.append(f"{path}: {src} labels at {least:.1f}px")
+    finally:
+        context.close()
+    assert not small, small

@@ -21,7 +21,10 @@ from playwright.sync_api import expect
 
 from lessonbuild.deck import read_deck
 from tests.browser.axe import serious_violations
-from tests.browser.conftest import attempt_nothing_then_something
+from tests.browser.conftest import (
+    attempt_nothing_then_something,
+    smallest_label,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -606,18 +609,14 @@ def test_every_screen_and_step_fits_the_stage(browser, built_site):
 
 def figure_labels(page, site: Path) -> list[str]:
     """Figures on the current screen whose smallest label is under 20
-    stage pixels: the SVG's font sizes (user units) times the figure's
-    drawn width over its viewBox width."""
+    stage pixels."""
     found = []
     for src, width in page.evaluate(
         """() => [...Reveal.getCurrentSlide().querySelectorAll(
           '.deck-body img[src$=".svg"]')].map(
           (i) => [i.getAttribute('src'), i.offsetWidth])"""
     ):
-        svg = (site / src).read_text(encoding="utf-8")
-        box = float(re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', svg)[1])
-        sizes = [float(x) for x in re.findall(r"font-size: ?([\d.]+)px", svg)]
-        least = min(sizes) * width / box
+        least = smallest_label(site, src, width)
         if least < 20:
             found.append(f"{src}: labels at {least:.1f}px (at least 20)")
     return found
