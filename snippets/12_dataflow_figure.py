@@ -1,7 +1,9 @@
 """The dataflow, with the shapes of a real run.
 
 Every label on an arrow is the shape of the tensor a traced forward of
-mha_ref.MultiHeadAttention produced (d_model=8, h=2, T=4, B=1).
+mha_ref.MultiHeadAttention produced. Its sizes are not those of the
+"Predict the shapes" slide two slides on (the class predicts those), and
+differ from each other, so each axis reads apart.
 """
 
 # --8<-- [start:show]
@@ -16,7 +18,7 @@ from mha_ref import (
 )
 
 torch.manual_seed(0)
-B, T, d_model, h = 1, 4, 8, 2
+B, T, d_model, h = 2, 5, 12, 3
 mha = MultiHeadAttention(d_model, h)
 x = torch.randn(B, T, d_model)  # (B, T, d_model)
 with torch.no_grad():
