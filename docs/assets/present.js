@@ -198,14 +198,24 @@
     if (!screen || PRINT) return;
     const grown = screen.scrollHeight > CONFIG.height + 1;
     screen.classList.toggle("deck-grown", grown);
-    if (!grown) screen.scrollTop = 0;
+    if (grown) {
+      markEnd(screen);
+    } else {
+      screen.scrollTop = 0;
+      screen.classList.remove("deck-grown--end");
+    }
+  }
+
+  // The cue goes once the screen's end is in view.
+  function markEnd(screen) {
+    const end = screen.scrollTop + screen.clientHeight >= screen.scrollHeight - 2;
+    screen.classList.toggle("deck-grown--end", end);
   }
 
   function showVerdict(exercise) {
     const screen = exercise.closest(".reveal .slides section.present");
     const verdict = exercise.querySelector(".ex-feedback:not([hidden])");
     if (!screen || !verdict) return;
-    fitScreen();
     // In stage pixels: reveal scales the stage to the window.
     const scale = screen.getBoundingClientRect().height / screen.offsetHeight;
     const below = verdict.getBoundingClientRect().bottom -
@@ -220,11 +230,9 @@
       const exercise = event.target.closest?.(".exercise");
       if (!exercise) return;
       requestAnimationFrame(() => {
-        if (event.type === "click" && event.target.closest("[data-ex-action]")) {
-          showVerdict(exercise);
-        } else {
-          fitScreen();
-        }
+        fitScreen(); // a Reset shrinks it again
+        const action = event.type === "click" && event.target.closest("[data-ex-action]");
+        if (action && exercise.isConnected) showVerdict(exercise);
       });
     };
     slides.addEventListener("click", later);
@@ -236,8 +244,7 @@
       if (screen && event.target.open) screen.scrollTop = 0;
     }, true);
     // Focus moved to a control below the stage scrolls reveal's boxes
-    // (overflow: hidden still scrolls): put them back. A grown screen's
-    // cue goes once its end is in view.
+    // (overflow: hidden still scrolls): put them back.
     for (const box of [document.querySelector(".reveal"), slides]) {
       box.addEventListener("scroll", (event) => {
         if (event.target !== box) return;
@@ -246,10 +253,7 @@
       });
     }
     slides.addEventListener("scroll", (event) => {
-      const screen = event.target;
-      if (!screen.classList?.contains("deck-grown")) return;
-      const end = screen.scrollTop + screen.clientHeight >= screen.scrollHeight - 2;
-      screen.classList.toggle("deck-grown--end", end);
+      if (event.target.classList?.contains("deck-grown")) markEnd(event.target);
     }, true);
     window.Reveal.on("slidechanged", fitScreen);
   }

@@ -607,6 +607,41 @@ def test_every_screen_and_step_fits_the_stage(browser, built_site):
     )
 
 
+def test_a_grown_screen_scrolls_to_its_verdict_and_shrinks_on_reset(
+    browser, built_site
+):
+    """The first sorting exercise of the deck, every item put into one
+    bucket and checked: taller than the stage, its screen scrolls with
+    the cue and shows the verdict; Reset makes it fit again, cue gone."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    try:
+        page = context.new_page()
+        page.goto(built_site.as_uri() + "/present.html#/1")
+        wait_ready(page)
+        page.evaluate(
+            """() => {
+              const ex = document.querySelector('.exercise.ex-buckets');
+              const screen = ex.closest('.slides > section > section');
+              Reveal.slide(...Object.values(Reveal.getIndices(screen)));
+            }"""
+        )
+        ex = page.locator("section.present .exercise.ex-buckets").first
+        attempt_nothing_then_something(page, ex, "buckets")
+        screen = page.locator(".slides > section > section.present")
+        expect(screen).to_have_class(re.compile(r"(^|\s)deck-grown(\s|$)"))
+        grown = ex.evaluate(GROWN_JS)
+        assert grown == {"found": [], "grown": True}, grown
+        cue = screen.evaluate(
+            "(s) => getComputedStyle(s, '::after').visibility"
+        )
+        assert cue == "visible"
+        ex.locator("[data-ex-action=reset]").click()
+        expect(screen).not_to_have_class(re.compile(r"(^|\s)deck-grown(\s|$)"))
+        assert screen.evaluate("(s) => s.scrollTop") == 0
+    finally:
+        context.close()
+
+
 def figure_labels(page, site: Path) -> list[str]:
     """Figures on the current screen whose smallest label is under 20
     stage pixels."""
