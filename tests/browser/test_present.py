@@ -479,8 +479,7 @@ SCREENS_JS = """() => [
       (all.length > 1 ? `, screen ${v + 1}` : '') +
       ` (${stack.dataset.title})`]))"""
 
-#: Show every step of the current screen and open every fold: the
-#: screen's tallest state (each fold is a panel over the stage).
+#: An exercise's own step (a later fold is a panel over it), folds shut.
 EXERCISE_STEP_JS = """(ex) => {
   const idx = Reveal.getIndices();
   const step = ex.closest('.fragment')?.dataset.fragmentIndex;
@@ -488,19 +487,21 @@ EXERCISE_STEP_JS = """(ex) => {
   for (const d of Reveal.getCurrentSlide().querySelectorAll('details'))
     d.open = false;
 }"""
+#: Every step of the current screen shown.
 LAST_STEP_JS = """() => {
   const idx = Reveal.getIndices();
   Reveal.slide(idx.h, idx.v,
     Reveal.getCurrentSlide().querySelectorAll('.fragment').length);
 }"""
-OPEN_ALL_JS = """() => {
+#: Every step shown and every fold open: the screen's tallest state
+#: (each fold is a panel over the stage).
+OPEN_ALL_JS = f"""() => {{
+  ({LAST_STEP_JS})();
   const screen = Reveal.getCurrentSlide();
-  const idx = Reveal.getIndices();
-  Reveal.slide(idx.h, idx.v, screen.querySelectorAll('.fragment').length);
   for (const d of screen.querySelectorAll('details')) d.open = true;
   for (const f of screen.querySelectorAll('.fragment'))
     f.classList.add('visible');
-}"""
+}}"""
 
 #: Problems on the current screen: boxes outside the 1280x720 stage,
 #: boxes whose content is cut off or scrolls, and controls under reveal's
@@ -675,7 +676,6 @@ def answered(page) -> list[str]:
     )
     for i in range(exercises.count()):
         ex = exercises.nth(i)
-        # At the exercise's own step: a later fold is a panel over it.
         ex.evaluate(EXERCISE_STEP_JS)
         attempt_nothing_then_something(
             page, ex, ex.get_attribute("data-ex-kind")
