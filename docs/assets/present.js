@@ -67,6 +67,7 @@
   }
   function onKey(event) {
     if (event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === "s" || event.key === "S") makeNotes(); // before reveal opens the speaker view
     const el = document.activeElement;
     if (event.key === "Escape" && typing(el)) {
       el.blur();
@@ -139,17 +140,28 @@
 
   // --- speaker view -----------------------------------------------------------
 
-  // The notes plugin copies each slide's notes into its own window, which
-  // has none of the deck's stylesheets: KaTeX's MathML and HTML layers
-  // would both show. A link to KaTeX's CSS travels with the notes.
-  function notesWithMath() {
-    const href = new URL(CONFIG.katex, document.baseURI).href;
-    all(document, "aside.notes").forEach((aside) => {
-      if (!aside.querySelector(".katex")) return;
-      const link = document.createElement("link");
-      link.rel = "stylesheet";
-      link.href = href;
-      aside.insertBefore(link, aside.firstChild);
+  // Each slide's instructor notes arrive as one JSON list (deck-notes), not
+  // as elements: parsed up front, they were a fifth of the deck's first
+  // paint. They become each screen's <aside class="notes">, where reveal's
+  // notes plugin and print view read them, when first needed: the handout,
+  // the speaker view (S), or the first idle moment after the deck shows.
+  // The speaker view's window has none of the deck's stylesheets, so a
+  // link to KaTeX's CSS travels with notes that hold math (else both of
+  // its layers, MathML and HTML, would show).
+  function makeNotes() {
+    const list = document.getElementById("deck-notes");
+    if (!list) return; // made already
+    list.remove();
+    const notes = JSON.parse(list.textContent);
+    const math = `<link rel="stylesheet" href="${new URL(CONFIG.katex, document.baseURI).href}">`;
+    all(document, ".reveal .slides > section").forEach((stack, i) => {
+      const html = (notes[i].includes('class="katex') ? math : "") + notes[i];
+      all(stack, ":scope > section").forEach((screen) => {
+        const aside = document.createElement("aside");
+        aside.className = "notes";
+        aside.innerHTML = html;
+        screen.appendChild(aside);
+      });
     });
   }
 
@@ -259,8 +271,10 @@
   }
 
   function start() {
-    if (PRINT) foldsToPages();
-    notesWithMath();
+    if (PRINT) {
+      makeNotes(); // before a fold becomes a page of its own
+      foldsToPages();
+    }
     all(document, ".deck-reset").forEach((button) => {
       button.addEventListener("click", resetAll);
     });
@@ -307,6 +321,10 @@
     window.Reveal.on("ready", () => {
       if (!RECEIVER && !PRINT) backToPlace();
       document.documentElement.setAttribute("data-deck-ready", "");
+      // The speaker view's preview frames never show notes.
+      if (RECEIVER) return;
+      if (window.requestIdleCallback) window.requestIdleCallback(makeNotes);
+      else setTimeout(makeNotes);
     });
   }
 

@@ -25,6 +25,7 @@ from tests.browser.conftest import (
     attempt_nothing_then_something,
     smallest_label,
 )
+from tests.test_present import plain_phrase
 
 pytestmark = pytest.mark.browser
 
@@ -49,13 +50,8 @@ def reading_page(lesson, number: int) -> str:
 
 def note_line(lesson, number: int) -> str:
     """A plain phrase of the slide's instructor notes (no markup)."""
-    for note in lesson.slides[number - 1].notes:
-        for line in note.text.splitlines():
-            line = re.sub(r"\*\*[^*]+\*\*", "", line)
-            for words in re.split(r"[`\\$*\"_()]", line):
-                if len(words.strip()) >= 12:
-                    return words.strip()
-    raise AssertionError(f"slide {number} has no plain note line")
+    notes = lesson.slides[number - 1].notes
+    return plain_phrase("\n".join(note.text for note in notes))
 
 
 class Deck:
