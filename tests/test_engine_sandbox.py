@@ -11,6 +11,7 @@ installed packages. Each test below fails on that code.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
@@ -74,6 +75,16 @@ others = [
 ]
 print("processes-seen", len(others))
 try_open("write-scratch", os.path.join(os.environ["TMPDIR"], "ok"))
+# Init (pid 1) holds none of the run's limits: rewriting its code would
+# run anything unbounded.
+try_open("write-init-memory", "/proc/1/mem")
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+attempt("ptrace-init", libc.ptrace(16, 1, None, None))  # PTRACE_ATTACH
+import signal, time
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+    os.kill(1, sig)
+time.sleep(0.3)
+print("init-alive", os.path.exists("/proc/1/status"))
 """
 
 
@@ -190,19 +201,102 @@ def test_a_run_cannot_undo_its_isolation(tmp_path, user):
         "write-tmp": "EROFS",
         "remount-rw": "EPERM",
         "remount-root-rw": "EPERM",
-        "umount-repo": "EINVAL",
-        "umount-repo-lazy": "EINVAL",
-        "umount-proc": "EINVAL",
-        "bind-parent": "EINVAL",
+        # No capability in the user namespace that owns its mounts.
+        "umount-repo": "EPERM",
+        "umount-repo-lazy": "EPERM",
+        "umount-proc": "EPERM",
+        "bind-parent": "EPERM",
         "unshare-remount-rw": "EPERM",
         "unshare-umount": "EINVAL",
         "write-repo-again": "EROFS",
         "kill-all": "ESRCH",
         "processes-seen": "0",
         "write-scratch": "DONE",
+        "write-init-memory": "EACCES",
+        "ptrace-init": "EPERM",
+        "init-alive": "True",
     }, run["stdout"]
     assert (root / "README.md").read_text() == "# untouched\n"
     assert not list(Path("/tmp").glob("escaped-*"))
+
+
+@pytest.mark.parametrize("user", USERS)
+def test_a_run_shares_no_ipc_and_no_network(tmp_path, user):
+    """A System V segment of the machine's and a port listening on its
+    loopback are out of reach, and what a run leaves in IPC is gone with
+    it (a later run, or the machine, never sees it)."""
+    import socket
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = 0x4C420000 + os.getpid() % 0xFFFF
+    shm = libc.shmget(key, 4096, 0o1600)  # IPC_CREAT | 0600
+    assert shm >= 0, os.strerror(ctypes.get_errno())
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    probe = (
+        "import ctypes, errno, socket\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        f"found = libc.shmget({key}, 0, 0)\n"
+        "print('machine-shm', errno.errorcode.get(ctypes.get_errno()) if found < 0 else 'FOUND')\n"
+        f"left = libc.shmget({key + 1}, 4096, 0o1600)\n"
+        "print('own-shm', 'made' if left >= 0 else errno.errorcode.get(ctypes.get_errno()))\n"
+        "try:\n"
+        f"    socket.create_connection(('127.0.0.1', {port}), timeout=5)\n"
+        "    print('loopback', 'CONNECTED')\n"
+        "except OSError as exc:\n"
+        "    print('loopback', errno.errorcode.get(exc.errno, exc))\n"
+    )
+    try:
+        [run] = _run_as(user, _site(tmp_path), {"ipc.py": probe})
+    finally:
+        listener.close()
+        libc.shmctl(shm, 0, None)  # IPC_RMID
+    got = dict(line.split(" ", 1) for line in run["stdout"].splitlines())
+    assert got == {
+        "machine-shm": "ENOENT",
+        "own-shm": "made",
+        "loopback": "ENETUNREACH",
+    }, run["stdout"] + run["stderr"]
+    assert libc.shmget(key + 1, 0, 0) < 0, "a run's IPC outlived it"
+
+
+def test_the_servers_import_nothing_of_the_lessons(tmp_path):
+    """A module in snippets/ named like a package the servers preload
+    (matplotlib) runs in a run's sandbox only, never in a fork server,
+    whose mounts it could change: here it would leave a file where the
+    server may write and a run may not."""
+    root = _site(tmp_path)
+    marker = tmp_path / "imported-in-the-server"
+    (root / "snippets" / "matplotlib.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n"
+    )
+    [run] = _run_as(
+        root=root, user="root", sources={"plot.py": "import matplotlib\n"}
+    )
+    assert not marker.exists(), "the server imported the lesson's module"
+    assert "Read-only file system" in run["stderr"], run
+
+
+def test_a_leftover_cgroup_does_not_lift_the_process_limit(tmp_path):
+    """A build killed before it cleaned up leaves its pids cgroup; a
+    later server with the same pid still gets one of its own (without
+    it, nothing bounds root's processes)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "server", REPO / "scripts/lessonbuild/engine/server.py"
+    )
+    server = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(server)
+    first = server.pids_cgroup() if os.getuid() == 0 else None
+    if first is None:
+        pytest.skip("no pids cgroup this user may make folders in")
+    try:
+        second = server.pids_cgroup()  # the same pid, the first left behind
+        assert second and second != first
+        os.rmdir(second)
+    finally:
+        os.rmdir(first)
 
 
 @pytest.mark.parametrize("user", USERS)
@@ -279,15 +373,16 @@ def test_limit_messages_name_their_setting(tmp_path, monkeypatch):
 def test_what_a_run_reads_is_seen_and_outside_reads_are_named(tmp_path):
     """A data file under the root is in the run's reads, even when the
     run ends with os._exit (noted as it is opened); a file outside the
-    repository is named; a program it starts (cat) makes it uncacheable;
-    the caller's environment is not there to read."""
+    repository is named, reached through /proc/self/root too; a program
+    it starts (cat) makes it uncacheable; the caller's environment is not
+    there to read, not even in /proc/self/environ."""
     outside = tmp_path / "secret.txt"
     outside.write_text("outside\n")
     root = _site(tmp_path)
     (root / "data.txt").write_text("inside\n")
     os.environ["LESSON_PROBE"] = "leaked"
     try:
-        [exits, reads_outside, cat, env] = _run_as(
+        [exits, reads_outside, cat, env, proc_root] = _run_as(
             "root",
             root,
             {
@@ -300,7 +395,11 @@ def test_what_a_run_reads_is_seen_and_outside_reads_are_named(tmp_path):
                     "import subprocess\n"
                     "subprocess.run(['cat', 'data.txt'], check=True)\n"
                 ),
-                "env.py": "import os\nprint(os.environ.get('LESSON_PROBE'))\n",
+                "env.py": (
+                    "import os\nprint(os.environ.get('LESSON_PROBE'))\n"
+                    "print(b'leaked' in open('/proc/self/environ', 'rb').read())\n"
+                ),
+                "proc_root.py": f"print(open('/proc/self/root' + {str(outside)!r}).read())\n",
             },
         )
     finally:
@@ -311,7 +410,11 @@ def test_what_a_run_reads_is_seen_and_outside_reads_are_named(tmp_path):
     assert (
         cat["stdout"] == "inside\n" and cat["uncached"] == "started a program"
     )
-    assert env["stdout"] == "None\n"
+    assert env["stdout"] == "None\nFalse\n", (
+        "the build's environment is readable"
+    )
+    # /proc/self/root/... is the machine's root: the same outside file.
+    assert proc_root["outside"] == [str(outside)], proc_root
 
 
 def test_outside_read_fails_the_check_naming_the_file(tmp_path):

@@ -25,8 +25,10 @@ import ast
 
 #: Packages whose modules may be imported in the server ahead of a
 #: snippet that imports them: importing them prints nothing and writes
-#: nothing the snippet could see.
-PACKAGES = ("torch", "mha_ref", "matplotlib")
+#: nothing the snippet could see. Installed packages only: the lesson's
+#: own code (mha_ref, snippets/) runs in a run's sandbox, never in the
+#: server, whose mounts a module could otherwise change.
+PACKAGES = ("torch", "matplotlib")
 _SHAPES = "torch.fx.experimental.symbolic_shapes"
 _DTENSOR = "torch.distributed.tensor"
 _DYNAMO = "torch._dynamo"

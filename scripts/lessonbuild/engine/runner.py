@@ -432,13 +432,31 @@ def _lost(root: Path, server: _Server, j: int) -> Run:
     )
 
 
+#: What a fork server keeps of the build's environment (and the
+#: ``LESSONBUILD_`` switches): a run could read the rest in
+#: /proc/self/environ, which its new os.environ does not replace, and a
+#: CI job's environment may hold tokens.
+SERVER_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "PYTHONPATH",
+    "PYTHONDONTWRITEBYTECODE",
+)
+
+
+def _kept(name: str) -> bool:
+    return name in SERVER_ENV or name.startswith("LESSONBUILD_")
+
+
 def _start(root: Path, index: int, tmp: Path) -> _Server:
     # A replaced server's folder may still be there: a fresh name.
     folder = Path(tempfile.mkdtemp(prefix=f"server{index}-", dir=tmp))
     # Fixed and distinct per server: the same tree gives the same verdict
     # every time, and a snippet's two runs see two hash orders.
     seed = str(HASH_SEEDS[index % len(HASH_SEEDS)])
-    env = {**os.environ, "PYTHONHASHSEED": seed, **FORK_ENV}
+    env = {k: v for k, v in os.environ.items() if _kept(k)}
+    env |= {"PYTHONHASHSEED": seed, **FORK_ENV}
     with open(folder / "server.log", "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, str(SERVER), str(root), str(tmp)],

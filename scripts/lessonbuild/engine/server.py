@@ -42,6 +42,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import resource
 import runpy
 import signal
@@ -61,6 +62,7 @@ SLOW_AFTER = 2.0
 #: At most this many times the concurrency run at once (slow included).
 SLOW_EXTRA = 4
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
+PR_SET_DUMPABLE = 4
 #: Seconds between the traceback dump (SIGUSR1) and SIGKILL on a timeout.
 DUMP_GRACE = 0.3
 #: What a run may read outside the root: the interpreter, its packages
@@ -106,7 +108,8 @@ def main():
         )
         return _send(proto, {"ready": False, "error": error})
     os.chdir(root)
-    sys.path[0] = os.path.join(root, "snippets")
+    # sys.path[0] stays this script's folder: nothing of the lesson's
+    # (snippets/, mha_ref) is imported here, outside a run's sandbox.
     os.environ.pop(TABLES_ENV, None)
     faulthandler.enable()
     # The cyclic collector would walk torch's millions of objects again
@@ -161,6 +164,7 @@ def _die_with_parent():
 
 # <linux/sched.h>, <linux/mount.h>
 _CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID = 0x20000, 0x10000000, 0x20000000
+_CLONE_NEWIPC, _CLONE_NEWNET = 0x8000000, 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _MOUNT_ATTR_RDONLY, _AT_RECURSIVE, _AT_FDCWD = 1, 0x8000, -100
@@ -223,8 +227,8 @@ def _unshare(flags, uid, gid):
 
 def _sandbox_server(root, tmp):
     """Bind-mount ``root`` read-only in a private user and mount
-    namespace; ``tmp`` (where runs write) must not be under it. The
-    reason it cannot be done, or ""."""
+    namespace, locked; ``tmp`` (where runs write) must not be under it.
+    The reason it cannot be done, or ""."""
     real, tmp = os.path.realpath(root), os.path.realpath(tmp)
     if tmp == real or tmp.startswith(real.rstrip(os.sep) + os.sep):
         return f"the engine's folder {tmp} is inside {real}"
@@ -235,6 +239,9 @@ def _sandbox_server(root, tmp):
         _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
         _mount(real, real, None, _MS_BIND | _MS_REC)
         _mount(None, real, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | keep)
+        # One more user namespace locks that mount for the server too:
+        # nothing it runs (a module it imports) can unmount it.
+        _unshare(_CLONE_NEWNS, os.getuid(), os.getgid())
     except (OSError, AttributeError) as exc:
         return str(exc) or "user namespaces unavailable"
     return ""
@@ -243,8 +250,8 @@ def _sandbox_server(root, tmp):
 def _sandbox_run(run_dir, tables):
     """In a fresh child of the server: everything read-only but the
     run's scratch (a new tmpfs), its tables file and a new /dev/shm;
-    then a user, mount and PID namespace of its own, which locks those
-    mounts. The caller forks the run (PID 1 of the namespace)."""
+    then a user, mount, PID, IPC and network namespace of its own, which
+    locks those mounts. The caller forks the run (PID 1 of the namespace)."""
     uid, gid = os.getuid(), os.getgid()
     _check(_libc().unshare(_CLONE_NEWNS), "unshare")  # the server's userns
     _set_readonly("/", True, recursive=True)
@@ -258,7 +265,11 @@ def _sandbox_run(run_dir, tables):
         _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, size)
     _mount(tables, tables, None, _MS_BIND)
     _set_readonly(tables, False, recursive=False)
-    _unshare(_CLONE_NEWNS | _CLONE_NEWPID, uid, gid)
+    # Its own System V and POSIX IPC (nothing left for a later run) and
+    # network (a loopback that is down: no host, no port of the machine).
+    _unshare(
+        _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | _CLONE_NEWNET, uid, gid
+    )
 
 
 def _enter_run_namespace():
@@ -295,7 +306,10 @@ def pids_cgroup():
                 continue
         else:
             continue
-        folder = os.path.join(base.rstrip("/"), f"lessonbuild-{os.getpid()}")
+        # A build killed before cleaning up leaves its folder: a name
+        # with random letters is never taken by one.
+        name = f"lessonbuild-{os.getpid()}-{os.urandom(4).hex()}"
+        folder = os.path.join(base.rstrip("/"), name)
         try:
             os.mkdir(folder)
             return folder
@@ -491,13 +505,20 @@ def _fork_child(root, job, threads, limits, proto_fd):
                     _relay_exit(init)
                 _die_with_parent()
                 _enter_run_namespace()
+                guarded, go = os.pipe()
                 run = os.fork()
                 if run:
-                    _init(run)
+                    os.close(guarded)
+                    _init(run, go)
+                os.close(go)
                 # Its parent is the namespace's init: pid 1 is no sign of
                 # an orphan here (_die_with_parent would think so).
                 _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
                 signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+                # A user namespace of its own: no capability over init's.
+                _unshare(0, os.getuid(), os.getgid())
+                os.read(guarded, 1)  # init has made itself untouchable
+                os.close(guarded)
             env = run_environment(job, scratch)
             os.environ.clear()
             os.environ.update(env)
@@ -518,12 +539,22 @@ def _fork_child(root, job, threads, limits, proto_fd):
         os._exit(code)
 
 
-def _init(run):
+def _init(run, go):
     """PID 1 of the run's namespace: reap the orphans there, and end as
     the run ended (the kernel then kills whatever is left). The run is
     not PID 1 itself: the kernel ignores default-action signals an init
     gets from its own processes, and a program checking ``getppid() ==
-    1`` (a Jupyter kernel) would think its parent gone."""
+    1`` (a Jupyter kernel) would think its parent gone.
+
+    Init holds none of the run's limits, so the run must not be able to
+    change it: not dumpable (no ptrace, no /proc/1/mem, and the run has
+    no capability in init's user namespace), and every signal the run
+    could send it ignored or left to the kernel, which drops them. Only
+    then (``go`` closed) does the run go on."""
+    _prctl(PR_SET_DUMPABLE, 0)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+    os.close(go)
     while True:
         try:
             pid, status = os.waitpid(-1, 0)
@@ -667,6 +698,10 @@ def _package_folders():
     return folders
 
 
+#: Links under /proc to any folder of the machine (root, cwd, an fd).
+_PROC_LINK = re.compile(r"/proc/[^/]+/(task/[^/]+/)?(root|cwd|fd|map_files)/")
+
+
 def _record_reads(root, fd, own, scratch):
     """Note, as it happens, every file the snippet opens (audit hook),
     one line each the first time, appended to ``fd``: ``R path`` under
@@ -699,6 +734,8 @@ def _record_reads(root, fd, own, scratch):
         if path == own or path in paths:
             return
         paths.add(path)
+        if _PROC_LINK.match(path):  # /proc/self/root/... is /...
+            path = os.path.realpath(path)
         if path.startswith(prefix):
             real = os.path.realpath(path)
             if real.startswith(prefix) or real == prefix[:-1]:
