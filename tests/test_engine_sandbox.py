@@ -417,6 +417,25 @@ def test_what_a_run_reads_is_seen_and_outside_reads_are_named(tmp_path):
     assert proc_root["outside"] == [str(outside)], proc_root
 
 
+def test_a_forged_read_cannot_make_the_build_read_outside(tmp_path):
+    """The run can write its own list of reads: a device or a path out
+    of the root written there is not taken (the build would hash
+    /dev/zero until it ran out of memory)."""
+    forge = (
+        "import os\n"
+        "for fd in os.listdir('/proc/self/fd'):\n"
+        "    try:\n"
+        "        if os.readlink(f'/proc/self/fd/{fd}').endswith('/reads'):\n"
+        "            os.write(int(fd), b'R /dev/zero\\nR ../../etc/passwd\\n')\n"
+        "            print('forged')\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    [run] = _run_as("root", _site(tmp_path), {"forge.py": forge})
+    assert run["stdout"] == "forged\n", run
+    assert run["reads"] == ["snippets/forge.py"], run["reads"]
+
+
 def test_outside_read_fails_the_check_naming_the_file(tmp_path):
     from lessonbuild.engine.judge import judge
     from lessonbuild.engine.runner import Run

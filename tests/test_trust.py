@@ -109,6 +109,22 @@ def test_without_the_sandbox_the_fingerprint_catches_it(tmp_path):
     assert not (root / "site").exists()
 
 
+def test_compiled_code_under_snippets_is_refused(tmp_path):
+    """A .pyc (or a __pycache__ folder, an extension module, a .pth)
+    under snippets/ would run in place of the source a page shows."""
+    root = make_site(tmp_path, "good")
+    (root / "snippets/helpers.pyc").write_bytes(b"\x00" * 16)
+    (root / "snippets/__pycache__").mkdir()
+    (root / "snippets/__pycache__/07.cpython-311.pyc").write_bytes(b"")
+    found = {(p.path, p.line) for p in engine_check(root).problems}
+    assert found >= {
+        ("snippets/helpers.pyc", 1),
+        ("snippets/__pycache__", 1),
+    }, found
+    messages = [p.message for p in engine_check(root).problems]
+    assert any("would run in place of the source" in m for m in messages)
+
+
 # --- 2. deterministic verdicts ----------------------------------------------
 
 

@@ -152,13 +152,17 @@ def snippet_key(base: str, rel: str, data: bytes) -> str:
 
 
 def file_hashes(root: Path, rels) -> dict[str, str]:
-    """sha256 of each file (relative to ``root``); "" when unreadable."""
+    """sha256 of each file (relative to ``root``); "" when unreadable
+    or not a regular file (a device, a pipe: never read to the end)."""
     out = {}
     for rel in sorted(set(rels)):
+        out[rel] = ""  # gone, or a folder: the record's state
         try:
-            out[rel] = hashlib.sha256((root / rel).read_bytes()).hexdigest()
+            if (root / rel).is_file():
+                with open(root / rel, "rb") as f:
+                    out[rel] = hashlib.file_digest(f, "sha256").hexdigest()
         except OSError:
-            out[rel] = ""  # gone, or a folder: the record's state
+            pass
     return out
 
 

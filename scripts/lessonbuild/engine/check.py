@@ -265,7 +265,34 @@ def plan(deck: Deck, problems: list[Problem]):
                     kind="unused",
                 )
             )
+    problems.extend(_compiled_problems(root))
     return used, pairs
+
+
+#: Files Python would import in place of a source file: a snippet's
+#: ``import helpers`` would run them, not the helpers.py a page shows.
+COMPILED = {".pyc", ".pyo", ".so", ".pyd", ".pth"}
+
+
+def _compiled_problems(root: Path) -> list[Problem]:
+    """Compiled code under snippets/ (nothing the build makes puts any
+    there: the runs see it read-only)."""
+    found = [
+        path
+        for path in sorted((root / "snippets").rglob("*"))
+        if path.suffix in COMPILED or path.name == "__pycache__"
+    ]
+    return [
+        Problem(
+            path.relative_to(root).as_posix(),
+            1,
+            "compiled code under snippets/ would run in place of the "
+            "source a page shows (published code must be the code that "
+            "ran): delete it",
+        )
+        for path in found
+        if path.name == "__pycache__" or "__pycache__" not in path.parts
+    ]
 
 
 def used_snippets(deck: Deck) -> list[str]:

@@ -604,7 +604,14 @@ def _reads(path: Path, prefix: str, job: Path | Module):
     for line in _text(path).splitlines():
         kind, _, value = line.partition(" ")
         if kind == "R":
-            reads.add(value)
+            # The run can write this file too: only a path inside the
+            # root is taken (never /dev/zero for the build to hash).
+            if (
+                value
+                and not os.path.isabs(value)
+                and ".." not in value.split("/")
+            ):
+                reads.add(value)
         elif kind == "O":
             outside.add(value)
         elif kind == "X":
