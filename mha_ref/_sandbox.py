@@ -108,7 +108,11 @@ class _Runner:
                 else None,
             }
         try:
-            names = list(inspect.signature(module.forward).parameters)
+            # "**" for a **kwargs (a decorated forward takes any keyword).
+            names = [
+                "**" if p.kind is p.VAR_KEYWORD else p.name
+                for p in inspect.signature(module.forward).parameters.values()
+            ]
         except (TypeError, ValueError):
             names = []
         return {

@@ -28,7 +28,9 @@ Why it cannot be fooled: the student's file runs in a child process
 and sends back tensors. Inputs and weights are drawn at random per run
 here, every verdict is computed here, and this process prints the lines
 and chooses the exit status. What the student's code prints goes to
-stderr; an early exit, a hang or a crash of the child is a FAIL.
+stderr; an early exit, a hang or a crash of the child is a FAIL. On
+Linux the child also cannot reach this process (:mod:`mha_ref._isolate`:
+no writing into its output, no ptrace, no signal).
 
 A broken module never crashes the grader: a syntax error, an exception
 or a forward that never returns is reported with the student's file and
@@ -55,6 +57,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from ._isolate import undumpable
 from ._sandbox import PROJECTIONS, send
 from .mha import merge_heads, split_heads
 from .traps import split_heads_direct_view, split_heads_transpose_first
@@ -101,8 +104,13 @@ class Child:
         to_child, self._requests = os.pipe()
         self._replies, from_child = os.pipe()
         root = str(Path(__file__).resolve().parents[1])
+        # _isolate.py first, by path: before mha_ref (and torch) load.
         boot = (
-            "import sys; sys.path.insert(0, sys.argv[1]); "
+            "import sys, importlib.util as u; "
+            "s = u.spec_from_file_location('_isolate', "
+            "sys.argv[1] + '/mha_ref/_isolate.py'); "
+            "m = u.module_from_spec(s); s.loader.exec_module(m); m.isolate(); "
+            "sys.path.insert(0, sys.argv[1]); "
             "from mha_ref._sandbox import main; main(sys.argv[2:])"
         )
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -932,7 +940,8 @@ def check_cross(s: Session) -> str:
 
 
 def _require(module: Module, name: str) -> None:
-    if name not in module.forward_parameters:
+    """``forward`` takes ``name`` (or any keyword: a decorated forward)."""
+    if not {name, "**"} & set(module.forward_parameters):
         raise Failed(
             f"forward has no {name} parameter; the lesson's signature is "
             f"{SIGNATURE}"
@@ -980,6 +989,11 @@ def grade(
         out.write(f"{status} {name:<{width}}  {detail}\n")
         out.flush()
 
+    with undumpable():
+        return _grade(path, timeout, seed, milestones, report)
+
+
+def _grade(path, timeout, seed, milestones, report) -> int:
     session = Session(path, timeout, seed)
     try:
         session.start()
@@ -1001,6 +1015,17 @@ def grade(
                 report("FAIL", name, str(error))
                 if session.child.process.poll() is not None:
                     session.close()
+                continue
+            except RuntimeError as error:
+                # torch could not compare what came back (a tensor on the
+                # meta device, gradients of another shape).
+                first = str(error).strip().splitlines()[0][:200]
+                report(
+                    "FAIL",
+                    name,
+                    f"what your forward returned cannot be compared with "
+                    f"the reference ({first}): return ordinary CPU tensors",
+                )
                 continue
             except (KeyError, TypeError, ValueError, IndexError) as error:
                 # Only a reply the sandbox never writes gets here: the

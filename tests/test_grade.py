@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -268,8 +269,23 @@ def _statuses(lines):
         EINSUM_LOOP,
         BUFFER_BIAS,
         FUSED,
+        # A checking decorator without functools.wraps: forward's
+        # signature reads (*args, **kwargs), and every call still works.
+        "import functools\n"
+        + CORRECT.replace(
+            "    def forward(",
+            "    @staticmethod\n    def _unused(): pass\n\n"
+            "    @(lambda f: lambda *a, **k: f(*a, **k))\n    def forward(",
+        ),
     ],
-    ids=["mha_ref", "view-transpose", "einsum-loop", "buffer-bias", "fused"],
+    ids=[
+        "mha_ref",
+        "view-transpose",
+        "einsum-loop",
+        "buffer-bias",
+        "fused",
+        "decorated",
+    ],
 )
 def test_correct_modules_pass(tmp_path, source):
     """mha_ref and two independent correct modules pass every milestone."""
@@ -708,6 +724,62 @@ FORGERIES = {
         "h=1",
     ),
 }
+
+
+# Reaches the grader process itself, found by its command line: writes
+# PASS lines into its stdout, then stops or kills it (same user, so only
+# the child's namespaces and the grader's undumpable state refuse).
+_REACH_GRADER = """\
+import os, signal
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        if b"mha_ref.grade" in open(f"/proc/{pid}/cmdline", "rb").read():
+            os.kill(int(pid), signal.SIGCONT)  # found: it is reachable
+            with open(f"/proc/{pid}/fd/1", "w") as out:
+                out.write(%r)
+            os.kill(int(pid), signal.%s)
+    except OSError:
+        pass
+"""
+FORGERIES |= {
+    "writes into the grader, then kills it": (
+        _REACH_GRADER % (PASS_LINES.replace("\\n", "\n"), "SIGKILL") + WRONG,
+        "h=1",
+    ),
+    "writes into the grader, then stops it": (
+        _REACH_GRADER % (PASS_LINES.replace("\\n", "\n"), "SIGSTOP")
+        + "os.kill(os.getppid(), signal.SIGSTOP)\n"
+        + WRONG,
+        "h=1",
+    ),
+}
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux namespaces")
+def test_nothing_the_students_file_started_outlives_the_grader(tmp_path):
+    """A process the module starts (here one that would sleep a minute)
+    ends with the grading, and does not keep the grader waiting."""
+    token = f"{os.getpid()}.{time.monotonic_ns() % 10**6}"
+    source = (
+        "import os\n"
+        "if os.fork() == 0:\n"
+        f"    os.execvp('sleep', ['sleep', '{token}'])\n" + CORRECT
+    )
+    status, lines, stdout = _grade(tmp_path, source)
+    assert status == 0, stdout
+    left = [
+        pid
+        for pid in os.listdir("/proc")
+        if pid.isdigit() and _cmdline(pid).endswith(token.encode())
+    ]
+    assert not left, f"left running: {left}"
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0")
+    except OSError:
+        return b""
 
 
 @pytest.mark.parametrize("forgery", list(FORGERIES))
