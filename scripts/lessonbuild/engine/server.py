@@ -17,14 +17,18 @@ and the server's exit handlers, which a run never runs (``_ExitWork``).
 
 The sandbox (issue 31): a run cannot change what is published, reach a
 process outside it, or undo either. The server mounts the root read-only
-in a user and mount namespace of its own (``_sandbox_server``). Each run
-then makes every mount read-only but its scratch tmpfs, its tables file
-and a fresh ``/dev/shm`` (``_sandbox_run``), and enters a new user, mount
-and PID namespace: mounts made in a more privileged user namespace are
-locked, so it cannot remount, unmount or bind around them, and it sees
-and can signal only its own processes, all killed when its init
-(``_init``) ends. ``setrlimit`` bounds memory, processes and file size,
-with ``no_new_privs``. An audit hook notes every file it opens: under the
+in a user and mount namespace of its own, locked by one more user
+namespace (``_sandbox_server``), and imports nothing of the lesson's.
+Each run then makes every mount read-only but its scratch tmpfs, its
+tables file and a fresh ``/dev/shm`` (``_sandbox_run``), and enters a new
+user, mount, PID, IPC and network namespace: mounts made in a more
+privileged user namespace are locked, so it cannot remount, unmount or
+bind around them; it sees and can signal only its own processes, all
+killed when its init (``_init``) ends; no IPC object outlives it, and no
+network is there. The snippet runs one user namespace below its init,
+which is not dumpable: it cannot trace, write or signal the one process
+of the namespace that holds no limits. ``setrlimit`` bounds memory,
+processes and file size, with ``no_new_privs``. An audit hook notes every file it opens: under the
 root for the cache key, outside it as an error; a program started or C
 called through ctypes makes the run uncacheable.
 
