@@ -278,9 +278,9 @@ def test_the_servers_import_nothing_of_the_lessons(tmp_path):
 
 
 def test_a_leftover_cgroup_does_not_lift_the_process_limit(tmp_path):
-    """A build killed before it cleaned up leaves its pids cgroup; a
-    later server with the same pid still gets one of its own (without
-    it, nothing bounds root's processes)."""
+    """A build killed before it cleaned up leaves its cgroups; a later
+    server with the same pid still gets folders of its own (without
+    them, nothing bounds root's processes)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
@@ -288,15 +288,52 @@ def test_a_leftover_cgroup_does_not_lift_the_process_limit(tmp_path):
     )
     server = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(server)
-    first = server.pids_cgroup() if os.getuid() == 0 else None
-    if first is None:
+    first = server.make_cgroups() if os.getuid() == 0 else {}
+    if "pids" not in first:
         pytest.skip("no pids cgroup this user may make folders in")
+    second = server.make_cgroups()  # the same pid, the first left behind
     try:
-        second = server.pids_cgroup()  # the same pid, the first left behind
-        assert second and second != first
-        os.rmdir(second)
+        assert second.get("pids") and second["pids"] != first["pids"]
     finally:
-        os.rmdir(first)
+        for folder in {*first.values(), *second.values()}:
+            os.rmdir(folder)
+
+
+def test_memory_is_bounded_for_the_run_not_each_process(tmp_path):
+    """Four processes of 200 MiB each, under a 256 MiB limit: the run's
+    processes share it (a cgroup, as root), and the message names the
+    setting."""
+    from lessonbuild.engine.judge import judge
+    from lessonbuild.engine.runner import Limits
+
+    if os.getuid() != 0 or not Path("/sys/fs/cgroup/memory").is_dir():
+        if not Path("/sys/fs/cgroup/cgroup.controllers").is_file():
+            pytest.skip("no memory cgroup here")
+    forks = (
+        "import os, time\n"
+        "for _ in range(4):\n"
+        "    if os.fork() == 0:\n"
+        "        x = bytearray(200 << 20)\n"
+        "        time.sleep(5)\n"
+        "        os._exit(0)\n"
+        "statuses = [os.wait()[1] for _ in range(4)]\n"
+        "print('all held', all(s == 0 for s in statuses))\n"
+    )
+    root = _site(tmp_path)
+    [run] = _run_as(
+        "root", root, {"forks.py": forks}, {"SNIPPET_MEMORY_MB": "256"}
+    )
+    if not run["memory_full"]:
+        pytest.skip("this machine gave the run no memory cgroup")
+    assert "all held True" not in run["stdout"], run
+    from lessonbuild.engine.runner import Run
+
+    # Even where the snippet carries on after the kernel killed a fork.
+    fields = {k: v for k, v in run.items() if k in Run.__dataclass_fields__}
+    got = Run(**fields | {"limits": Limits(memory_mb=256)})
+    verdict = judge(root, "snippets/forks.py", got, got, 60)
+    assert not verdict["ok"]
+    assert "more than 256 MiB of memory" in verdict["message"], verdict
 
 
 @pytest.mark.parametrize("user", USERS)

@@ -52,7 +52,7 @@ def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
                 "the snippet)"
             )
     for run, other in ((a, b), (b, a)):
-        if run.exit != 0 or run.file_full:
+        if run.exit != 0 or run.file_full or run.memory_full:
             err = clean(root, run.stderr)
             last = err.strip().splitlines()[-1] if err.strip() else ""
             how = (

@@ -47,8 +47,9 @@ FORK_ENV = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
 
 @dataclass(frozen=True)
 class Limits:
-    """What one run may use (server.py enforces them with setrlimit),
-    each set by an environment variable (``ENV``): address space beyond
+    """What one run may use (server.py enforces them with setrlimit,
+    and for all of a run's processes together with cgroups where it
+    can), each set by an environment variable (``ENV``): memory beyond
     what the server's imports mapped (torch maps far more than it
     touches), processes and threads (counted in the run's own user
     namespace), and the size of any file it writes, stdout and stderr
@@ -96,7 +97,11 @@ class Limits:
                 f"it wrote a file (or its output) past {self.file_mb} MiB, "
                 f"the limit ({self.ENV['file_mb']})"
             )
-        if "MemoryError" in err or "can't allocate memory" in err:
+        if (
+            run.memory_full
+            or "MemoryError" in err
+            or "can't allocate memory" in err
+        ):
             return (
                 f"it asked for more than {self.memory_mb} MiB of memory, "
                 f"the limit ({self.ENV['memory_mb']})"
@@ -128,6 +133,7 @@ class Run:
     outside: list[str] = field(default_factory=list)  # read, not ours
     uncached: str = ""  # why the result may not be cached (what it did)
     file_full: bool = False  # stdout or stderr reached the size limit
+    memory_full: bool = False  # its processes together hit the memory limit
     server: int = 0  # the pid of the server that forked it
     limits: Limits | None = None
 
@@ -575,6 +581,7 @@ def _handle(server: _Server, message: dict, timeout: float) -> None:
             timed_out=message["timed_out"],
             seconds=message["seconds"],
             file_full=any(_size(stem / n) >= cap for n in ("out", "err")),
+            memory_full=message.get("memory_full", False),
             limits=server.limits,
             server=server.proc.pid,
         )

@@ -28,9 +28,11 @@ killed when its init (``_init``) ends; no IPC object outlives it, and no
 network is there. The snippet runs one user namespace below its init,
 which is not dumpable: it cannot trace, write or signal the one process
 of the namespace that holds no limits. ``setrlimit`` bounds memory,
-processes and file size, with ``no_new_privs``. An audit hook notes every file it opens: under the
-root for the cache key, outside it as an error; a program started or C
-called through ctypes makes the run uncacheable.
+processes and file size, with ``no_new_privs``, and cgroups (as root)
+bound the run's processes and memory all together. An audit hook notes
+every file it opens: under the root for the cache key, outside it as an
+error; a program started or C called through ctypes makes the run
+uncacheable.
 
 ``LESSONBUILD_NO_SANDBOX=1`` runs snippets unconfined (for a platform
 without user namespaces; never in CI).
@@ -85,19 +87,19 @@ UNTRACKED = {
 }
 #: Size of a run's scratch folder and of its /dev/shm (tmpfs, in RAM).
 SCRATCH_SIZE = "256m"
-CGROUP = None  # this server's pids cgroup folder (root only), or None
+CGROUPS = {}  # controller -> this server's cgroup folder (make_cgroups)
 PACKAGES = []  # where the interpreter finds packages (``main``)
 
 
 def main():
-    global CGROUP
+    global CGROUPS
     root, tmp = sys.argv[1], sys.argv[2]
     _die_with_parent()
     # Orphans of a run that escaped its PID namespace's init come here.
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     # Before any import starts a thread: unshare(CLONE_NEWUSER) refuses a
     # multithreaded process.
-    CGROUP = pids_cgroup() if os.getuid() == 0 else None
+    CGROUPS = make_cgroups() if os.getuid() == 0 else {}
     error = ""
     if not os.environ.get(NO_SANDBOX_ENV):
         error = _sandbox_server(root, tmp)
@@ -137,8 +139,11 @@ def main():
         threads = min(default_threads, int(batch.get("threads", 0)) or 10**6)
         _run_batch(proto, root, batch, threads)
         _send(proto, {"done": True})
-    if CGROUP:
-        _leave_pids_cgroup("")
+    for folder in set(CGROUPS.values()):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
 
 
 def _preload(names):
@@ -284,59 +289,105 @@ def _enter_run_namespace():
     _unshare(_CLONE_NEWNS, os.getuid(), os.getgid())
 
 
-def pids_cgroup():
-    """A folder of the pids cgroup controller this process may make
-    children in (``<controller>/lessonbuild-<pid>``), or None.
+#: What a cgroup of its own bounds for all of a run's processes at once
+#: (a build run as root: the kernel exempts root from RLIMIT_NPROC, and
+#: RLIMIT_AS bounds each process alone: four forks of 200 MiB each, or
+#: memory kept in tmpfs and memfds, passed a 256 MiB limit), and the file
+#: that sets it (cgroup v1, v2).
+CGROUP_LIMITS = {
+    "pids": ("processes", ("pids.max",)),
+    "memory": ("memory", ("memory.limit_in_bytes", "memory.max")),
+}
 
-    The kernel exempts root from RLIMIT_NPROC: for a build run as root
-    (CI), each run also gets a pids cgroup of its own, where the platform
-    has the controller (cgroup v1, or v2 with pids delegated)."""
+
+def make_cgroups():
+    """``{controller: folder}``: a folder this process made for its runs'
+    cgroups under each controller of :data:`CGROUP_LIMITS` the platform
+    has (cgroup v1, or v2 with the controller delegated; under v2 one
+    folder serves both)."""
     try:
         with open("/proc/self/cgroup") as f:
             lines = f.read().splitlines()
     except OSError:
-        return None
+        return {}
+    bases = {}
     for line in lines:
-        hid, controllers, path = line.split(":", 2)
-        if "pids" in controllers.split(","):
-            base = f"/sys/fs/cgroup/pids{path}"
-        elif hid == "0" and controllers == "":
-            base = f"/sys/fs/cgroup{path}"
-            try:
-                with open(os.path.join(base, "cgroup.subtree_control")) as f:
-                    if "pids" not in f.read().split():
-                        continue
-            except OSError:
-                continue
-        else:
-            continue
-        # A build killed before cleaning up leaves its folder: a name
-        # with random letters is never taken by one.
-        name = f"lessonbuild-{os.getpid()}-{os.urandom(4).hex()}"
+        hid, names, path = line.split(":", 2)
+        for controller in CGROUP_LIMITS:
+            if controller in names.split(","):
+                bases[controller] = f"/sys/fs/cgroup/{controller}{path}"
+            elif hid == "0" and names == "" and controller not in bases:
+                base = f"/sys/fs/cgroup{path}"
+                try:
+                    with open(
+                        os.path.join(base, "cgroup.subtree_control")
+                    ) as f:
+                        if controller in f.read().split():
+                            bases[controller] = base
+                except OSError:
+                    pass
+    # A build killed before cleaning up leaves its folder: a name with
+    # random letters is never taken by one.
+    name = f"lessonbuild-{os.getpid()}-{os.urandom(4).hex()}"
+    folders = {}
+    for controller, base in bases.items():
         folder = os.path.join(base.rstrip("/"), name)
         try:
-            os.mkdir(folder)
-            return folder
+            if folder not in folders.values():
+                os.mkdir(folder)
+            folders[controller] = folder
         except OSError:
+            pass
+    return folders
+
+
+def _join_cgroups(name, limits):
+    """Move this process into new cgroups ``<folder>/name``, each with
+    its limit."""
+    for folder in set(CGROUPS.values()):
+        os.mkdir(os.path.join(folder, name))
+    for controller, folder in CGROUPS.items():
+        key, files = CGROUP_LIMITS[controller]
+        if not limits.get(key):
             continue
-    return None
-
-
-def _join_pids_cgroup(name, most):
-    """Move this process into a new cgroup ``CGROUP/name`` holding at
-    most ``most`` tasks."""
-    path = os.path.join(CGROUP, name)
-    os.mkdir(path)
-    for file, text in (("pids.max", most), ("cgroup.procs", os.getpid())):
+        path = os.path.join(folder, name)
+        file = next(f for f in files if os.path.exists(os.path.join(path, f)))
+        # + 1 process: the one that waits for the run.
         with open(os.path.join(path, file), "w") as f:
-            f.write(str(text))
+            f.write(str(limits[key] + (key == "processes")))
+    for folder in set(CGROUPS.values()):
+        with open(os.path.join(folder, name, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
 
 
-def _leave_pids_cgroup(name):
-    try:
-        os.rmdir(os.path.join(CGROUP, name))
-    except OSError:
-        pass
+def _leave_cgroups(name):
+    """Remove the run's cgroups; whether it ran out of memory there."""
+    oom = False
+    for controller, folder in CGROUPS.items():
+        path = os.path.join(folder, name)
+        if controller == "memory":
+            oom = _oom_kills(path) > 0
+    for folder in set(CGROUPS.values()):
+        try:
+            os.rmdir(os.path.join(folder, name))
+        except OSError:
+            pass
+    return oom
+
+
+def _oom_kills(path):
+    """Processes the kernel killed in cgroup ``path`` for its memory
+    limit (v1: memory.oom_control, v2: memory.events)."""
+    for file in ("memory.oom_control", "memory.events"):
+        try:
+            with open(os.path.join(path, file)) as f:
+                for line in f:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            pass
+    return 0
 
 
 def _limit(limits):
@@ -414,8 +465,6 @@ def _run_batch(proto, root, batch, threads):
                 continue
             del running[pid]
             _reap_adopted(running)
-            if CGROUP:
-                _leave_pids_cgroup(str(job["id"]))
             _send(
                 proto,
                 {
@@ -423,6 +472,7 @@ def _run_batch(proto, root, batch, threads):
                     "exit": os.waitstatus_to_exitcode(status),
                     "timed_out": timed_out,
                     "seconds": time.monotonic() - start,
+                    "memory_full": _leave_cgroups(str(job["id"])),
                 },
             )
 
@@ -496,9 +546,8 @@ def _fork_child(root, job, threads, limits, proto_fd):
                 job["reads"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
             )
             _redirect(job)
-            if CGROUP and limits.get("processes"):
-                # + 1: this process, which waits for the run
-                _join_pids_cgroup(str(job["id"]), limits["processes"] + 1)
+            if CGROUPS:
+                _join_cgroups(str(job["id"]), limits)
             if not os.environ.get(NO_SANDBOX_ENV):
                 _sandbox_run(job["dir"], job["tables"])
                 # The timeout's traceback dump is meant for the run, not
