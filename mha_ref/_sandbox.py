@@ -31,6 +31,8 @@ import torch
 from torch import nn
 
 PROJECTIONS = ("W_Q", "W_K", "W_V", "W_O")
+#: forward's parameters, in the lesson's order.
+ARGUMENTS = ("query", "key", "value", "mask", "is_causal")
 _HEADER = struct.Struct("<Q")
 
 
@@ -135,10 +137,13 @@ class _Runner:
         for name in PROJECTIONS:
             getattr(module, name).weight.grad = None
         context = torch.enable_grad() if grads else torch.no_grad()
+        given = {**dict(zip(ARGUMENTS, args, strict=False)), **kwargs}
+        kept = {k: t.clone() for k, t in given.items() if torch.is_tensor(t)}
         with context:
             result = module(*args, **kwargs)
         items = _items(result)
-        reply = {"ok": True, "items": items}
+        changed = [k for k, t in kept.items() if not torch.equal(t, given[k])]
+        reply = {"ok": True, "items": items, "changed": changed}
         if grads and isinstance(items, list) and len(items) == 2:
             out, weights = result
             try:

@@ -340,6 +340,14 @@ class Session:
             kwargs=kwargs, train=train, grads=grads,
         )  # fmt: skip
         items = reply["items"]
+        if reply.get("changed"):
+            names = " and ".join(reply["changed"])
+            raise Failed(
+                f"forward changed its {names} argument in place: the "
+                f"caller's tensors must stay as they were (another layer "
+                f"may use the same mask); use out-of-place operations "
+                f"(~mask, x.masked_fill(...), not x.masked_fill_(...))"
+            )
         if isinstance(items, str) or len(items) != 2:
             what = (
                 items
@@ -714,6 +722,7 @@ def check_many_heads(s: Session) -> str:
             module, (x, x, x), got, twin(module, x, x, x), f"at h={h}",
             suspects=VALUE_SUSPECTS, otherwise=at_one,
         )  # fmt: skip
+        _fresh(s, module, f"at h={h}")
     module = s.module(2)
     x = s.inputs(2, 5)
     grads = (torch.randn(2, 5, D_MODEL, generator=s.gen),
@@ -760,6 +769,23 @@ def _repeats(s: Session, module, inputs, got, where: str) -> None:
             f"two calls in eval mode {where} on the same input gave "
             f"different results: nothing random may run in eval mode "
             f"(dropout only when self.training)"
+        )
+
+
+def _fresh(s: Session, module, where: str) -> None:
+    """The same module on a new input of the same shape: right for the
+    first input, wrong for the next is state kept from an earlier call
+    (a key cached on ``self``), which a later milestone would otherwise
+    be blamed for."""
+    y = s.inputs(2, 5)
+    got = s.forward(module, (y, y, y), where=f"{where} on a second input")
+    differ = _differences(got, twin(module, y, y, y))
+    if differ:
+        raise Failed(
+            f"{' and '.join(differ)} {where} on a second input, though the "
+            f"first input's matched: forward keeps something from an "
+            f"earlier call (a key or mask saved on self); compute "
+            f"everything from this call's arguments"
         )
 
 
@@ -898,11 +924,9 @@ def check_cross(s: Session) -> str:
     try:
         got = s.forward(module, (q, k, v), where=where)
     except StudentError as error:
-        if "invalid for input of size" in str(error):
-            raise StudentError(
-                f"{error}: split key and value by their own length, "
-                f"key.size(1), not the query's T"
-            ) from None
+        hint = _length_hint(str(error), B=2, T_q=3, T_k=7)
+        if hint:
+            raise StudentError(f"{error}: {hint}") from None
         raise
     want = twin(module, q, k, v)
     if "h>1" not in s.passed and _differences(got, want):
@@ -937,6 +961,30 @@ def check_cross(s: Session) -> str:
             "torch.ones(T_q, T_k, dtype=torch.bool).tril()",
         )  # fmt: skip
     return "T_q=3, T_k=7 with value != key matches; is_causal top-left"
+
+
+def _length_hint(error: str, B: int, T_q: int, T_k: int) -> str:
+    """A view that mixed up the two lengths, from torch's message "shape
+    '[...]' is invalid for input of size N": which tensor had which."""
+    found = re.search(
+        r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)", error
+    )
+    if not found:
+        return ""
+    shape = [int(n) for n in found[1].split(",")]
+    size = int(found[2])
+    if size % (B * T_q) == 0 and T_k in shape and T_q not in shape:
+        return (
+            "a tensor of the query's length was viewed with the key's: "
+            "the attention output, and its merge, have the query's length "
+            "T_q = query.size(1)"
+        )
+    if size % (B * T_k) == 0 and T_q in shape and T_k not in shape:
+        return (
+            "a tensor of the key's length was viewed with the query's: "
+            "split key and value by their own length, key.size(1)"
+        )
+    return f"T_q={T_q} and T_k={T_k} differ: each tensor keeps its length"
 
 
 def _require(module: Module, name: str) -> None:

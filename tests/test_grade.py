@@ -298,6 +298,15 @@ def test_correct_modules_pass(tmp_path, source):
 
 # (edits for _bug, milestones that fail, words the first failure must hold)
 BUGS = {
+    # Right numbers, but the caller's mask comes back inverted: a second
+    # layer given the same mask would attend where it may not.
+    "mask changed in place": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n'
+        "            mask.logical_not_()\n",
+        {"masks", "causal"},
+        ["changed its mask argument in place"],
+    ),
     # At h=1 the direct view is the right split: only h>1 sees it.
     "direct view": (
         "x.view(B, T, self.h, self.d_k).transpose(1, 2)",
@@ -498,6 +507,38 @@ def test_key_split_by_query_length_is_located(tmp_path, capsys):
     assert "raised RuntimeError" in detail
     assert f"(my_mha.py:{line} in forward)" in detail
     assert "key.size(1)" in detail
+
+
+def test_merge_by_key_length_is_told_the_querys(tmp_path, capsys):
+    """The opposite mix-up, the output merged with the key's length:
+    the hint must not send the student to the (right) key split."""
+    source = _bug(
+        "        return self.W_O(self.merge(weights @ v)), weights",
+        "        ctx = (weights @ v).transpose(1, 2).contiguous()\n"
+        "        ctx = ctx.view(key.size(0), key.size(1), -1)\n"
+        "        return self.W_O(ctx), weights",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    detail = lines["T_q!=T_k"][1]
+    assert "the query's length" in detail, detail
+    assert "key.size(1)" not in detail, detail
+
+
+def test_state_kept_from_an_earlier_call_is_named(tmp_path, capsys):
+    """A key cached on self at the first call: right for that input, so
+    h>1 calls the module again on a new one and names the cause (else a
+    later milestone took the blame, with a mask hint)."""
+    source = _bug(
+        "        k = self.split(self.W_K(key))\n",
+        '        if not hasattr(self, "_k"):\n'
+        "            self._k = self.split(self.W_K(key))\n"
+        "        k = self._k\n",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    assert lines["h>1"][0] == "FAIL", stdout
+    assert "keeps something from an earlier call" in lines["h>1"][1]
 
 
 def test_syntax_error_is_reported_with_its_line(tmp_path):
