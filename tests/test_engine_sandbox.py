@@ -297,6 +297,16 @@ def test_a_leftover_cgroup_does_not_lift_the_process_limit(tmp_path):
     finally:
         for folder in {*first.values(), *second.values()}:
             os.rmdir(folder)
+    # A gone server's folders (and its runs') are swept by the next.
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    base = Path(first["pids"]).parent
+    stale = base / f"lessonbuild-{gone.pid}-0000"
+    (stale / "7").mkdir(parents=True)
+    third = server.make_cgroups()
+    for folder in set(third.values()):
+        os.rmdir(folder)
+    assert not stale.exists(), "a gone server's cgroup was left"
 
 
 def test_memory_is_bounded_for_the_run_not_each_process(tmp_path):

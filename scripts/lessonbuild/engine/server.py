@@ -140,10 +140,7 @@ def main():
         _run_batch(proto, root, batch, threads)
         _send(proto, {"done": True})
     for folder in set(CGROUPS.values()):
-        try:
-            os.rmdir(folder)
-        except OSError:
-            pass
+        _rmdir(folder)
 
 
 def _preload(names):
@@ -310,35 +307,62 @@ def make_cgroups():
             lines = f.read().splitlines()
     except OSError:
         return {}
-    bases = {}
+    bases = {}  # controller -> (folder, cgroup version)
     for line in lines:
         hid, names, path = line.split(":", 2)
         for controller in CGROUP_LIMITS:
             if controller in names.split(","):
-                bases[controller] = f"/sys/fs/cgroup/{controller}{path}"
+                bases[controller] = (f"/sys/fs/cgroup/{controller}{path}", 1)
             elif hid == "0" and names == "" and controller not in bases:
                 base = f"/sys/fs/cgroup{path}"
-                try:
-                    with open(
-                        os.path.join(base, "cgroup.subtree_control")
-                    ) as f:
-                        if controller in f.read().split():
-                            bases[controller] = base
-                except OSError:
-                    pass
+                if controller in _words(base, "cgroup.subtree_control"):
+                    bases[controller] = (base, 2)
     # A build killed before cleaning up leaves its folder: a name with
     # random letters is never taken by one.
     name = f"lessonbuild-{os.getpid()}-{os.urandom(4).hex()}"
     folders = {}
-    for controller, base in bases.items():
+    for controller, (base, version) in bases.items():
+        _sweep(base)
         folder = os.path.join(base.rstrip("/"), name)
         try:
             if folder not in folders.values():
                 os.mkdir(folder)
+            if version == 2:  # the runs' folders below get the controller
+                with open(f"{folder}/cgroup.subtree_control", "w") as f:
+                    f.write(f"+{controller}")
             folders[controller] = folder
         except OSError:
             pass
     return folders
+
+
+def _sweep(base):
+    """Remove the folders of servers that are gone (killed with their
+    build, they could not): empty cgroups, their runs' first."""
+    for entry in os.listdir(base) if os.path.isdir(base) else ():
+        found = re.match(r"lessonbuild-(\d+)", entry)
+        if not found or os.path.exists(f"/proc/{found[1]}"):
+            continue
+        folder = os.path.join(base, entry)
+        for run in os.scandir(folder):
+            if run.is_dir():
+                _rmdir(run.path)
+        _rmdir(folder)
+
+
+def _rmdir(path):
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _words(folder, file):
+    try:
+        with open(os.path.join(folder, file)) as f:
+            return f.read().split()
+    except OSError:
+        return []
 
 
 def _join_cgroups(name, limits):
@@ -351,10 +375,12 @@ def _join_cgroups(name, limits):
         if not limits.get(key):
             continue
         path = os.path.join(folder, name)
-        file = next(f for f in files if os.path.exists(os.path.join(path, f)))
-        # + 1 process: the one that waits for the run.
-        with open(os.path.join(path, file), "w") as f:
-            f.write(str(limits[key] + (key == "processes")))
+        for file in files:  # the v1 name, or the v2 one
+            if os.path.exists(os.path.join(path, file)):
+                # + 1 process: the one that waits for the run.
+                with open(os.path.join(path, file), "w") as f:
+                    f.write(str(limits[key] + (key == "processes")))
+                break
     for folder in set(CGROUPS.values()):
         with open(os.path.join(folder, name, "cgroup.procs"), "w") as f:
             f.write(str(os.getpid()))
@@ -368,10 +394,7 @@ def _leave_cgroups(name):
         if controller == "memory":
             oom = _oom_kills(path) > 0
     for folder in set(CGROUPS.values()):
-        try:
-            os.rmdir(os.path.join(folder, name))
-        except OSError:
-            pass
+        _rmdir(os.path.join(folder, name))
     return oom
 
 
