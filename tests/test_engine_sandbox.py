@@ -85,6 +85,19 @@ for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
     os.kill(1, sig)
 time.sleep(0.3)
 print("init-alive", os.path.exists("/proc/1/status"))
+# Its process group: once the waiting process outside the namespace too.
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+os.kill(0, signal.SIGTERM)
+time.sleep(0.3)
+print("group-signal-survived", True)
+# The machine's settings, through the run's own /proc (read-only; not
+# even writable to the unprivileged).
+try:
+    open("/proc/sys/kernel/domainname", "a").close()
+    print("write-proc-sys DONE")
+except OSError as exc:
+    refused = exc.errno in (errno.EROFS, errno.EACCES)
+    print("write-proc-sys", "refused" if refused else errno.errorcode[exc.errno])
 """
 
 
@@ -215,6 +228,8 @@ def test_a_run_cannot_undo_its_isolation(tmp_path, user):
         "write-init-memory": "EACCES",
         "ptrace-init": "EPERM",
         "init-alive": "True",
+        "group-signal-survived": "True",
+        "write-proc-sys": "refused",
     }, run["stdout"]
     assert (root / "README.md").read_text() == "# untouched\n"
     assert not list(Path("/tmp").glob("escaped-*"))
@@ -307,6 +322,33 @@ def test_a_leftover_cgroup_does_not_lift_the_process_limit(tmp_path):
     for folder in set(third.values()):
         os.rmdir(folder)
     assert not stale.exists(), "a gone server's cgroup was left"
+
+
+def test_a_run_cannot_raise_its_own_limits(tmp_path):
+    """A cgroup file system the run mounts itself (in a cgroup namespace
+    of its own) shows its own cgroups: their limits stay read-only."""
+    if os.getuid() != 0:
+        pytest.skip("cgroups are made for a build run as root")
+    lift = (
+        "import ctypes, errno, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_void_p]\n"
+        "libc.unshare(0x10000000 | 0x20000 | 0x02000000)\n"
+        "s = os.environ['TMPDIR']\n"
+        "for c, f, v in (('pids', 'pids.max', 'max'),\n"
+        "                ('memory', 'memory.limit_in_bytes', '-1')):\n"
+        "    os.mkdir(f'{s}/{c}')\n"
+        "    if libc.mount(b'none', f'{s}/{c}'.encode(), b'cgroup', 0, c.encode()):\n"
+        "        print(c, 'not-mounted'); continue\n"
+        "    try:\n"
+        "        open(f'{s}/{c}/{f}', 'w').write(v)\n"
+        "        print(c, 'RAISED')\n"
+        "    except OSError as exc:\n"
+        "        print(c, errno.errorcode[exc.errno])\n"
+    )
+    [run] = _run_as("root", _site(tmp_path), {"lift.py": lift})
+    assert run["exit"] == 0, run["stderr"]
+    assert "RAISED" not in run["stdout"], run["stdout"]
 
 
 def test_memory_is_bounded_for_the_run_not_each_process(tmp_path):

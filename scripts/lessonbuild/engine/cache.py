@@ -57,7 +57,19 @@ def find_package(name: str, snippets_dir: Path) -> Path | None:
 def _digest_files(h, base: Path, files) -> None:
     for path in sorted(files):
         h.update(path.relative_to(base).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
+        h.update(_digest(path))
+
+
+def _digest(path: Path) -> bytes:
+    """sha256 of a regular file's bytes, streamed; of a link, of its
+    target's name (never followed: a committed link to a fifo hung the
+    build, one to /dev/zero or a secret would be read); b"" otherwise."""
+    if path.is_symlink():
+        return hashlib.sha256(os.fsencode(os.readlink(path))).digest()
+    if not path.is_file():
+        return b""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").digest()
 
 
 def base_key(snippets_dir: Path) -> str:
@@ -154,13 +166,13 @@ def snippet_key(base: str, rel: str, data: bytes) -> str:
 def file_hashes(root: Path, rels) -> dict[str, str]:
     """sha256 of each file (relative to ``root``); "" when unreadable
     or not a regular file (a device, a pipe: never read to the end)."""
-    out = {}
+    out, inside = {}, Path(root).resolve()
     for rel in sorted(set(rels)):
         out[rel] = ""  # gone, or a folder: the record's state
         try:
-            if (root / rel).is_file():
-                with open(root / rel, "rb") as f:
-                    out[rel] = hashlib.file_digest(f, "sha256").hexdigest()
+            real = (root / rel).resolve()
+            if real.is_relative_to(inside) and real.is_file():
+                out[rel] = _digest(real).hex()
         except OSError:
             pass
     return out

@@ -114,7 +114,7 @@ def table_records(raw: str) -> list:
     for line in raw.splitlines():
         try:
             out.append(json.loads(line))
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the parser
             out.append(line)
     return out
 

@@ -85,6 +85,8 @@ UNTRACKED = {
     "ctypes.dlopen": "called C code through ctypes",
     "ctypes.call_function": "called C code through ctypes",
 }
+#: What of a run's own /proc is read-only (what container runtimes mask).
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
 #: Size of a run's scratch folder and of its /dev/shm (tmpfs, in RAM).
 SCRATCH_SIZE = "256m"
 CGROUPS = {}  # controller -> this server's cgroup folder (make_cgroups)
@@ -171,6 +173,7 @@ def _die_with_parent():
 # <linux/sched.h>, <linux/mount.h>
 _CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWPID = 0x20000, 0x10000000, 0x20000000
 _CLONE_NEWIPC, _CLONE_NEWNET = 0x8000000, 0x40000000
+_CLONE_NEWCGROUP, _CLONE_NEWUTS = 0x2000000, 0x4000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _MOUNT_ATTR_RDONLY, _AT_RECURSIVE, _AT_FDCWD = 1, 0x8000, -100
@@ -256,8 +259,9 @@ def _sandbox_server(root, tmp):
 def _sandbox_run(run_dir, tables):
     """In a fresh child of the server: everything read-only but the
     run's scratch (a new tmpfs), its tables file and a new /dev/shm;
-    then a user, mount, PID, IPC and network namespace of its own, which
-    locks those mounts. The caller forks the run (PID 1 of the namespace)."""
+    then a user, mount, PID, IPC, network, UTS and cgroup namespace of
+    its own, which locks those mounts. The caller forks the run (PID 1
+    of the namespace)."""
     uid, gid = os.getuid(), os.getgid()
     _check(_libc().unshare(_CLONE_NEWNS), "unshare")  # the server's userns
     _set_readonly("/", True, recursive=True)
@@ -271,11 +275,11 @@ def _sandbox_run(run_dir, tables):
         _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, size)
     _mount(tables, tables, None, _MS_BIND)
     _set_readonly(tables, False, recursive=False)
-    # Its own System V and POSIX IPC (nothing left for a later run) and
-    # network (a loopback that is down: no host, no port of the machine).
-    _unshare(
-        _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | _CLONE_NEWNET, uid, gid
-    )
+    # Its own System V and POSIX IPC (nothing left for a later run),
+    # network (a loopback that is down: no host, no port of the machine),
+    # host name, and cgroup tree (rooted at its own cgroups).
+    flags = _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | _CLONE_NEWNET
+    _unshare(flags | _CLONE_NEWUTS | _CLONE_NEWCGROUP, uid, gid)
 
 
 def _enter_run_namespace():
@@ -283,6 +287,13 @@ def _enter_run_namespace():
     namespace so that /proc too is locked (unmounting it would show the
     machine's processes)."""
     _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    # The run is uid 0 to the kernel where the build runs as root: the
+    # machine's settings (/proc/sys: its host name, core_pattern) would
+    # be writable through a /proc of its own.
+    for path in PROC_READ_ONLY:
+        if os.path.exists(path):
+            _mount(path, path, None, _MS_BIND | _MS_REC)
+            _set_readonly(path, True, recursive=True)
     _unshare(_CLONE_NEWNS, os.getuid(), os.getgid())
 
 
@@ -382,8 +393,15 @@ def _join_cgroups(name, limits):
                     f.write(str(limits[key] + (key == "processes")))
                 break
     for folder in set(CGROUPS.values()):
-        with open(os.path.join(folder, name, "cgroup.procs"), "w") as f:
+        path = os.path.join(folder, name)
+        with open(os.path.join(path, "cgroup.procs"), "w") as f:
             f.write(str(os.getpid()))
+        # The run stays uid 0 as the kernel sees it: a cgroup file system
+        # it mounts itself (its cgroup namespace shows this folder only)
+        # must not let it raise its own limits.
+        for entry in os.scandir(path):
+            if entry.is_file():
+                os.chmod(entry.path, 0o444)
 
 
 def _leave_cgroups(name):
@@ -581,6 +599,10 @@ def _fork_child(root, job, threads, limits, proto_fd):
                     _relay_exit(init)
                 _die_with_parent()
                 _enter_run_namespace()
+                # kill(0, ...) from the run must not reach the relay,
+                # outside the namespace, in the group of the server's
+                # timeout.
+                os.setsid()
                 guarded, go = os.pipe()
                 run = os.fork()
                 if run:
@@ -648,7 +670,8 @@ def _relay_exit(pid):
 def _end_as(status):
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # no handler there
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
