@@ -90,6 +90,13 @@ signal.signal(signal.SIGTERM, signal.SIG_IGN)
 os.kill(0, signal.SIGTERM)
 time.sleep(0.3)
 print("group-signal-survived", True)
+# Devices: only the harmless ones (a loop device outlived its run and
+# carried data to the next; /dev/kmsg wrote to the machine's log).
+for dev in ("loop-control", "loop0", "kmsg", "mem", "vda"):
+    print("dev-" + dev, os.path.exists("/dev/" + dev))
+with open("/dev/null", "w") as null:
+    print("dev-null", null.write("x"))
+print("dev-urandom", len(open("/dev/urandom", "rb").read(4)))
 # The machine's settings, through the run's own /proc (read-only; not
 # even writable to the unprivileged).
 try:
@@ -230,6 +237,13 @@ def test_a_run_cannot_undo_its_isolation(tmp_path, user):
         "init-alive": "True",
         "group-signal-survived": "True",
         "write-proc-sys": "refused",
+        "dev-loop-control": "False",
+        "dev-loop0": "False",
+        "dev-kmsg": "False",
+        "dev-mem": "False",
+        "dev-vda": "False",
+        "dev-null": "1",
+        "dev-urandom": "4",
     }, run["stdout"]
     assert (root / "README.md").read_text() == "# untouched\n"
     assert not list(Path("/tmp").glob("escaped-*"))

@@ -85,6 +85,9 @@ UNTRACKED = {
     "ctypes.dlopen": "called C code through ctypes",
     "ctypes.call_function": "called C code through ctypes",
 }
+#: A run's /dev (``_own_dev``): a loop device a run attached outlived it
+#: and carried data to the next, and /dev/kmsg wrote to the machine's log.
+DEVICES = ("null", "zero", "full", "random", "urandom")
 #: What of a run's own /proc is read-only (what container runtimes mask).
 PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
 #: Size of a run's scratch folder and of its /dev/shm (tmpfs, in RAM).
@@ -258,7 +261,8 @@ def _sandbox_server(root, tmp):
 
 def _sandbox_run(run_dir, tables):
     """In a fresh child of the server: everything read-only but the
-    run's scratch (a new tmpfs), its tables file and a new /dev/shm;
+    run's scratch (a new tmpfs), its tables file and a new /dev/shm, in
+    a /dev of its own;
     then a user, mount, PID, IPC, network, UTS and cgroup namespace of
     its own, which locks those mounts. The caller forks the run (PID 1
     of the namespace)."""
@@ -271,8 +275,9 @@ def _sandbox_run(run_dir, tables):
     size = f"size={SCRATCH_SIZE},mode=0700"
     scratch = os.path.join(run_dir, "scratch")
     _mount("tmpfs", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV, size)
-    if os.path.isdir("/dev/shm"):
-        _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, size)
+    _own_dev(os.path.join(run_dir, "dev"))
+    _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, size)
+    _set_readonly("/dev", True, recursive=False)
     _mount(tables, tables, None, _MS_BIND)
     _set_readonly(tables, False, recursive=False)
     # Its own System V and POSIX IPC (nothing left for a later run),
@@ -280,6 +285,22 @@ def _sandbox_run(run_dir, tables):
     # host name, and cgroup tree (rooted at its own cgroups).
     flags = _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | _CLONE_NEWNET
     _unshare(flags | _CLONE_NEWUTS | _CLONE_NEWCGROUP, uid, gid)
+
+
+def _own_dev(stage):
+    """A /dev of the run's own (a tmpfs): :data:`DEVICES`, bound from the
+    machine's through ``stage`` (an empty folder), and /dev/fd."""
+    _mount("/dev", stage, None, _MS_BIND | _MS_REC)
+    _mount("tmpfs", "/dev", "tmpfs", _MS_NOSUID, "size=64k,mode=0755")
+    for name in DEVICES:
+        if os.path.exists(os.path.join(stage, name)):
+            os.close(os.open(f"/dev/{name}", os.O_CREAT | os.O_WRONLY))
+            _mount(os.path.join(stage, name), f"/dev/{name}", None, _MS_BIND)
+    for i, name in enumerate(("stdin", "stdout", "stderr")):
+        os.symlink(f"/proc/self/fd/{i}", f"/dev/{name}")
+    os.symlink("/proc/self/fd", "/dev/fd")
+    os.mkdir("/dev/shm")
+    _check(_libc().umount2(os.fsencode(stage), 2), f"umount {stage}")
 
 
 def _enter_run_namespace():
@@ -582,6 +603,7 @@ def _fork_child(root, job, threads, limits, proto_fd):
             os.close(proto_fd)
             scratch = os.path.join(job["dir"], "scratch")
             os.makedirs(scratch, exist_ok=True)
+            os.makedirs(os.path.join(job["dir"], "dev"), exist_ok=True)
             os.close(os.open(job["tables"], os.O_WRONLY | os.O_CREAT, 0o644))
             reads = os.open(
                 job["reads"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
