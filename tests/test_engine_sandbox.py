@@ -485,7 +485,7 @@ def test_what_a_run_reads_is_seen_and_outside_reads_are_named(tmp_path):
     (root / "data.txt").write_text("inside\n")
     os.environ["LESSON_PROBE"] = "leaked"
     try:
-        [exits, reads_outside, cat, env, proc_root] = _run_as(
+        [exits, reads_outside, cat, env, proc_root, link] = _run_as(
             "root",
             root,
             {
@@ -503,6 +503,12 @@ def test_what_a_run_reads_is_seen_and_outside_reads_are_named(tmp_path):
                     "print(b'leaked' in open('/proc/self/environ', 'rb').read())\n"
                 ),
                 "proc_root.py": f"print(open('/proc/self/root' + {str(outside)!r}).read())\n",
+                "link.py": (
+                    "import os\n"
+                    "link = os.path.join(os.environ['TMPDIR'], 'l')\n"
+                    f"os.symlink({str(outside)!r}, link)\n"
+                    "print(open(link).read())\n"
+                ),
             },
         )
     finally:
@@ -518,6 +524,8 @@ def test_what_a_run_reads_is_seen_and_outside_reads_are_named(tmp_path):
     )
     # /proc/self/root/... is the machine's root: the same outside file.
     assert proc_root["outside"] == [str(outside)], proc_root
+    # A link in its own scratch folder to the outside file: the same.
+    assert link["outside"] == [str(outside)], link
 
 
 def test_a_forged_read_cannot_make_the_build_read_outside(tmp_path):

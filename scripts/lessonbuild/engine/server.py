@@ -820,7 +820,9 @@ def _package_folders():
 
 
 #: Links under /proc to any folder of the machine (root, cwd, an fd).
-_PROC_LINK = re.compile(r"/proc/[^/]+/(task/[^/]+/)?(root|cwd|fd|map_files)/")
+_PROC_LINK = re.compile(
+    r"/(proc/[^/]+/(task/[^/]+/)?(root|cwd|fd|map_files)|dev/fd)(/|$)"
+)
 
 
 def _record_reads(root, fd, own, scratch):
@@ -867,10 +869,11 @@ def _record_reads(root, fd, own, scratch):
             isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR)
         ):
             return  # a write: outside the scratch folder it fails anyway
-        if not path.startswith(allowed):
-            real = os.path.realpath(path)
-            if not real.startswith(allowed) and real + "/" not in allowed:
-                note("O " + real)
+        # Resolved even in an allowed folder: a link in the scratch
+        # folder leads anywhere.
+        real = os.path.realpath(path)
+        if not real.startswith(allowed) and real + "/" not in allowed:
+            note("O " + real)
 
     sys.addaudithook(hook)
 
