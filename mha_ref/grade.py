@@ -58,7 +58,7 @@ import torch
 from torch import nn
 
 from ._isolate import undumpable
-from ._sandbox import PROJECTIONS, send
+from ._sandbox import PROJECTIONS
 from .mha import merge_heads, split_heads
 from .traps import split_heads_direct_view, split_heads_transpose_first
 
@@ -69,7 +69,12 @@ TIMEOUT_S = 20.0  # per request; a correct module needs well under 1 s
 STARTUP_S = 120.0
 ATOL = 1e-5  # float32: slides/49-milestone-3-h-1-equivalence.html
 D_MODEL = 8  # the value checks' width
-MAX_REPLY = 64 << 20  # bytes: a bigger reply is not the grader's
+#: Bytes: the biggest reply the child writes is a few tens of KB (four
+#: 32x32 gradients); a bigger one is not the grader's (32 MB of empty
+#: lists took 41 s and 2.85 GB to load).
+MAX_REPLY = 1 << 20
+#: Of what the student's code prints: what is shown, and what is kept.
+SHOWN, KEPT = 1 << 20, 1 << 20
 
 
 class Failed(Exception):
@@ -100,6 +105,8 @@ class Child:
         self.path = path
         self.timeout = timeout
         self.stderr_text = ""  # what the child wrote, kept to locate hangs
+        # (pid, start time) of the process running the file
+        self.runner: tuple[int, str] | None = None
         self._ids = 0
         to_child, self._requests = os.pipe()
         self._replies, from_child = os.pipe()
@@ -132,15 +139,33 @@ class Child:
         self._relay.start()
 
     def _relay_output(self) -> None:
-        """The student's prints, shown on stderr and kept (bounded)."""
-        for raw in iter(self.process.stdout.readline, b""):
-            line = raw.decode("utf-8", "replace")
-            self.stderr_text = (self.stderr_text + line)[-(1 << 20) :]
-            try:
-                sys.stderr.write(f"{self.path.name}| {line}")
-                sys.stderr.flush()
-            except (OSError, ValueError):
-                pass
+        """The student's prints, shown on stderr and kept, both bounded;
+        read in chunks (a line without end was held whole), and with
+        control characters shown, not obeyed (a carriage return and
+        escape codes drew PASS lines over the grader's own)."""
+        shown, pending = 0, ""
+        for raw in iter(lambda: self.process.stdout.read1(1 << 16), b""):
+            text = _visible(raw.decode("utf-8", "replace"))
+            self.stderr_text = (self.stderr_text + text)[-KEPT:]
+            *lines, pending = (pending + text).split("\n")
+            if len(pending) > 4096:  # a line without end: show it cut
+                lines, pending = [*lines, pending], ""
+            for line in lines:
+                if shown < SHOWN:
+                    shown += len(line)
+                    self._show(f"{self.path.name}| {line[:SHOWN]}\n")
+                    if shown >= SHOWN:
+                        self._show(f"{self.path.name}| (output cut)\n")
+        if pending and shown < SHOWN:
+            self._show(f"{self.path.name}| {pending}\n")
+
+    @staticmethod
+    def _show(text: str) -> None:
+        try:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
 
     def load(self) -> dict:
         return self._reply(self.timeout + STARTUP_S, "the import of your file")
@@ -149,7 +174,7 @@ class Child:
         """Send one request; its reply, or StudentError / TimedOut.
         ``subject``: what runs, for messages ("forward at h=2")."""
         try:
-            send(self._requests, {"op": op, **fields})
+            self._send({"op": op, **fields}, self.timeout + 10, subject)
         except OSError:
             self._reply(0, subject)  # the child has gone: say how
         reply = self._reply(self.timeout + 10, subject)
@@ -166,7 +191,36 @@ class Child:
         self._ids += 1
         return self._ids
 
+    def _send(self, message: dict, limit: float, during: str) -> None:
+        """Write a request, within ``limit`` seconds: a child that stops
+        reading (its pipe made small) must not block the grader."""
+        buffer = io.BytesIO()
+        torch.save(message, buffer)
+        data = buffer.getvalue()
+        view = memoryview(len(data).to_bytes(8, "little") + data)
+        deadline = time.monotonic() + limit
+        while view:
+            left = deadline - time.monotonic()
+            _, ready, _ = select.select([], [self._requests], [], max(left, 0))
+            if not ready:
+                self.close()
+                raise TimedOut(self._stuck(during))
+            view = view[os.write(self._requests, view[: 1 << 16]) :]
+
+    def _note_runner(self) -> None:
+        """The pid of the process running the file (the waiting process's
+        child in its namespace), while it can be read."""
+        if self.runner is None and self.process.poll() is None:
+            pid = self.process.pid
+            try:
+                with open(f"/proc/{pid}/task/{pid}/children") as f:
+                    runner = int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                return
+            self.runner = (runner, _started(runner))
+
     def _reply(self, limit: float, during: str) -> dict:
+        self._note_runner()
         deadline = time.monotonic() + limit
         header = self._read(8, deadline, during)
         size = int.from_bytes(header, "little")
@@ -230,12 +284,14 @@ class Child:
         )
 
     def close(self) -> None:
-        """End the child (it may be stuck) and wait for it."""
+        """End the child (it may be stuck) and wait for it: the process
+        running the file too, which may have left the group (setsid) or
+        killed the waiting process (PID 1 of its namespace: all of it)."""
+        self._note_runner()
+        if self.runner and _started(self.runner[0]) == self.runner[1]:
+            _kill(self.runner[0])  # still that process, not a reused pid
         if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, 9)
-            except ProcessLookupError:
-                pass
+            _kill(-self.process.pid)
         self.process.wait()
         self._relay.join(timeout=5)
         for fd in (self._requests, self._replies):
@@ -383,7 +439,18 @@ class Session:
                 f"backward through your forward raised {back['error']} "
                 f"({back['where']}){_backward_hint(back['error'])}"
             )
-        return tuple(items), reply["grads"]
+        grads = reply.get("grads")
+        for name in PROJECTIONS:
+            got = grads.get(name) if isinstance(grads, dict) else 0
+            shape = tuple(module.weights[name].shape)
+            if got is not None and (
+                not isinstance(got, torch.Tensor) or tuple(got.shape) != shape
+            ):
+                raise StudentError(
+                    f"the gradient of {name} is not a {shape} tensor: "
+                    f"the grading process's reply was tampered with"
+                )
+        return tuple(items), grads
 
 
 def _projection_problem(info: dict, d_model: int) -> str | None:
@@ -652,9 +719,16 @@ def check_skeleton(s: Session) -> str:
         raise Failed(problem)
     count = info["parameters"]
     if count != 4 * d_model**2:
+        why = (
+            "the module holds parameters besides W_Q, W_K, W_V, W_O"
+            if count > 4 * d_model**2
+            # parameters() counts a shared weight once
+            else "two of W_Q, W_K, W_V, W_O are one and the same Linear: "
+            "give each its own nn.Linear(d_model, d_model, bias=False)"
+        )
         raise Failed(
             f"{count:,} parameters at d_model=32, expected 4,096 = 4*32^2: "
-            f"the module holds parameters besides W_Q, W_K, W_V, W_O"
+            f"{why}"
         )
     try:
         s.new(10, 4)
@@ -710,8 +784,8 @@ def check_many_heads(s: Session) -> str:
         "values differ at h=1 too: fix milestone h=1 first"
         if "h=1" not in s.passed
         else "values differ at h>1 but match at h=1: check the order of "
-        "view and transpose when splitting heads, the merge, and the "
-        "scale 1/sqrt(d_k)"
+        "view and transpose when splitting heads, the merge, the scale "
+        "1/sqrt(d_k), and that W_O takes the merged (B, T, d_model) whole"
     )
     for h in (2, 4):
         module = s.module(h)
@@ -985,6 +1059,30 @@ def _length_hint(error: str, B: int, T_q: int, T_k: int) -> str:
             "split key and value by their own length, key.size(1)"
         )
     return f"T_q={T_q} and T_k={T_k} differ: each tensor keeps its length"
+
+
+def _started(pid: int) -> str:
+    """When process ``pid`` started (/proc/<pid>/stat), or ""."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, 9)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
+
+
+def _visible(text: str) -> str:
+    """Control characters (but tab and newline) as \\xNN."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
 def _require(module: Module, name: str) -> None:

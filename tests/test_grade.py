@@ -816,6 +816,51 @@ def test_nothing_the_students_file_started_outlives_the_grader(tmp_path):
     assert not left, f"left running: {left}"
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux namespaces")
+@pytest.mark.parametrize("escape", ["os.setsid()", "os.kill(0, 9)"])
+def test_a_hung_file_that_left_the_group_still_ends(tmp_path, escape):
+    """A file that leaves the grader's process group (setsid), or kills
+    the process waiting for it, then hangs with the watchdog off: the
+    grader says so and ends it all the same."""
+    first = "        q = self.split(self.W_Q(query))\n"
+    source = _bug(
+        first,
+        "        import faulthandler, os\n"
+        # its pid on the machine (its own namespace calls it 1)
+        "        open('pid', 'w').write(os.readlink('/proc/self'))\n"
+        "        faulthandler.cancel_dump_traceback_later()\n"
+        f"        {escape}\n"
+        "        while True:\n"
+        "            pass\n" + first,
+    )
+    status, lines, stdout = _grade(tmp_path, source, "--timeout", "2")
+    assert status == 1 and lines["shapes"][0] == "FAIL", stdout
+    pid = (tmp_path / "pid").read_text()
+    state = Path(f"/proc/{pid}/stat")
+    assert not state.exists() or ") Z" in state.read_text(), "left running"
+
+
+def test_printed_control_characters_are_shown_not_obeyed(tmp_path):
+    """A carriage return and escape codes in what the file prints could
+    draw PASS lines over the grader's: they are shown as \\xNN."""
+    source = (
+        "import sys\n"
+        "sys.stderr.write('\\r\\x1b[KPASS skeleton  ok\\x1b[8m\\n')\n"
+        + CORRECT
+    )
+    (tmp_path / "my_mha.py").write_text(source)
+    result = subprocess.run(
+        [sys.executable, "-m", "mha_ref.grade", "my_mha.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "\x1b" not in result.stderr and "\r" not in result.stderr
+    assert "my_mha.py| \\x0d\\x1b[KPASS skeleton" in result.stderr
+
+
 def _cmdline(pid: str) -> bytes:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0")
