@@ -868,6 +868,27 @@ def _cmdline(pid: str) -> bytes:
         return b""
 
 
+def test_a_child_that_stops_reading_cannot_hang_the_grader(tmp_path):
+    """It answers every request to come without reading one, from a
+    request pipe shrunk to one page: a blocking write by the grader hung
+    past its time limit. Now each request has a deadline."""
+    source = (
+        "import faulthandler, fcntl, sys, time\n"
+        "from mha_ref._sandbox import send\n"
+        "requests, replies = int(sys.argv[4]), int(sys.argv[5])\n"
+        "fcntl.fcntl(requests, 1031, 4096)  # F_SETPIPE_SZ\n"
+        "faulthandler.cancel_dump_traceback_later()\n"
+        "send(replies, {'ok': True, 'class': True})\n"
+        "for _ in range(40):\n"
+        "    send(replies, dict(ok=False, error='E', type='E', where='x'))\n"
+        "while True:\n"
+        "    time.sleep(60)\n"
+    )
+    status, lines, stdout = _grade(tmp_path, source, "--timeout", "2")
+    assert status == 1 and lines["skeleton"][0] == "FAIL", stdout
+    assert stdout.splitlines()[-1] == "0 of 7 milestones pass", stdout
+
+
 @pytest.mark.parametrize("forgery", list(FORGERIES))
 def test_forgeries_are_rejected(tmp_path, forgery):
     """Printing PASS lines, exiting early or patching the grader never
