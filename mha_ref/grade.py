@@ -58,7 +58,7 @@ import torch
 from torch import nn
 
 from ._isolate import undumpable
-from ._sandbox import PROJECTIONS
+from ._sandbox import PROJECTIONS, encode
 from .mha import merge_heads, split_heads
 from .traps import split_heads_direct_view, split_heads_transpose_first
 
@@ -195,10 +195,7 @@ class Child:
     def _send(self, message: dict, limit: float, during: str) -> None:
         """Write a request, within ``limit`` seconds: a child that stops
         reading (its pipe made small) must not block the grader."""
-        buffer = io.BytesIO()
-        torch.save(message, buffer)
-        data = buffer.getvalue()
-        view = memoryview(len(data).to_bytes(8, "little") + data)
+        view = memoryview(encode(message))
         deadline = time.monotonic() + limit
         while view:
             left = deadline - time.monotonic()
@@ -444,14 +441,12 @@ class Session:
                 f"({back['where']}){_backward_hint(back['error'])}"
             )
         grads = reply.get("grads")
-        for name in PROJECTIONS:
-            got = grads.get(name) if isinstance(grads, dict) else 0
-            shape = tuple(module.weights[name].shape)
-            if got is not None and (
-                not isinstance(got, torch.Tensor) or tuple(got.shape) != shape
-            ):
+        for name in PROJECTIONS:  # None: no gradient (a cut graph)
+            got = grads.get(name) if isinstance(grads, dict) else "missing"
+            want = module.weights[name].shape
+            if got is not None and getattr(got, "shape", None) != want:
                 raise StudentError(
-                    f"the gradient of {name} is not a {shape} tensor: "
+                    f"the gradient of {name} is not a {tuple(want)} tensor: "
                     f"the grading process's reply was tampered with"
                 )
         return tuple(items), grads

@@ -262,10 +262,9 @@ def _sandbox_server(root, tmp):
 def _sandbox_run(run_dir, tables):
     """In a fresh child of the server: everything read-only but the
     run's scratch (a new tmpfs), its tables file and a new /dev/shm, in
-    a /dev of its own;
-    then a user, mount, PID, IPC, network, UTS and cgroup namespace of
-    its own, which locks those mounts. The caller forks the run (PID 1
-    of the namespace)."""
+    a /dev of its own; then a user, mount, PID, IPC, network, UTS and
+    cgroup namespace of its own, which locks those mounts. The caller
+    forks the run (PID 1 of the namespace)."""
     uid, gid = os.getuid(), os.getgid()
     _check(_libc().unshare(_CLONE_NEWNS), "unshare")  # the server's userns
     _set_readonly("/", True, recursive=True)
@@ -353,8 +352,9 @@ def make_cgroups():
     # random letters is never taken by one.
     name = f"lessonbuild-{os.getpid()}-{os.urandom(4).hex()}"
     folders = {}
-    for controller, (base, version) in bases.items():
+    for base in {base for base, _ in bases.values()}:
         _sweep(base)
+    for controller, (base, version) in bases.items():
         folder = os.path.join(base.rstrip("/"), name)
         try:
             if folder not in folders.values():
@@ -427,11 +427,8 @@ def _join_cgroups(name, limits):
 
 def _leave_cgroups(name):
     """Remove the run's cgroups; whether it ran out of memory there."""
-    oom = False
-    for controller, folder in CGROUPS.items():
-        path = os.path.join(folder, name)
-        if controller == "memory":
-            oom = _oom_kills(path) > 0
+    memory = CGROUPS.get("memory")
+    oom = bool(memory) and _oom_kills(os.path.join(memory, name)) > 0
     for folder in set(CGROUPS.values()):
         _rmdir(os.path.join(folder, name))
     return oom
@@ -857,21 +854,19 @@ def _record_reads(root, fd, own, scratch):
         if path == own or path in paths:
             return
         paths.add(path)
+        # Resolved once, and checked even in an allowed folder: a link in
+        # the scratch folder leads anywhere.
+        real = os.path.realpath(path)
         if _PROC_LINK.match(path):  # /proc/self/root/... is /...
-            path = os.path.realpath(path)
+            path = real
         if path.startswith(prefix):
-            real = os.path.realpath(path)
             if real.startswith(prefix) or real == prefix[:-1]:
                 return note("R " + path[len(prefix) :])
-            path = real
         mode, flags = (list(args[1:3]) + [None, None])[:2]
         if (isinstance(mode, str) and set(mode) & set("wax+")) or (
             isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR)
         ):
             return  # a write: outside the scratch folder it fails anyway
-        # Resolved even in an allowed folder: a link in the scratch
-        # folder leads anywhere.
-        real = os.path.realpath(path)
         if not real.startswith(allowed) and real + "/" not in allowed:
             note("O " + real)
 
