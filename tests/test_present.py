@@ -324,6 +324,14 @@ def test_timing_comes_from_the_notes(deck_doc, lesson):
     )
 
 
+def test_the_speaker_notes_math_is_typeset(deck_doc):
+    """Notes travel as JSON, where the deck's typesetting pass finds no
+    formula: they are typeset before (the speaker view showed raw TeX)."""
+    notes = [" ".join(map(str, n.contents)) for n in _notes(deck_doc)]
+    assert not [n for n in notes if "\\(" in n or "\\[" in n], "raw TeX"
+    assert any('class="katex' in n for n in notes), "no formula in notes?"
+
+
 def test_every_note_is_in_the_speaker_view_only(deck_doc, lesson):
     assert not deck_doc.select(".deck-body details.instructor")
     for slide, notes in zip(lesson.slides, _notes(deck_doc), strict=True):

@@ -83,8 +83,10 @@ def deck_html(
     site_name: str,
     minified: frozenset[str] = frozenset(),
     favicon: str | None = None,
+    typeset=str,
 ) -> str:
-    """The whole ``present.html``."""
+    """The whole ``present.html``; ``typeset`` turns TeX into HTML (the
+    notes on their own: they travel as JSON, where no formula is found)."""
 
     def asset(href: str) -> str:
         stem, _, ext = href.rpartition(".")
@@ -103,7 +105,7 @@ def deck_html(
             asdict(slide)
             | {
                 "screens": layout.screens,
-                "notes": layout.notes,
+                "notes": typeset(layout.notes),
                 "timing": timing if seconds else None,
                 "minutes": slide.minutes or 0,
                 "start": start,
@@ -116,20 +118,22 @@ def deck_html(
         undefined=jinja2.StrictUndefined,
     )
     env.filters["minutes"] = lambda value: f"{value:g}"
-    return env.get_template(DECK).render(
-        site_name=site_name,
-        favicon=favicon,
-        css=[asset(h) for h in CSS],
-        js=[asset(h) for h in JS],
-        slides=views,
-        total=len(slides),
-        period=f"{start:g} min",
-        config={
-            "width": WIDTH,
-            "height": HEIGHT,
-            "slides": len(slides),
-            "katex": asset(KATEX_CSS),
-        },
+    return typeset(
+        env.get_template(DECK).render(
+            site_name=site_name,
+            favicon=favicon,
+            css=[asset(h) for h in CSS],
+            js=[asset(h) for h in JS],
+            slides=views,
+            total=len(slides),
+            period=f"{start:g} min",
+            config={
+                "width": WIDTH,
+                "height": HEIGHT,
+                "slides": len(slides),
+                "katex": asset(KATEX_CSS),
+            },
+        )
     )
 
 
@@ -154,9 +158,10 @@ def write(site_dir, deck, rendered: dict[str, str], config, typeset=str):
         config["site_name"],
         minified_assets(config),
         config["theme"].get("favicon"),
+        typeset,
     )
     out = Path(site_dir) / DECK
-    out.write_text(typeset(html), encoding="utf-8")
+    out.write_text(html, encoding="utf-8")
     return out
 
 
