@@ -12,6 +12,7 @@ line, not with nbclient's bare traceback.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import re
@@ -183,6 +184,7 @@ if importlib.util.find_spec("matplotlib") is None:
     }
 
 
+@functools.lru_cache(maxsize=1024)
 def student_code(source: str) -> str:
     """A snippet as a notebook cell: what a student runs, without the
     build's plumbing. The module docstring, section markers, ``# noqa``,
@@ -190,6 +192,9 @@ def student_code(source: str) -> str:
     (with the comment just above each); ``publish_figure(name, fig)``
     becomes ``plt.show()``, after ``fig``'s expression when it is not a
     plain name, so the figure shows inline.
+
+    Kept per text: ``make serve`` writes the deck's notebook on every
+    rebuild, and an edit changes one snippet at most.
     """
     tree = ast.parse(source)
     lines = source.splitlines()
