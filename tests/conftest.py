@@ -34,16 +34,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 #: The slowest test groups, slowest first (the seconds of a 2-core run,
-#: each group's tests summed: ``make test PYTEST_ARGS=--durations=0``).
-#: xdist hands out groups in collection order; started first, the long
-#: ones no longer leave one worker running alone at the end.
+#: each group's tests summed: ``make test PYTEST_ARGS=--durations=0``;
+#: measured 2026-12-03). xdist hands out groups in collection order;
+#: started first, the long ones no longer leave one worker running alone
+#: at the end.
 SLOWEST_FIRST = [
-    "tests/browser/",  # 541, all in one group (above)
-    "tests/test_notebooks_anywhere.py",  # 98
-    "tests/test_grade.py",  # 94
-    "tests/test_trust.py",  # 84
-    "tests/test_rebuild.py",  # 73
-    "tests/test_engine_pool.py",  # 63
+    "tests/browser/",  # 681, all in one group (above)
+    "tests/test_grade.py",  # 319
+    "tests/test_trust.py",  # 220
+    "tests/test_rebuild.py",  # 111
+    "tests/test_notebooks_anywhere.py",  # 107
+    "tests/test_engine_pool.py",  # 62
 ]
 
 
