@@ -66,9 +66,9 @@ def preload_plan(sources: list[str]) -> list[str]:
 @functools.lru_cache(maxsize=1024)
 def _wanted(source: str) -> frozenset[str]:
     """One snippet's part of the plan. Kept per text: under ``make
-    serve`` every rebuild plans for every snippet, twice, and parsing
-    the ones an edit did not touch again was about 7% of a slide edit's
-    profile."""
+    serve`` every rebuild plans for every snippet (to keep the servers
+    warm), and parsing the ones an edit did not touch again was about 7%
+    of a slide edit's profile."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
