@@ -230,6 +230,27 @@ def tiny_site(tmp_path: Path, source: str, output: str) -> Path:
     return root
 
 
+@pytest.mark.parametrize("git", [False, True], ids=["a folder", "git"])
+def test_a_run_cache_inside_the_repository_is_a_product(tmp_path, git):
+    """A run cache put inside the repository is the build's product, not
+    data: every result is found the second time (its records are not in
+    the key), and a build does not report them as files the snippets
+    created."""
+    root = tiny_site(tmp_path, 'print("hi")\n', "hi")
+    if git:
+        subprocess.run(["git", "init", "-q", root], check=True)
+    cache = root / "run-cache"
+    for _ in range(2):
+        proc = cli(root, "check", "--cache-dir", "run-cache", cache=None)
+        assert proc.returncode == 0, proc.stderr
+    assert "(0 run, 1 cached)" in proc.stdout, proc.stdout
+    tag = (cache / "CACHEDIR.TAG").read_text()
+    assert tag.startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    built = mkdocs_build(root, cache=root / "build-cache")
+    assert built.returncode == 0, built.stderr
+    assert list((root / "build-cache").glob("*.json"))
+
+
 def test_cache_is_keyed_by_data_and_verifies_records(tmp_path):
     """A read data file is in the key; edited, broken or replaced
     records are run again, never trusted, never a crash."""

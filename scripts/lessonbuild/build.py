@@ -41,7 +41,7 @@ from .macros import TemplateProblem, Templates
 from .mathrender import MathRenderer
 from .problems import Problem, report
 from .rebuild import QuietDirtyWarning, Rebuild
-from .settings import Settings, cache_dir
+from .settings import Settings, cache_dir, state_dir
 
 log = logging.getLogger("mkdocs.plugins.lesson")
 #: mkdocs-jupyter logs every cache hit, conversion, copy and eviction at
@@ -132,7 +132,7 @@ class Build:
         root = _root(config)
         if not self.serving:  # serve builds into its own folder
             if self.lock is None:
-                lock = cache_dir(root).parent / "build.lock"
+                lock = state_dir(root) / "build.lock"
                 self.lock = BuildLock(lock, log.info)
             self.swap = SiteSwap(config.site_dir)
             config.site_dir = str(self.swap.building)
@@ -405,7 +405,7 @@ class Build:
         compiled templates in .cache/templates, so that a rebuild under
         serve does not compile them again."""
         if self.config is not None:
-            folder = cache_dir(_root(self.config)).parent / "templates"
+            folder = state_dir(_root(self.config)) / "templates"
             folder.mkdir(parents=True, exist_ok=True)
             env.bytecode_cache = FileSystemBytecodeCache(str(folder))
         if self.math is not None:
@@ -489,7 +489,7 @@ class Build:
             if (root / name).exists():
                 server.watch(str(root / name))
         if self.rebuild is not None:
-            self.trigger = cache_dir(root).parent / "serve" / "now"
+            self.trigger = state_dir(root) / "serve" / "now"
             self.trigger.parent.mkdir(parents=True, exist_ok=True)
             server.watch(str(self.trigger.parent))
         # Edit and run any code block (live.py): pages served get it.

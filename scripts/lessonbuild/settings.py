@@ -137,9 +137,16 @@ def positive_seconds(value, name: str) -> float:
 
 
 def cache_dir(root: Path, flag: Path | None = None) -> Path:
-    """The run cache: flag, else $SNIPPET_CACHE_DIR, else .cache/engine."""
+    """The run cache: flag, else $SNIPPET_CACHE_DIR, else .cache/engine.
+    One cache may serve many copies of the lesson (the tests share one)."""
     env = os.environ.get(CACHE_ENV)
-    return flag or (Path(env) if env else root / ".cache" / "engine")
+    return flag or (Path(env) if env else state_dir(root) / "engine")
+
+
+def state_dir(root: Path) -> Path:
+    """The build's own state for this root: its lock, the theme's compiled
+    templates, the serve trigger; never shared with another root."""
+    return Path(root) / ".cache"
 
 
 def read_mkdocs_yml(path: Path) -> dict:

@@ -22,8 +22,12 @@ import time
 from pathlib import Path
 
 from ..atomic import write_atomic
-from .guard import fingerprint_paths
+from .guard import CACHEDIR_TAG, fingerprint_paths
 
+_TAG_TEXT = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# The snippet engine's run cache (scripts/lessonbuild/engine/cache.py).\n"
+)
 #: Bump when the meaning of a cached record changes.
 FORMAT = 2
 #: The engine code a record's verdict depends on: how snippets run
@@ -225,7 +229,11 @@ class Cache:
         record["checksum"] = checksum(record)
         target = self.directory / f"{key}.json"
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            tag = self.directory / CACHEDIR_TAG
+            if not tag.is_file():  # a product wherever it is: the guard,
+                # the data part of the key and backup tools skip it
+                self.directory.mkdir(parents=True, exist_ok=True)
+                write_atomic(tag, _TAG_TEXT)
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)
             write_atomic(target, json.dumps(record))

@@ -26,6 +26,9 @@ from ..problems import Problem
 PRODUCTS = {".cache", ".venv", "node_modules", "__pycache__", "site"}
 #: Under .git: what runs the next time git does (hooks) or says where.
 GIT_GUARDED = ("config", "hooks", "info")
+#: The Cache Directory Tagging Specification's file: backup tools skip
+#: its folder, and so does the guard.
+CACHEDIR_TAG = "CACHEDIR.TAG"
 GIT_FILES = "git ls-files -z --cached --others --exclude-standard".split()
 
 
@@ -73,12 +76,28 @@ def fingerprint_paths(root: Path) -> list[str]:
     rels = _listed(root)
     if rels is None:
         rels = _walked(root, root, skip_products=True)
+    caches = _tagged_caches(root, rels)
     return sorted(
         rel
         for rel in set(rels)
         if BUILDING not in rel.split("/", 1)[0]
         and rel.split("/", 1)[0] not in PRODUCTS
+        and not any(rel.startswith(folder) for folder in caches)
     )
+
+
+def _tagged_caches(root: Path, rels) -> list[str]:
+    """Folders (``"a/b/"``) that hold a ``CACHEDIR.TAG``: a run cache put
+    inside the repository (``SNIPPET_CACHE_DIR``) is the build's product
+    too. A tag a run made itself hides nothing: what it hides is missing
+    from the second fingerprint, and so reported as deleted."""
+    folders = set()
+    for rel in rels:
+        parts = rel.split("/")[:-1]
+        folders.update(
+            "/".join(parts[: n + 1]) + "/" for n in range(len(parts))
+        )
+    return [f for f in folders if (root / f / CACHEDIR_TAG).is_file()]
 
 
 def fingerprint(root: Path) -> dict[str, str]:
