@@ -19,9 +19,10 @@ Where the kernel refuses (no user namespaces: another OS, or a distribution
 that restricts them), the child runs as before; the verdicts, computed in
 the grader from tensors, hold either way.
 
-This file is loaded by path, before ``mha_ref`` (whose ``__init__``
-imports torch, which may start threads: unshare refuses a threaded
-process).
+Called first thing in a fork of the grader's zygote (one thread, even
+if torch started others in the zygote), or, in a fresh child, loaded by
+path before ``mha_ref`` (whose ``__init__`` imports torch, which may
+start threads: unshare refuses a threaded process).
 """
 
 from __future__ import annotations

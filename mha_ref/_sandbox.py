@@ -1,7 +1,8 @@
 """The grader's child process: runs the student's module, reports tensors.
 
 The grader (:mod:`mha_ref.grade`) never imports a student's file itself.
-It starts this module in a separate interpreter (``python -I``), sends it
+It runs this module in a separate interpreter (``python -I``, or a fork
+of one that has imported torch: ``_zygote.py``), sends it
 requests on one pipe and reads replies on another. This side only
 *executes*: it builds the student's module, copies in the weights it is
 sent, calls ``forward`` (and ``backward``) and sends back what came out.

@@ -24,7 +24,9 @@ cross-attention hint is given only once the same call without it is
 right.
 
 Why it cannot be fooled: the student's file runs in a child process
-(:mod:`mha_ref._sandbox`, ``python -I``), which only executes requests
+(:mod:`mha_ref._sandbox`, in a fork of a ``python -I`` interpreter that
+has imported torch and nothing of the student's, :mod:`mha_ref._zygote`,
+or in a fresh one where it cannot fork), which only executes requests
 and sends back tensors. Inputs and weights are drawn at random per run
 here, every verdict is computed here, and this process prints the lines
 and chooses the exit status. What the student's code prints goes to
@@ -40,6 +42,7 @@ line. The exit status is 0 only if every milestone passes.
 from __future__ import annotations
 
 import argparse
+import atexit
 import io
 import math
 import os
@@ -97,6 +100,63 @@ class TimedOut(Exception):
 # --- the student's process -----------------------------------------------
 
 
+#: Where a child comes from: this process's zygote (its key, and it),
+#: None once one could not start (then a fresh interpreter each time).
+_ZYGOTE: dict = {}
+
+
+def _forked(root: str, env: dict, path: Path, timeout: float, fds):
+    """A fork of this process's zygote (:mod:`mha_ref._zygote`) running
+    ``path``, started with the first child; None where there is none
+    (not Linux, or it could not start)."""
+    if not sys.platform.startswith("linux") or _ZYGOTE.get("failed"):
+        return None
+    from ._zygote import Forked, Zygote
+
+    zygote, key = _ZYGOTE.get("zygote"), (root, os.getpid())
+    if zygote is None or not zygote.alive or _ZYGOTE.get("key") != key:
+        if zygote is not None and _ZYGOTE["key"][1] == os.getpid():
+            zygote.close()  # (a forked grader leaves its parent's alone)
+        zygote = Zygote(Path(root), env)
+        _ZYGOTE.update(zygote=zygote, key=key)
+        atexit.register(zygote.close)
+    output, theirs = os.pipe()
+    try:
+        pid = zygote.spawn(path, timeout, env, (*fds, theirs), STARTUP_S)
+    except (OSError, TimeoutError):
+        zygote.close()
+        os.close(output)
+        _ZYGOTE["failed"] = True
+        return None
+    finally:
+        os.close(theirs)
+    return Forked(zygote, pid, output)
+
+
+def _interpreter(root: str, env: dict, path: Path, timeout: float, fds):
+    """A fresh interpreter running ``path``: ``_isolate.py`` first, by
+    path, before mha_ref (and torch) load."""
+    boot = (
+        "import sys, importlib.util as u; "
+        "s = u.spec_from_file_location('_isolate', "
+        "sys.argv[1] + '/mha_ref/_isolate.py'); "
+        "m = u.module_from_spec(s); s.loader.exec_module(m); m.isolate(); "
+        "sys.path.insert(0, sys.argv[1]); "
+        "from mha_ref._sandbox import main; main(sys.argv[2:])"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-I", "-c", boot, root, str(path), str(timeout),
+         *map(str, fds)],
+        cwd=path.parent,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        pass_fds=fds,
+        env=env,
+        start_new_session=True,
+    )  # fmt: skip
+
+
 class Child:
     """The child process that runs the student's file; requests and
     replies travel on two pipes this process opened."""
@@ -111,28 +171,12 @@ class Child:
         to_child, self._requests = os.pipe()
         self._replies, from_child = os.pipe()
         root = str(Path(__file__).resolve().parents[1])
-        # _isolate.py first, by path: before mha_ref (and torch) load.
-        boot = (
-            "import sys, importlib.util as u; "
-            "s = u.spec_from_file_location('_isolate', "
-            "sys.argv[1] + '/mha_ref/_isolate.py'); "
-            "m = u.module_from_spec(s); s.loader.exec_module(m); m.isolate(); "
-            "sys.path.insert(0, sys.argv[1]); "
-            "from mha_ref._sandbox import main; main(sys.argv[2:])"
-        )
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         env.setdefault("OMP_NUM_THREADS", "1")
-        self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", boot, root, str(path),
-             str(timeout), str(to_child), str(from_child)],
-            cwd=path.parent,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            pass_fds=(to_child, from_child),
-            env=env,
-            start_new_session=True,
-        )  # fmt: skip
+        fds = (to_child, from_child)
+        self.process = _forked(root, env, path, timeout, fds) or _interpreter(
+            root, env, path, timeout, fds
+        )
         os.close(to_child)
         os.close(from_child)
         os.set_blocking(self._requests, False)

@@ -958,3 +958,51 @@ def test_no_hint_names_a_slide_number():
     text = Path(grade.__file__).read_text()
     assert not re.search(r"slide \d", text), "a slide number in a hint"
     assert "option C" not in text and "option D" not in text
+
+
+# --- the zygote (mha_ref/_zygote.py) -----------------------------------------
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork and namespaces")
+def test_the_zygote_stays_out_of_a_students_reach(tmp_path, capsys):
+    """Every child of one grader is a fork of one zygote, which has
+    imported torch; a student's file can neither signal it nor read its
+    memory, and the next file is graded by it as before."""
+    status, _, _ = _grade_here(tmp_path, CORRECT, capsys)
+    zygote = grade._ZYGOTE["zygote"].process
+    assert status == 0 and zygote.poll() is None
+    probe = tmp_path / "probe.txt"
+    attack = (
+        "import os, signal\n"
+        "seen = []\n"
+        f"for act in (lambda: os.kill({zygote.pid}, signal.SIGKILL),\n"
+        f"            lambda: open('/proc/{zygote.pid}/mem', 'rb').read(1)):\n"
+        "    try:\n"
+        "        act()\n"
+        "        seen.append('done')\n"
+        "    except OSError as error:\n"
+        "        seen.append(type(error).__name__)\n"
+        f"open({str(probe)!r}, 'w').write(' '.join(seen))\n" + CORRECT
+    )
+    status, _, _ = _grade_here(tmp_path, attack, capsys)
+    assert probe.read_text() == "ProcessLookupError PermissionError"
+    assert status == 0 and zygote.poll() is None
+    assert grade._ZYGOTE["zygote"].process is zygote
+    *edits, failing, _ = BUGS["direct view"]
+    status, lines, _ = _grade_here(tmp_path, _bug(*edits), capsys)
+    assert {n for n, s in _statuses(lines).items() if s == "FAIL"} == failing
+    assert grade._ZYGOTE["zygote"].process is zygote
+
+
+def test_without_a_zygote_each_file_gets_a_fresh_interpreter(
+    tmp_path, capsys, monkeypatch
+):
+    """Where there is no zygote (another OS, or it could not start), a
+    fresh child per file grades the same."""
+    monkeypatch.setattr(grade, "_ZYGOTE", {"failed": True})
+    status, lines, _ = _grade_here(tmp_path, CORRECT, capsys)
+    assert status == 0 and len(lines) == len(MILESTONES)
+    *edits, failing, _ = BUGS["direct view"]
+    status, lines, _ = _grade_here(tmp_path, _bug(*edits), capsys)
+    assert {n for n, s in _statuses(lines).items() if s == "FAIL"} == failing
+    assert "zygote" not in grade._ZYGOTE

@@ -1,0 +1,239 @@
+"""One interpreter that has imported torch, forked for each student's file.
+
+Why: a grading child is a fresh ``python -I`` that imports torch, 2-3 s
+of CPU before the student's file is read, and ``check()`` in a notebook,
+or a test suite, starts one per call. The zygote pays that once per
+grader process; each child is then a fork (tens of ms) that runs exactly
+what a fresh child runs: :func:`mha_ref._isolate.isolate`, then
+:func:`mha_ref._sandbox.main`. It never runs a student's code itself.
+
+What keeps it out of reach: like the grader, it is not dumpable (no
+process of its user may trace it, or open its memory or descriptors
+through ``/proc``), and a child closes the zygote's socket before the
+file is read; the file then runs in namespaces where the zygote has no
+process number to signal.
+
+Protocol, one JSON message per packet on a ``SOCK_SEQPACKET`` pair: the
+grader sends ``{"path", "timeout", "env"}`` with three descriptors (requests,
+replies, output); the zygote answers ``{"pid"}``, and ``{"exit": pid,
+"status"}`` when that child ends. It exits when the grader's end closes.
+
+Linux only (fork, namespaces); elsewhere, and if the zygote cannot
+start, the grader starts a fresh child per file as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+PR_SET_DUMPABLE = 4
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from mha_ref._zygote import serve; serve(int(sys.argv[2]))"
+)
+
+
+class Zygote:
+    """The grader's end: start children, learn their ends."""
+
+    def __init__(self, root: Path, env: dict[str, str]) -> None:
+        pair = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._sock, theirs = pair
+        fd = theirs.fileno()
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _BOOT, str(root), str(fd)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(fd,),
+            env=env,
+            start_new_session=True,
+        )  # fmt: skip
+        theirs.close()
+        self.ended: dict[int, int] = {}  # pid -> exit status
+        self.alive = True
+
+    def spawn(self, path: Path, timeout: float, env, fds, wait: float):
+        """Fork a child for ``path`` with ``env`` and ``fds`` (requests,
+        replies, output); its pid. OSError if the zygote is gone or did
+        not answer within ``wait`` seconds (it imports torch first)."""
+        job = {"path": str(path), "timeout": timeout, "env": env}
+        job = json.dumps(job).encode()
+        try:
+            socket.send_fds(self._sock, [job], list(fds))
+        except OSError:
+            self.close()
+            raise
+        deadline = time.monotonic() + wait
+        while True:
+            message = self._next(deadline - time.monotonic())
+            if "pid" in message:  # a reused pid: not an ended one
+                self.ended.pop(message["pid"], None)
+                return message["pid"]
+
+    def status(self, pid: int, wait: float | None = 0) -> int | None:
+        """Child ``pid``'s exit status, once it ended; None if it has not
+        within ``wait`` seconds (None: as long as it takes). A zygote
+        that is gone took its children with it: -9."""
+        deadline = None if wait is None else time.monotonic() + wait
+        while pid not in self.ended:
+            left = None if deadline is None else deadline - time.monotonic()
+            try:
+                self._next(left)
+            except TimeoutError:
+                return None
+            except OSError:
+                return self.ended.setdefault(pid, -9)
+        return self.ended[pid]
+
+    def _next(self, left: float | None) -> dict:
+        """The zygote's next message (recording ends); TimeoutError, or
+        OSError when it is gone."""
+        if not self.alive:
+            raise OSError("the zygote has ended")
+        limit = None if left is None else max(left, 0)
+        ready, _, _ = select.select([self._sock], [], [], limit)
+        if not ready:
+            raise TimeoutError
+        data = self._sock.recv(4096)
+        if not data:
+            self.close()
+            raise OSError("the zygote has ended")
+        message = json.loads(data)
+        if "exit" in message:
+            self.ended[message["exit"]] = message["status"]
+        return message
+
+    def close(self) -> None:
+        """End the zygote (its children are the grader's to end)."""
+        if self.alive:
+            self.alive = False
+            self._sock.close()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class Forked:
+    """A zygote's child, as grade.Child uses a ``Popen``."""
+
+    def __init__(self, zygote: Zygote, pid: int, output: int) -> None:
+        self.zygote, self.pid = zygote, pid
+        self.stdout = open(output, "rb")  # noqa: SIM115 - the relay's
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self.zygote.status(self.pid)
+        return self.returncode
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            self.returncode = self.zygote.status(self.pid, wait=None)
+        return self.returncode
+
+
+# --- the zygote's side -------------------------------------------------------
+
+
+def serve(fd: int) -> None:
+    """Import what every child needs, then fork one per request."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    import gc
+
+    import torch
+
+    from . import _isolate, _sandbox  # noqa: F401 - what a child runs
+
+    torch.set_num_threads(1)  # no thread pool to fork with
+    gc.freeze()  # a child's collections never walk (and copy) torch
+    sock = socket.socket(fileno=fd)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    while True:
+        ready, _, _ = select.select([sock, wake_r], [], [])
+        if wake_r in ready:
+            os.read(wake_r, 4096)
+            _report_ends(sock)
+        if sock in ready:
+            data, fds, _, _ = socket.recv_fds(sock, 4096, 3)
+            if not data:  # the grader has gone, or is done
+                os._exit(0)
+            job = json.loads(data)
+            pid = os.fork()
+            if pid == 0:
+                sock.close()
+                for own in (wake_r, wake_w):
+                    os.close(own)
+                _child(job, fds)  # never returns
+            for passed in fds:
+                os.close(passed)
+            sock.send(json.dumps({"pid": pid}).encode())
+
+
+def _report_ends(sock) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not pid:
+            return
+        code = os.waitstatus_to_exitcode(status)
+        sock.send(json.dumps({"exit": pid, "status": code}).encode())
+
+
+def _child(job: dict, fds: list[int]) -> None:
+    """What ``python -I -c BOOT`` did in a fresh child, from the fork:
+    its own session, the output pipe for stdout and stderr, the file's
+    folder, then isolate and run."""
+    code = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setsid()
+        requests, replies, output = fds
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        for fd in (null, output):
+            os.close(fd)
+        path = Path(job["path"])
+        os.chdir(path.parent)
+        os.environ.clear()  # the grader's now, not the zygote's
+        os.environ.update(job["env"])
+        from ._isolate import isolate
+        from ._sandbox import main
+
+        isolate()
+        args = [str(path), str(job["timeout"]), str(requests), str(replies)]
+        sys.argv[2:] = args  # ["-c", root, *args], as a fresh child's
+        main(args)
+        code = 0
+    except SystemExit as exit:
+        code = exit.code if isinstance(exit.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
