@@ -230,15 +230,13 @@ def tiny_site(tmp_path: Path, source: str, output: str) -> Path:
     return root
 
 
-@pytest.mark.parametrize("git", [False, True], ids=["a folder", "git"])
-def test_a_run_cache_inside_the_repository_is_a_product(tmp_path, git):
+def test_a_run_cache_inside_the_repository_is_a_product(tmp_path):
     """A run cache put inside the repository is the build's product, not
     data: every result is found the second time (its records are not in
     the key), and a build does not report them as files the snippets
     created."""
     root = tiny_site(tmp_path, 'print("hi")\n', "hi")
-    if git:
-        subprocess.run(["git", "init", "-q", root], check=True)
+    subprocess.run(["git", "init", "-q", root], check=True)
     cache = root / "run-cache"
     for _ in range(2):
         proc = cli(root, "check", "--cache-dir", "run-cache", cache=None)
@@ -249,6 +247,20 @@ def test_a_run_cache_inside_the_repository_is_a_product(tmp_path, git):
     built = mkdocs_build(root, cache=root / "build-cache")
     assert built.returncode == 0, built.stderr
     assert list((root / "build-cache").glob("*.json"))
+
+
+def test_outside_git_a_tagged_folder_is_skipped_at_any_depth(tmp_path):
+    """Outside a work tree (the guard walks the folder), too: files under
+    a folder holding CACHEDIR.TAG, however deep, are not the
+    repository's; a folder beside it is."""
+    from lessonbuild.engine.guard import fingerprint_paths
+
+    for rel in ("a/b/cache/x.json", "a/b/cache/deeper/y", "a/b/kept.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("1")
+    assert "a/b/cache/x.json" in fingerprint_paths(tmp_path)
+    (tmp_path / "a/b/cache/CACHEDIR.TAG").write_text("Signature: ...")
+    assert fingerprint_paths(tmp_path) == ["a/b/kept.txt"]
 
 
 def test_cache_is_keyed_by_data_and_verifies_records(tmp_path):
