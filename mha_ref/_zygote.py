@@ -226,8 +226,11 @@ def _child(job: dict, fds: list[int]) -> None:
         sys.argv[2:] = args  # ["-c", root, *args], as a fresh child's
         main(args)
         code = 0
-    except SystemExit as exit:
-        code = exit.code if isinstance(exit.code, int) else 1
+    except SystemExit as done:  # as the interpreter ends on it
+        code = 0 if done.code is None else done.code
+        if not isinstance(code, int):
+            print(code, file=sys.stderr)
+            code = 1
     except BaseException:
         traceback.print_exc()
     finally:
