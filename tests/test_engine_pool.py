@@ -378,6 +378,43 @@ def test_plain_torch_snippet_preloads_torch_only():
     assert plan == ["torch"]
 
 
+def test_standard_library_snippets_preload_nothing():
+    """A test site's print("hi") costs each server no import of torch;
+    an import the syntax tree cannot name, or cannot read, keeps it."""
+    assert preload_plan(['print("hi")\n', "import json, os.path\n"]) == []
+    for source in (
+        "m = __import__('torch')\n",
+        "import importlib\nt = importlib.import_module('torch')\n",
+        "exec('import torch')\n",
+        "from . import helper\n",
+        "import helper\n",
+        "this is not Python (\n",
+    ):
+        assert preload_plan(['print("hi")\n', source]) == ["torch"], source
+
+
+def test_a_server_without_torch_runs_what_needs_none(tmp_path):
+    """Without torch in the plan the run has no torch; a run that imports
+    it by name at run time gets a preloaded, randomly seeded one, as
+    every torch snippet does (a forgotten seed is caught)."""
+    root = tmp_path / "site"
+    plain = _snippet(
+        root, "plain.py", "import sys\nprint('torch' in sys.modules)\n"
+    )
+    dynamic = _snippet(
+        root,
+        "dynamic.py",
+        "import importlib\nt = importlib.import_module('torch')\n"
+        "print(t.initial_seed() != 67280421310721)\n",
+    )
+    for path, printed in ((plain, "False"), (dynamic, "True")):
+        plan = preload_plan([path.read_text()])
+        ((run,),) = run_batches(
+            root, [[path]], timeout=60, concurrency=1, preload=plan
+        )
+        assert run.stdout == printed + "\n", run.stderr
+
+
 def test_multihead_attention_preloads_what_its_forward_imports():
     plan = preload_plan(
         [

@@ -7,7 +7,9 @@ first fork: torch._dynamo alone takes ~0.5 s, sympy (via
 ``symbolic_shapes``) ~0.2 s, matplotlib.pyplot ~0.3 s. So the plan is
 read from the snippets' syntax trees (never by running them):
 
-- torch, always (the server needs it to fork safely, see server.py);
+- torch, unless every snippet about to run imports only the standard
+  library (and nothing by name at run time, ``DYNAMIC``): a test site's
+  ``print("hi")`` then costs no ``import torch`` in each server;
 - the modules a snippet imports, where they belong to a package known
   to import without side effects (``PACKAGES``: no output, no files);
 - the modules torch imports lazily, on first use, behind a name the
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import sys
 
 #: Packages whose modules may be imported in the server ahead of a
 #: snippet that imports them: importing them prints nothing and writes
@@ -30,6 +33,9 @@ import functools
 #: own code (mha_ref, snippets/) runs in a run's sandbox, never in the
 #: server, whose mounts a module could otherwise change.
 PACKAGES = ("torch", "matplotlib")
+#: Names that import a module the syntax tree does not name.
+DYNAMIC = {"__import__", "import_module", "exec", "eval", "run_module"}
+DYNAMIC |= {"run_path", "compile", "execfile", "load_module"}
 _SHAPES = "torch.fx.experimental.symbolic_shapes"
 _DTENSOR = "torch.distributed.tensor"
 _DYNAMO = "torch._dynamo"
@@ -53,12 +59,15 @@ LAZY = {
 
 
 def preload_plan(sources: list[str]) -> list[str]:
-    """The modules to import in the servers, torch first, then sorted.
+    """The modules to import in the servers, torch first, then sorted;
+    none for snippets of the standard library alone.
 
     ``sources``: the text of each snippet about to run. A snippet that
-    does not parse contributes nothing (its run reports the error).
+    does not parse contributes torch (its run reports the error).
     """
     wanted = set().union(*map(_wanted, sources))
+    if not wanted:
+        return []
     wanted.discard("torch")
     return ["torch", *sorted(wanted)]
 
@@ -72,13 +81,15 @@ def _wanted(source: str) -> frozenset[str]:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return frozenset()
+        return frozenset({"torch"})
     names: set[str] = set()
     modules: set[str] = set()
+    relative = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             modules |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
+            relative = relative or node.level > 0
             if node.level == 0 and node.module:
                 modules.add(node.module)
                 names |= {alias.name for alias in node.names}
@@ -89,4 +100,7 @@ def _wanted(source: str) -> frozenset[str]:
     wanted = {m for m in modules if m.split(".")[0] in PACKAGES}
     for key in names | modules:
         wanted.update(LAZY.get(key, ()))
+    outside = {m.split(".")[0] for m in modules} - sys.stdlib_module_names
+    if outside or relative or names & DYNAMIC:
+        wanted.add("torch")
     return frozenset(wanted)

@@ -1,6 +1,6 @@
 """Run snippets in processes forked from preloaded servers (server.py).
 
-A server pays for the interpreter and ``import torch`` once; every
+A server pays for the interpreter and ``import torch`` (preload.py) once; every
 snippet still gets its own process. A ``Pool`` holds one server per
 batch (a snippet's first and second run), so the two imports overlap on
 two cores and the two runs of a snippet come from different interpreters
@@ -203,13 +203,15 @@ class Pool:
         timeout: float,
         concurrency: int,
         threads: int | None = None,
-        preload: list[str] | tuple[str, ...] = (),
+        preload: list[str] | tuple[str, ...] = ("torch",),
         key: str | None = None,
     ) -> list[list[Run]]:
         """Run each batch on its server; one ``Run`` per path, in order.
         Never raises for a snippet's or a server's failure: those are in
         the Runs. ``threads``: torch's threads per run; by default the
-        cores shared by every run going on at once."""
+        cores shared by every run going on at once. ``preload``: what
+        the servers import first (preload.py's plan; none for snippets
+        of the standard library alone)."""
         self._prepare(key)
         restore = _exit_on_sigterm()
         active: list[_Server] = []
@@ -275,7 +277,7 @@ class Pool:
         timeout: float,
         concurrency: int = 1,
         threads: int | None = None,
-        preload: list[str] | tuple[str, ...] = (),
+        preload: list[str] | tuple[str, ...] = ("torch",),
         key: str | None = None,
         index: int = 0,
     ) -> Started:
@@ -554,7 +556,7 @@ def _handle(server: _Server, message: dict, timeout: float) -> None:
         # Next: the batch's preload, still part of starting up.
         server.deadline = time.monotonic() + STARTUP_LIMIT
         if not server.ready:
-            failure = "the snippet runner could not import torch:\n"
+            failure = "the snippet runner could not start:\n"
             failure += message.get("error", "")
             for j in range(len(server.jobs)):
                 server.results[j] = Run(failure=failure)

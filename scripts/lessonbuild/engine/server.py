@@ -3,7 +3,8 @@
 Started by ``runner.py`` as ``python server.py ROOT TMP`` (a plain script,
 stdlib only until it preloads, so it never depends on how ``scripts`` is
 importable). Protocol, JSON lines: the server writes ``{"ready": ...}``
-once torch is imported, then reads job batches from stdin and answers
+once its sandbox is up, then reads job batches (each with the modules to
+import first: preload.py, torch unless the snippets need none) and answers
 ``{"started": id}`` and ``{"id": ..., "exit": ...}`` per job and
 ``{"done": true}`` per batch; it exits on EOF, so one server can serve a
 whole ``mkdocs serve``.
@@ -94,6 +95,7 @@ PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
 SCRATCH_SIZE = "256m"
 CGROUPS = {}  # controller -> this server's cgroup folder (make_cgroups)
 PACKAGES = []  # where the interpreter finds packages (``main``)
+TORCH_THREADS = []  # torch's default thread count, once imported
 
 
 def main():
@@ -127,20 +129,11 @@ def main():
     # and again for no garbage (import 2.8 s -> 2.3 s); children turn it
     # back on.
     gc.disable()
-    try:
-        import torch
-    except BaseException:
-        return _send(proto, {"ready": False, "error": traceback.format_exc()})
-    default_threads = torch.get_num_threads()
     PACKAGES.extend(_package_folders())
-    # Forking after torch's OpenMP pool started can deadlock the child;
-    # with one thread it never starts here. Children set their own.
-    torch.set_num_threads(1)
-    gc.freeze()
     _send(proto, {"ready": True})
     for line in sys.stdin:
         batch = json.loads(line)
-        _preload(batch.get("preload", ()))
+        default_threads = _preload(batch.get("preload", ()))
         threads = min(default_threads, int(batch.get("threads", 0)) or 10**6)
         _run_batch(proto, root, batch, threads)
         _send(proto, {"done": True})
@@ -148,19 +141,29 @@ def main():
         _rmdir(folder)
 
 
-def _preload(names):
-    """Import the batch's modules (preload.py), then ``gc.freeze``: a
-    child's collection would otherwise touch, and copy, every page of
-    torch. A module that fails to import is left to the child, to fail
-    as a standalone run would."""
+def _preload(names) -> int:
+    """Import the batch's modules (preload.py: torch first, or nothing
+    for snippets that use only the standard library), then
+    ``gc.freeze``: a child's collection would otherwise touch, and copy,
+    every page of torch. A module that fails to import is left to the
+    child, to fail as a standalone run would. Returns torch's default
+    thread count (1 without torch: no run has threads to share)."""
     fresh = [name for name in names if name not in sys.modules]
     for name in fresh:
         try:
             importlib.import_module(name)
         except BaseException:
             pass
+        if name == "torch" and "torch" in sys.modules:
+            torch = sys.modules["torch"]
+            TORCH_THREADS.append(torch.get_num_threads())
+            # Forking after torch's OpenMP pool started can deadlock the
+            # child; with one thread it never starts here. Children set
+            # their own.
+            torch.set_num_threads(1)
     if fresh:
         gc.freeze()
+    return TORCH_THREADS[0] if TORCH_THREADS else 1
 
 
 def _die_with_parent():
@@ -738,12 +741,13 @@ def _setup_child(root, job, threads):
     faulthandler.enable(file=sys.stderr)
     faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     gc.enable()  # as in a standalone run (the server turned it off)
-    import torch
-
-    torch.set_num_threads(threads)
-    # A random seed for the CPU generator (torch.seed() also visits every
-    # accelerator module: 2.8 ms per child; the server never starts one).
-    torch.default_generator.seed()
+    torch = sys.modules.get("torch")  # preloaded for every snippet but
+    if torch is not None:  # those that import only the standard library
+        torch.set_num_threads(threads)
+        # A random seed for the CPU generator (torch.seed() also visits
+        # every accelerator module: 2.8 ms per child; the server never
+        # starts one).
+        torch.default_generator.seed()
     # Python reseeds `random` after a fork; numpy's global state is not
     # reseeded, so every child would share the server's numbers.
     np_random = sys.modules.get("numpy.random")
