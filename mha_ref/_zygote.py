@@ -35,7 +35,6 @@ import time
 import traceback
 from pathlib import Path
 
-PR_SET_DUMPABLE = 4
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); "
     "from mha_ref._zygote import serve; serve(int(sys.argv[2]))"
@@ -148,15 +147,20 @@ class Forked:
 
 
 def serve(fd: int) -> None:
-    """Import what every child needs, then fork one per request."""
-    import ctypes
+    """Not dumpable for its whole life (as the grader while it grades),
+    import what every child needs, then fork one per request."""
+    from ._isolate import undumpable
 
-    ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    with undumpable():  # it ends by os._exit, never dumpable again
+        _serve(fd)
+
+
+def _serve(fd: int) -> None:
     import gc
 
     import torch
 
-    from . import _isolate, _sandbox  # noqa: F401 - what a child runs
+    from . import _sandbox  # noqa: F401 - what a child runs
 
     torch.set_num_threads(1)  # no thread pool to fork with
     gc.freeze()  # a child's collections never walk (and copy) torch
