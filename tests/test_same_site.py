@@ -57,8 +57,8 @@ def test_the_site_is_byte_identical_to_the_base(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     if (REPO / ".cache" / "engine").is_dir():  # warm: the project's runs
         shutil.copytree(REPO / ".cache" / "engine", cache)
-    base = build_revision(REPO, BASE, tmp_path / "builds", cache)
-    build_tree(REPO, tmp_path / "head", cache)
+    base = build_revision(REPO, BASE, tmp_path / "builds", cache, True)
+    build_tree(REPO, tmp_path / "head", cache, minify=True)
     files = sum(1 for p in (tmp_path / "head").rglob("*") if p.is_file())
     assert files > 100
     # build_revision marks a finished build with a file of its own.

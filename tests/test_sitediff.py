@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[1]
+
 MKDOCS_YML = """\
 site_name: Site diff fixture
 use_directory_urls: false
@@ -195,7 +197,8 @@ def test_a_revision_against_the_tree_lists_the_one_changed_slide_once(
     # The worktrees are gone: only the repository's own tree is listed.
     assert len(_git(repo, "worktree", "list").splitlines()) == 1
     # The base's build is kept for the next run, keyed by its commit.
-    assert (repo / ".cache" / "sitediff" / base / "index.html").is_file()
+    builds = repo / ".cache" / "sitediff"
+    assert (builds / f"{base}-plain" / "index.html").is_file()
 
 
 PAGE = "<html><body><main><h1>{title}</h1>{body}</main></body></html>"
@@ -418,7 +421,7 @@ def test_a_revision_builds_from_copies_of_the_keyed_caches(
         cached[path] = f"key of {path}"
     seen = {}
 
-    def build_tree(tree, dest, cache):
+    def build_tree(tree, dest, cache, minify):
         for path in sitediff.SHARED_CACHES:
             seen[path] = (tree / path / "x.key").read_text()
             (tree / path / "x.key").write_text("made again")
@@ -426,10 +429,73 @@ def test_a_revision_builds_from_copies_of_the_keyed_caches(
 
     monkeypatch.setattr(sitediff, "build_tree", build_tree)
     try:
-        sitediff.build_revision(repo, base, tmp_path / "builds", tmp_path)
+        sitediff.build_revision(
+            repo, base, tmp_path / "builds", tmp_path, minify=True
+        )
         assert seen == cached
         for path in sitediff.SHARED_CACHES:
             assert (repo / path / "x.key").read_text() == cached[path]
     finally:  # the module's repository, as the other tests left it
         for path in sitediff.SHARED_CACHES:
             (repo / path / "x.key").unlink()
+
+
+def test_its_own_builds_are_unminified_and_a_given_site_is_matched(
+    two_revisions, tmp_path, monkeypatch
+):
+    """Both builds site-diff makes skip the HTML minifier (a quarter of
+    a warm lesson build; nobody reads them); against a given site, the
+    published build, the base is minified as that site is. Each kind is
+    kept under its own name, as their markup differs everywhere."""
+    from lessonbuild import sitediff
+
+    repo, base, _ = two_revisions
+    made = []
+
+    def build_tree(tree, dest, cache, minify):
+        made.append(minify)
+        dest.mkdir(parents=True)
+        (dest / "index.html").write_text(PAGE.format(title="Home", body=""))
+
+    monkeypatch.setattr(sitediff, "build_tree", build_tree)
+    builds = tmp_path / "builds"
+    plain = sitediff.build_revision(repo, base, builds, tmp_path, False)
+    published = sitediff.build_revision(repo, base, builds, tmp_path, True)
+    assert (plain.name, published.name) == (f"{base}-plain", base)
+    assert made == [False, True]
+
+    asked = []
+
+    def build_revision(repo, rev, builds, cache, minify):
+        asked.append((rev, minify))
+        return published
+
+    monkeypatch.setattr(sitediff, "build_revision", build_revision)
+    made.clear()
+    assert sitediff.main(["--base", base, "--repo", str(repo)]) == 0
+    # The tree: built where it is, or as its HEAD when it is clean.
+    assert asked[0] == (base, False)
+    assert asked[1:] + made in ([("HEAD", False)], [False])
+    asked.clear()
+    argv = ["--base", base, "--head-site", str(plain), "--repo", str(repo)]
+    assert sitediff.main(argv) == 0
+    assert asked == [(base, True)]
+
+
+def test_the_lessons_minify_switch_is_the_one_site_diff_sets(monkeypatch):
+    """mkdocs.yml reads the HTML minifier's switch from the variable
+    site-diff sets (MkDocs' own loader, ``!ENV`` tags and all)."""
+    from mkdocs.utils import yaml_load
+
+    from lessonbuild import sitediff
+
+    def minify_html() -> object:
+        text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+        plugins = yaml_load(text)["plugins"]
+        (options,) = [p["minify"] for p in plugins if "minify" in p]
+        return options["minify_html"]
+
+    monkeypatch.delenv(sitediff.MINIFY_ENV, raising=False)
+    assert minify_html() is True
+    monkeypatch.setenv(sitediff.MINIFY_ENV, "false")
+    assert minify_html() is False

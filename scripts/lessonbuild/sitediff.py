@@ -43,6 +43,10 @@ from .notebooks import OUT_DIR as NOTEBOOKS_DIR
 MAX_DIFF_LINES = 40  # of one Output block's diff
 CONTEXT_WORDS = 8  # unchanged words kept each side of a change
 KEEP_BUILDS = 4  # builds of revisions kept in .cache/sitediff
+#: mkdocs.yml's switch for the minify plugin's HTML pass. The two builds
+#: compared must agree on it (minified markup differs everywhere); when
+#: this module makes both, it leaves it off, a quarter of a warm build.
+MINIFY_ENV = "LESSON_MINIFY_HTML"
 #: Caches keyed by content, so a revision's build may start from copies
 #: of this checkout's: the executed homework (a .key beside each
 #: notebook) and mkdocs-jupyter's conversions (its default cache_dir).
@@ -467,10 +471,12 @@ def _git(repo: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def build_tree(tree: Path, dest: Path, cache: Path) -> None:
+def build_tree(tree: Path, dest: Path, cache: Path, minify: bool) -> None:
     """``mkdocs build --strict`` of the site at ``tree`` into ``dest``,
-    with the tree's own machinery and reference package."""
+    with the tree's own machinery and reference package; its HTML
+    minified as the published site's is, or not."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    env[MINIFY_ENV] = "true" if minify else "false"
     env.setdefault("SNIPPET_CACHE_DIR", str(cache))
     path = [str(tree), str(tree / "scripts"), env.get("PYTHONPATH", "")]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, path))
@@ -484,11 +490,14 @@ def build_tree(tree: Path, dest: Path, cache: Path) -> None:
         )
 
 
-def build_revision(repo: Path, rev: str, builds: Path, cache: Path) -> Path:
+def build_revision(
+    repo: Path, rev: str, builds: Path, cache: Path, minify: bool
+) -> Path:
     """The build of git revision ``rev``, made once per commit in
-    ``builds/<sha>`` (a commit's site never changes)."""
+    ``builds/<sha>`` (``<sha>-plain`` unminified): a commit's site never
+    changes."""
     sha = _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}")
-    dest = builds / sha
+    dest = builds / (sha if minify else f"{sha}-plain")
     if (dest / ".complete").is_file():
         dest.touch()  # recently used: pruned last
         return dest
@@ -502,7 +511,7 @@ def build_revision(repo: Path, rev: str, builds: Path, cache: Path) -> Path:
                 if (repo / cache_path).is_dir():
                     shutil.copytree(repo / cache_path, tree / cache_path)
             shutil.rmtree(dest, ignore_errors=True)
-            build_tree(tree, dest, cache)
+            build_tree(tree, dest, cache, minify)
             (dest / ".complete").touch()
         finally:
             _git(repo, "worktree", "remove", "--force", str(tree))
@@ -536,15 +545,19 @@ def main(argv: list[str] | None = None) -> int:
         else:
             repo = Path(_git(args.repo, "rev-parse", "--show-toplevel"))
             cache, builds = repo / ".cache/engine", repo / ".cache/sitediff"
-            old = build_revision(repo, args.base, builds, cache)
+            # A given site is the published build: the base is built
+            # as it is. Otherwise both are this module's, unminified.
+            minify = bool(args.head_site)
+            old = build_revision(repo, args.base, builds, cache, minify)
             if args.head_site:
                 new = args.head_site
             elif args.head or not _git(repo, "status", "--porcelain"):
                 # A clean tree is its commit: built once, like the base.
-                new = build_revision(repo, args.head or "HEAD", builds, cache)
+                head = args.head or "HEAD"
+                new = build_revision(repo, head, builds, cache, minify)
             else:
                 new = Path(tmp, "head")
-                build_tree(repo, new, cache)
+                build_tree(repo, new, cache, minify)
         print(to_markdown(*compare(old, new)), end="")
     seconds = time.perf_counter() - started
     print(f"site diff: {seconds:.2f} s", file=sys.stderr)
