@@ -62,22 +62,24 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     laying out the 54 slides an edit did not touch again is most of a
     slide edit's time (the bench's serve rows)."""
     soup = BeautifulSoup(html, "html.parser")
-    for link in soup.find_all("a", class_="headerlink"):
+    for link in _tags(soup, "a", "headerlink"):
         link.decompose()
     walked = _walk_through(soup)  # before the line anchors go: it reads them
     # Code lines' anchors (pymdownx "anchor_linenums") let a reading page
     # cite a line; on stage they are links without a name (axe) that Tab
     # would stop at 20 times in one block.
-    for link in soup.find_all("a", href=re.compile(r"^#__codelineno-")):
+    anchors = _tags(soup, "a")
+    for link in [a for a in anchors if _href(a).startswith("#__codelineno-")]:
         link.decompose()
     notes = []
-    for box in soup.find_all("details", class_="instructor"):
+    for box in _tags(soup, "details", "instructor"):
         if summary := box.find("summary"):
             summary.decompose()
         _rebase_links(box, page_url)  # the speaker view is the deck's too
         notes.append(box.decode_contents())
         box.decompose()
-    for block in soup.find_all(class_=READING_ONLY):
+    reading = set(READING_ONLY)
+    for block in [b for b in _tags(soup) if reading & set(b.get("class", ()))]:
         block.decompose()
     steps = walked + _folds_to_steps(soup) + _mark_steps(soup)
     _unsection_exercises(soup)
@@ -100,6 +102,24 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     )
 
 
+def _tags(root: Tag, name: str | None = None, cls: str | None = None):
+    """The tags under ``root`` in document order, of ``name`` and with
+    class ``cls`` when given. A list, so the caller may remove tags as it
+    goes; a plain walk, as bs4's ``find_all`` filters took a third of the
+    deck's layout (each call walks the whole slide either way)."""
+    return [
+        n
+        for n in root.descendants
+        if isinstance(n, Tag)
+        and (name is None or n.name == name)
+        and (cls is None or cls in (n.get("class") or ()))
+    ]
+
+
+def _href(tag: Tag) -> str:
+    return tag.get("href") or ""
+
+
 # --- steps --------------------------------------------------------------
 
 
@@ -113,7 +133,7 @@ def _folds_to_steps(soup: BeautifulSoup) -> int:
     unless it belongs to an exercise: every kind opens its own key, answer
     and "why" after a real attempt, so as a step it would show nothing."""
     steps = 0
-    for fold in soup.find_all("details"):
+    for fold in _tags(soup, "details"):
         step = fold.find_parent(class_="exercise") is None
         _add_class(fold, "deck-fold", *(["fragment"] if step else []))
         fold.attrs.pop("open", None)
@@ -126,7 +146,7 @@ def _walk_through(soup: BeautifulSoup) -> int:
     code block a highlight step. The wrapper itself goes (its content is
     the screen's, so an Output after its code is still a step)."""
     steps = 0
-    for wrapper in soup.find_all("div", class_=STEPS):
+    for wrapper in _tags(soup, "div", STEPS):
         for item in wrapper.select("ul > li, ol > li"):
             _add_class(item, "fragment")
             steps += 1
@@ -261,40 +281,53 @@ def _unsection_exercises(soup: BeautifulSoup) -> None:
     every ``section`` under ``.slides`` for a slide), keep their answers
     under the deck's own storage keys, and items to sort that are all
     short go in two columns (present.css; long ones would wrap)."""
-    for ex in soup.find_all("section", class_="exercise"):
-        ex.name = "div"
-        ex["role"] = "region"
-    for ex in soup.find_all(attrs={"data-ex-key": True}):
-        ex["data-ex-key"] = DECK_KEY + ex["data-ex-key"]
-    for pool in soup.select(".ex-zone--pool .ex-items"):
-        texts = [
-            t.get_text(" ", strip=True) for t in pool.select(".ex-item__text")
-        ]
+    for ex in _tags(soup):
+        if ex.name == "section" and "exercise" in (ex.get("class") or ()):
+            ex.name = "div"
+            ex["role"] = "region"
+        if "data-ex-key" in ex.attrs:
+            ex["data-ex-key"] = DECK_KEY + ex["data-ex-key"]
+    pools = {
+        id(pool): pool
+        for zone in _tags(soup, cls="ex-zone--pool")
+        for pool in _tags(zone, cls="ex-items")
+    }
+    for pool in pools.values():
+        items = _tags(pool, cls="ex-item__text")
+        texts = [t.get_text(" ", strip=True) for t in items]
         if texts and max(map(len, texts)) <= SHORT_ITEM:
             _add_class(pool, "deck-two-columns")
 
 
 def _unique_ids(soup: BeautifulSoup, prefix: str) -> None:
-    """Prefix every id of the slide, and every reference to one."""
-    ids = {el["id"] for el in soup.find_all(id=True)}
-    for el in soup.find_all(id=True):
-        el["id"] = prefix + el["id"]
-    for attr in ID_REFS:
-        for el in soup.find_all(attrs={attr: True}):
-            value = el[attr]
-            words = value if isinstance(value, list) else value.split()
-            el[attr] = " ".join(prefix + w if w in ids else w for w in words)
-    for el in soup.find_all("a", href=re.compile("^#")):
-        if el["href"][1:] in ids:
-            el["href"] = "#" + prefix + el["href"][1:]
+    """Prefix every id of the slide, and every reference to one. (One
+    walk over the elements: a ``find_all`` per attribute was a sixth of
+    the deck's layout.)"""
+    elements = _tags(soup)
+    ids = {el["id"] for el in elements if "id" in el.attrs}
+    for el in elements:
+        attrs = el.attrs
+        if "id" in attrs:
+            attrs["id"] = prefix + attrs["id"]
+        for attr in ID_REFS:
+            if attr in attrs:
+                value = attrs[attr]
+                words = value if isinstance(value, list) else value.split()
+                attrs[attr] = " ".join(
+                    prefix + w if w in ids else w for w in words
+                )
+        href = attrs.get("href") if el.name == "a" else None
+        if href and href.startswith("#") and href[1:] in ids:
+            attrs["href"] = "#" + prefix + href[1:]
 
 
 def _rebase_links(soup: Tag, page_url: str) -> None:
     """The page's relative URLs made relative to the deck (the site root):
     ``slides/NN-x.html``'s ``../figures/a.svg`` is ``figures/a.svg``."""
     base = posixpath.dirname(page_url)
-    for tag, attr in URL_ATTRS.items():
-        for el in soup.find_all(tag, attrs={attr: True}):
+    for el in _tags(soup):
+        attr = URL_ATTRS.get(el.name)
+        if attr in el.attrs:
             url = el[attr]
             if not url or re.match(r"^([a-z][a-z0-9+.-]*:|/|#|\?)", url, re.I):
                 continue
