@@ -25,7 +25,7 @@ help:
 	@echo "make build           strict site build into site/"
 	@echo "make check-outputs   run every snippet, compare with Output blocks"
 	@echo "make update-outputs  accept new snippet outputs (rewrites drifted blocks)"
-	@echo "make bench           engine, build, serve edits, page weight vs targets"
+	@echo "make bench           engine, build, serve edits, site-diff, page weight vs targets"
 	@echo "make format          apply ruff's formatter and autofixes"
 	@echo "make pdf             handout: site/lesson-81.pdf, every screen and answer"
 	@echo "make pdf-notes       the same with the instructor notes: site/lesson-81-notes.pdf"

@@ -8,6 +8,8 @@ its own caches (the project's cache and site/ are left alone):
   (this machine's speed drifts by 2x within minutes); the engine warm;
 - a clean ``mkdocs build``, against ``import torch`` timed beside it;
 - an edit of a slide, then of a snippet, under ``mkdocs serve --dirty``;
+- ``make site-diff`` of that slide edit against the commit before it
+  (the base's build kept, as a second run on a branch has it);
 - page weight (``pageweight.py``), the deck's first paint, live code.
 
 Timings are medians of ``RUNS``, printed with the load average. The top
@@ -169,6 +171,51 @@ def serve_rows(site: Path, tmp: Path) -> list[Figure]:
     ]
 
 
+#: Issue 34: ``make site-diff`` on a tree with one edit, in seconds.
+SITE_DIFF_LIMIT = 5.0
+
+
+def site_diff_rows(site: Path, tmp: Path) -> list[Figure]:
+    """``python -m lessonbuild.sitediff --base HEAD`` after one prose
+    edit of the first slide, in the copy made a git repository (its
+    first run builds the base, untimed; the run cache is the build
+    rows')."""
+    from .deck import read_deck
+    from .settings import CACHE_ENV
+
+    def git(*args):
+        subprocess.run(
+            ["git", "-C", site, *args], check=True, capture_output=True
+        )
+
+    (site / ".gitignore").write_text(".cache/\n__pycache__/\n")
+    git("init", "-q")
+    git("add", "-A")
+    git(
+        "-c",
+        "user.name=bench",
+        "-c",
+        "user.email=bench@invalid",
+        "commit",
+        "-qm",
+        "base",
+    )
+    slide = site / read_deck(site).slides[0].path
+    slide.write_text(slide.read_text() + "\nOne more sentence.\n")
+    env = {CACHE_ENV: str(tmp / "build-cache")}
+    times = []
+    for i in range(RUNS + 1):
+        seconds, proc = run(
+            site, "-m", "lessonbuild.sitediff", "--base", "HEAD", **env
+        )
+        if proc.returncode or "1 of" not in proc.stdout:
+            said = proc.stderr[-2000:] + proc.stdout[-1000:]
+            raise RuntimeError(f"site-diff failed:\n{said}")
+        times += [seconds] if i else []  # the first builds the base
+    label = f"site-diff, one slide edited (median of {RUNS})"
+    return [within(label, statistics.median(times), SITE_DIFF_LIMIT)]
+
+
 def page_weight_rows(site: Path, tmp: Path) -> list[Figure]:
     from . import pageweight
 
@@ -250,7 +297,7 @@ def live_rows(site: Path, tmp: Path) -> list[Figure]:
     return [within(label, statistics.median(times), TARGET_SECONDS)]
 
 
-ROWS = [engine_rows, build_rows, serve_rows]
+ROWS = [engine_rows, build_rows, serve_rows, site_diff_rows]
 ROWS += [page_weight_rows, first_paint_rows, live_rows]
 
 
