@@ -12,6 +12,7 @@ word diff of the prose and the new Output block's lines.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,8 @@ theme:
 plugins:
   - lesson:
       parts: [Only]
+  - minify:
+      minify_html: !ENV [LESSON_MINIFY_HTML, true]
 markdown_extensions:
   - tables
   - pymdownx.highlight
@@ -499,3 +502,40 @@ def test_the_lessons_minify_switch_is_the_one_site_diff_sets(monkeypatch):
     assert minify_html() is True
     monkeypatch.setenv(sitediff.MINIFY_ENV, "false")
     assert minify_html() is False
+
+
+def test_a_base_from_before_the_switch_is_matched_minified(
+    tmp_path, monkeypatch
+):
+    """A base whose mkdocs.yml always minified (from before the
+    switch): both sides are built minified, or every page would differ
+    in markup alone."""
+    from lessonbuild import sitediff
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "test@example.invalid")
+    _git(repo, "config", "user.name", "test")
+    old = "plugins:\n  - minify:\n      minify_html: true\n"
+    base = _commit(repo, {"mkdocs.yml": old}, "before the switch")
+    (repo / "mkdocs.yml").write_text(MKDOCS_YML)  # the tree has it
+    assert not sitediff._reads_minify_switch(repo, base)
+    assert sitediff._reads_minify_switch(repo, None)
+    asked, made = [], []
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text(PAGE.format(title="Home", body=""))
+
+    def build_revision(repo, rev, builds, cache, minify):
+        asked.append((rev, minify))
+        return site
+
+    def build_tree(tree, dest, cache, minify):
+        made.append(minify)
+        shutil.copytree(site, dest)
+
+    monkeypatch.setattr(sitediff, "build_revision", build_revision)
+    monkeypatch.setattr(sitediff, "build_tree", build_tree)
+    assert sitediff.main(["--base", base, "--repo", str(repo)]) == 0
+    assert (asked, made) == ([(base, True)], [True])

@@ -471,6 +471,22 @@ def _git(repo: Path, *args: str) -> str:
     ).stdout.strip()
 
 
+def _reads_minify_switch(repo: Path, rev: str | None) -> bool:
+    """Whether revision ``rev``'s mkdocs.yml (None: the tree's) reads
+    :data:`MINIFY_ENV`; one from before the switch always minifies."""
+    if rev is None:
+        path = repo / "mkdocs.yml"
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    else:
+        run = subprocess.run(
+            ["git", "-C", str(repo), "show", f"{rev}:mkdocs.yml"],
+            capture_output=True,
+            text=True,
+        )
+        text = run.stdout
+    return MINIFY_ENV in text
+
+
 def build_tree(tree: Path, dest: Path, cache: Path, minify: bool) -> None:
     """``mkdocs build --strict`` of the site at ``tree`` into ``dest``,
     with the tree's own machinery and reference package; its HTML
@@ -546,8 +562,12 @@ def main(argv: list[str] | None = None) -> int:
             repo = Path(_git(args.repo, "rev-parse", "--show-toplevel"))
             cache, builds = repo / ".cache/engine", repo / ".cache/sitediff"
             # A given site is the published build: the base is built
-            # as it is. Otherwise both are this module's, unminified.
-            minify = bool(args.head_site)
+            # as it is. Otherwise both are this module's, unminified
+            # when both configurations read the switch.
+            sides = (args.base, args.head)  # None: the tree
+            minify = bool(args.head_site) or not all(
+                _reads_minify_switch(repo, rev) for rev in sides
+            )
             old = build_revision(repo, args.base, builds, cache, minify)
             if args.head_site:
                 new = args.head_site
