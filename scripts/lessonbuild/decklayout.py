@@ -68,8 +68,12 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     # Code lines' anchors (pymdownx "anchor_linenums") let a reading page
     # cite a line; on stage they are links without a name (axe) that Tab
     # would stop at 20 times in one block.
-    anchors = _tags(soup, "a")
-    for link in [a for a in anchors if _href(a).startswith("#__codelineno-")]:
+    anchors = [
+        a
+        for a in _tags(soup, "a")
+        if (a.get("href") or "").startswith("#__codelineno-")
+    ]
+    for link in anchors:
         link.decompose()
     notes = []
     for box in _tags(soup, "details", "instructor"):
@@ -114,10 +118,6 @@ def _tags(root: Tag, name: str | None = None, cls: str | None = None):
         and (name is None or n.name == name)
         and (cls is None or cls in (n.get("class") or ()))
     ]
-
-
-def _href(tag: Tag) -> str:
-    return tag.get("href") or ""
 
 
 # --- steps --------------------------------------------------------------
@@ -287,12 +287,9 @@ def _unsection_exercises(soup: BeautifulSoup) -> None:
             ex["role"] = "region"
         if "data-ex-key" in ex.attrs:
             ex["data-ex-key"] = DECK_KEY + ex["data-ex-key"]
-    pools = {
-        id(pool): pool
-        for zone in _tags(soup, cls="ex-zone--pool")
-        for pool in _tags(zone, cls="ex-items")
-    }
-    for pool in pools.values():
+    for pool in _tags(soup, cls="ex-items"):
+        if pool.find_parent(class_="ex-zone--pool") is None:
+            continue
         items = _tags(pool, cls="ex-item__text")
         texts = [t.get_text(" ", strip=True) for t in items]
         if texts and max(map(len, texts)) <= SHORT_ITEM:

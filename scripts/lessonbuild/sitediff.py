@@ -474,16 +474,13 @@ def _git(repo: Path, *args: str) -> str:
 def _reads_minify_switch(repo: Path, rev: str | None) -> bool:
     """Whether revision ``rev``'s mkdocs.yml (None: the tree's) reads
     :data:`MINIFY_ENV`; one from before the switch always minifies."""
-    if rev is None:
-        path = repo / "mkdocs.yml"
-        text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    else:
-        run = subprocess.run(
-            ["git", "-C", str(repo), "show", f"{rev}:mkdocs.yml"],
-            capture_output=True,
-            text=True,
-        )
-        text = run.stdout
+    try:
+        if rev is None:
+            text = (repo / "mkdocs.yml").read_text(encoding="utf-8")
+        else:
+            text = _git(repo, "show", f"{rev}:mkdocs.yml")
+    except (OSError, subprocess.CalledProcessError):
+        return False  # no configuration: nothing reads the switch
     return MINIFY_ENV in text
 
 

@@ -158,8 +158,8 @@ def _compiled(side: str):
         return None
     from sympy import lambdify
 
-    names = sorted(s.name for s in expr.free_symbols)
     symbols = sorted(expr.free_symbols, key=lambda s: s.name)
+    names = [s.name for s in symbols]
     return names, lambdify(symbols, expr, modules="math")
 
 
