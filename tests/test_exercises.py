@@ -332,6 +332,10 @@ CASES = [
         "kind: order\nprompt: p\nwhy: w\nsteps: [a, b, a]\n",
         ":4: step 3 repeats step 1; expected distinct steps",
     ),
+    (  # numbered as written: an empty step before them still counts
+        'kind: order\nprompt: p\nwhy: w\nsteps: ["", b, b]\n',
+        ":4: step 3 repeats step 2; expected distinct steps",
+    ),
     (
         FILL.replace("47_variants.forward", "47_variant.forward"),
         ":3: fill-in names unknown table '47_variant.forward' (did you mean "

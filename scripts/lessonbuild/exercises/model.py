@@ -92,6 +92,8 @@ class Choices(Exercise):
 
     keys = ("question", "options", "explanation")
     optional = ("variants",)
+    #: A wrong option's note key, what the note says, the right option.
+    note = ("", "", "")
 
 
 @dataclass
@@ -100,6 +102,7 @@ class Check(Choices):
 
     kind = "check"
     label = "Check"
+    note = ("tempts", "saying why it tempts people", "correct option")
     actions = (("check", "Check"), ("another", "Try another"))
 
 
@@ -110,6 +113,7 @@ class Eliminate(Choices):
 
     kind = "eliminate"
     label = "Eliminate the wrong options"
+    note = ("rules_out", "saying what rules it out", "survivor")
     actions = (("check", "Check my eliminations"), ("another", "Try another"))
 
 

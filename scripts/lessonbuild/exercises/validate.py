@@ -32,11 +32,6 @@ from .model import (
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _MATH = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
-#: A choice kind's note key, what the note says, and its right option.
-_NOTES = {
-    "check": ("tempts", "saying why it tempts people", "correct option"),
-    "eliminate": ("rules_out", "saying what rules it out", "survivor"),
-}
 
 
 class TablesUnavailable(Exception):
@@ -67,22 +62,16 @@ class _Checker:
 
     def text(self, value: Any, line0: int, what: str) -> str | None:
         """A Markdown text value, or None after reporting a problem."""
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        got, quote = "empty", ""
         if isinstance(value, bool):
-            word = "true" if value else "false"
-            self.add(
-                line0,
-                f"{what} is the YAML boolean {word}; expected Markdown text"
-                f' (quote it: "{value}")',
-            )
-            return None
-        if value is None or (isinstance(value, str) and not value.strip()):
-            self.add(line0, f"{what} is empty; expected Markdown text")
-            return None
-        if not isinstance(value, str):
+            got = f"the YAML boolean {str(value).lower()}"
+            quote = f' (quote it: "{value}")'
+        elif value is not None and not isinstance(value, str):
             got = "a list" if isinstance(value, list) else "a mapping"
-            self.add(line0, f"{what} is {got}; expected Markdown text")
-            return None
-        return value.strip()
+        self.add(line0, f"{what} is {got}; expected Markdown text{quote}")
+        return None
 
     def field(self, mapping: Mapping, key: str, what: str) -> str | None:
         """``mapping[key]`` as text (a missing key is empty)."""
@@ -108,42 +97,34 @@ class _Checker:
         expected = ", ".join(required)
         if optional:
             expected += f" (optional: {', '.join(optional)})"
-        ok = True
         missing = [k for k in (*required, *wanted) if k not in mapping]
-        for key in mapping:
-            if key not in allowed:
-                ok = False
-                # A misspelt required key is one mistake, said once, at
-                # its line (not "unknown 'explanaton'" plus "missing
-                # 'explanation'").
-                close = difflib.get_close_matches(str(key), missing, 1, 0.6)
-                if close:
-                    missing.remove(close[0])
-                    self.add(
-                        mapping.line_of(key),
-                        f"{what} has '{key}' where '{close[0]}' is "
-                        f"expected; rename it '{close[0]}' "
-                        f"(expected keys: {expected})",
-                    )
-                    continue
+        unknown = [k for k in mapping if k not in allowed]
+        for key in unknown:
+            # A misspelt required key is one mistake, said once, at its
+            # line (not "unknown 'explanaton'" plus "missing
+            # 'explanation'").
+            close = difflib.get_close_matches(str(key), missing, 1, 0.6)
+            if close:
+                missing.remove(close[0])
+                self.add(
+                    mapping.line_of(key),
+                    f"{what} has '{key}' where '{close[0]}' is expected; "
+                    f"rename it '{close[0]}' (expected keys: {expected})",
+                )
+            else:
                 self.add(
                     mapping.line_of(key),
                     f"{what} has unknown key '{key}'"
                     f"{did_you_mean(str(key), allowed)}; "
                     f"expected keys: {expected}",
                 )
-        for key in required:
-            if key in missing:
-                ok = False
-                self.add(
-                    mapping.line,
-                    f"{what} is missing '{key}'; expected keys: {expected}",
-                )
-        for key, message in wanted.items():
-            if key in missing:
-                ok = False
-                self.add(mapping.line, message)
-        return ok
+        for key in missing:  # the required ones first, then the wanted
+            self.add(
+                mapping.line,
+                wanted.get(key)
+                or f"{what} is missing '{key}'; expected keys: {expected}",
+            )
+        return not unknown and not missing
 
     def mapping(self, value, line0: int, what: str, expected: str) -> bool:
         if isinstance(value, Mapping):
@@ -154,22 +135,16 @@ class _Checker:
     def sequence(
         self, mapping: Mapping, key: str, what: str, minimum: int
     ) -> Sequence | None:
-        value, line0 = mapping.get(key), mapping.line_of(key)
+        value = mapping.get(key)
         if not isinstance(value, list):
-            self.add(
-                line0,
-                f"'{key}' of {what} is not a list; expected a YAML list "
-                f"('- ' items) of at least {minimum}",
-            )
-            return None
-        if len(value) < minimum:
-            self.add(
-                line0,
-                f"'{key}' of {what} has {len(value)} item(s); expected at "
-                f"least {minimum}",
-            )
-            return None
-        return value  # type: ignore[return-value]
+            got = "is not a list; expected a YAML list ('- ' items) of"
+        elif len(value) < minimum:
+            got = f"has {len(value)} item(s); expected"
+        else:
+            return value  # type: ignore[return-value]
+        line0 = mapping.line_of(key)
+        self.add(line0, f"'{key}' of {what} {got} at least {minimum}")
+        return None
 
     def column(self, line0, what, column, table, of="") -> bool:
         """Is ``column`` one of ``table``'s? (A problem when it is not.)"""
@@ -247,18 +222,15 @@ def validate(
                 f"id {value!r} is not a slug; expected lower-case letters, "
                 "digits and '-' (it names the answer saved in the browser)",
             )
-    exercise = _BUILD.get(kind, _texts_only)(c, data, common, tables, cls)
+    fields = _BUILD.get(kind, _texts_only)(c, data, common, tables, cls)
     if c.problems:
         return None, c.problems
-    return exercise, []
+    return cls(**common, **fields), []
 
 
 def _texts_only(c, data, common, tables, cls):
     """A kind whose every key is Markdown text (predict, discussion)."""
-    t = c.texts(data, cls.keys)
-    if len(t) == len(cls.keys) and all(t.values()):
-        return cls(**common, **t)
-    return None
+    return c.texts(data, cls.keys)
 
 
 # --- check and eliminate -----------------------------------------------------
@@ -266,7 +238,7 @@ def _texts_only(c, data, common, tables, cls):
 
 def _choices(c, data, common, tables, cls):
     kind = cls.kind
-    note_key, saying, noun = _NOTES[kind]
+    note_key, saying, noun = cls.note
     t = c.texts(data, ("question", "explanation"))
     table_id = table = None
     if "variants" in data:
@@ -339,18 +311,17 @@ def _choices(c, data, common, tables, cls):
                     f"{what} is the correct one but has '{note_key}'; "
                     f"expected '{note_key}' only on wrong options",
                 )
-        if text is not None:
-            if text in texts:
-                c.add(
-                    raw.line_of("text"),
-                    f"{what} repeats option {texts[text]}; expected "
-                    "different options",
-                )
-            texts.setdefault(text, letter)
+        if text in texts:
+            c.add(
+                raw.line_of("text"),
+                f"{what} repeats option {texts[text]}; expected "
+                "different options",
+            )
+        elif text is not None:
+            texts[text] = letter
         value = _option_value(c, raw, what, table)
-        result.append(
-            Option(letter, text or "", correct, note, option_id, *value)
-        )
+        option = Option(letter, text or "", correct, note, option_id, *value)
+        result.append(option)
     right = [o.letter for o in result if o.correct]
     if len(right) != 1:
         got = (
@@ -366,28 +337,23 @@ def _choices(c, data, common, tables, cls):
     rows = []
     if len(result) == len(options):
         rows = _choice_variants(
-            c, data, options, result, table, table_id, kind
+            c, data, options, result, table, table_id, note_key
         )
-    if c.problems or len(t) != 2:
-        return None
-    return cls(**common, **t, options=result, variants=table_id, rows=rows)
+    return dict(t, options=result, variants=table_id, rows=rows)
 
 
 def _option_value(c, raw, what, table):
     """An option's (column, formula, formula line): the engine's number
     for it in each variant, and what that number must equal."""
     given = [k for k in ("column", "formula") if k in raw]
-    if not given:
-        return None, None, None
-    if table is None:
+    if given and table is None:
         c.add(
             raw.line_of(given[0]),
             f"{what} has '{given[0]}' but the exercise has no 'variants' "
             "table; expected 'variants: \"<snippet stem>.<table>\"' to go "
             "with option columns",
         )
-        return None, None, None
-    if len(given) == 1:
+    elif len(given) == 1:
         missing = "formula" if given[0] == "column" else "column"
         c.add(
             raw.line_of(given[0]),
@@ -395,28 +361,26 @@ def _option_value(c, raw, what, table):
             "the variants table's column holding the option's number and "
             "its formula in the lesson's symbols",
         )
-        return None, None, None
-    column = c.field(raw, "column", f"{what} column")
-    formula = c.field(raw, "formula", f"{what} formula")
-    if column is None or formula is None:
-        return None, None, None
-    if not c.column(raw.line_of("column"), what, column, table):
-        return None, None, None
-    return column, formula, c.base + raw.line_of("formula")
+    elif given:
+        column = c.field(raw, "column", f"{what} column")
+        formula = c.field(raw, "formula", f"{what} formula")
+        line0 = raw.line_of("column")
+        if formula and column and c.column(line0, what, column, table):
+            return column, formula, c.base + raw.line_of("formula")
+    return None, None, None
 
 
-def _choice_variants(c, data, raw_options, options, table, table_id, kind):
+def _choice_variants(c, data, raws, options, table, table_id, note_key):
     """A check or eliminate with a variants ``table``: every {placeholder}
     is a column, each option's number is the engine's and equals its
     formula in every variant, and no two options read the same in any
     variant (an eliminate would have two survivors). Without ``table`` no
     text may hold a placeholder. Returns the rows."""
-    note_key = _NOTES[kind][0]
     texts = [
         (f"the {key}", data.get(key), data.line_of(key))
         for key in ("question", "explanation")
     ]
-    for o, raw in zip(options, raw_options, strict=True):
+    for o, raw in zip(options, raws, strict=True):
         texts.append((f"option {o.letter} text", o.text, raw.line_of("text")))
         if o.note:
             where = raw.line_of(note_key)
@@ -429,7 +393,7 @@ def _choice_variants(c, data, raw_options, options, table, table_id, kind):
     answer_columns = {o.column for o in options if o.column}
     variants = _variants(table, answer_columns)
     rows, symbols, _ = variants
-    for o, raw in zip(options, raw_options, strict=True):
+    for o, raw in zip(options, raws, strict=True):
         if o.column is None:
             continue
         if f"{{{o.column}}}" not in o.text:
@@ -446,19 +410,15 @@ def _choice_variants(c, data, raw_options, options, table, table_id, kind):
     if c.problems:
         return rows
     for row in rows:
-        seen: dict[str, str] = {}  # the text as shown -> letter
-        values: dict[tuple, str] = {}  # the option's number -> letter
-        for o, raw in zip(options, raw_options, strict=True):
-            shown = " ".join(_fill(o.text, row).lower().split())
-            same = seen.get(shown)
-            if o.column is not None:
-                got = _at(
-                    answers.split(row[o.column], _shape(o.formula)), [{}]
-                )
-                if got is not None:
-                    key = tuple(round(v, 9) for v in got[0])
-                    same = same or values.get(key)
-                    values.setdefault(key, o.letter)
+        seen: dict = {}  # the text as shown, and the number -> letter
+        for o, raw in zip(options, raws, strict=True):
+            keys = [" ".join(_fill(o.text, row).lower().split())]
+            if o.column is not None:  # the engine's number: it agreed
+                parts = answers.split(row[o.column], _shape(o.formula))
+                keys.append(tuple(round(v, 9) for v in _at(parts, [{}])[0]))
+            same = next((seen[k] for k in keys if k in seen), None)
+            for key in keys:
+                seen.setdefault(key, o.letter)
             if same is not None:
                 c.add(
                     raw.line_of("text"),
@@ -468,7 +428,6 @@ def _choice_variants(c, data, raw_options, options, table, table_id, kind):
                     "answers there; expected variant values where no two "
                     "options coincide (change that row of the snippet)",
                 )
-            seen.setdefault(shown, o.letter)
     return rows
 
 
@@ -503,35 +462,29 @@ def _buckets(c, data, common, tables, cls):
         if "explanation" in raw:
             explanation = c.field(raw, "explanation", f"{what} explanation")
         items: list[str] = []
-        raw_items = raw.get("items")
-        if "items" not in raw:
-            pass  # reported as missing
-        elif not isinstance(raw_items, list) or not raw_items:
+        raw_items = raw.get("items")  # a missing one: reported by keys()
+        if "items" in raw and not (isinstance(raw_items, list) and raw_items):
             c.add(
                 raw.line_of("items"),
                 f"{what} has no items; expected a list of at least one "
                 "item ('- …')",
             )
-        else:
+        elif isinstance(raw_items, list):
             for k, item in enumerate(raw_items):
                 text = c.text(item, raw_items.line_of(k), f"{what} item")
-                if text is None:
-                    continue
                 if text in items_seen:
                     c.add(
                         raw_items.line_of(k),
                         f"item '{text}' appears twice (in {items_seen[text]}"
                         f" and {what}); expected each item once",
                     )
-                    continue
-                items_seen[text] = what
-                items.append(text)
+                elif text is not None:
+                    items_seen[text] = what
+                    items.append(text)
         result.append(Bucket(name or "", items, explanation or ""))
     if not c.problems:
         _buckets_match_table(c, data, tables, result)
-    if c.problems or not t.get("prompt"):
-        return None
-    return cls(**common, prompt=t["prompt"], buckets=result)
+    return dict(t, buckets=result)
 
 
 def _buckets_match_table(c, data, tables, buckets):
@@ -575,9 +528,7 @@ def _buckets_match_table(c, data, tables, buckets):
     }:
         # Names and items hold commas ("Q, K, V"): say it as the YAML to
         # paste, each string quoted, in the author's code style.
-        tick = (
-            "`" if any(b.name.strip().startswith("`") for b in buckets) else ""
-        )
+        tick = "`" * any(b.name.strip().startswith("`") for b in buckets)
         want = ["buckets:"]
         for name, items in expected.items():
             want.append(f"  - name: {json.dumps(tick + name + tick)}")
@@ -596,21 +547,18 @@ def _order(c, data, common, tables, cls):
     steps = c.sequence(data, "steps", "order", 2)
     if steps is None:
         return None
-    result: list[str] = []
-    for i, raw in enumerate(steps):
-        text = c.text(raw, steps.line_of(i), f"step {i + 1}")
-        if text is None:
-            continue
-        if text in result:
+    first: dict[str, int] = {}  # a step's text -> its number
+    for i, raw in enumerate(steps, 1):
+        text = c.text(raw, steps.line_of(i - 1), f"step {i}")
+        if text in first:
             c.add(
-                steps.line_of(i),
-                f"step {i + 1} repeats step {result.index(text) + 1}; "
-                "expected distinct steps",
+                steps.line_of(i - 1),
+                f"step {i} repeats step {first[text]}; expected distinct "
+                "steps",
             )
-        result.append(text)
-    if c.problems or len(t) != 2:
-        return None
-    return cls(**common, **t, steps=result)
+        elif text is not None:
+            first[text] = i
+    return dict(t, steps=list(first))
 
 
 # --- fill-in -----------------------------------------------------------------
@@ -644,17 +592,12 @@ def _fill_in(c, data, common, tables, cls):
     if prompt:
         line0 = data.line_of("prompt")
         _placeholders(c, prompt, line0, "the prompt", table, table_id)
-    cells = []
-    for i, raw in enumerate(raw_cells):
-        line0 = raw_cells.line_of(i)
-        cell = _fill_in_cell(c, raw, line0, i, table, variants, points)
-        if cell is not None:
-            cells.append(cell)
-    if c.problems or not prompt:
-        return None
+    cells = [  # a None among them: a problem was added
+        _fill_in_cell(c, raw_cells, i, table, variants, points)
+        for i in range(len(raw_cells))
+    ]
     rows, symbols, scopes = variants
-    return cls(
-        **common,
+    return dict(
         prompt=prompt,
         variants=table_id,
         symbols=symbols,
@@ -672,26 +615,16 @@ def _random_points(seed: str) -> list[dict[str, float]]:
     rng = random.Random(seed)
     points = []
     for _ in range(4):
-        h = rng.randint(2, 12)
-        d_k = rng.randint(3, 40)
+        h, d_k = rng.randint(2, 12), rng.randint(3, 40)
         t_q, t_k = rng.randint(2, 40), rng.randint(2, 40)
-        points.append(
-            {
-                "h": h,
-                "d_k": d_k,
-                "d_model": h * d_k,
-                "t": t_q,
-                "t_q": t_q,
-                "t_k": t_k,
-                "b": rng.randint(1, 9),
-                "bias": rng.randint(0, 1),
-            }
-        )
+        point = dict(h=h, d_k=d_k, d_model=h * d_k, t=t_q, t_q=t_q, t_k=t_k)
+        point.update(b=rng.randint(1, 9), bias=rng.randint(0, 1))
+        points.append(point)
     return points
 
 
-def _fill_in_cell(c, raw, line0, i, table, variants, points):
-    what = f"cell {i + 1}"
+def _fill_in_cell(c, raw_cells, i, table, variants, points):
+    raw, line0, what = raw_cells[i], raw_cells.line_of(i), f"cell {i + 1}"
     expected = "'- label: …' with 'column', 'formula', 'wrong' and 'otherwise'"
     if not c.mapping(raw, line0, what, expected):
         return None
@@ -735,39 +668,34 @@ def _fill_in_cell(c, raw, line0, i, table, variants, points):
         wline = raw_wrong.line_of(k)
         name = f"{what} wrong form {k + 1}"
         expected = "'- form: …' and 'why: …'"
-        if not c.mapping(item, wline, name, expected):
+        if not c.mapping(item, wline, name, expected) or not c.keys(
+            item, ("form", "why"), (), name
+        ):
             continue
-        if not c.keys(item, ("form", "why"), (), name):
-            continue
-        form = c.field(item, "form", "form")
-        why = c.field(item, "why", "why")
+        form, why = (c.field(item, key, key) for key in ("form", "why"))
         if form is None or why is None:
             continue
         form_parts = answers.split(form, shape)
         if _at(form_parts, points) is None:
-            c.add(
-                wline,
-                f"wrong form {form!r} does not evaluate; expected "
-                "arithmetic in the lesson's symbols",
+            problem = (
+                "does not evaluate; expected arithmetic in the lesson's "
+                "symbols"
             )
+        elif (mine := _at(form_parts, scopes)) is None:
+            problem = (
+                "cannot be evaluated in every variant; expected every symbol "
+                "it uses to be a column of the variants table"
+            )
+        elif answer is not None and all(map(_same, mine, answer)):
+            problem = (
+                "equals the answer in every variant, so no student could "
+                "give it; expected a form that is wrong for at least one "
+                "variant"
+            )
+        else:
+            wrong.append(WrongForm(form, why))
             continue
-        mine = _at(form_parts, scopes)
-        if mine is None:
-            c.add(
-                wline,
-                f"wrong form {form!r} cannot be evaluated in every variant; "
-                "expected every symbol it uses to be a column of the "
-                "variants table",
-            )
-            continue
-        if answer is not None and all(map(_same, mine, answer)):
-            c.add(
-                wline,
-                f"wrong form {form!r} equals the answer in every variant, "
-                "so no student could give it; expected a form that is "
-                "wrong for at least one variant",
-            )
-        wrong.append(WrongForm(form, why))
+        c.add(wline, f"wrong form {form!r} {problem}")
     return Cell(
         label, column, formula, shape, wrong, otherwise, c.base + where
     )
@@ -788,13 +716,7 @@ def _table(c, data, tables, table_id, kind, key):
             "engine published (lessonbuild.engine.check)",
         )
         return None
-    known = {
-        str(name): Table(
-            [str(col) for col in value["columns"]],
-            [[str(cell) for cell in row] for row in value["rows"]],
-        )
-        for name, value in (raw or {}).items()
-    }
+    known = {str(name): value for name, value in (raw or {}).items()}
     if table_id not in known:
         listing = ", ".join(sorted(known)[:12]) or "(none were generated)"
         if len(known) > 12:
@@ -806,7 +728,10 @@ def _table(c, data, tables, table_id, kind, key):
             f"snippet publishes (<snippet stem>.<name>): {listing}",
         )
         return None
-    return known[table_id]
+    columns, rows = known[table_id]["columns"], known[table_id]["rows"]
+    return Table(
+        [str(col) for col in columns], [[str(x) for x in row] for row in rows]
+    )
 
 
 def _variants_table(c, data, tables, kind):
@@ -927,13 +852,9 @@ def _at(parts, scopes):
     """Each scope's values of ``parts`` (a list per scope), or None."""
     if not parts:
         return None
-    out = []
-    for scope in scopes:
-        vals = [answers.values(p, scope) for p in parts]
-        if any(not isinstance(v, float) for v in vals):
-            return None
-        out.append(vals)
-    return out
+    out = [[answers.values(p, scope) for p in parts] for scope in scopes]
+    floats = all(isinstance(v, float) for vals in out for v in vals)
+    return out if floats else None
 
 
 def _same(a: list[float], b: list[float]) -> bool:
@@ -945,8 +866,10 @@ def _show(values: list[float]) -> str:
     return f"({', '.join(text)})" if len(text) > 1 else text[0]
 
 
-#: Each kind's builder: (checker, data, common, tables, class) -> exercise
-#: or None. A kind whose keys are all Markdown text needs none.
+#: Each kind's builder: (checker, data, common, tables, class) -> the
+#: kind's fields besides common, or None; either is used only when no
+#: problem was added, so a builder need not check what it reported.
+#: A kind whose keys are all Markdown text needs none.
 _BUILD = {
     "check": _choices,
     "eliminate": _choices,
