@@ -86,13 +86,16 @@ def to_ipynb(py_path: Path | str):
     path = Path(py_path)
     nb = jupytext.read(path, fmt="py:percent")
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
-    root = path.resolve().parent.parent
     at = 1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0
     offered = {Path(src).name: uri for uri, src in HOMEWORK.items()}
     if at and path.name in offered:  # a notebook the site offers
         nb.cells[0].source += "\n\n" + download_line(offered[path.name])
-    nb.cells.insert(at, nbformat.from_dict(setup_cell(root / "mha_ref")))
-    _number_cells(nb.cells)
+    package = path.resolve().parent.parent / "mha_ref"
+    nb.cells.insert(at, nbformat.from_dict(setup_cell(package)))
+    # Ids cell-0, cell-1, ... instead of random ones: the same source
+    # makes the same file, byte for byte.
+    for number, cell in enumerate(nb.cells):
+        cell.id = f"cell-{number}"
     nbformat.validate(nb)
     return nb
 
@@ -119,32 +122,24 @@ def package_zip(package: Path) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for file in sorted(package.glob("*.py")):
-            info = zipfile.ZipInfo(
-                f"{package.name}/{file.name}", (1980, 1, 1, 0, 0, 0)
-            )
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, file.read_bytes())
+            name = f"{package.name}/{file.name}"
+            info = zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0))
+            archive.writestr(info, file.read_bytes(), zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
-
-
-def carried_package(package: Path) -> tuple[str, str]:
-    """:func:`package_zip` in base64 (76-character lines), and its
-    digest."""
-    import base64
-    import hashlib
-
-    data = package_zip(package)
-    text = base64.b64encode(data).decode("ascii")
-    lines = [text[i : i + 76] for i in range(0, len(text), 76)]
-    return "\n".join(lines), hashlib.sha256(data).hexdigest()[:12]
 
 
 def setup_cell(package: Path) -> dict:
     """The first cell of every notebook the site offers, hidden in
     Jupyter: it unpacks the copy of ``mha_ref`` the notebook carries and
     puts it first on ``sys.path``, and installs matplotlib (which the
-    figures need and torch does not) where it is missing."""
-    data, digest = carried_package(package)
+    figures need and torch does not) where it is missing. The package
+    travels as :func:`package_zip` in base64 (76-character lines)."""
+    import base64
+    import hashlib
+
+    zipped = package_zip(package)
+    data = base64.encodebytes(zipped).decode("ascii").rstrip("\n")
+    digest = hashlib.sha256(zipped).hexdigest()[:12]
     source = f"""{SETUP_TITLE}
 # Unpacked into a temporary folder and put first on sys.path, so this
 # notebook runs anywhere torch does: no clone, no download.
@@ -199,22 +194,15 @@ def student_code(source: str) -> str:
     tree = ast.parse(source)
     lines = source.splitlines()
     edits: list[tuple[int, int, str | None]] = []  # 0-based, end excl.
-    docstring = None
     if ast.get_docstring(tree, clean=False) is not None:
-        docstring = tree.body[0]
-        edits.append((0, docstring.end_lineno, None))
+        edits.append((0, tree.body[0].end_lineno, None))
     for node, block in _statements(tree):
-        if node is docstring:
-            continue
         indent = " " * node.col_offset
         span = (node.lineno - 1, node.end_lineno)
-        name = _call_name(node)
+        call = node.value if isinstance(node, ast.Expr) else None
+        name = ast.unparse(call.func) if isinstance(call, ast.Call) else ""
         called = name.split(".")[-1]
-        if called in ("publish_table", "publish_value") or (
-            name == "matplotlib.use"
-        ):
-            edits.append((*span, indent + "pass" if len(block) == 1 else None))
-        elif called == "publish_figure":
+        if called == "publish_figure":
             # plt.show(): the inline backend displays the figure now (a
             # figure left open is not always shown at the end).
             shown = f"{indent}plt.show()"
@@ -223,17 +211,14 @@ def student_code(source: str) -> str:
                 drawn = _dedented(source, args[1], node.col_offset)
                 shown = f"{drawn}\n{shown}"
             edits.append((*span, shown))
+        elif called in _BUILD_ONLY or name == "matplotlib.use":
+            edits.append((*span, indent + "pass" if len(block) == 1 else None))
         elif isinstance(node, ast.ImportFrom) and any(
             alias.name in _BUILD_ONLY for alias in node.names
         ):
-            kept = [
-                alias.name + (f" as {alias.asname}" if alias.asname else "")
-                for alias in node.names
-                if alias.name not in _BUILD_ONLY
-            ]
-            module = "." * node.level + (node.module or "")
-            text = f"{indent}from {module} import {', '.join(kept)}"
-            edits.append((*span, text if kept else None))
+            node.names = [a for a in node.names if a.name not in _BUILD_ONLY]
+            text = indent + ast.unparse(node) if node.names else None
+            edits.append((*span, text))
     for start, end, text in sorted(edits, reverse=True):
         if text is None:  # the comment just above goes with it
             while start > 0 and lines[start - 1].lstrip().startswith("#"):
@@ -253,19 +238,7 @@ def _statements(tree):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if isinstance(block, list):
-                for statement in block:
-                    yield statement, block
-
-
-def _call_name(node) -> str:
-    """``f`` or ``obj.f`` for a statement that is a bare call, else ''."""
-    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-        func = node.value.func
-        if isinstance(func, ast.Attribute):
-            base = func.value.id if isinstance(func.value, ast.Name) else ""
-            return f"{base}.{func.attr}"
-        return getattr(func, "id", "")
-    return ""
+                yield from ((statement, block) for statement in block)
 
 
 def _dedented(source: str, node, indent: int) -> str:
@@ -277,13 +250,6 @@ def _dedented(source: str, node, indent: int) -> str:
     first, *rest = text.splitlines()
     rest = [r[shift:] if r[:shift].isspace() else r for r in rest]
     return "\n".join([" " * indent + first, *rest])
-
-
-def _number_cells(cells) -> None:
-    """Ids ``cell-0``, ``cell-1``, ... instead of random ones: the same
-    source makes the same file, byte for byte."""
-    for number, cell in enumerate(cells):
-        cell.id = f"cell-{number}"
 
 
 # --- executing a notebook ----------------------------------------------------
@@ -343,33 +309,30 @@ def execute(
 
 
 def _failure(nb, error, source) -> NotebookExecutionError:
-    """The first cell that raised, at its line of ``source``."""
-    for index, cell in enumerate(nb.cells):
-        raised = [
-            out
-            for out in cell.get("outputs", [])
-            if out.get("output_type") == "error"
-        ]
-        if raised:
-            out = raised[0]
-            message = f"cell {index} raised {out['ename']}: {out['evalue']}"
-            line = _source_line(Path(source), cell, out) if source else None
-            return NotebookExecutionError(source or "notebook", line, message)
-    return NotebookExecutionError(source or "notebook", None, str(error))
-
-
-def _source_line(path: Path, cell, out) -> int | None:
-    """Line in ``path`` of the failing statement, or of the cell's start."""
-    text = path.read_text(encoding="utf-8")
-    start = text.find(cell.source)
+    """The first cell that raised, at the line of ``source`` of the
+    failing statement (or of the cell's start)."""
+    where = source or "notebook"
+    raised = [
+        (index, cell, out)
+        for index, cell in enumerate(nb.cells)
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "error"
+    ]
+    if not raised:
+        return NotebookExecutionError(where, None, str(error))
+    index, cell, out = raised[0]
+    message = f"cell {index} raised {out['ename']}: {out['evalue']}"
+    text = Path(source).read_text(encoding="utf-8") if source else ""
+    start = text.find(cell.source) if source else -1
     if start < 0:
-        return None
-    first = text.count("\n", 0, start) + 1
-    count = cell.get("execution_count")
+        return NotebookExecutionError(where, None, message)
+    line = text.count("\n", 0, start) + 1
     traceback = _ANSI.sub("", "\n".join(out.get("traceback", [])))
     # IPython names the cell's own frame "Cell In[<count>], line <n>".
+    count = cell.get("execution_count")
     match = re.search(rf"Cell In\[{count}\], line (\d+)", traceback)
-    return first + int(match.group(1)) - 1 if match else first
+    line += int(match.group(1)) - 1 if match else 0
+    return NotebookExecutionError(where, line, message)
 
 
 # --- the deck as a notebook --------------------------------------------------
@@ -399,11 +362,10 @@ def deck_notebook(deck, outputs: dict[str, str]):
     seen = set()
     for slide in deck.slides:
         snippets = [
-            inc.path
-            for inc in slide.includes
-            if inc.path.startswith("snippets/") and inc.path in outputs
+            s
+            for s in dict.fromkeys(inc.path for inc in slide.includes)
+            if s.startswith("snippets/") and s in outputs and s not in seen
         ]
-        snippets = [s for s in dict.fromkeys(snippets) if s not in seen]
         if not snippets:
             continue
         seen.update(snippets)
@@ -413,29 +375,22 @@ def deck_notebook(deck, outputs: dict[str, str]):
         cells.append(_markdown_cell(text) | {"id": f"slide-{slide.number}"})
         for k, rel in enumerate(snippets, 1):
             source = (deck.root / rel).read_text(encoding="utf-8")
-            stream = {"output_type": "stream", "name": "stdout"}
+            text = outputs[rel]
+            out = {"output_type": "stream", "name": "stdout", "text": text}
             cells.append(
                 {
                     "id": f"slide-{slide.number}-{k}",
                     "cell_type": "code",
                     "execution_count": None,
                     "metadata": {"snippet": rel},
-                    "outputs": [{**stream, "text": outputs[rel]}]
-                    if outputs[rel]
-                    else [],
+                    "outputs": [out] if text else [],
                     "source": student_code(source),
                 }
             )
-    nb = nbformat.from_dict(
-        {
-            "nbformat": 4,
-            "nbformat_minor": 5,
-            "metadata": {"kernelspec": dict(KERNELSPEC)},
-            "cells": cells,
-        }
-    )
-    nbformat.validate(nb)  # once, whole: cell constructors validate each
-    return nb
+    # Validated once, whole: the cell constructors would validate each.
+    metadata = {"kernelspec": dict(KERNELSPEC)}
+    nb = nbformat.v4.new_notebook(metadata=metadata, cells=cells)
+    return nbformat.from_dict(nb)
 
 
 def _markdown_cell(source: str) -> dict:
@@ -450,17 +405,14 @@ def lead_paragraph(slide) -> str:
     for fence in slide.fences:
         last = fence.end if fence.end is not None else len(slide.lines)
         fenced.update(range(fence.start, last + 1))
+    not_prose = ("#", "!!!", "???", "|", "{{", "<", " ", "\t")
     paragraph: list[str] = []
     in_display = False  # inside a \[ ... \] block
     for i in range(slide.body_line - 1, len(slide.lines)):
         line = slide.lines[i].rstrip("\r\n")
-        if line.lstrip().startswith("\\[") or in_display:
-            in_display = "\\]" not in line
-            skip = True
-        else:
-            skip = i in fenced or line.startswith(
-                ("#", "!!!", "???", "|", "{{", "<", " ", "\t")
-            )
+        display = in_display or line.lstrip().startswith("\\[")
+        in_display = display and "\\]" not in line
+        skip = display or i in fenced or line.startswith(not_prose)
         if skip or not line.strip():
             if paragraph:
                 break
@@ -473,12 +425,8 @@ def lead_paragraph(slide) -> str:
 
 def write_deck_notebook(deck, outputs: dict[str, str]) -> Path:
     """Write the deck notebook under ``OUT_DIR``; returns that folder."""
-    import nbformat
-
     out = deck.root / OUT_DIR
-    target = out / DECK_NOTEBOOK
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _write_if_changed(target, nbformat.writes(deck_notebook(deck, outputs)))
+    _write_notebook(out / DECK_NOTEBOOK, deck_notebook(deck, outputs))
     return out
 
 
@@ -508,24 +456,18 @@ def mark_math(page_html: str) -> str:
     if "$" not in page_html:
         return page_html
     parts, done = [], 0
-    for start, end in _markdown_cells(page_html):
-        inner = page_html[start:end]
-        marked = _mark_cell(inner) if "$" in inner else inner
-        if marked != inner:
-            parts += [page_html[done:start], marked]
-            done = end
-    return "".join(parts) + page_html[done:] if parts else page_html
-
-
-def _markdown_cells(page_html: str):
-    """(start, end) of each Markdown cell's inner HTML, nested divs kept."""
     for cell in _MARKDOWN_CELL.finditer(page_html):
-        depth = 1
+        depth = 1  # the cell's inner HTML ends at its div's end, nested kept
         for tag in _DIV_TAG.finditer(page_html, cell.end()):
             depth += -1 if tag.group(1) else 1
             if depth == 0:
-                yield cell.end(), tag.start()
+                inner = page_html[cell.end() : tag.start()]
+                marked = _mark_cell(inner)
+                if marked != inner:
+                    parts += [page_html[done : cell.end()], marked]
+                    done = tag.start()
                 break
+    return "".join(parts) + page_html[done:]
 
 
 def _mark_cell(inner: str) -> str:
@@ -534,6 +476,8 @@ def _mark_cell(inner: str) -> str:
 
     from bs4 import BeautifulSoup
 
+    if "$" not in inner:
+        return inner
     soup = BeautifulSoup(inner, "html.parser")
     changed = False
     for text in list(soup.find_all(string=True)):
@@ -594,9 +538,9 @@ class Homework:
             key = hashlib.sha256((cache_key + text).encode()).hexdigest()
             target = self.root / OUT_DIR / uri
             stamp = target.with_suffix(".key")
-            if stamp.is_file() and target.is_file():
-                if stamp.read_text() == key:
-                    continue
+            fresh = stamp.is_file() and stamp.read_text() == key
+            if fresh and target.is_file():
+                continue
             if rel in EXECUTED:
                 self._jobs[rel] = (uri, key)
                 sources.append(text)
@@ -647,8 +591,8 @@ class Homework:
         else:
             why = "gave no answer"
         detail = "\n".join(run.stderr.strip().splitlines()[-15:])
+        message = f"executing the notebook {why}"
         for rel in self._jobs.keys() - done:
-            message = f"executing the notebook {why}"
             self.problems.append(Problem(rel, 1, message, detail))
         return self.problems
 
@@ -659,17 +603,16 @@ class Homework:
 
     def _save(self, uri: str, nb, key: str) -> None:
         """Write one notebook, then the stamp that says it is made."""
-        import nbformat
-
         target = self.root / OUT_DIR / uri
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _write_if_changed(target, nbformat.writes(nb))
+        _write_notebook(target, nb)
         target.with_suffix(".key").write_text(key)
 
 
 def _run(rel: str) -> tuple[str | None, list]:
     """Execute ``rel`` (from the root): (notebook text or None, problems
     as [path, line, message])."""
+    import shutil
+
     import nbformat
 
     nb = to_ipynb(rel)
@@ -678,8 +621,12 @@ def _run(rel: str) -> tuple[str | None, list]:
         execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=Path.cwd(), km=km)
     except NotebookExecutionError as exc:
         return None, [[exc.path, exc.line or 1, exc.message]]
-    finally:
-        _stop_kernel(km)
+    finally:  # kill the kernel (its notebook has run), remove its files
+        process, folder = km.lesson_kernel
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+            os.waitpid(process.pid, 0)
+        shutil.rmtree(folder, ignore_errors=True)
     return nbformat.writes(nb), []
 
 
@@ -722,17 +669,6 @@ def _forked_kernel():
     km.provisioner = provisioner
     km.lesson_kernel = (provisioner.process, folder)
     return km
-
-
-def _stop_kernel(km) -> None:
-    """Kill the kernel (its notebook has run) and remove its files."""
-    import shutil
-
-    process, folder = km.lesson_kernel
-    if process.poll() is None:
-        os.kill(process.pid, signal.SIGKILL)
-        os.waitpid(process.pid, 0)
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run_kernel(connection_file: str) -> None:
@@ -823,11 +759,14 @@ def _main(argv: list[str]) -> int:
     return 0
 
 
-def _write_if_changed(path: Path, text: str) -> None:
-    """Write ``text`` unless ``path`` holds it; atomically (no half file)."""
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        return
-    write_atomic(path, text)
+def _write_notebook(path: Path, nb) -> None:
+    """Write ``nb`` unless ``path`` holds it; atomically (no half file)."""
+    import nbformat
+
+    text = nbformat.writes(nb)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not (path.is_file() and path.read_text(encoding="utf-8") == text):
+        write_atomic(path, text)
 
 
 if __name__ == "__main__":
