@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +61,7 @@ _DECK_END = re.compile(r"</div></div>\s*<script")  # then the deck's scripts
 _H2 = re.compile(r"<h2\b[^>]*>(.*?)</h2>", re.S)
 _H1 = re.compile(r"<h1\b[^>]*>(.*?)</h1>", re.S)
 _TAG = re.compile(r"<[^>]+>")
+_HEADINGS = ["h1", "h2", "h3", "h4"]
 _COPY_TARGET = re.compile(r'\b(for|id)="cell-\d+"')
 #: A deck screen's "Slide N of 55: 3 min, from minute 40 of the 120 min
 #: class": one slide's "Time:" changes it on every later screen. The
@@ -122,9 +124,7 @@ def read_page(html: str) -> Page:
     instructor notes) and prose, without the page's chrome."""
     soup = BeautifulSoup(html, "html.parser")
     main = next(filter(None, map(soup.select_one, _CONTENT)), soup)
-    for link in main.select("a.headerlink, a.anchor-link"):  # the ¶s
-        link.extract()
-    for chrome in main.select(_CHROME):
+    for chrome in main.select(f"a.headerlink, a.anchor-link, {_CHROME}"):
         chrome.extract()
     # KaTeX writes each formula three times (MathML, its TeX, the HTML
     # layout): a diff reads its TeX once.
@@ -135,7 +135,8 @@ def read_page(html: str) -> Page:
     title = h1.get_text(" ", strip=True) if h1 else ""
     if not title and soup.title:
         title = soup.title.get_text(strip=True)
-    tables: dict[str, list[list[str]]] = {}
+    # Each a label -> its content, as in Page.
+    outputs, tables, code, figures, texts = {}, {}, {}, {}, {}
     for n, table in enumerate(main.find_all("table"), start=1):
         # Named by its header row: a table added above renames nothing.
         first = table.find("tr")
@@ -145,8 +146,6 @@ def read_page(html: str) -> Page:
         label = f"table ({head})" if head else f"table {n}"
         tables[_unique(tables, label)] = [r for r in rows if r]
         table.extract()
-    outputs: dict[str, str] = {}
-    code: dict[str, str] = {}
     above = "a code block"
     for pre in main.find_all("pre"):
         block = pre.find_parent(class_="highlight") or pre
@@ -155,21 +154,15 @@ def read_page(html: str) -> Page:
         if label.rstrip(":") == "Output":
             outputs[_unique(outputs, f"Output of {above}")] = pre.get_text()
         else:
-            if not label:
-                heading = block.find_previous(["h1", "h2", "h3", "h4"])
-                label = "a code block"
-                if heading:
-                    label = f"code under “{heading.get_text(' ', strip=True)}”"
-            above = label
-            code[_unique(code, label)] = pre.get_text()
+            if not label and (heading := block.find_previous(_HEADINGS)):
+                label = f"code under “{heading.get_text(' ', strip=True)}”"
+            above = label or "a code block"
+            code[_unique(code, above)] = pre.get_text()
         block.extract()
-    figures = {}
     for img in main.find_all("img"):
-        name = img.get("src", "").rsplit("/", 1)[-1]
-        if name:
+        if name := img.get("src", "").rsplit("/", 1)[-1]:
             key = (img.get("alt", ""), img.get("data-sha", ""))
             figures[_unique(figures, name)] = key
-    texts = {}
     for n, section in enumerate(main.select("section.exercise"), start=1):
         texts[f"exercise {n}"] = " ".join(section.get_text(" ").split())
         section.extract()
@@ -208,8 +201,8 @@ def _split(html: str, starts: list[tuple[str, int]], stop: int):
     return {n: html[at:end] for (n, at), end in zip(starts, ends, strict=True)}
 
 
-def _hash_images(html: str, page: Path) -> str:
-    """``html`` with each local image's content hash beside its src, so a
+def _read_html(page: Path) -> str:
+    """The page with each local image's content hash beside its src, so a
     figure drawn differently changes the page that shows it."""
 
     def mark(m):
@@ -219,29 +212,27 @@ def _hash_images(html: str, page: Path) -> str:
         digest = hashlib.sha256(target.read_bytes()).hexdigest()[:12]
         return f'{m[0]} data-sha="{digest}"'
 
-    return _IMG.sub(mark, html)
+    return _IMG.sub(mark, page.read_text(encoding="utf-8"))
 
 
 def read_site(site: Path) -> dict[str, dict[str, str]]:
     """Every view of every page, by the reading page it belongs to:
     ``{"slides/23-x.html": {"page": ..., "present.html": ...}}``."""
     raw = {
-        path.relative_to(site).as_posix(): _hash_images(
-            path.read_text(encoding="utf-8"), path
-        )
+        path.relative_to(site).as_posix(): _read_html(path)
         for path in sorted(site.rglob("*.html"))
     }
     raw.pop("404.html", None)
     slides = {int(m["n"]): rel for rel in raw if (m := SLIDE_PAGE.search(rel))}
     titles = {n: _title(_main_html(raw[rel])) for n, rel in slides.items()}
-    units: dict[str, dict[str, str]] = {}
+    units: dict[str, dict[str, str]] = defaultdict(dict)
     for rel, html in raw.items():
         sections = [(m[1], m.start()) for m in _DECK_SECTION.finditer(html)]
         if sections:  # the deck: each slide's section
             tail = _DECK_END.search(html, sections[-1][1])
             stop = tail.start() if tail else len(html)
             for url, part in _split(html, sections, stop).items():
-                units.setdefault(url, {})[rel] = _PACING.sub("", part)
+                units[url][rel] = _PACING.sub("", part)
             continue
         # mkdocs-jupyter numbers its copy buttons by position: a cell
         # added on one slide would renumber every later slide's.
@@ -254,10 +245,8 @@ def read_site(site: Path) -> dict[str, dict[str, str]]:
             if number.isdigit() and titles.get(int(number)) == title:
                 marks.append((slides[int(number)], match.start()))
         for url, part in _split(main, marks, len(main)).items():
-            units.setdefault(url, {})[rel] = part
-        units.setdefault(rel, {})[PAGE] = (
-            main[: marks[0][1]] if marks else main
-        )
+            units[url][rel] = part
+        units[rel][PAGE] = main[: marks[0][1]] if marks else main
     return units
 
 
@@ -293,32 +282,31 @@ def compare(old_site: Path, new_site: Path) -> tuple[list[Change], int]:
             status = "added" if PAGE not in a else "removed"
             title = read_page(a.get(PAGE) or b.get(PAGE) or "").title
             changes.append(Change(path, title, status, others))
-        elif PAGE not in views:
+            continue
+        if PAGE not in views:
             changes.append(Change(path, _title(b[PAGE]), "changed", others))
-        else:
-            pa, pb = read_page(a[PAGE]), read_page(b[PAGE])
-            texts = _changed(pa.texts, pb.texts)
-            changes.append(
-                Change(
-                    path,
-                    pb.title,
-                    "changed",
-                    others,
-                    outputs=_changed(pa.outputs, pb.outputs),
-                    tables=_changed(pa.tables, pb.tables),
-                    code=_changed(pa.code, pb.code),
-                    figures=[
-                        (name, _figure_change(old, new))
-                        for name, old, new in _changed(pa.figures, pb.figures)
-                    ],
-                    texts=[(n, word_diff(x, y)) for n, x, y in texts],
-                    prose=word_diff(pa.prose, pb.prose)
-                    if pa.prose != pb.prose
-                    else "",
-                )
+            continue
+        pa, pb = read_page(a[PAGE]), read_page(b[PAGE])
+        figures = _changed(pa.figures, pb.figures)
+        texts = _changed(pa.texts, pb.texts)
+        changes.append(
+            Change(
+                path,
+                pb.title,
+                "changed",
+                others,
+                outputs=_changed(pa.outputs, pb.outputs),
+                tables=_changed(pa.tables, pb.tables),
+                code=_changed(pa.code, pb.code),
+                figures=[(n, _figure_change(x, y)) for n, x, y in figures],
+                texts=[(n, word_diff(x, y)) for n, x, y in texts],
+                prose=word_diff(pa.prose, pb.prose)
+                if pa.prose != pb.prose
+                else "",
             )
-    pages = [p for p in paths if PAGE in old.get(p, {}) | new.get(p, {})]
-    return changes, len(pages)
+        )
+    pages = sum(PAGE in old.get(p, {}) | new.get(p, {}) for p in paths)
+    return changes, pages
 
 
 # --- the summary -------------------------------------------------------------
@@ -353,27 +341,22 @@ def word_diff(old: str, new: str, context: int = CONTEXT_WORDS) -> str:
             if j2 > j1:
                 out.append(f"<ins>{_md_words(b[j1:j2])}</ins>")
             continue
-        head = 0 if k == 0 else context
-        tail = 0 if k == len(codes) - 1 else context
+        head = context if k else 0
+        tail = context if k < len(codes) - 1 else 0
         words = a[i1:i2]
-        if len(words) <= head + tail:
-            out.append(_md_words(words))
-            continue
-        cut = [_md_words(words[:head])] if head else []
-        cut.append("…")
-        if tail:
-            cut.append(_md_words(words[-tail:]))
-        out.append(" ".join(cut))
+        if len(words) > head + tail:
+            words = [*words[:head], "…", *words[len(words) - tail :]]
+        out.append(_md_words(words))
     return " ".join(out)
 
 
-def _line_diff(old: str, new: str) -> str:
+def _line_diff(old: str, new: str) -> list[str]:
     a, b = old.splitlines(), new.splitlines()
     lines = list(difflib.unified_diff(a, b, lineterm="", n=1))[2:]
     if len(lines) > MAX_DIFF_LINES:
         cut = len(lines) - MAX_DIFF_LINES
         lines = lines[:MAX_DIFF_LINES] + [f"... ({cut} more lines)"]
-    return "\n".join(lines)
+    return ["```diff", "\n".join(lines), "```"]
 
 
 def _md_table(rows: list[list[str]], marks: list[str]) -> list[str]:
@@ -403,21 +386,18 @@ def table_diff(old: list[list[str]], new: list[list[str]]) -> list[str]:
     return [*before, "**After**", "", *_md_table(new, added)]
 
 
-def _names(names: list[str], noun: str, most: int = 4) -> list[str]:
-    """At most ``most`` names, then a count of the rest."""
-    more = [f"{len(names) - most} more {noun}"] if len(names) > most else []
-    return names[:most] + more
-
-
 def _what(ch: Change) -> str:
     if ch.status != "changed":
         return ch.status
-    parts = _names([f"`{label}`" for label, *_ in ch.outputs], "outputs")
-    parts += _names([label for label, *_ in ch.tables], "tables")
-    parts += _names(
-        [f"code `{label}`" for label, *_ in ch.code], "code blocks"
-    )
-    parts += _names([f"figure `{name}`" for name, _ in ch.figures], "figures")
+    parts = []  # of each kind at most 4 names, then a count of the rest
+    for form, items, noun in (
+        ("`{}`", ch.outputs, "outputs"),
+        ("{}", ch.tables, "tables"),
+        ("code `{}`", ch.code, "code blocks"),
+        ("figure `{}`", ch.figures, "figures"),
+    ):
+        parts += [form.format(label) for label, *_ in items[:4]]
+        parts += [f"{len(items) - 4} more {noun}"] if len(items) > 4 else []
     parts += [label for label, _ in ch.texts]
     parts += ["text"] if ch.prose else []
     if not parts and not ch.views:
@@ -444,11 +424,9 @@ def to_markdown(changes: list[Change], total: int) -> str:
         for label, diff in ch.texts:
             blocks += [f"**{label.capitalize()}**", "", diff, ""]
         for label, old, new in ch.outputs:
-            diff = _line_diff(old, new)
-            blocks += [f"**{label}**", "", "```diff", diff, "```", ""]
+            blocks += [f"**{label}**", "", *_line_diff(old, new), ""]
         for label, old, new in ch.code:
-            diff = _line_diff(old, new)
-            blocks += [f"**Code `{label}`**", "", "```diff", diff, "```", ""]
+            blocks += [f"**Code `{label}`**", "", *_line_diff(old, new), ""]
         for name, what in ch.figures:
             blocks += [f"**Figure `{name}`**", "", what, ""]
         for label, old, new in ch.tables:
@@ -466,9 +444,8 @@ def to_markdown(changes: list[Change], total: int) -> str:
 
 def _git(repo: Path, *args: str) -> str:
     cmd = ["git", "-C", str(repo), *args]
-    return subprocess.run(
-        cmd, check=True, capture_output=True, text=True
-    ).stdout.strip()
+    run = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return run.stdout.strip()
 
 
 def _reads_minify_switch(repo: Path, rev: str | None) -> bool:
