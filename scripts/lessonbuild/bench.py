@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 
 RUNS = 3
 #: Issue 33: a clean build no more than 25 % slower than at the issue's
@@ -84,20 +85,15 @@ def run(site: Path, *cmd: str, **env):
     return time.perf_counter() - start, proc
 
 
-def snippets(site: Path) -> list[str]:
-    from .deck import read_deck
-    from .engine import used_snippets
-
-    return used_snippets(read_deck(site))
-
-
 # --- the rows ----------------------------------------------------------------
 
 
 def engine_rows(site: Path, tmp: Path) -> list[Figure]:
+    from .deck import read_deck
+    from .engine import used_snippets
     from .engine.runner import SERVER
 
-    used = snippets(site)
+    used = used_snippets(read_deck(site))
     colds, floors, kernels, warms = [], [], [], []
     for i in range(RUNS):
         floors.append(floor_seconds(site, used))
@@ -113,7 +109,7 @@ def engine_rows(site: Path, tmp: Path) -> list[Figure]:
                 raise RuntimeError(f"check failed:\n{proc.stderr[-2000:]}")
             times.append(seconds)
         kernels.append(kernel_seconds(site, used))
-    cold, floor, kernel = map(statistics.median, (colds, floors, kernels))
+    cold, floor, kernel = map(median, (colds, floors, kernels))
     n = len(used)
     peer = f"one Jupyter kernel, {n} cells (the peer)"
     return [
@@ -122,7 +118,7 @@ def engine_rows(site: Path, tmp: Path) -> list[Figure]:
         Figure(
             peer, kernel, "", "engine cold ahead", kernel / cold, cold < kernel
         ),
-        within("engine warm", statistics.median(warms), 0.3),
+        within("engine warm", median(warms), 0.3),
     ]
 
 
@@ -142,7 +138,7 @@ def build_rows(site: Path, tmp: Path) -> list[Figure]:
         if proc.returncode:
             raise RuntimeError(f"build failed:\n{proc.stderr[-3000:]}")
         builds.append(seconds)
-    torch, build = statistics.median(imports), statistics.median(builds)
+    torch, build = median(imports), median(builds)
     label = "clean mkdocs build, empty caches"
     return [
         Figure("one `import torch`, before each build", torch),
@@ -152,14 +148,14 @@ def build_rows(site: Path, tmp: Path) -> list[Figure]:
 
 def serve_rows(site: Path, tmp: Path) -> list[Figure]:
     from .deck import read_deck
+    from .engine import used_snippets
     from .settings import CACHE_ENV
 
     deck = read_deck(site)
-    snippet = snippets(site)[0]
+    snippet = used_snippets(deck)[0]
     shows = [p for p in deck.slides if snippet in {i.path for i in p.includes}]
-    slides = (deck.docs_rel(deck.slides[0]), deck.docs_rel(shows[0]))
     cmd = ["-m", "lessonbuild.bench", "serve", tmp / "served", snippet]
-    cmd += slides
+    cmd += (deck.docs_rel(deck.slides[0]), deck.docs_rel(shows[0]))
     _, proc = run(site, *cmd, **{CACHE_ENV: str(tmp / "build-cache")})
     times = dict(line.split() for line in proc.stdout.splitlines())
     if proc.returncode or len(times) != 2:
@@ -183,37 +179,27 @@ def site_diff_rows(site: Path, tmp: Path) -> list[Figure]:
     from .deck import read_deck
     from .settings import CACHE_ENV
 
-    def git(*args):
-        subprocess.run(
-            ["git", "-C", site, *args], check=True, capture_output=True
-        )
-
     (site / ".gitignore").write_text(".cache/\n__pycache__/\n")
-    git("init", "-q")
-    git("add", "-A")
-    git(
-        "-c",
-        "user.name=bench",
-        "-c",
-        "user.email=bench@invalid",
-        "commit",
-        "-qm",
-        "base",
-    )
+    who = ["-c", "user.name=bench", "-c", "user.email=bench@invalid"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run(
+            ["git", "-C", site, *who, *args], check=True, capture_output=True
+        )
     slide = site / read_deck(site).slides[0].path
     slide.write_text(slide.read_text() + "\nOne more sentence.\n")
     env = {CACHE_ENV: str(tmp / "build-cache")}
     times = []
-    for i in range(RUNS + 1):
+    for _ in range(RUNS + 1):
         seconds, proc = run(
             site, "-m", "lessonbuild.sitediff", "--base", "HEAD", **env
         )
         if proc.returncode or "1 of" not in proc.stdout:
             said = proc.stderr[-2000:] + proc.stdout[-1000:]
             raise RuntimeError(f"site-diff failed:\n{said}")
-        times += [seconds] if i else []  # the first builds the base
+        times.append(seconds)
     label = f"site-diff, one slide edited (median of {RUNS})"
-    return [within(label, statistics.median(times), SITE_DIFF_LIMIT)]
+    # The first run builds the base: not counted.
+    return [within(label, median(times[1:]), SITE_DIFF_LIMIT)]
 
 
 def page_weight_rows(site: Path, tmp: Path) -> list[Figure]:
@@ -262,22 +248,20 @@ def first_paint_rows(site: Path, tmp: Path) -> list[Figure]:
     try:
         with sync_playwright() as p:
             browser = launch(p)
+            built = (tmp / "built").as_uri()
             for _ in range(RUNS):
                 for url, js in pages.items():
-                    path, _, anchor = url.partition("#")
-                    uri = (tmp / "built" / path).as_uri()
-                    context = browser.new_context(viewport=VIEWPORT)
-                    page = context.new_page()
-                    page.goto(f"{uri}#{anchor}" if anchor else uri)
+                    page = browser.new_page(viewport=VIEWPORT)  # own context
+                    page.goto(f"{built}/{url}")
                     times[url].append(page.evaluate(js) / 1000)
-                    context.close()
+                    page.close()  # and its context
             browser.close()
     except Exception as exc:  # no browser: say so, measure the rest
         print(f"first paint not measured: {exc}", file=sys.stderr)
         target = f"<= {PAINT_LIMIT:g} s"
         label = f"first paint of {DECK_PAINT}"
         return [Figure(label, None, "not measured", target, None, False)]
-    deck, reading = (statistics.median(times[url]) for url in pages)
+    deck, reading = (median(times[url]) for url in pages)
     beside = f"  beside: the reading page of slide 17 (median of {RUNS})"
     label = f"first paint of {DECK_PAINT} (median of {RUNS})"
     return [within(label, deck, PAINT_LIMIT), Figure(beside, reading)]
@@ -294,7 +278,7 @@ def live_rows(site: Path, tmp: Path) -> list[Figure]:
     except Exception as exc:
         print(f"live code not measured: {exc}", file=sys.stderr)
         return [Figure(label, value="FAILED", met=False)]
-    return [within(label, statistics.median(times), TARGET_SECONDS)]
+    return [within(label, median(times), TARGET_SECONDS)]
 
 
 ROWS = [engine_rows, build_rows, serve_rows, site_diff_rows]
@@ -354,11 +338,9 @@ def _wait_until_gone(*words: str, within: float = 30.0) -> None:
     end = time.monotonic() + within
     while time.monotonic() < end:
         for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-            try:
+            with suppress(OSError):  # a process gone meanwhile
                 if all(n in cmdline.read_bytes() for n in needles):
                     break
-            except OSError:
-                continue
         else:
             return
         time.sleep(0.02)
@@ -372,28 +354,21 @@ def floor_seconds(site: Path, used: list[str]) -> float:
 
     preload = ",".join(preload_plan([(site / r).read_text() for r in used]))
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as folder:
-        # stderr to files: a pipe read late could stall a chatty run.
-        logs = [Path(folder, f"stderr-{seed}") for seed in HASH_SEEDS]
-        start, procs = time.perf_counter(), []
-        for seed, log in zip(HASH_SEEDS, logs, strict=True):
-            tables = f"{folder}/tables-{seed}"
-            cmd = [sys.executable, "-m", "lessonbuild.bench", "floor"]
-            cmd += [site, tables, preload, *used]
+        out, procs = subprocess.DEVNULL, {}
+        start = time.perf_counter()
+        for seed in HASH_SEEDS:
+            # stderr to a file: a pipe read late could stall a chatty run.
+            log = Path(folder, f"stderr-{seed}")
+            cmd = [sys.executable, "-m", "lessonbuild.bench", "floor", site]
+            cmd += [f"{folder}/tables-{seed}", preload, *used]
             env = dict(os.environ, PYTHONHASHSEED=str(seed))
             with open(log, "w") as err:
-                out = subprocess.DEVNULL
-                procs.append(
-                    subprocess.Popen(
-                        cmd, cwd=site, env=env, stdout=out, stderr=err
-                    )
+                procs[log] = subprocess.Popen(
+                    cmd, cwd=site, env=env, stdout=out, stderr=err
                 )
-        codes = [proc.wait() for proc in procs]
+        codes = {log: proc.wait() for log, proc in procs.items()}
         seconds = time.perf_counter() - start
-        failed = [
-            log.read_text()[-2000:]
-            for c, log in zip(codes, logs, strict=True)
-            if c
-        ]
+        failed = [log.read_text()[-2000:] for log, c in codes.items() if c]
     if failed:
         raise RuntimeError("the floor's runs failed:\n" + "\n".join(failed))
     return seconds
@@ -443,10 +418,8 @@ def kernel_seconds(site: Path, used: list[str]) -> float:
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell((site / r).read_text()) for r in used
-    ]
+    cells = [nbformat.v4.new_code_cell((site / r).read_text()) for r in used]
+    nb = nbformat.v4.new_notebook(cells=cells)
     with tempfile.TemporaryDirectory(prefix="bench-kernel-") as folder:
         km = KernelManager(transport="ipc", ip=f"{folder}/ipc")
         start = time.perf_counter()

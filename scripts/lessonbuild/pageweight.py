@@ -124,8 +124,7 @@ def measure(site: Path, first_page: str = FIRST_PAGE) -> tuple[Visit, Visit]:
     with _serve(site) as (base, sent), sync_playwright() as p:
         browser = launch(p)
         try:
-            viewport = {"width": 1280, "height": 800}
-            page = browser.new_context(viewport=viewport).new_page()
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
             page.goto(base + first_page, wait_until="networkidle")
             first = Visit(page.url, _settle(sent))
             link = page.locator(NEXT_LINK)
