@@ -117,10 +117,8 @@ def locate(root: Path, deck, path: str, shown: str) -> Block:
         # The page shows the section dedented, and the deck may show a
         # part of it: the shown lines are a run of the section's lines
         # (blank lines at its end apart).
-        body = textwrap.dedent("\n".join(lines[first:end])).split("\n")
-        body = [line.rstrip() for line in body]
-        while body and not body[-1]:
-            body.pop()
+        text = textwrap.dedent("\n".join(lines[first:end])).rstrip()
+        body = [line.rstrip() for line in text.splitlines()]
         for at in range(len(body) - len(want) + 1):
             if body[at : at + len(want)] == want:
                 indents = [
@@ -128,8 +126,8 @@ def locate(root: Path, deck, path: str, shown: str) -> Block:
                     for line in lines[first:end]
                     if line.strip()
                 ]
+                indent = os.path.commonprefix(indents)
                 start, stop = first + at, first + at + len(want)
-                indent = os.path.commonprefix(indents) if indents else ""
                 return Block(
                     path, lines[:start], lines[stop:], indent, len(want)
                 )
@@ -172,10 +170,9 @@ class Lines:
 def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
     """The child's error record as a traceback of the program only."""
     text = source.split("\n")
-    out = []
     if record.get("syntax"):
         line, offset, msg = record["syntax"]
-        out.append(f"{lines.name(line or 1)}:")
+        out = [f"{lines.name(line or 1)}:"]
         if line and 0 < line <= len(text):
             code = text[line - 1]
             out.append(f"    {code.strip()}")
@@ -184,9 +181,9 @@ def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
                 out.append("    " + " " * max(0, offset - 1 - lead) + "^")
         out.append(f"SyntaxError: {msg}")
         return "\n".join(out)
-    if record.get("frames"):
-        out.append("Traceback (most recent call last):")
-    for line, name in record.get("frames") or []:
+    frames = record.get("frames") or []
+    out = ["Traceback (most recent call last):"] if frames else []
+    for line, name in frames:
         in_name = "" if name == "<module>" else f", in {name}"
         out.append(f"  {lines.name(line)}{in_name}")
         if 0 < line <= len(text) and text[line - 1].strip():
@@ -198,10 +195,9 @@ def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
 def where_it_was(stderr: str, filename: str, lines: Lines) -> str:
     """From the dump of a stopped run (faulthandler, most recent call
     first), the innermost line of the program it was running."""
-    for text in stderr.splitlines():
-        m = _DUMP_FRAME.match(text)
-        if m and m.group("file") == filename:
-            return lines.name(int(m.group("line")))
+    for m in map(_DUMP_FRAME.match, stderr.splitlines()):
+        if m and m["file"] == filename:
+            return lines.name(int(m["line"]))
     return ""
 
 
@@ -211,9 +207,8 @@ def where_it_was(stderr: str, filename: str, lines: Lines) -> str:
 def _shown(text: str) -> tuple[str, bool]:
     """The first SHOWN_LINES lines / SHOWN_CHARS characters, and whether
     anything was cut."""
-    cut = len(text) > SHOWN_CHARS
     lines = text[:SHOWN_CHARS].split("\n")
-    cut = cut or len(lines) > SHOWN_LINES
+    cut = len(text) > SHOWN_CHARS or len(lines) > SHOWN_LINES
     return "\n".join(lines[:SHOWN_LINES]), cut
 
 
@@ -225,10 +220,8 @@ def line_diff(verified: str, mine: str) -> list[list[str]]:
     out: list[list[str]] = []
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            out += [["=", line] for line in a[i1:i2]]
-        else:
-            out += [["-", line] for line in a[i1:i2]]
+        out += [["=" if op == "equal" else "-", line] for line in a[i1:i2]]
+        if op != "equal":
             out += [["+", line] for line in b[j1:j2]]
     return out
 
@@ -243,18 +236,15 @@ def _published(raw: str, stem: str, verified: dict) -> tuple[list, list]:
         if not isinstance(record, dict):
             continue
         name = f"{stem}.{record.get('name')}"
-        if record.get("kind") == "figure" and isinstance(
-            record.get("svg"), str
-        ):
+        svg, columns, rows = map(record.get, ("svg", "columns", "rows"))
+        if record.get("kind") == "figure" and isinstance(svg, str):
             alt = str(record.get("alt") or "")
-            figures.append({"id": name, "alt": alt, "svg": record["svg"]})
-        elif isinstance(record.get("columns"), list) and isinstance(
-            record.get("rows"), list
-        ):
+            figures.append({"id": name, "alt": alt, "svg": svg})
+        elif isinstance(columns, list) and isinstance(rows, list):
             table = {
                 "id": name,
-                "columns": [str(c) for c in record["columns"]],
-                "rows": [[str(c) for c in row] for row in record["rows"]],
+                "columns": [str(c) for c in columns],
+                "rows": [[str(c) for c in row] for row in rows],
             }
             if name in verified:
                 table["verified"] = {
@@ -321,16 +311,16 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
         )
     elif error is not None:
         out["error"] = trimmed_traceback(error, lines, source)
-        last = error.get("message", "").splitlines()[-1:] or ["an error"]
-        if "MemoryError" in last[0] or "can't allocate memory" in last[0]:
+        last = (error.get("message", "").splitlines() or ["an error"])[-1]
+        if "MemoryError" in last or "can't allocate memory" in last:
             out["status"] = "limit"
             out["message"] = (
                 f"Out of memory: a live run may use "
                 f"{LIMITS['memory_bytes'] >> 30} GB more than the lesson's "
-                "own setup. " + last[0]
+                "own setup. " + last
             )
         else:
-            out["message"] = f"Your code raised {last[0]}"
+            out["message"] = f"Your code raised {last}"
     elif run.exit not in (0, None):
         out["message"] = (
             f"Your program exited with status {run.exit}"
@@ -374,6 +364,11 @@ def _error_record(stderr: str) -> tuple[dict | None, str]:
         return None, stderr
 
 
+def _failed(status: str, message: str) -> dict:
+    """The answer of a run that did not happen."""
+    return {"ok": False, "status": status, "message": message}
+
+
 # --- the worker --------------------------------------------------------------
 
 
@@ -384,9 +379,7 @@ class Live:
         self.root = Path(root).resolve()
         self.verified = verified
         # (request, its answer to come), or None: stop.
-        self.jobs: queue.Queue[tuple[dict, Future] | None] = queue.Queue(
-            MAX_WAITING
-        )
+        self.jobs = queue.Queue(MAX_WAITING)
         # Inside the repository (.cache, git-ignored): a run sees only the
         # repository (read-only) and its scratch, so its program and
         # parameters must be there to be read.
@@ -394,7 +387,7 @@ class Live:
         live_dir.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(tempfile.mkdtemp(prefix="lesson-live-", dir=live_dir))
         self.count = 0
-        self._key: tuple[tuple, str] | None = None
+        self._key: tuple[list, str] | None = None
         self.thread = threading.Thread(
             target=self._work, name="lesson-live", daemon=True
         )
@@ -428,19 +421,11 @@ class Live:
 
     def close(self) -> None:
         """Stop the thread (after the run going on) and its pool."""
-        while True:
-            try:
-                job = self.jobs.get_nowait()
-            except queue.Empty:
-                break
-            if job is not None:
-                job[1].set_result(
-                    {
-                        "ok": False,
-                        "status": "stopped",
-                        "message": "The server is stopping.",
-                    }
-                )
+        stopped = "The server is stopping."
+        with contextlib.suppress(queue.Empty):  # until none waits
+            while True:
+                if (job := self.jobs.get_nowait()) is not None:
+                    job[1].set_result(_failed("stopped", stopped))
         self.jobs.put(None)
         self.thread.join(timeout=30)
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -450,11 +435,8 @@ class Live:
         from .engine.runner import Pool
 
         pool = Pool(self.root)
-        sources = [
-            p.read_text(encoding="utf-8")
-            for p in (self.root / "snippets").glob("*.py")
-        ]
-        plan = preload_plan(sources)
+        snippets = (self.root / "snippets").glob("*.py")
+        plan = preload_plan([p.read_text("utf-8") for p in snippets])
         pool.warm(plan, key=self._base_key(), count=1)
         try:
             while (job := self.jobs.get()) is not None:
@@ -462,13 +444,8 @@ class Live:
                 try:
                     done.set_result(self._execute(pool, request, plan))
                 except Exception as exc:  # never leave a request waiting
-                    done.set_result(
-                        {
-                            "ok": False,
-                            "status": "error",
-                            "message": f"The live runner failed: {exc!r}",
-                        }
-                    )
+                    message = f"The live runner failed: {exc!r}"
+                    done.set_result(_failed("error", message))
         finally:
             pool.close()
 
@@ -483,9 +460,8 @@ class Live:
             with contextlib.suppress(OSError):
                 st = path.stat()
                 stats.append((str(path), st.st_mtime_ns, st.st_size))
-        signature = tuple(stats)
-        if self._key is None or self._key[0] != signature:
-            self._key = (signature, base_key(self.root / "snippets"))
+        if self._key is None or self._key[0] != stats:
+            self._key = (stats, base_key(self.root / "snippets"))
         return self._key[1]
 
     def _execute(self, pool, request: dict, plan: list[str]) -> dict:

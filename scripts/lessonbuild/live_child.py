@@ -12,6 +12,7 @@ Stdlib only, as the server is.
 """
 
 import builtins
+import contextlib
 import errno
 import json
 import linecache
@@ -31,10 +32,8 @@ def _limit(which, value):
     hard = resource.getrlimit(which)[1]
     if hard != resource.RLIM_INFINITY:
         value = min(value, hard)
-    try:
+    with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(which, (value, hard))
-    except (ValueError, OSError):
-        pass
 
 
 def _mapped_bytes():

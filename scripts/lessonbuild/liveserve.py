@@ -51,12 +51,10 @@ ASSETS = "assets/"
 
 
 def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
-        return False
+        return host == "localhost"
 
 
 class LiveServe:
@@ -67,20 +65,13 @@ class LiveServe:
         self.token = secrets.token_urlsafe(32)
         self.mount = mount_path.rstrip("/") + "/"
         self.endpoint = self.mount + ENDPOINT
-        names = {
-            host,
-            "localhost",
-            "127.0.0.1" if host == "localhost" else host,
-        }
+        names = {host, "localhost", {"localhost": "127.0.0.1"}.get(host, host)}
         names = {f"[{n}]" if ":" in n else n for n in names}
         self.hosts = {f"{name}:{port}" for name in names}
         self.origins = {f"http://{h}" for h in self.hosts}
 
     def inject(self, html: bytes) -> bytes:
         """The live-code configuration, style and script before ``</head>``."""
-        at = html.find(b"</head>")
-        if at == -1:
-            return html
         config = json.dumps({"endpoint": self.endpoint, "token": self.token})
         snippet = (
             '<script type="application/json" id="lesson-live-config">'
@@ -90,7 +81,7 @@ class LiveServe:
             f'<script type="module" src="{self.mount}{ASSETS}live.js">'
             "</script>"
         )
-        return html[:at] + snippet.encode() + html[at:]
+        return html.replace(b"</head>", snippet.encode() + b"</head>", 1)
 
     def wrap(self, app: Callable) -> Callable:
         """The WSGI application: ``app`` (MkDocs' server), plus the
@@ -281,10 +272,8 @@ def present(argv: list[str] | None = None) -> int:
         except OSError:
             return False
 
-    def stop(signum, frame):
-        raise KeyboardInterrupt  # and so the server stops with us
-
-    signal.signal(signal.SIGTERM, stop)
+    # SIGTERM raises KeyboardInterrupt, and so the server stops with us.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         if wait_until(up, 600) and proc.poll() is None:
             print(f"Presenting {url}", file=sys.stderr)
