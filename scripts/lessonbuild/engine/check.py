@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,7 +59,8 @@ class Result:
     seconds: float = 0.0
     updated: list[str] = field(default_factory=list)
     drifts: list[Drift] = field(default_factory=list, repr=False)
-    second: SecondRuns | None = field(default=None, repr=False)
+    # The second runs left running: their {rel: problem} once done.
+    second: Callable | None = field(default=None, repr=False)
 
     def finish(self) -> list[Problem]:
         """Wait for the second runs ``check(defer_second=True)`` left
@@ -67,14 +69,12 @@ class Result:
         second, self.second = self.second, None
         if second is None:
             return []
-        found = second.problems()
+        found = second()
         # What its first run printed stands for nothing now: no output,
         # no drift (as when both runs are judged at once).
-        stale = [d.problem for d in self.drifts if d.snippet in found]
+        stale = {id(d.problem) for d in self.drifts if d.snippet in found}
         self.drifts = [d for d in self.drifts if d.snippet not in found]
-        self.problems = [
-            p for p in self.problems if not any(p is s for s in stale)
-        ]
+        self.problems = [p for p in self.problems if id(p) not in stale]
         for rel in found:
             self.outputs.pop(rel, None)
             self.failed.append(rel)
@@ -169,8 +169,7 @@ def check(
         result.failed.append(rel)
 
     for slide, fence, rel in pairs:
-        too_long = _too_long(fence.body, output_limits)
-        if too_long:
+        if too_long := _too_long(fence.body, output_limits):
             message = f"this Output block holds {too_long}"
             problems.append(Problem(slide.path, fence.line, message))
         elif rel in result.outputs:
@@ -277,11 +276,6 @@ COMPILED = {".pyc", ".pyo", ".so", ".pyd", ".pth"}
 def _compiled_problems(root: Path) -> list[Problem]:
     """Compiled code under snippets/ (nothing the build makes puts any
     there: the runs see it read-only)."""
-    found = [
-        path
-        for path in sorted((root / "snippets").rglob("*"))
-        if path.suffix in COMPILED or path.name == "__pycache__"
-    ]
     return [
         Problem(
             path.relative_to(root).as_posix(),
@@ -290,8 +284,9 @@ def _compiled_problems(root: Path) -> list[Problem]:
             "source a page shows (published code must be the code that "
             "ran): delete it",
         )
-        for path in found
-        if path.name == "__pycache__" or "__pycache__" not in path.parts
+        for path in sorted((root / "snippets").rglob("*"))
+        if path.name == "__pycache__"
+        or (path.suffix in COMPILED and "__pycache__" not in path.parts)
     ]
 
 
@@ -530,9 +525,9 @@ def prestart(root: Path, cache_dir: Path | None, pool) -> bool:
 
 
 def _run_snippets(root, used, timeout, jobs, pool, cache_dir, warm, defer):
-    """({rel: verdict}, {rel: set-order problems}, SecondRuns or None):
-    each snippet cached, refused from its code, or run twice in forked
-    processes (the second runs left running with ``defer``).
+    """({rel: verdict}, {rel: set-order problems}, the second runs or
+    None): each snippet cached, refused from its code, or run twice in
+    forked processes (the second runs left running with ``defer``).
 
     A set printed unsorted is certain to be caught from the syntax tree,
     only likely to be caught by two runs: such a snippet is not run. A
@@ -557,16 +552,32 @@ def _run_snippets(root, used, timeout, jobs, pool, cache_dir, warm, defer):
         else:
             todo.append(rel)
     preload = preload_plan([sources[rel] for rel in todo])
+
+    def judged(rel, a, b) -> dict:
+        """The verdict on a snippet's two runs, whose record is cached
+        if they agree and it may be."""
+        verdict = judge(root, rel, a, b, timeout)
+        if verdict["ok"] and verdict["cacheable"]:
+            record = {
+                "snippet": rel,
+                "stdout": a.stdout,
+                "tables": a.tables,
+                "seconds": round(a.seconds, 4),
+                "reads": cache_mod.file_hashes(root, a.reads + b.reads),
+            }
+            store.put(keys[rel], record)
+        return verdict
+
+    paths = [root / rel for rel in todo]
     if todo and defer and pool is not None:
         # The first runs use every core; the seed-1 server imports
         # meanwhile, in the background (clean builds, 5 alternating
         # pairs: 10.5-11.8 s -> 9.8-11.4 s).
         pool.warm(preload, key=base)
         pool.background(1)
-        paths = [[root / rel for rel in todo]]
         options = dict(timeout=timeout, threads=FIRST_RUN_THREADS, key=base)
         (firsts,) = pool.run(
-            paths, concurrency=jobs, preload=preload, **options
+            [paths], concurrency=jobs, preload=preload, **options
         )
         firsts = dict(zip(todo, firsts, strict=True))
         for rel, a in firsts.items():  # alone: a failure, a hang, a status
@@ -579,12 +590,20 @@ def _run_snippets(root, used, timeout, jobs, pool, cache_dir, warm, defer):
                 preload=preload_plan([sources[rel] for rel in firsts]),
                 **options,
             )
-            where = {rel: used[rel][0] for rel in firsts}
-            second = SecondRuns(
-                root, firsts, started, timeout, where, store, keys
-            )
+
+            def second() -> dict[str, Problem]:
+                """{rel: problem} for each pair that disagrees (waiting
+                for the second runs); the pairs that agree are cached."""
+                found = {}
+                runs = zip(firsts.items(), started.wait(), strict=True)
+                for (rel, a), b in runs:
+                    v = judged(rel, a, b)
+                    if not v["ok"]:
+                        where = used[rel][0]
+                        found[rel] = Problem(*where, v["message"], v["detail"])
+                return found
+
     elif todo:
-        paths = [root / rel for rel in todo]
         own = pool is None
         if own:
             from .runner import Pool  # only when something must run
@@ -602,50 +621,7 @@ def _run_snippets(root, used, timeout, jobs, pool, cache_dir, warm, defer):
             if own:
                 pool.close()
         for rel, a, b in zip(todo, firsts, seconds, strict=True):
-            out[rel] = judge(root, rel, a, b, timeout)
-            if out[rel]["ok"] and out[rel]["cacheable"]:
-                store.put(keys[rel], _record(root, rel, a, b))
+            out[rel] = judged(rel, a, b)
     if warm and pool is not None:
         pool.warm(preload_plan(list(sources.values())), key=base)
     return out, unstable, second
-
-
-@dataclass
-class SecondRuns:
-    """The second run of each snippet whose first run passed, going on
-    in the background on the seed-1 server."""
-
-    root: Path
-    firsts: dict  # rel -> its first Run
-    started: object  # runner.Started
-    timeout: float
-    where: dict  # rel -> (path, line)
-    store: cache_mod.Cache
-    keys: dict[str, str]
-
-    def problems(self) -> dict[str, Problem]:
-        """{rel: problem} for each pair that disagrees (waiting for the
-        second runs); the pairs that agree are cached."""
-        found = {}
-        seconds = self.started.wait()
-        for (rel, a), b in zip(self.firsts.items(), seconds, strict=True):
-            verdict = judge(self.root, rel, a, b, self.timeout)
-            if not verdict["ok"]:
-                found[rel] = Problem(
-                    *self.where[rel], verdict["message"], verdict["detail"]
-                )
-            elif verdict["cacheable"]:
-                record = _record(self.root, rel, a, b)
-                self.store.put(self.keys[rel], record)
-        return found
-
-
-def _record(root, rel, a, b) -> dict:
-    """The cache record of a snippet whose two runs agreed."""
-    return {
-        "snippet": rel,
-        "stdout": a.stdout,
-        "tables": a.tables,
-        "seconds": round(a.seconds, 4),
-        "reads": cache_mod.file_hashes(root, a.reads + b.reads),
-    }

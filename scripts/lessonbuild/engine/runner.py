@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,8 +70,7 @@ class Limits:
     def from_env(cls) -> Limits:
         values = {}
         for name, var in cls.ENV.items():
-            text = os.environ.get(var)
-            if text is None:
+            if (text := os.environ.get(var)) is None:
                 continue
             try:
                 values[name] = int(text)
@@ -218,14 +218,13 @@ class Pool:
         try:
             for i, jobs in enumerate(batches):
                 if jobs:
-                    server = self._server(i)
-                    server.jobs = list(jobs)
-                    active.append(server)
+                    active.append(self._server(i))
             if threads is None:
                 cores = len(os.sched_getaffinity(0))
                 threads = max(1, cores // (concurrency * max(1, len(active))))
             for server in active:
-                _submit(server, timeout, concurrency, preload, threads)
+                jobs = batches[server.index]
+                _submit(server, jobs, timeout, concurrency, preload, threads)
             _collect(active, timeout)
             out = [[Run() for _ in jobs] for jobs in batches]
             for server in active:
@@ -248,12 +247,9 @@ class Pool:
         self._prepare(key)
         for i in range(count):
             server = self._server(i, wait=False)
-            busy = server.started_job is not None
-            if busy or set(preload) <= server.preloaded:
-                continue
-            server.jobs = []
-            _submit(server, 0.0, 1, preload, 1)
-            server.started_job = Started(self, server, 0.0)
+            if server.started_job is None and set(preload) - server.preloaded:
+                _submit(server, [], 0.0, 1, preload, 1)
+                server.started_job = Started(self, server, 0.0)
 
     def background(self, index: int) -> None:
         """Add ``BACKGROUND_NICE`` to the niceness of server ``index``
@@ -262,13 +258,11 @@ class Pool:
         A core nothing else wants still runs it at full speed, and every
         result is the same."""
         pid = self.servers[index].proc.pid
-        try:
+        with suppress(OSError):  # it has just died: the next run replaces it
             now = os.getpriority(os.PRIO_PROCESS, pid)
             os.setpriority(
                 os.PRIO_PROCESS, pid, min(19, now + BACKGROUND_NICE)
             )
-        except OSError:
-            pass  # it has just died: the next run replaces it
 
     def start(
         self,
@@ -287,10 +281,9 @@ class Pool:
         nothing else. ``threads``: torch's per run (default: torch's)."""
         self._prepare(key)
         server = self._server(index)
-        server.jobs = list(jobs)
         if threads is None:
             threads = len(os.sched_getaffinity(0))  # torch's default
-        _submit(server, timeout, concurrency, preload, threads)
+        _submit(server, jobs, timeout, concurrency, preload, threads)
         server.started_job = Started(self, server, timeout)
         return server.started_job
 
@@ -334,9 +327,9 @@ class Pool:
         and remove the temporary folder."""
         for server in list(self.servers.values()):
             if server.started_job is not None:
-                server.started_job.cancel()
-        for server in self.servers.values():
-            _stop(server)
+                server.started_job.cancel()  # stops and forgets it
+            else:
+                _stop(server)
         self.servers = {}
         if self.tmp is not None:
             shutil.rmtree(self.tmp, ignore_errors=True)
@@ -485,7 +478,8 @@ def _start(root: Path, index: int, tmp: Path) -> _Server:
     )
 
 
-def _submit(server, timeout, concurrency, preload, threads) -> None:
+def _submit(server, jobs, timeout, concurrency, preload, threads) -> None:
+    server.jobs = list(jobs)
     server.batches += 1
     server.files = server.folder / f"batch{server.batches}"
     server.files.mkdir()
@@ -493,7 +487,7 @@ def _submit(server, timeout, concurrency, preload, threads) -> None:
     server.preloaded |= set(preload)
     # Importing the batch's preload counts as starting up.
     server.deadline = time.monotonic() + STARTUP_LIMIT
-    jobs = []
+    specs = []
     for j, job in enumerate(server.jobs):
         stem = server.files / str(j)  # the run's folder
         stem.mkdir()
@@ -503,20 +497,19 @@ def _submit(server, timeout, concurrency, preload, threads) -> None:
             what = {"path": str(job)}
         files = {name: f"{stem}/{name}" for name in ("tables", "reads")}
         out = {"stdout": f"{stem}/out", "stderr": f"{stem}/err"}
-        jobs.append({"id": j, **what, "dir": str(stem), **out, **files})
+        specs.append({"id": j, **what, "dir": str(stem), **out, **files})
     batch = {
-        "jobs": jobs,
+        "jobs": specs,
         "concurrency": concurrency,
         "timeout": timeout,
         "threads": threads,
         "preload": list(preload),
         "limits": server.limits.for_server(),
     }
-    try:
+    # OSError: the server died; _collect reports it with its log.
+    with suppress(OSError):
         server.proc.stdin.write((json.dumps(batch) + "\n").encode())
         server.proc.stdin.flush()
-    except OSError:
-        pass  # the server died; _collect reports it with its log
 
 
 def _collect(servers: list[_Server], timeout: float) -> None:
@@ -637,10 +630,8 @@ def _stop(server: _Server) -> None:
     waiting: tearing down a process holding torch takes tenths of a
     second, so a daemon thread reaps it (or init, if we exit first)."""
     proc = server.proc
-    try:
+    with suppress(OSError):
         proc.stdin.close()
-    except OSError:
-        pass
     proc.stdout.close()
     if proc.poll() is None and not server.done:
         proc.kill()  # stopped responding, or we are unwinding
