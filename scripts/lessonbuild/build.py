@@ -40,7 +40,7 @@ from .live import Verified
 from .macros import TemplateProblem, Templates
 from .mathrender import MathRenderer
 from .problems import Problem, report
-from .rebuild import QuietDirtyWarning, Rebuild
+from .rebuild import Rebuild
 from .settings import Settings, cache_dir, state_dir
 
 log = logging.getLogger("mkdocs.plugins.lesson")
@@ -65,8 +65,6 @@ class Build:
         self.serving = command == "serve"
         # `mkdocs serve --dirty`: which pages a rebuild renders.
         self.rebuild = Rebuild() if self.serving and dirty else None
-        if self.rebuild is not None:
-            QuietDirtyWarning.install()
         self.settings = Settings()
         self.config = None
         self.pool = None  # fork servers (serve: kept across rebuilds)
@@ -124,6 +122,16 @@ class Build:
         if pool is not None:
             pool.close()
 
+    def cancel_homework(self) -> None:
+        homework, self.homework = self.homework, None
+        if homework is not None:
+            homework.cancel()
+
+    def close_math(self) -> None:
+        math, self.math = self.math, None
+        if math is not None:
+            math.close()
+
     # --- 1. read, check, render exercises, nav -------------------------------
 
     def start(self, config, settings: Settings):
@@ -131,15 +139,15 @@ class Build:
         self.config, self.settings = config, settings
         root = _root(config)
         if not self.serving:  # serve builds into its own folder
-            if self.lock is None:
-                lock = state_dir(root) / "build.lock"
-                self.lock = BuildLock(lock, log.info)
+            lock = state_dir(root) / "build.lock"
+            self.lock = self.lock or BuildLock(lock, log.info)
             self.swap = SiteSwap(config.site_dir)
             config.site_dir = str(self.swap.building)
         self.fingerprint = fingerprint(root)
         self.templates = Templates(config)
         deck = self.deck = read_deck(root, config.docs_dir, settings.parts)
-        self.cancel_homework()  # serve: an earlier build's, if unfinished
+        # Serve: an earlier build's homework, if unfinished.
+        self.cancel_homework()
         self.result = engine.check(
             deck,
             timeout=settings.timeout(),
@@ -264,27 +272,18 @@ class Build:
             File.generated(config, notebooks.PACKAGE_ZIP, content=package)
         )
         folder = notebooks.write_deck_notebook(self.deck, self.result.outputs)
+        site, urls = config.site_dir, config.use_directory_urls
         uris = [notebooks.DECK_NOTEBOOK]
         uris += self.homework.uris if self.homework else []
         for uri in uris:
-            files.append(
-                File(
-                    uri,
-                    str(folder),
-                    config.site_dir,
-                    config.use_directory_urls,
-                )
-            )
+            files.append(File(uri, str(folder), site, urls))
         return files
 
     def plan(self, config, files) -> None:
         """Under ``serve --dirty``, which pages this rebuild renders: all
         but those ``rebuild.Rebuild.plan`` finds unchanged."""
         if self.rebuild is not None:
-            pending = set()  # homework notebooks still being written
-            if self.homework is not None:
-                pending = set(self.homework.uris) - set(self.homework.written)
-            self.rebuild.plan(self, config, files, pending)
+            self.rebuild.plan(self, config, files)
 
     def pre_page(self, page) -> None:
         """Before mkdocs-jupyter reads a homework notebook: it is written."""
@@ -299,11 +298,6 @@ class Build:
         if problems and not self.failure:
             self.fail(problems)
 
-    def cancel_homework(self) -> None:
-        homework, self.homework = self.homework, None
-        if homework is not None:
-            homework.cancel()
-
     # --- 3. MkDocs renders the checked text ----------------------------------
 
     def source(self, page) -> str | None:
@@ -317,8 +311,7 @@ class Build:
         if self.failure or not page.file.src_uri.endswith(".md"):
             return markdown
         slide = self._slide(page)
-        docs = Path(config.docs_dir).name
-        path = slide.path if slide else f"{docs}/{page.file.src_uri}"
+        path, _ = self._source_of(page, config)
         lines = slide.lines if slide else markdown.split("\n")
         try:
             return self.templates.render(markdown, page, path, lines)
@@ -329,7 +322,7 @@ class Build:
     # --- 4. widgets, search, math --------------------------------------------
 
     def pre_build(self) -> None:
-        self._close_math()
+        self.close_math()
         self.math = MathRenderer(cache=self.formulas)
 
     def page_content(self, html: str, page, config) -> str:
@@ -352,15 +345,12 @@ class Build:
                 for section in stash.values():
                     page.present_anchor_ids.update(_ID.findall(section))
             if missing and self.deck is not None:
-                self.problems.append(
-                    Problem(
-                        f"{Path(config.docs_dir).name}/{uri}",
-                        1,
-                        "an exercise lost its place while the page "
-                        "rendered; expected each ```exercise fence on "
-                        "lines of its own",
-                    )
+                where = f"{Path(config.docs_dir).name}/{uri}"
+                message = (
+                    "an exercise lost its place while the page rendered; "
+                    "expected each ```exercise fence on lines of its own"
                 )
+                self.problems.append(Problem(where, 1, message))
         # Notes, answers' folds, code, widget controls: not for search.
         html = searchtext.exclude_from_search(html, notebook)
         # Every formula typeset now only to check it (and cache it): the
@@ -388,8 +378,7 @@ class Build:
     def _source_of(self, page, config) -> tuple[str, str]:
         """The page's path (from the root) and text, for a TeX error."""
         uri = page.file.src_uri
-        slide = self._slide(page)
-        if slide is not None:
+        if slide := self._slide(page):
             return slide.path, slide.text
         homework = notebooks.HOMEWORK.get(uri)
         if homework and self.deck is not None:
@@ -436,7 +425,7 @@ class Build:
         if not self.serving:
             self.close_pool()
         if self.deck is not None and not self.failure:
-            math = self.math or MathRenderer(cache=self.formulas)
+            math = self.math = self.math or MathRenderer(cache=self.formulas)
             present.write(
                 config.site_dir,
                 self.deck,
@@ -444,8 +433,7 @@ class Build:
                 config,
                 typeset=lambda html: math.render_html(html, "")[0],
             )
-            math.close()
-        self._close_math()
+        self.close_math()
         if self.rebuild is not None:
             failed = self.failure_page() if self.failure else None
             if self.rebuild.finish(config, failed) and self.trigger:
@@ -473,11 +461,6 @@ class Build:
             self.swap.publish()
             config.site_dir = str(self.swap.final)
             self.swap = None
-
-    def _close_math(self) -> None:
-        math, self.math = self.math, None
-        if math is not None:
-            math.close()
 
     # --- serve ---------------------------------------------------------------
 
@@ -535,7 +518,7 @@ class Build:
         """``on_build_error``: stop what runs, leave no half site."""
         if self.rebuild is not None:
             self.rebuild.forget()  # the site may be half written
-        self._close_math()
+        self.close_math()
         self.cancel_homework()
         if not self.serving:
             self.close_pool()
@@ -557,6 +540,5 @@ class Build:
         if site in (root, docs) or root.is_relative_to(site):
             log.warning(f"not removing site_dir {site}: it holds the project")
             return
-        if docs.is_relative_to(site) or not site.is_dir():
-            return
-        shutil.rmtree(site, ignore_errors=True)
+        if site.is_dir() and not docs.is_relative_to(site):
+            shutil.rmtree(site, ignore_errors=True)

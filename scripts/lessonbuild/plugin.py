@@ -49,7 +49,16 @@ class LessonPlugin(BasePlugin):
 
     @event_priority(100)
     def on_config(self, config):
-        _quiet_library_warnings()
+        # mkdocs-macros reads ``force_render_paths`` as pathspec's
+        # "gitwildmatch" patterns, which pathspec 1.x deprecates: every
+        # build logged two tracebacks no contributor can fix. Only that
+        # warning goes (on_config runs first), in every kind of build.
+        warnings.filterwarnings(
+            "ignore",
+            message="GitWildMatchPattern",
+            category=DeprecationWarning,
+            module="pathspec",
+        )
         try:
             return self.build.start(config, self.settings)
         except SettingsError as exc:
@@ -109,16 +118,3 @@ class LessonPlugin(BasePlugin):
     def on_serve(self, server, *, config, builder):
         self.build.serve(server, config)
         return server
-
-
-def _quiet_library_warnings():
-    """mkdocs-macros reads ``force_render_paths`` as pathspec's
-    "gitwildmatch" patterns, which pathspec 1.x deprecates: every build
-    logged two tracebacks no contributor can fix. Only that warning
-    goes (``on_config`` runs first), in every kind of build."""
-    warnings.filterwarnings(
-        "ignore",
-        message="GitWildMatchPattern",
-        category=DeprecationWarning,
-        module="pathspec",
-    )

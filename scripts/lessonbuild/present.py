@@ -97,10 +97,8 @@ def deck_html(
         layout = lay_out(slide.html, number=slide.number, page_url=slide.url)
         # The slide's seconds over its screens, adding up exactly.
         seconds, parts = round((slide.minutes or 0) * 60), len(layout.screens)
-        timing = [
-            seconds // parts + (1 if i < seconds % parts else 0)
-            for i in range(parts)
-        ]
+        each, over = divmod(seconds, parts)
+        timing = [each + (i < over) for i in range(parts)]
         views.append(
             asdict(slide)
             | {

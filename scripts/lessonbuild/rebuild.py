@@ -45,15 +45,8 @@ from .settings import read_mkdocs_yml
 DIRTY_WARNING = "A 'dirty' build is being performed"
 
 
-class QuietDirtyWarning(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not record.getMessage().startswith(DIRTY_WARNING)
-
-    @classmethod
-    def install(cls) -> None:
-        logger = logging.getLogger("mkdocs.commands.build")
-        if not any(isinstance(f, cls) for f in logger.filters):
-            logger.addFilter(cls())
+def _not_dirty_warning(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith(DIRTY_WARNING)
 
 
 @dataclass
@@ -78,11 +71,15 @@ class Rebuild:
         self.deferred: dict[str, str] = {}  # src_uri -> key deferred
         self.rendered: set[str] = set()
         self._shared = self._published = ""  # this build's, from plan
+        # DIRTY_WARNING goes (a function: added again, it is there once).
+        logger = logging.getLogger("mkdocs.commands.build")
+        logger.addFilter(_not_dirty_warning)
 
-    def plan(self, build, config, files, pending=()) -> set[str]:
-        """Decide which pages this build renders, and return them.
-        ``pending``: pages whose file is still being written (the
-        homework notebooks), always rendered."""
+    def plan(self, build, config, files) -> None:
+        """Decide which pages this build renders."""
+        pending = ()  # homework notebooks still being written: rendered
+        if homework := build.homework:
+            pending = set(homework.uris) - set(homework.written)
         shared = self._shared = _shared_key(build, config, files)
         published = self._published = _published_key(build)
         self.keys, self.skipped, self.rendered = {}, set(), set()
@@ -90,9 +87,8 @@ class Rebuild:
         for file in files.documentation_pages():
             uri, dest = file.src_uri, file.abs_dest_path
             key = self.keys[uri] = _page_key(shared, published, build, file)
-            last = self.renders.get(uri)
-            keep = last is not None and uri not in pending
-            keep = keep and os.path.isfile(dest)
+            last, exists = self.renders.get(uri), os.path.isfile(dest)
+            keep = last is not None and uri not in pending and exists
             if keep and last.key != key:  # a notebook: once per change
                 keep = uri.endswith(".ipynb") and self.deferred.get(uri) != key
                 if keep:
@@ -101,10 +97,9 @@ class Rebuild:
                 self.skipped.add(uri)
                 if file.is_modified():  # its source was written again
                     os.utime(dest)  # now newer: MkDocs skips it
-            elif os.path.isfile(dest):
+            elif exists:
                 os.unlink(dest)  # no output: MkDocs renders it
         self.deferred = deferred
-        return set(self.keys) - self.skipped
 
     def rekey(self, build, file) -> None:
         """A pending page's key, once its file is written: the key
