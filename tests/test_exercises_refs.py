@@ -178,6 +178,20 @@ def test_every_broken_reference_is_reported_at_its_line():
     assert "expected ids as quoted strings" in text
 
 
+def test_two_calls_in_one_expression_are_reported_not_a_crash():
+    """``{{ ref("a") + ref("b") }}`` reads as one call whose arguments
+    are ``"a") + ref("b"``: a problem at its line, not a traceback."""
+    page = "docs/slides/43-sum.md"
+    text = "---\ntitle: S\nslide: 43\n---\n\n"
+    text += 'See {{ ref("40-split") + ref("x") }}.\n'
+    deck = deck_of({**PAGES, page: text})
+    problems = RefIndex.from_deck(deck).check(deck)
+    found = [p for p in problems if p.path == page]
+    assert [
+        (p.line, "expected ids as quoted strings" in p.message) for p in found
+    ] == [(6, True)]
+
+
 def test_python_names_places_by_address_and_they_are_checked(tmp_path):
     """Snippets and mha_ref cannot run a macro: they name a page and an
     anchor by the built site's address, and a wrong one is reported."""

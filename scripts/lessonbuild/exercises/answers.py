@@ -28,21 +28,14 @@ import re
 from functools import lru_cache
 
 #: The lesson's symbols (ARCHITECTURE.md, Notation), lower-cased as typed
-#: answers are; the keys are what a student may type.
-SYMBOLS = {
-    "d_model": "d_model",
-    "dmodel": "d_model",
-    "d_k": "d_k",
-    "dk": "d_k",
-    "h": "h",
-    "t": "t",
-    "t_q": "t_q",
-    "t_k": "t_k",
-    "b": "b",
-    "bias": "bias",
+#: answers are; the keys are what a student may type: each symbol, and
+#: d_model and d_k without their underscore.
+SYMBOLS = {"dmodel": "d_model", "dk": "d_k"} | {
+    s: s for s in ("d_model", "d_k", "h", "t", "t_q", "t_k", "b", "bias")
 }
 
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
+_OPERATORS = str.maketrans("\u2212÷·⋅\u2217", "-/***")
 _THOUSANDS = re.compile(r"(?<=\d)[,_\u202f\u2009 ](?=\d{3}(?!\d))")
 _ALLOWED = re.compile(r"^[0-9a-z_.+\-*/^() ]+$")
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
@@ -58,11 +51,7 @@ def canonical_symbol(name: str) -> str | None:
 
 
 def _common(text: str) -> str:
-    s = str(text).strip().lower()
-    s = s.replace("\u2212", "-").replace("÷", "/")
-    for times in ("·", "⋅", "\u2217"):
-        s = s.replace(times, "*")
-    s = s.replace("**", "^")
+    s = str(text).strip().lower().translate(_OPERATORS).replace("**", "^")
     return re.sub(
         r"[⁰¹²³⁴⁵⁶⁷⁸⁹]+", lambda m: "^" + m[0].translate(_SUPERSCRIPT), s
     )
@@ -104,19 +93,15 @@ def split(text: str, shape: bool) -> list[str] | None:
     if shape:
         s = _unwrap(s)
         parts = _cut(s, ",")
-        if parts and parts[-1] == "" and len(parts) > 1:
+        if len(parts) > 1 and parts[-1] == "":
             parts = parts[:-1]  # "(5,)": a one-axis tuple
         if len(parts) == 1:
             parts = _cut(re.sub(r"\s+x\s+", "×", parts[0]), "×")
     else:
         s = s.replace("×", "*")
-        while _THOUSANDS.search(s):
-            s = _THOUSANDS.sub("", s)
-        parts = [s]
+        parts = [_THOUSANDS.sub("", s)]  # one pass removes them all
     parts = [p.replace("×", "*") for p in parts]
-    if not parts or any(not p for p in parts):
-        return None
-    return parts
+    return parts if all(parts) else None
 
 
 @lru_cache(maxsize=4096)
@@ -189,7 +174,7 @@ def _rounded(part: str) -> tuple[float, float, float] | None:
     if not m:
         return None
     power = "kmg".index(m[2]) + 1
-    digits = len(m[1].split(".")[1]) if "." in m[1] else 0
+    digits = len(m[1].partition(".")[2])
     number = float(m[1])
     decimal = number * 1000**power
     # Half a unit of its last digit, and never more than 5 %: "1M" is
@@ -206,8 +191,6 @@ def values(part: str, scope: dict[str, float]) -> float | tuple | None:
     if rounded is not None:
         return rounded
     sides = [_evaluate(side.strip(), scope) for side in part.split("=")]
-    if not sides or any(v is None for v in sides):
-        return None
-    if not all(close(v, sides[0]) for v in sides):
+    if None in sides or not all(close(v, sides[0]) for v in sides):
         return None
     return sides[0]

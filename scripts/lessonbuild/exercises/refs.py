@@ -50,15 +50,14 @@ class RefError(ValueError):
     """A reference that names nothing: the message says what exists."""
 
 
-def _arguments(text: str) -> tuple[tuple, dict] | None:
-    """A call's (args, kwargs), or None when they are not plain literals."""
-    try:
-        node = ast.parse(f"f({text})", mode="eval").body
-        args = tuple(ast.literal_eval(a) for a in node.args)
-        kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
-    except (SyntaxError, ValueError):
-        return None
-    return args, kwargs
+def _arguments(text: str) -> tuple[tuple, dict]:
+    """A call's (args, kwargs); SyntaxError or ValueError when they are
+    not plain literals."""
+    node = ast.parse(f"f({text})", mode="eval").body
+    if not isinstance(node, ast.Call):  # ref("a") + ref("b"): not one call
+        raise ValueError(text)
+    args = tuple(ast.literal_eval(a) for a in node.args)
+    return args, {k.arg: ast.literal_eval(k.value) for k in node.keywords}
 
 
 @dataclass
@@ -208,13 +207,11 @@ class RefIndex:
         """``text`` with every ref call replaced (exercise text)."""
 
         def one(m: re.Match) -> str:
-            call = _arguments(m["args"])
-            if call is None:
-                return m[0]  # ``check`` reports it at its file and line
             try:
-                return self.render(*call[0], page=page, html=True, **call[1])
-            except (RefError, TypeError):
-                return m[0]
+                args, kwargs = _arguments(m["args"])
+                return self.render(*args, page=page, html=True, **kwargs)
+            except (SyntaxError, RefError, TypeError, ValueError):
+                return m[0]  # ``check`` reports it at its file and line
 
         return _CALL.sub(one, text)
 
@@ -239,8 +236,7 @@ class RefIndex:
         for page in deck.pages:
             for m in _CALL.finditer(page.text):
                 line = page.text.count("\n", 0, m.start()) + 1
-                message = self._check_call(m, deck.docs_rel(page))
-                if message:
+                if message := self._check_call(m, deck.docs_rel(page)):
                     problems.append(Problem(page.path, line, message))
         # Code may name the lesson's pages; a deck that holds none of the
         # slides the code names (a test fixture reusing mha_ref) is not
@@ -256,20 +252,19 @@ class RefIndex:
                     found.append((rel, line, m["stem"], m["anchor"]))
         if any(stem in self.slides for _, _, stem, _ in found):
             for rel, line, stem, anchor in found:
-                message = self._check_address(stem, anchor)
-                if message:
+                if message := self._check_address(stem, anchor):
                     problems.append(Problem(rel, line, message))
         return problems
 
     def _check_call(self, m: re.Match, src_uri: str) -> str | None:
-        call = _arguments(m["args"])
-        if call is None:
+        try:
+            args, kwargs = _arguments(m["args"])
+        except (SyntaxError, ValueError):
             return (
                 f"{m[0]}: expected ids as quoted strings, e.g. "
                 '{{ ref("40-rule-out-three-check-yourself-reshape-'
                 'order") }} or {{ ref("exercise-id", "option-id") }}'
             )
-        args, kwargs = call
         if set(kwargs) - {"to", "cap"} or not 1 <= len(args) <= 2:
             return (
                 f"{m[0]}: expected ref(slide or exercise id), "
