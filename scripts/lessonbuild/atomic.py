@@ -82,8 +82,7 @@ class SiteSwap:
     def publish(self) -> None:
         """``building`` becomes ``site_dir``; the old site is removed."""
         if not self.final.is_dir() or self.final.is_symlink():
-            if self.final.is_symlink() or self.final.exists():
-                self.final.unlink()
+            self.final.unlink(missing_ok=True)  # a file or a link
             os.rename(self.building, self.final)
             return
         if not _exchange(self.building, self.final):  # in two steps

@@ -17,7 +17,7 @@ from .problems import report
 from .settings import Settings, SettingsError, cache_dir, read_settings
 
 
-def _parser() -> argparse.ArgumentParser:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lessonbuild",
         description="Run every snippet the slides include and compare "
@@ -57,11 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     cache.add_argument(
         "--no-cache", action="store_true", help="run every snippet"
     )
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = parser.parse_args(argv)
     root = args.root.resolve()
     if not (root / "docs").is_dir():
         print(f"error: {args.root}/docs is not a folder", file=sys.stderr)

@@ -42,8 +42,8 @@ def define_env(env):
     """The macros a slide may call (mkdocs-macros' ``define_env``)."""
 
     def lesson():
-        found = env.conf.plugins.get(PLUGIN_NAME)
-        found = found.build if found is not None else None  # build.Build
+        plugin = env.conf.plugins.get(PLUGIN_NAME)
+        found = getattr(plugin, "build", None)  # build.Build
         if found is None or found.result is None:
             raise ValueError(
                 "table(): the lesson plugin is not configured; expected "
@@ -51,51 +51,54 @@ def define_env(env):
             )
         return found
 
-    def refuse(build, name: str, message: str):
-        """A ValueError at the line of the call that names ``name``."""
-        return ValueError(_where(env, build, name) + message)
+    def refuse(name: str, message: str):
+        """A ValueError at the line of the call that names ``name``
+        (``docs/slides/NN-slug.md:12: ``)."""
+        page, deck = getattr(env.page, "file", None), lesson().deck
+        slide = deck.page_at(page.src_uri) if page and deck else None
+        if slide is None:
+            return ValueError(message)
+        lines = enumerate(slide.lines, 1)
+        at = next((i for i, line in lines if name in line and "{{" in line), 1)
+        return ValueError(f"{slide.path}:{at}: {message}")
 
     @env.macro
     def table(table_id, hide=None, indent=0):
         """A published table as Markdown; ``indent`` spaces before each
         line after the first put it in a fold (``??? verify``)."""
-        build = lesson()
-        tables = build.result.tables
+        tables = lesson().result.tables
         if table_id not in tables:
             message = unknown_table_message(table_id, sorted(tables))
-            raise refuse(build, table_id, message)
+            raise refuse(table_id, message)
         data = tables[table_id]
         if hide is not None and hide not in data["columns"]:
             message = unknown_column_message(table_id, hide, data["columns"])
-            raise refuse(build, table_id, message)
+            raise refuse(table_id, message)
         return render_table(data, hide).replace("\n", "\n" + " " * indent)
 
     @env.macro
     def value(value_id):
         """A figure a snippet published (``publish_value``), escaped."""
-        build = lesson()
-        values = build.result.values
+        values = lesson().result.values
         if value_id not in values:
             known = ", ".join(sorted(values)) or "none"
-            raise refuse(
-                build,
-                value_id,
+            message = (
                 f"value({value_id!r}): no snippet published this value; "
-                f"known values: {known}",
+                f"known values: {known}"
             )
+            raise refuse(value_id, message)
         return escape(str(values[value_id]))
 
     @env.macro
     def figure(figure_id):
         """A published figure (the plugin writes ``figures/<id>.svg``),
         linked relatively, so the page works from disk too."""
-        build = lesson()
-        data = build.result.figures.get(figure_id)
+        data = lesson().result.figures.get(figure_id)
         if data is None:
             message = (
                 f"figure({figure_id!r}): no snippet published this figure"
             )
-            raise refuse(build, figure_id, message)
+            raise refuse(figure_id, message)
         depth = env.page.url.count("/") if env.page else 0
         src = escape("../" * depth + f"figures/{figure_id}.svg")
         return (
@@ -112,12 +115,11 @@ def define_env(env):
     def ref(target, option=None, to=None, cap=False):
         """``slide N`` (linked), ``slides N–M``, or an option's letter,
         computed from ids, so a move renders the new number."""
-        build = lesson()
-        uri = env.page.file.src_uri
+        refs, uri = lesson().refs, env.page.file.src_uri
         try:
-            return build.refs.render(target, option, page=uri, to=to, cap=cap)
+            return refs.render(target, option, page=uri, to=to, cap=cap)
         except ValueError as exc:
-            raise refuse(build, target, str(exc)) from None
+            raise refuse(target, str(exc)) from None
 
     @env.macro
     def part_contents():
@@ -147,19 +149,6 @@ def define_env(env):
         build = lesson()
         prefix, uri = build.settings.storage_prefix, env.page.file.src_uri
         return parts_overview(build.deck, prefix, page_uri=uri)
-
-
-def _where(env, build, name: str) -> str:
-    """``docs/slides/NN-slug.md:12: `` for the call naming ``name``."""
-    page = getattr(env.page, "file", None)
-    deck = build.deck
-    slide = deck.page_at(page.src_uri) if page and deck else None
-    if slide is None:
-        return ""
-    for i, line in enumerate(slide.lines, 1):
-        if name in line and "{{" in line:
-            return f"{slide.path}:{i}: "
-    return f"{slide.path}:1: "
 
 
 class TemplateProblem(ValueError):
@@ -197,9 +186,8 @@ class Templates:
             return self.jinja.from_string(source).render()
         except Exception as exc:  # a macro's own error names its line
             text = str(exc)
-            if not re.match(r"^\S+:\d+: ", text):
-                text = f"{path}:1: {text}"
-            where, line, message = text.split(":", 2)
+            named = re.match(r"(\S+):(\d+): (.*)", text, re.DOTALL)
+            where, line, message = named.groups() if named else (path, 1, text)
             problem = Problem(where, int(line), message.strip())
             raise TemplateProblem([problem]) from None
         finally:
@@ -259,15 +247,11 @@ def literal_fences(markdown: str, path: str, lines: list[str]):
             line += "{% endraw %}"
         else:
             if _ENDRAW.search(line):
-                problems.append(
-                    Problem(
-                        path,
-                        n + offset,
-                        "a code block may not contain a Jinja raw tag "
-                        "({% raw %} / {% endraw %}): code blocks are "
-                        "published literally",
-                    )
+                message = (
+                    "a code block may not contain a Jinja raw tag ({% raw %}"
+                    " / {% endraw %}): code blocks are published literally"
                 )
+                problems.append(Problem(path, n + offset, message))
             for snippet in (_INCLUDE, _SECTION) if output else ():
                 if m := snippet.match(line):
                     at = m.start("escape")
@@ -297,15 +281,12 @@ def check_calls(source: str, path: str, lines: list[str], names: set[str]):
     source_lines = source.split("\n")
 
     def refuse(node, what):
-        problems.append(
-            Problem(
-                path,
-                _locate(node.lineno, source_lines, lines, offset),
-                f"{what} is not allowed in a page's template: only "
-                f"{allowed} with literal arguments (strings, numbers) "
-                f"may appear {literal}",
-            )
+        line = _locate(node.lineno, source_lines, lines, offset)
+        message = (
+            f"{what} is not allowed in a page's template: only {allowed} "
+            f"with literal arguments (strings, numbers) may appear {literal}"
         )
+        problems.append(Problem(path, line, message))
 
     for node in tree.body:
         if not isinstance(node, nodes.Output):

@@ -52,9 +52,7 @@ class MathRenderer:
     def __init__(self, *, node="node", katex_js=KATEX_JS, cache=None):
         self.node, self.katex_js = node, Path(katex_js)
         self._process: subprocess.Popen | None = None
-        self._cache: dict[tuple[str, bool], str] = (
-            {} if cache is None else cache
-        )
+        self._cache = {} if cache is None else cache  # (tex, display): html
 
     def __enter__(self) -> MathRenderer:
         return self
@@ -150,8 +148,7 @@ def _line_of(tex: str, source: str) -> int:
     """The line of ``source`` that holds ``tex`` (or its first line); 1
     when none does (a macro made it), so the problem still names the
     file."""
-    first = tex.strip().splitlines()[0] if tex.strip() else ""
-    for needle in (tex, first):
+    for needle in (tex, *tex.strip().splitlines()[:1]):
         if needle and needle in source:
             return source.count("\n", 0, source.index(needle)) + 1
     return 1

@@ -46,7 +46,7 @@ def exclude_from_search(html: str, notebook: bool) -> str:
         '<div class="highlight">',
         '<div class="highlight" data-search-exclude>',
     )
-    html = _CONTROLS.sub(lambda m: m.group(0) + " data-search-exclude", html)
+    html = _CONTROLS.sub(r"\g<0> data-search-exclude", html)
     if notebook:
         html = _NOTEBOOK_CHROME.sub(r"<\1 data-search-exclude", html)
     return html
@@ -69,6 +69,7 @@ _DROP = re.compile(
 )
 _SPACE = re.compile(r"\\[,;:! ]|\\q?quad\b|~|&|\\\\")
 _GROUP = r"\{((?:[^{}]|\{[^{}]*\})*)\}"  # one brace level deep
+_FONT = r"\\(?:text|mathrm|mathbf|mathit|operatorname|mathcal)"
 
 
 def tex_to_text(tex: str) -> str:
@@ -77,11 +78,7 @@ def tex_to_text(tex: str) -> str:
     s = _SPACE.sub(" ", s)
     s = s.replace("^\\top", "ᵀ")
     for _ in range(3):  # inside out: \text{} within \frac{}{} and the like
-        s = re.sub(
-            r"\\(?:text|mathrm|mathbf|mathit|operatorname|mathcal)" + _GROUP,
-            r"\1",
-            s,
-        )
+        s = re.sub(_FONT + _GROUP, r"\1", s)
         # \underbrace{X}_{Y}: the term itself; its label is a caption.
         s = re.sub(r"\\underbrace" + _GROUP + r"_" + _GROUP, r"\1", s)
         s = re.sub(r"\\xrightarrow" + _GROUP, r" → ", s)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import typing
+from copy import copy
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -37,9 +38,7 @@ class SettingsError(ValueError):
 
 def _setting(default, help: str, *, positive: bool = False):
     return field(
-        default_factory=lambda: (
-            default.copy() if isinstance(default, list) else default
-        ),
+        default_factory=lambda: copy(default),  # a list: each its own
         metadata={"help": help, "positive": positive},
     )
 

@@ -22,11 +22,10 @@ class Mapping(dict):
     """A YAML mapping that remembers the 0-based line of each key."""
 
     line: int = 0
-    key_lines: dict
 
-    def __init__(self, *args, key_lines=None, **kwargs):
+    def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.key_lines = {} if key_lines is None else key_lines
+        self.key_lines: dict = {}
 
     def line_of(self, key) -> int:
         return self.key_lines.get(key, self.line)
@@ -49,8 +48,7 @@ class YamlProblem(Exception):
 
     def __init__(self, line: int, message: str):
         super().__init__(message)
-        self.line = line
-        self.message = message
+        self.line, self.message = line, message
 
 
 class _Loader(_BASE):
@@ -72,7 +70,7 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Mapping:
     result.line = node.start_mark.line
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
-        if not isinstance(key, str | int | float | bool) or key is None:
+        if not isinstance(key, str | int | float | bool):
             raise YamlProblem(
                 key_node.start_mark.line, f"unsupported key {key!r}"
             )
