@@ -54,7 +54,7 @@ def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
     for run, other in ((a, b), (b, a)):
         if run.exit != 0 or run.file_full or run.memory_full:
             err = clean(root, run.stderr)
-            last = err.strip().splitlines()[-1] if err.strip() else ""
+            last = (err.strip().splitlines() or [""])[-1]
             how = (
                 f"was killed by signal {-run.exit}"
                 if run.exit < 0
@@ -124,11 +124,10 @@ def clean(root: Path, text: str) -> str:
     return text.replace(str(root) + os.sep, "")
 
 
-def tail(text: str, n: int = TAIL_LINES) -> str:
+def tail(text: str) -> str:
     lines = text.rstrip().splitlines()
-    if len(lines) <= n:
-        return "\n".join(lines)
-    return "\n".join(["...", *lines[-n:]])
+    head = ["..."] if len(lines) > TAIL_LINES else []
+    return "\n".join(head + lines[-TAIL_LINES:])
 
 
 def unified_diff(expected, actual, from_name, to_name) -> str:

@@ -103,11 +103,11 @@ def symlink_problems(docs_dir: Path, root: Path) -> list[Problem]:
     ``/proc/self/environ`` would publish the build's environment). A link
     to a folder of the same repository (a test fixture sharing the
     lesson's assets) publishes only what the repository holds."""
-    repository = Path(root).resolve()
-    for above in (repository, *repository.parents):
-        if (above / ".git").exists():
-            repository = above
-            break
+    resolved = Path(root).resolve()
+    repository = next(
+        (p for p in (resolved, *resolved.parents) if (p / ".git").exists()),
+        resolved,
+    )
     problems = []
     for folder, dirs, files in os.walk(docs_dir):
         for name in sorted(dirs + files):

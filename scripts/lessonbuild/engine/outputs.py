@@ -96,9 +96,8 @@ def _replace_body(lines: list[str], fence: Fence, actual: list[str]) -> None:
     )
     if longest >= len(fence.marker):
         marker = char * (longest + 1)
-        lines[fence.start] = opening.replace(fence.marker, marker, 1)
-        closing = lines[fence.end]
-        lines[fence.end] = closing.replace(fence.marker, marker, 1)
+        for i in (fence.start, fence.end):
+            lines[i] = lines[i].replace(fence.marker, marker, 1)
     lines[fence.start + 1 : fence.end] = body
 
 

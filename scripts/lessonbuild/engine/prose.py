@@ -41,7 +41,7 @@ VALUE_CALL = re.compile(
 _NOT_PROSE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|<!--.*?-->")
 #: Thousands separators as prose and TeX write them.
 _SEPARATOR = r"(?:,|\{,\}|\\,|_|\u202f|\u2009| )"
-_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"([+-]?)(\d+)(\.\d+)?")
 #: Exercise YAML keys whose values are names or expressions, not text.
 _NOT_TEXT_KEY = re.compile(
     r"\s*(?:-\s+)?(?:id|kind|table|group_by|item_column|column|formula"
@@ -67,19 +67,16 @@ def hand_typed(slides, values: Mapping[str, str]) -> list[Problem]:
         for value_id, text in sorted(values.items())
         if (pattern := _copy_pattern(text)) is not None
     ]
-    problems = []
     if not patterns:
-        return problems
-    for slide in slides:
-        for number, line in _prose_lines(slide):
-            for value_id, text, pattern in patterns:
-                for match in pattern.finditer(line):
-                    if _derived(line, match, text):
-                        continue
-                    problems.append(
-                        _problem(slide, number, match, value_id, text)
-                    )
-    return problems
+        return []
+    return [
+        _problem(slide, number, match, value_id, text)
+        for slide in slides
+        for number, line in _prose_lines(slide)
+        for value_id, text, pattern in patterns
+        for match in pattern.finditer(line)
+        if not _derived(line, match, text)
+    ]
 
 
 def _problem(slide, number: int, match, value_id: str, text: str) -> Problem:
@@ -107,28 +104,25 @@ def _prose_lines(slide):
     and Output fences (exercise YAML is prose), macros removed."""
     hidden = set()
     for fence in slide.fences:
-        if fence.is_exercise:
-            hidden.add(fence.start)
-            last = fence.end if fence.end is not None else len(slide.lines)
-            if fence.end is not None:
-                hidden.add(fence.end)
-            # An id, a table's name, a formula: names and code, not prose
-            # ("id: param-count-256" restates nothing).
-            hidden.update(
+        # An unclosed fence runs to the end of the file.
+        end = len(slide.lines) if fence.end is None else fence.end
+        if not fence.is_exercise:
+            hidden.update(range(fence.start, end + 1))
+            continue
+        # An id, a table's name, a formula: names and code, not prose
+        # ("id: param-count-256" restates nothing).
+        hidden.update(
+            (fence.start, end),
+            (
                 i
-                for i in range(fence.start + 1, last)
+                for i in range(fence.start + 1, end)
                 if _NOT_TEXT_KEY.match(slide.lines[i])
-            )
-            continue
-        last = fence.end if fence.end is not None else len(slide.lines) - 1
-        hidden.update(range(fence.start, last + 1))
+            ),
+        )
     for i in range(slide.body_line - 1, len(slide.lines)):
-        if i in hidden:
-            continue
         line = slide.lines[i]
-        if "--8<--" in line:
-            continue
-        yield i + 1, _NOT_PROSE.sub(" ", line.rstrip("\r\n"))
+        if i not in hidden and "--8<--" not in line:
+            yield i + 1, _NOT_PROSE.sub(" ", line.rstrip("\r\n"))
 
 
 def _numbers(text: str) -> list[str] | None:
@@ -138,26 +132,20 @@ def _numbers(text: str) -> list[str] | None:
     if re.fullmatch(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?", text):
         return [text.replace(",", "")]
     inner = text[1:-1] if text[:1] == "(" and text[-1:] == ")" else text
-    parts = [p.strip() for p in inner.split(",")]
-    parts = [p for p in parts if p]
-    if parts and all(_NUMBER.fullmatch(p) for p in parts):
-        return parts
-    return None
+    parts = [p for p in map(str.strip, inner.split(",")) if p]
+    return parts if parts and all(map(_NUMBER.fullmatch, parts)) else None
 
 
 def _spelled(number: str) -> str:
     """A regex for one number as prose may write it."""
-    sign, digits = re.fullmatch(r"([+-]?)(.*)", number).groups()
-    whole, _, fraction = digits.partition(".")
-    groups = []
-    while len(whole) > 3:
-        groups.insert(0, whole[-3:])
-        whole = whole[:-3]
-    groups.insert(0, whole)
-    body = (_SEPARATOR + "?").join(groups)
-    if fraction:
-        body += r"\." + fraction
-    return re.escape(sign) + body
+    sign, whole, fraction = _NUMBER.fullmatch(number).groups()
+    # Groups of three digits from the right: 1|048|576.
+    groups = re.findall(r"\d{1,3}(?=(?:\d{3})*$)", whole)
+    return (
+        re.escape(sign)
+        + (_SEPARATOR + "?").join(groups)
+        + re.escape(fraction or "")
+    )
 
 
 def _copy_pattern(text: str):
@@ -194,6 +182,10 @@ _TEX = [
 ]
 
 
+#: What arithmetic on the page is written with, once TeX is plain.
+_ARITHMETIC = r"[\d\s.+\-*/()]*"
+
+
 def _plain(tex: str) -> str:
     for pattern, repl in _TEX:
         tex = pattern.sub(repl, tex)
@@ -209,35 +201,18 @@ def _derived(line: str, match, text: str) -> bool:
     target = float(numbers[0])
     before = line[: match.start()].rstrip()
     after = line[match.end() :].lstrip(" \\()")
+    sides = []  # each expression that may give the copy
     if before.endswith("="):
         side = _plain(before[:-1].split("=")[-1])
-        if _ends_on(side, target):
-            return True
+        tail = re.search(_ARITHMETIC + "$", side)[0]
+        sides += [tail[i:] for i in range(len(tail))]
     if after.startswith("="):
-        side = _plain(after[1:].split("=")[0])
-        if _starts_on(side, target):
-            return True
-    return False
-
-
-_ARITHMETIC = re.compile(r"[\d\s.+\-*/()]+")
-
-
-def _ends_on(side: str, target: float) -> bool:
-    tail = re.search(r"[\d\s.+\-*/()]*$", side).group(0)
-    return any(_equal(_evaluate(tail[i:]), target) for i in range(len(tail)))
-
-
-def _starts_on(side: str, target: float) -> bool:
-    head = re.match(r"[\d\s.+\-*/()]*", side).group(0)
+        head = re.match(_ARITHMETIC, _plain(after[1:].split("=")[0]))[0]
+        sides += [head[:i] for i in range(len(head), 0, -1)]
     return any(
-        _equal(_evaluate(head[:i]), target) for i in range(len(head), 0, -1)
-    )
-
-
-def _equal(value: float | None, target: float) -> bool:
-    return value is not None and abs(value - target) <= 1e-9 * max(
-        1.0, abs(target)
+        (value := _evaluate(expr)) is not None
+        and abs(value - target) <= 1e-9 * max(1.0, abs(target))
+        for expr in sides
     )
 
 
@@ -253,11 +228,8 @@ _OPS = {
 def _evaluate(expr: str) -> float | None:
     """Digits, + - * / ** and brackets, with one operator at least (a
     bare number is a copy, not arithmetic); None for anything else."""
-    expr = expr.strip()
-    if not expr or not _ARITHMETIC.fullmatch(expr):
-        return None
     try:
-        tree = ast.parse(expr, mode="eval").body
+        tree = ast.parse(expr.strip(), mode="eval").body
     except SyntaxError:
         return None
     if not isinstance(tree, ast.BinOp):

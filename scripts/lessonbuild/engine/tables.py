@@ -21,10 +21,8 @@ from .svgsafe import UnsafeSvg, sanitise
 
 #: Published sizes: a table's cells and a figure's bytes (settings:
 #: these environment variables). A page holds what a reader can read.
-TABLE_CELLS_ENV, FIGURE_KB_ENV = (
-    "SNIPPET_MAX_TABLE_CELLS",
-    "SNIPPET_MAX_FIGURE_KB",
-)
+TABLE_CELLS_ENV = "SNIPPET_MAX_TABLE_CELLS"
+FIGURE_KB_ENV = "SNIPPET_MAX_FIGURE_KB"
 
 
 def render_table(table: dict, hide: str | None = None) -> str:
@@ -52,7 +50,8 @@ def render_table(table: dict, hide: str | None = None) -> str:
 #: character; HTML's and math's (arithmatex: $) as character references.
 _MARKDOWN = re.compile(r"[\\`*_{}\[\]#+\-.!|]")  # not ( ): \( is math
 _HTML = {"<": "&lt;", ">": "&gt;", "&": "&amp;", "$": "&#36;"}
-_SPAN = re.compile(r"`(?P<code>[^`\n]+)`|(?P<math>\\\(.+?\\\))")
+#: Code, a formula, or a run of plain text (escaped character by character).
+_SPAN = re.compile(r"`(?P<code>[^`\n]+)`|(?P<math>\\\(.+?\\\))|[^`\\]+|[\s\S]")
 #: In a formula: what would end the cell or start HTML, as TeX says it.
 _TEX = {"|": r"\vert{}", "<": r"\lt{}", ">": r"\gt{}", "&": r"\&"}
 
@@ -66,16 +65,15 @@ def _cell(text: str) -> str:
     """A cell as plain text (issue 31): nothing in it is Markdown or HTML,
     but text between backticks is shown as code, and ``\\( \\)`` is a
     formula (typeset by KaTeX, which refuses links and HTML)."""
-    out, last = [], 0
-    for m in _SPAN.finditer(text):
-        out.append(_plain(text[last : m.start()]))
+
+    def span(m: re.Match) -> str:
         if m["code"] is not None:
-            out.append(f"<code>{_plain(m['code'])}</code>")
-        else:
-            out.append("".join(_TEX.get(c, c) for c in m["math"]))
-        last = m.end()
-    out.append(_plain(text[last:]))
-    return "".join(out)
+            return f"<code>{_plain(m['code'])}</code>"
+        if m["math"] is not None:
+            return "".join(_TEX.get(c, c) for c in m["math"])
+        return _plain(m[0])
+
+    return _SPAN.sub(span, text)
 
 
 def _limit(name: str, default: int) -> int:
@@ -88,20 +86,14 @@ def _limit(name: str, default: int) -> int:
 def collect_tables(rel: str, raw: str, where, result) -> None:
     """Add the tables, figures and values one run published to
     ``result``; each record it cannot take is a problem at ``where``."""
-    stem = Path(rel).stem
     for record in table_records(raw):
         kind = record.get("kind") if isinstance(record, dict) else None
-        if kind == "figure":
-            message = _collect_figure(rel, record, result)
-        elif kind == "value":
-            message = _collect_value(rel, record, result)
-        else:
-            message = _collect_table(rel, stem, record, result)
-        if message:
+        collect = _COLLECT.get(kind, _collect_table)
+        if message := collect(rel, record, result):
             result.problems.append(Problem(*where, message))
 
 
-def _collect_table(rel: str, stem: str, record, result) -> str:
+def _collect_table(rel: str, record, result) -> str:
     if not (
         isinstance(record, dict)
         and isinstance(record.get("name"), str)
@@ -113,6 +105,7 @@ def _collect_table(rel: str, stem: str, record, result) -> str:
             f"{str(record)[:80]!r}"
         )
     name = record["name"]
+    table_id = f"{Path(rel).stem}.{name}"
     cells = len(record["columns"]) * (len(record["rows"]) + 1)
     most = _limit(TABLE_CELLS_ENV, 2000)
     if cells > most:
@@ -121,12 +114,12 @@ def _collect_table(rel: str, stem: str, record, result) -> str:
             f"table holds at most {most} (publish fewer rows, or set "
             f"{TABLE_CELLS_ENV})"
         )
-    if f"{stem}.{name}" in result.tables:
+    if table_id in result.tables:
         return (
             f"{rel} published table {name!r} twice; table names must be "
             "unique per snippet"
         )
-    result.tables[f"{stem}.{name}"] = {
+    result.tables[table_id] = {
         "columns": [str(c) for c in record["columns"]],
         "rows": [[str(c) for c in row] for row in record["rows"]],
     }
@@ -175,50 +168,48 @@ def _collect_value(rel: str, record: dict, result) -> str:
     return ""
 
 
+_COLLECT = {"figure": _collect_figure, "value": _collect_value}
+
+
 def check_table_calls(slides, result) -> None:
     """Every literal ``table(id, hide=col)`` call names a real table, and
     every ``figure(id)`` call a figure a snippet published (a call whose
     snippet failed is left out: that is reported)."""
     failed = {Path(rel).stem for rel in result.failed}
+    listing = ", ".join(sorted(result.figures)) or "none"
     for slide in slides:
-        for call in slide.figures:
-            if call.figure_id in result.figures:
-                continue
-            if call.figure_id.split(".")[0] not in failed:
-                listing = ", ".join(sorted(result.figures)) or "none"
-                message = (
-                    f"figure({call.figure_id!r}): no snippet published "
-                    f"this figure; known figures: {listing}"
-                )
-                result.problems.append(
-                    Problem(slide.path, call.line, message, kind="table")
-                )
+        found = [
+            (
+                call.line,
+                f"figure({call.figure_id!r}): no snippet published "
+                f"this figure; known figures: {listing}",
+            )
+            for call in slide.figures
+            if call.figure_id not in result.figures
+            and call.figure_id.split(".")[0] not in failed
+        ]
         for call in slide.tables:
             table = result.tables.get(call.table_id)
             if table is None and call.table_id.split(".")[0] not in failed:
                 message = unknown_table_message(
                     call.table_id, sorted(result.tables)
                 )
-            elif (
-                table is not None
-                and call.hide is not None
-                and call.hide not in table["columns"]
-            ):
+                found.append((call.line, message))
+            elif table and call.hide not in (None, *table["columns"]):
                 message = unknown_column_message(
                     call.table_id, call.hide, table["columns"]
                 )
-            else:
-                continue
-            result.problems.append(
-                Problem(slide.path, call.line, message, kind="table")
-            )
+                found.append((call.line, message))
+        result.problems += [
+            Problem(slide.path, line, message, kind="table")
+            for line, message in found
+        ]
 
 
 def unknown_table_message(table_id: str, known) -> str:
-    listing = ", ".join(known) if known else "none"
     return (
         f"table({table_id!r}): no snippet published this table; "
-        f"known tables: {listing}"
+        f"known tables: {', '.join(known) or 'none'}"
     )
 
 
