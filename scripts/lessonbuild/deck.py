@@ -106,9 +106,8 @@ class Fence:
         """Titled like an Output block (other case, invisible characters)
         but not exactly "Output": flagged, never skipped."""
         title = self.title
-        if title is None or title == "Output":
-            return False
-        return _INVISIBLE.sub("", title).strip().lower() == "output"
+        cleaned = _INVISIBLE.sub("", title or "").strip().lower()
+        return title != "Output" and cleaned == "output"
 
     @property
     def is_exercise(self) -> bool:
@@ -172,17 +171,10 @@ class Slide:
     notes: list[Note] = field(default_factory=list)
     number: int | None = None
 
-    @property
-    def title(self) -> str:
-        return str(self.meta.get("title", ""))
-
-    @property
-    def kind(self) -> str:
-        return str(self.meta.get("kind", ""))
-
-    @property
-    def part(self) -> str:
-        return str(self.meta.get("part", ""))
+    # The front matter's title, kind and part as text ("" when absent).
+    title = property(lambda self: str(self.meta.get("title", "")))
+    kind = property(lambda self: str(self.meta.get("kind", "")))
+    part = property(lambda self: str(self.meta.get("part", "")))
 
     @property
     def exercises(self) -> list[Fence]:
@@ -303,7 +295,7 @@ def _read_text(path: Path, rel: str, problems: list[Problem]) -> str | None:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        column = exc.start - data.rfind(b"\n", 0, exc.start)
         return refuse(
             data[: exc.start].count(b"\n") + 1,
             f"not valid UTF-8 at column {column} (byte "
@@ -345,10 +337,9 @@ def parse_slide(
         )
     if numbered:
         _check_meta(slide, problem, parts)
-    prepared = ["" if _BLOCK_OPENER.match(line) else line for line in bare]
-    if front_end is not None:
-        prepared[: front_end + 1] = [""] * (front_end + 1)
-    _scan_fences(slide.fences, prepared, 0, "")
+    start = slide.body_line - 1  # after the front matter
+    prepared = ["" if _BLOCK_OPENER.match(x) else x for x in bare[start:]]
+    _scan_fences(slide.fences, prepared, start, "")
     slide.fences.sort(key=lambda f: f.start)
     _scan_includes(slide, bare)
     _scan_calls(slide, bare)
@@ -405,9 +396,7 @@ def _check_stage_markers(bare: list[str], problem) -> None:
 
 def split_lines(text: str) -> list[str]:
     """Lines with their endings, split at "\n" only (as editors count)."""
-    lines = text.split("\n")
-    out = [line + "\n" for line in lines[:-1]]
-    return out + [lines[-1]] if lines[-1] else out
+    return re.findall(r".*\n|.+", text)
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -422,11 +411,10 @@ def _rel(path: Path, root: Path) -> str:
 
 def _front_matter_end(bare: list[str]) -> int | None:
     """0-based index of the closing '---' of front matter, if any."""
-    if not bare or bare[0].rstrip() != "---":
-        return None
-    for i in range(1, len(bare)):
-        if bare[i].rstrip() in ("---", "..."):
-            return i
+    if bare and bare[0].rstrip() == "---":
+        for i, line in enumerate(bare[1:], 1):
+            if line.rstrip() in ("---", "..."):
+                return i
     return None
 
 
@@ -474,11 +462,7 @@ def _check_meta(slide: Slide, problem, parts: list[str] | None) -> None:
             problem(1, f"front matter lacks '{key}:'")
     number = meta.get("slide")
     if "slide" in meta:
-        if (
-            not isinstance(number, int)
-            or isinstance(number, bool)
-            or number < 1
-        ):
+        if type(number) is not int or number < 1:  # YAML's int, not bool
             problem(
                 slide.line_of("slide"),
                 f"slide: {number!r} is not a positive whole number",
@@ -577,10 +561,10 @@ def _scan_fences(fences: list[Fence], lines, offset: int, indent: str):
         first, last = tok.map
         if tok.type == "fence":
             closing = last - 1
-            pattern = (
-                rf"\s*{re.escape(tok.markup[0])}{{{len(tok.markup)},}}\s*"
+            # Backticks and tildes: no regex syntax to escape.
+            closed = closing > first and re.fullmatch(
+                rf"\s*{tok.markup}{tok.markup[0]}*\s*", lines[closing]
             )
-            closed = closing > first and re.fullmatch(pattern, lines[closing])
             # Body lines are indented to the column of the fence marker
             # (deeper than the line's own indent in a list item).
             opening = lines[first]
@@ -639,12 +623,9 @@ def _scan_includes(slide: Slide, bare: list[str]) -> None:
             target = line.strip()
         else:
             continue
+        # A fence's end is never 0 (it follows its start): None is open.
         fence = next(
-            (
-                f
-                for f in slide.fences
-                if f.start < i and (f.end is None or i < f.end)
-            ),
+            (f for f in slide.fences if f.start < i < (f.end or len(bare))),
             None,
         )
         path, section = split_target(target)
@@ -669,11 +650,8 @@ def _scan_calls(slide: Slide, bare: list[str]) -> None:
                 if isinstance(args[0], str):
                     slide.figures.append(FigureCall(i, args[0]))
             elif call.func.id == "table":
-                kwargs = {k.arg: _constant(k.value) for k in call.keywords}
-                named = (
-                    dict(zip(("table_id", "hide"), args, strict=False))
-                    | kwargs
-                )
+                named = dict(zip(("table_id", "hide"), args, strict=False))
+                named |= {k.arg: _constant(k.value) for k in call.keywords}
                 table_id, hide = named.get("table_id"), named.get("hide")
                 if isinstance(table_id, str) and isinstance(hide, str | None):
                     slide.tables.append(TableCall(i, table_id, hide))
@@ -686,27 +664,23 @@ def _constant(node: ast.expr):
 
 def _scan_notes(slide: Slide, bare: list[str]) -> None:
     """``??? instructor`` blocks: the opener and its indented body."""
-    i = 0
-    while i < len(bare):
-        m = _NOTE_OPENER.match(bare[i])
-        if not m:
-            i += 1
+    end = 0  # past the last note's body: no note opens inside one
+    for i, line in enumerate(bare):
+        if i < end or not (m := _NOTE_OPENER.match(line)):
             continue
         width = len(m.group("indent")) + 4
-        j = i + 1
-        body: list[str] = []
-        while j < len(bare) and (
-            not bare[j].strip() or _indent_of(bare[j]) >= width
+        end = i + 1
+        while end < len(bare) and (
+            not bare[end].strip() or _indent_of(bare[end]) >= width
         ):
-            body.append(bare[j][width:] if bare[j].strip() else "")
-            j += 1
+            end += 1
+        body = [x[width:] if x.strip() else "" for x in bare[i + 1 : end]]
         while body and not body[-1]:
             body.pop()
         text = "\n".join(body)
         minutes = _MINUTES.search(text)
         minutes = float(minutes.group(1)) if minutes else None
         slide.notes.append(Note(i + 1, i + 1 + len(body), text, minutes))
-        i = j
 
 
 def _indent_of(line: str) -> int:
