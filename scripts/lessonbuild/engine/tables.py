@@ -195,11 +195,13 @@ def check_table_calls(slides, result) -> None:
                     call.table_id, sorted(result.tables)
                 )
                 found.append((call.line, message))
-            elif table and call.hide not in (None, *table["columns"]):
-                message = unknown_column_message(
-                    call.table_id, call.hide, table["columns"]
-                )
-                found.append((call.line, message))
+            elif table is not None and call.hide is not None:
+                columns = table["columns"]
+                if call.hide not in columns:
+                    message = unknown_column_message(
+                        call.table_id, call.hide, columns
+                    )
+                    found.append((call.line, message))
         result.problems += [
             Problem(slide.path, line, message, kind="table")
             for line, message in found
