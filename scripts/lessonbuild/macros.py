@@ -32,6 +32,7 @@ from lessonbuild import present
 from lessonbuild.engine import render_table
 from lessonbuild.engine.tables import (
     unknown_column_message,
+    unknown_figure_message,
     unknown_table_message,
 )
 from lessonbuild.problems import Problem
@@ -93,12 +94,11 @@ def define_env(env):
     def figure(figure_id):
         """A published figure (the plugin writes ``figures/<id>.svg``),
         linked relatively, so the page works from disk too."""
-        data = lesson().result.figures.get(figure_id)
-        if data is None:
-            message = (
-                f"figure({figure_id!r}): no snippet published this figure"
-            )
+        figures = lesson().result.figures
+        if figure_id not in figures:
+            message = unknown_figure_message(figure_id, sorted(figures))
             raise refuse(figure_id, message)
+        data = figures[figure_id]
         depth = env.page.url.count("/") if env.page else 0
         src = escape("../" * depth + f"figures/{figure_id}.svg")
         return (

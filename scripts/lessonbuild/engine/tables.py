@@ -176,14 +176,10 @@ def check_table_calls(slides, result) -> None:
     every ``figure(id)`` call a figure a snippet published (a call whose
     snippet failed is left out: that is reported)."""
     failed = {Path(rel).stem for rel in result.failed}
-    listing = ", ".join(sorted(result.figures)) or "none"
+    known = sorted(result.figures)
     for slide in slides:
         found = [
-            (
-                call.line,
-                f"figure({call.figure_id!r}): no snippet published "
-                f"this figure; known figures: {listing}",
-            )
+            (call.line, unknown_figure_message(call.figure_id, known))
             for call in slide.figures
             if call.figure_id not in result.figures
             and call.figure_id.split(".")[0] not in failed
@@ -206,6 +202,13 @@ def check_table_calls(slides, result) -> None:
             Problem(slide.path, line, message, kind="table")
             for line, message in found
         ]
+
+
+def unknown_figure_message(figure_id: str, known) -> str:
+    return (
+        f"figure({figure_id!r}): no snippet published this figure; "
+        f"known figures: {', '.join(known) or 'none'}"
+    )
 
 
 def unknown_table_message(table_id: str, known) -> str:
