@@ -58,9 +58,9 @@ def test_bad_site_fails(bad):
     """Problems make the check exit 1 and all are counted at the end."""
     code, out = bad
     assert code == 1
-    assert re.search(r"snippet engine: .*: 10 problems in", out)
+    assert re.search(r"snippet engine: .*: 11 problems in", out)
     # The report's count is the last word, after the engine's own line.
-    assert out.rstrip().splitlines()[-1] == "10 problems found."
+    assert out.rstrip().splitlines()[-1] == "11 problems found."
 
 
 def test_snippet_that_raises(bad):
@@ -109,6 +109,9 @@ def test_macro_naming_unknown_table(bad):
     assert "known tables: 07_tables.shapes" in msg
     msg = _problem(bad[1], "docs/pages/07-tables.md:11")
     assert "hide='size'): no such column; columns: tensor, shape" in msg
+    msg = _problem(bad[1], "docs/pages/07-tables.md:13")
+    assert "figure('07_tables.nope'): no snippet published this figure" in msg
+    assert "known figures: " in msg
 
 
 def test_inline_python(bad):

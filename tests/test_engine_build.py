@@ -75,6 +75,7 @@ def test_a_good_build_shows_no_library_deprecation(good_build):
         ("docs/pages/06-orphan-output.md:5", "no code block above it"),
         ("docs/pages/07-tables.md:9", "known tables: 07_tables.shapes"),
         ("docs/pages/07-tables.md:11", "no such column"),
+        ("docs/pages/07-tables.md:13", "known figures: "),
         ("docs/pages/08-inline.md:3", "inline Python code block"),
         ("docs/pages/09-drift.md:7", "output of snippets/09_drift.py"),
     ],
@@ -92,7 +93,7 @@ def test_failed_build_leaves_no_site(bad):
     """The build aborts before writing pages and removes the old site."""
     code, out, site = bad
     assert code != 0
-    assert "ERROR   -  10 problems found." in out
+    assert "ERROR   -  11 problems found." in out
     assert out.count("problems found") == 1
     assert "Aborted for the problems above: no site was written." in out
     assert not site.exists()
