@@ -485,23 +485,34 @@ def test_its_own_builds_are_unminified_and_a_given_site_is_matched(
     assert asked == [(base, True)]
 
 
-def test_the_lessons_minify_switch_is_the_one_site_diff_sets(monkeypatch):
-    """mkdocs.yml reads the HTML minifier's switch from the variable
-    site-diff sets (MkDocs' own loader, ``!ENV`` tags and all)."""
+@pytest.mark.parametrize(
+    "plugin, option, variable",
+    [
+        ("minify", "minify_html", "MINIFY_ENV"),
+        ("search", "enabled", "SEARCH_ENV"),
+    ],
+)
+def test_the_lessons_switches_are_the_ones_site_diff_sets(
+    monkeypatch, plugin, option, variable
+):
+    """mkdocs.yml reads the HTML minifier's and the search index's
+    switches from the variables site-diff sets (MkDocs' own loader,
+    ``!ENV`` tags and all): on by default, off when set to false."""
     from mkdocs.utils import yaml_load
 
     from lessonbuild import sitediff
 
-    def minify_html() -> object:
+    def value() -> object:
         text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
         plugins = yaml_load(text)["plugins"]
-        (options,) = [p["minify"] for p in plugins if "minify" in p]
-        return options["minify_html"]
+        (options,) = [p[plugin] for p in plugins if plugin in p]
+        return options[option]
 
-    monkeypatch.delenv(sitediff.MINIFY_ENV, raising=False)
-    assert minify_html() is True
-    monkeypatch.setenv(sitediff.MINIFY_ENV, "false")
-    assert minify_html() is False
+    name = getattr(sitediff, variable)
+    monkeypatch.delenv(name, raising=False)
+    assert value() is True
+    monkeypatch.setenv(name, "false")
+    assert value() is False
 
 
 def test_a_base_from_before_the_switch_is_matched_minified(
