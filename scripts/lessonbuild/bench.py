@@ -317,8 +317,10 @@ def bench(root: Path) -> int:
 
 
 def copy_site(root: Path, dest: Path) -> Path:
-    """docs/, snippets/, mha_ref/, notebooks/ copied; config, theme, code
-    linked (without notebooks/, the build has no homework to link to)."""
+    """docs/, snippets/, mha_ref/, notebooks/ and mkdocs.yml copied;
+    theme and code linked (without notebooks/, the build has no homework
+    to link to). The configuration is the file itself, not an
+    ``INHERIT:`` of it: site-diff reads its switches from its text."""
     site = dest / "site-copy"
     site.mkdir()
     skip = shutil.ignore_patterns("__pycache__")
@@ -328,7 +330,7 @@ def copy_site(root: Path, dest: Path) -> Path:
     for name in ("overrides", "scripts"):
         if (root / name).exists():
             (site / name).symlink_to(root / name)
-    (site / "mkdocs.yml").write_text(f"INHERIT: {root / 'mkdocs.yml'}\n")
+    shutil.copyfile(root / "mkdocs.yml", site / "mkdocs.yml")
     return site
 
 
