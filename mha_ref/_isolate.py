@@ -13,11 +13,19 @@ report. So, before the child imports anything:
 - the process left outside waits for it and ends as it ended; it is not
   dumpable, and the file runs one user namespace further down, so it
   holds no capability to trace or write that process either;
-- the grader makes itself not dumpable while it grades (grade.py).
+- the grader makes itself not dumpable while it grades (grade.py);
+- it writes nothing that outlives it: every mount is read-only but a new
+  ``/dev/shm``, locked by the file's own user namespace (a
+  file that left a ``secrets.py`` beside itself was imported by the
+  *next* grader, started from that folder, and made a wrong module pass);
+- its ``/dev`` holds :data:`DEVICES` alone (it wrote "PASS" lines onto
+  the grader's terminal through ``/dev/pts``), its ``/proc`` shows its own
+  processes, and the files it writes and its memory are bounded.
 
 Where the kernel refuses (no user namespaces: another OS, or a distribution
-that restricts them), the child runs as before; the verdicts, computed in
-the grader from tensors, hold either way.
+that restricts them), the child runs as before; a step the kernel refuses
+(mount_setattr before Linux 5.12, a /proc of its own inside a container
+that masks /proc) is skipped, the others kept.
 
 Called first thing in a fork of the grader's zygote (one thread, even
 if torch started others in the zygote), or, in a fresh child, loaded by
@@ -32,8 +40,26 @@ import ctypes
 import os
 import sys
 
-CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x20000, 0x10000000, 0x20000000
 PR_GET_DUMPABLE, PR_SET_DUMPABLE = 3, 4
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+#: mount_setattr(2): the same number on every architecture.
+SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = (
+    442,
+    -100,
+    0x8000,
+    1,
+)
+#: The devices the file may open (its /dev has nothing else).
+DEVICES = ("null", "zero", "full", "random", "urandom")
+#: Where it may write (a new tmpfs at /dev/shm, gone when it ends).
+SCRATCH_SIZE = b"size=64m,mode=1777"
+#: What a /proc of its own would let uid 0 change of the machine's.
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
+#: The most one file it writes may hold, and the memory it may map
+#: beyond what it has (a tensor of 8 GiB fails with a MemoryError).
+FILE_SIZE, MORE_MEMORY = 64 << 20, 8 << 30
 
 
 @contextlib.contextmanager
@@ -76,17 +102,105 @@ def isolate() -> None:
         return
     try:
         libc = ctypes.CDLL(None, use_errno=True)
+        libc.mount.argtypes = [ctypes.c_char_p] * 3 + [
+            ctypes.c_ulong,
+            ctypes.c_char_p,
+        ]
         uid, gid = os.getuid(), os.getgid()
-        if not _unshare(libc, CLONE_NEWPID, uid, gid):
+        if not _unshare(libc, CLONE_NEWPID | CLONE_NEWNS, uid, gid):
             return
     except (OSError, AttributeError):
         return
+    _wall_in(libc)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     pid = os.fork()
     if pid:
         _end_as(os.waitpid(pid, 0)[1])
-    # The student's side: a user namespace below the waiting process's.
-    _unshare(libc, 0, uid, gid)
+    _own_proc(libc)
+    _limit()
+    # The student's side: a user and mount namespace below the waiting
+    # process's, where every mount made above is locked as it is.
+    _unshare(libc, CLONE_NEWNS, uid, gid)
+
+
+def _call(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(libc, source, target: str, fstype, flags: int, data=None):
+    source, fstype = (s and s.encode() for s in (source, fstype))
+    _call(libc.mount(source, target.encode(), fstype, flags, data), target)
+
+
+def _read_only(libc, path: str, on: bool, flags: int = 0) -> None:
+    """Set (or clear) read-only on the mount at ``path`` (and, with
+    AT_RECURSIVE, every mount below it), its other flags kept."""
+    set_, clear = (MOUNT_ATTR_RDONLY, 0) if on else (0, MOUNT_ATTR_RDONLY)
+    attr = (ctypes.c_uint64 * 4)(set_, clear, 0, 0)
+    where = path.encode()
+    _call(
+        libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, where, flags, attr, 32), path
+    )
+
+
+def _wall_in(libc) -> None:
+    """In the new mount namespace: everything read-only; a /dev of
+    :data:`DEVICES` alone and a new /dev/shm, the one place it may write
+    (``$TMPDIR``); /proc writable (its own replaces it, and the uid maps
+    are written there)."""
+    try:
+        _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
+        _read_only(libc, "/", True, AT_RECURSIVE)
+        _read_only(libc, "/proc", False)
+    except OSError:
+        return  # no mount_setattr: the machine's mounts as they are
+    with contextlib.suppress(OSError):
+        machines = os.open("/dev", os.O_PATH | os.O_DIRECTORY)  # covered next
+        _mount(libc, "tmpfs", "/dev", "tmpfs", MS_NOSUID, b"size=64k,mode=755")
+        for name in DEVICES:
+            device = f"/proc/self/fd/{machines}/{name}"
+            if os.path.exists(device):
+                os.close(os.open(f"/dev/{name}", os.O_CREAT | os.O_WRONLY))
+                _mount(libc, device, f"/dev/{name}", None, MS_BIND)
+        os.close(machines)
+        for i, name in enumerate(("stdin", "stdout", "stderr")):
+            os.symlink(f"/proc/self/fd/{i}", f"/dev/{name}")
+        os.symlink("/proc/self/fd", "/dev/fd")
+        os.mkdir("/dev/shm")
+        flags = MS_NOSUID | MS_NODEV
+        _mount(libc, "tmpfs", "/dev/shm", "tmpfs", flags, SCRATCH_SIZE)
+        _read_only(libc, "/dev", True)
+        os.environ["TMPDIR"] = "/dev/shm"  # where tempfile writes
+
+
+def _own_proc(libc) -> None:
+    """PID 1's own /proc (the grader's processes are not in it), and the
+    machine's settings in it read-only."""
+    with contextlib.suppress(OSError):
+        _mount(libc, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for path in PROC_READ_ONLY:
+        with contextlib.suppress(OSError):
+            _mount(libc, path, path, None, MS_BIND | MS_REC)
+            _read_only(libc, path, True, AT_RECURSIVE)
+
+
+def _limit() -> None:
+    """The files it writes, its memory (beyond what it has mapped: torch,
+    in a fork of the zygote), no core files."""
+    import resource
+
+    with open("/proc/self/status") as f:
+        sizes = [line.split()[1] for line in f if line.startswith("VmSize:")]
+    mapped = int(sizes[0]) << 10 if sizes else 0
+    for which, most in (
+        (resource.RLIMIT_FSIZE, FILE_SIZE),
+        (resource.RLIMIT_AS, mapped + MORE_MEMORY),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(which, (most, most))
 
 
 def _end_as(status: int) -> None:

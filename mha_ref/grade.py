@@ -1175,6 +1175,8 @@ def grade(
     seed = secrets.randbits(63) if seed is None else seed
 
     def report(status: str, name: str, detail: str) -> None:
+        # One line each, whatever a file name or a message holds.
+        detail = _visible(detail).replace("\n", "\\n")
         out.write(f"{status} {name:<{width}}  {detail}\n")
         out.flush()
 

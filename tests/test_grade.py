@@ -751,6 +751,13 @@ FORGERIES = {
         ),
         "shapes",
     ),
+    # Raises at import with the grader's lines as the message, after a
+    # carriage return and an erase-line code, hiding what follows.
+    "PASS lines in an exception's message": (
+        "raise ImportError('x\\r\\x1b[2K' + "
+        f"{PASS_LINES.replace(chr(92) + 'n', chr(10))!r} + '\\x1b[8m')\n",
+        "load",
+    ),
     # Rebinds the grader's comparisons wherever it can reach them.
     "grader patcher": (
         "import sys\n"
@@ -823,21 +830,83 @@ def test_a_hung_file_that_left_the_group_still_ends(tmp_path, escape):
     the process waiting for it, then hangs with the watchdog off: the
     grader says so and ends it all the same."""
     first = "        q = self.split(self.W_Q(query))\n"
+    # The hang: a sleep of "pid.nanoseconds" seconds, found by that
+    # argument (the file's own /proc shows none of the machine's pids).
+    token = f"{os.getpid()}.{time.monotonic_ns() % 10**6}"
     source = _bug(
         first,
         "        import faulthandler, os\n"
-        # its pid on the machine (its own namespace calls it 1)
-        "        open('pid', 'w').write(os.readlink('/proc/self'))\n"
         "        faulthandler.cancel_dump_traceback_later()\n"
         f"        {escape}\n"
-        "        while True:\n"
-        "            pass\n" + first,
+        f"        os.execvp('sleep', ['sleep', '{token}'])\n" + first,
     )
     status, lines, stdout = _grade(tmp_path, source, "--timeout", "2")
     assert status == 1 and lines["shapes"][0] == "FAIL", stdout
-    pid = (tmp_path / "pid").read_text()
-    state = Path(f"/proc/{pid}/stat")
-    assert not state.exists() or ") Z" in state.read_text(), "left running"
+    left = [
+        pid
+        for pid in os.listdir("/proc")
+        if pid.isdigit() and _cmdline(pid).endswith(token.encode())
+    ]
+    assert not left, f"left running: {left}"
+
+
+#: What a graded file tries beyond its own process: "PROBE name done"
+#: or "PROBE name refused" for each.
+_PROBES = """\
+import os, tempfile
+def probe(name, act):
+    try:
+        act()
+        print("PROBE", name, "done")
+    except OSError:
+        print("PROBE", name, "refused")
+def write(path):
+    with open(path, "w") as f:
+        f.write("import torch; torch.allclose = lambda *a, **k: True\\n")
+def find_the_grader():
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if b"mha_ref.grade" in f.read():
+                return
+    raise FileNotFoundError("no grader in sight")
+probe("plant-beside-itself", lambda: write("secrets.py"))
+probe("write-outside", lambda: write(%(outside)r))
+probe("temporary-file", lambda: os.close(tempfile.mkstemp()[0]))
+for tty in ("/dev/tty", "/dev/console", "/dev/pts/0", "/dev/pts/ptmx"):
+    probe("open-" + tty, lambda: os.close(os.open(tty, os.O_WRONLY)))
+probe("find-the-grader", find_the_grader)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux namespaces")
+def test_a_graded_file_writes_nothing_that_outlives_it(tmp_path):
+    """Every mount is read-only to the student's file but a scratch
+    tmpfs of its own: a file that plants a ``secrets.py`` beside itself
+    (imported by the next grader started from that folder: a wrong
+    module then passed) or writes elsewhere changes nothing; it finds no
+    terminal to write on and no grader to read; and it is still graded
+    as before."""
+    outside = tmp_path.parent / f"escape-{tmp_path.name}.py"
+    source = _PROBES % {"outside": str(outside)} + CORRECT
+    (tmp_path / "my_mha.py").write_text(source)
+    result = subprocess.run(
+        [sys.executable, "-m", "mha_ref.grade", "my_mha.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    seen = dict(
+        line.split("PROBE ", 1)[1].split()
+        for line in result.stderr.splitlines()
+        if "PROBE " in line
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert seen.pop("temporary-file") == "done", seen
+    assert len(seen) == 7 and set(seen.values()) == {"refused"}, seen
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["my_mha.py"]
+    assert not outside.exists()
 
 
 def test_printed_control_characters_are_shown_not_obeyed(tmp_path):
@@ -971,7 +1040,6 @@ def test_the_zygote_stays_out_of_a_students_reach(tmp_path, capsys):
     status, _, _ = _grade_here(tmp_path, CORRECT, capsys)
     zygote = grade._ZYGOTE["zygote"].process
     assert status == 0 and zygote.poll() is None
-    probe = tmp_path / "probe.txt"
     attack = (
         "import os, signal\n"
         "seen = []\n"
@@ -982,10 +1050,18 @@ def test_the_zygote_stays_out_of_a_students_reach(tmp_path, capsys):
         "        seen.append('done')\n"
         "    except OSError as error:\n"
         "        seen.append(type(error).__name__)\n"
-        f"open({str(probe)!r}, 'w').write(' '.join(seen))\n" + CORRECT
+        "print('SEEN', *seen)\n" + CORRECT
     )
-    status, _, _ = _grade_here(tmp_path, attack, capsys)
-    assert probe.read_text() == "ProcessLookupError PermissionError"
+    (tmp_path / "my_mha.py").write_text(attack)
+    status = grade.main([str(tmp_path / "my_mha.py")])
+    (seen,) = [
+        line.split("SEEN ", 1)[1].split()
+        for line in capsys.readouterr().err.splitlines()
+        if "SEEN " in line
+    ]
+    # Its own /proc has no such pid; the machine's would refuse the read.
+    assert seen[0] == "ProcessLookupError", seen
+    assert seen[1] in ("FileNotFoundError", "PermissionError"), seen
     assert status == 0 and zygote.poll() is None
     assert grade._ZYGOTE["zygote"].process is zygote
     *edits, failing, _ = BUGS["direct view"]
