@@ -193,9 +193,16 @@
 
   // --- reveal.js ----------------------------------------------------------
 
-  function openStep(event) {
-    const fold = event.fragment;
-    if (fold && fold.tagName === "DETAILS") fold.open = event.type === "fragmentshown";
+  // A fold that is a step is open exactly while reveal.js shows it. Its
+  // own step's event is not enough: reached by ←, a link or a reload,
+  // reveal.js marks a screen's earlier steps shown without one, and
+  // their panels came up empty.
+  function openSteps() {
+    const screen = window.Reveal.getCurrentSlide();
+    if (!screen || PRINT) return;
+    all(screen, "details.deck-fold.fragment").forEach((fold) => {
+      fold.open = fold.classList.contains("visible");
+    });
   }
 
   // --- a screen the class's answer made taller --------------------------------
@@ -302,6 +309,10 @@
       controlsLayout: "bottom-right",
       progress: true,
       showNotes: false,
+      // The speaker view's pacing timer reads each screen's data-timing
+      // (its share of the slide's minutes); without a default it shows
+      // none. 0: a screen without minutes has none.
+      defaultTiming: 0,
       pdfSeparateFragments: false,
       pdfMaxPagesPerSlide: 2,
       plugins: window.RevealNotes ? [window.RevealNotes] : []
@@ -315,8 +326,9 @@
         toReading
       );
     }
-    window.Reveal.on("fragmentshown", openStep);
-    window.Reveal.on("fragmenthidden", openStep);
+    for (const event of ["ready", "slidechanged", "fragmentshown", "fragmenthidden"]) {
+      window.Reveal.on(event, openSteps);
+    }
     watchAnswers();
     window.Reveal.on("ready", () => {
       if (!RECEIVER && !PRINT) backToPlace();
