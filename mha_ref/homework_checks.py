@@ -11,6 +11,9 @@ causal mask, and :mod:`mha_ref.specialise`'s measurement.
 
 from __future__ import annotations
 
+import traceback
+from pathlib import Path
+
 import sympy
 import torch
 from torch import nn
@@ -49,11 +52,32 @@ _SIZES = ((8, 1), (8, 2), (12, 3), (6, 6), (64, 8), (512, 8))
 
 def report(task: int, check, *args) -> None:
     """Run one check and print ``PASS task N: ...`` or ``FAIL task N:
-    ...``: a notebook cell shows what is still wrong, not a traceback."""
+    ...``: a notebook cell shows what is still wrong, not a traceback,
+    also when the student's code raises (the project's unfinished
+    ``my_mha.py`` beside the homework is task 3's base class)."""
     try:
         print(f"PASS task {task}: {check(*args)}")
     except HomeworkCheckFailed as failed:
         print(f"FAIL task {task}: {failed}")
+    except Exception as error:  # noqa: BLE001 - the student's code raised
+        ours = (Path(__file__).parent, Path(torch.__file__).parent)
+        frames = traceback.extract_tb(error.__traceback__)
+        theirs = [
+            f
+            for f in frames
+            if not Path(f.filename).is_relative_to(ours[0])
+            and not Path(f.filename).is_relative_to(ours[1])
+        ]
+        where = (
+            f" ({Path(theirs[-1].filename).name}:{theirs[-1].lineno} in "
+            f"{theirs[-1].name})"
+            if theirs
+            else ""
+        )
+        print(
+            f"FAIL task {task}: your code raised "
+            f"{type(error).__name__}: {error}{where}"
+        )
 
 
 class HomeworkCheckFailed(AssertionError):

@@ -420,3 +420,30 @@ def test_causal_check_accepts_is_causal_and_rejects_wrong_masks():
         homework_checks.check_causal_self_attention(_CausalButScaled)
     with pytest.raises(HomeworkCheckFailed, match="subclass"):
         homework_checks.check_causal_self_attention(torch.nn.Linear)
+
+
+class _Unfinished(_OwnModule):
+    """The project's starter, as task 3 finds it beside the homework."""
+
+    def forward(self, query, key, value, mask=None, is_causal=False):
+        raise NotImplementedError("TODO: milestone 2, forward")
+
+
+class _UnfinishedDecoder(_Unfinished):
+    def forward(self, x):
+        return super().forward(x, x, x, is_causal=True)
+
+
+def test_a_check_whose_student_code_raises_reports_a_fail_line(capsys):
+    """Task 3 on the project's unfinished module: a FAIL line naming the
+    error and the student's line, not a traceback."""
+    homework_checks.report(
+        3,
+        homework_checks.check_causal_self_attention,
+        _UnfinishedDecoder,
+        _Unfinished,
+    )
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith("FAIL task 3: your code raised "), line
+    assert "NotImplementedError: TODO: milestone 2, forward" in line
+    assert f"({Path(__file__).name}:" in line and "in forward)" in line
