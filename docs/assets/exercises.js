@@ -148,7 +148,9 @@
     if (shape) {
       parts = cut(unwrap(s), ",");
       if (parts.length > 1 && parts[parts.length - 1] === "") parts.pop();
-      if (parts.length === 1) parts = cut(parts[0].replace(/\s+x\s+/g, "\u00d7"), "\u00d7");
+      // "2 x 5", "2x5" and "2X5" (lower-cased) all read as 2 × 5.
+      const times = /([0-9a-z_)])\s*x\s*(?=[0-9a-z_(])/g;
+      if (parts.length === 1) parts = cut(parts[0].replace(times, "$1\u00d7"), "\u00d7");
     } else {
       s = s.replace(/\u00d7/g, "*");
       while (THOUSANDS.test(s)) s = s.replace(THOUSANDS, "$1");

@@ -42,6 +42,8 @@ _NAME = re.compile(r"[a-z_][a-z0-9_]*")
 #: A number as Python and mathjs read it (``1.048576e6`` is no name).
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?")
 _ROUNDED = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmg])$")
+#: "2 x 5", "2x5" and "2X5" (lower-cased): an axis each side of an x.
+_TIMES = re.compile(r"([0-9a-z_)])\s*x\s*(?=[0-9a-z_(])")
 _TORCH_SIZE = re.compile(r"^torch\s*\.\s*size\s*\((.*)\)$", re.DOTALL)
 
 
@@ -96,7 +98,7 @@ def split(text: str, shape: bool) -> list[str] | None:
         if len(parts) > 1 and parts[-1] == "":
             parts = parts[:-1]  # "(5,)": a one-axis tuple
         if len(parts) == 1:
-            parts = _cut(re.sub(r"\s+x\s+", "×", parts[0]), "×")
+            parts = _cut(_TIMES.sub(r"\1×", parts[0]), "×")
     else:
         s = s.replace("×", "*")
         parts = [_THOUSANDS.sub("", s)]  # one pass removes them all
