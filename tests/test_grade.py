@@ -307,6 +307,20 @@ BUGS = {
         {"masks", "causal"},
         ["changed its mask argument in place"],
     ),
+    # Both masks applied to the weights after the softmax (blocked: 0):
+    # one masking step, so the causal line names it too.
+    "masks after the softmax": (
+        "scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)",
+        "scores = (q @ k.transpose(-2, -1) / math.sqrt(self.d_k)).softmax(-1)",
+        'scores.masked_fill(~mask, float("-inf"))',
+        "scores.masked_fill(~mask, 0.0)",
+        'scores.masked_fill(~allowed, float("-inf"))',
+        "scores.masked_fill(~allowed, 0.0)",
+        "weights = torch.softmax(scores, dim=-1)",
+        "weights = scores",
+        {"masks", "causal"},
+        ["before the softmax"],
+    ),
     # At h=1 the direct view is the right split: only h>1 sees it.
     "direct view": (
         "x.view(B, T, self.h, self.d_k).transpose(1, 2)",
@@ -482,6 +496,10 @@ LATER_LINES = {
     # the split, not an average over heads.
     "flat split": {"h=1": (["no head axis", "split to (B, h, T, d_k)"],
                            ["their average"])},
+    "masks after the softmax": {
+        "causal": (["fix milestone masks first", "how a mask is applied"],
+                   [])
+    },
     # A value bug at h>1: the mask lines send the student back, no guess.
     "direct view": {
         name: (["fix milestone h>1 first"], ["True as blocked", "off by one"])
