@@ -242,3 +242,35 @@ def test_lesson_site_renders_every_exercise(built_site):
         sections = re.findall(r'<section class="exercise ex-([a-z-]+)"', html)
         assert len(sections) == len(slide.exercises), slide.path
         assert "xexercisex" not in html
+
+
+def test_item_numbers_in_the_markup_give_no_answer_away(built_site):
+    """Order and sorting exercises number their items where they are
+    shown (0, 1, 2, ... down the page), never in the answer's order; the
+    folded key (the answer without JavaScript) names each item by the
+    same number, so the widget grades against it."""
+    from bs4 import BeautifulSoup
+
+    seen = {"ex-order": 0, "ex-buckets": 0}
+    for path in sorted((built_site / "slides").glob("*.html")):
+        soup = BeautifulSoup(path.read_text(), "html.parser")
+        for section in soup.select("section.ex-order, section.ex-buckets"):
+            kind = (
+                "ex-order" if "ex-order" in section["class"] else "ex-buckets"
+            )
+            seen[kind] += 1
+            attr = "data-ex-step" if kind == "ex-order" else "data-ex-item"
+            pool = ".ex-steps" if kind == "ex-order" else ".ex-zone--pool"
+            shown = section.select(f"{pool} [{attr}]")
+            ids = [li[attr] for li in shown]
+            assert ids == [str(i) for i in range(len(shown))], (path, ids)
+            parts = ".ex-step__text, .ex-item__text"
+            text = {
+                li[attr]: li.select_one(parts).get_text(" ", strip=True)
+                for li in shown
+            }
+            keyed = section.select(f".ex-key [{attr}]")
+            assert sorted(li[attr] for li in keyed) == sorted(ids), path
+            for li in keyed:
+                assert text[li[attr]] == li.get_text(" ", strip=True), path
+    assert all(seen.values()), seen

@@ -63,20 +63,33 @@ def _shuffled(items: list, seed: str) -> list:
 
 
 def _buckets_view(ex: Buckets, ctx: RenderContext) -> dict:
-    flat = []  # (item number, bucket number, item text)
-    for b, bucket in enumerate(ex.buckets):
-        for item in bucket.items:
-            flat.append((len(flat), b, item))
+    """The items shuffled, each numbered where it is shown (numbers in
+    the key's order grouped them for anyone reading the page's markup);
+    ``flat``: (number, bucket, text) in the key's order."""
+    flat = [
+        (b, item)
+        for b, bucket in enumerate(ex.buckets)
+        for item in bucket.items
+    ]
+    shown = _shuffled(list(enumerate(flat)), "buckets\0" + ex.prompt)
+    at = {n: i for i, (n, _) in enumerate(shown)}
     return {
-        "flat": flat,
-        "shuffled": _shuffled(flat, "buckets\0" + ex.prompt),
+        "flat": [(at[n], b, item) for n, (b, item) in enumerate(flat)],
+        "shuffled": [(i, b, item) for i, (_, (b, item)) in enumerate(shown)],
         "names": [Markup(ctx.inline(b.name)) for b in ex.buckets],
     }
 
 
 def _order_view(ex: Order, ctx: RenderContext) -> dict:
-    steps = list(enumerate(ex.steps))
-    return {"shuffled": _shuffled(steps, "order\0" + ex.prompt)}
+    """The steps shuffled, each numbered where it is shown (numbered in
+    the right order, the markup gave the order away); ``key``: (number,
+    text) in the right order."""
+    shown = _shuffled(list(enumerate(ex.steps)), "order\0" + ex.prompt)
+    at = {n: i for i, (n, _) in enumerate(shown)}
+    return {
+        "shuffled": [(i, step) for i, (_, step) in enumerate(shown)],
+        "key": [(at[n], step) for n, step in enumerate(ex.steps)],
+    }
 
 
 def _variant_markup(text: str, to_html, row: dict[str, str] | None) -> str:
