@@ -165,6 +165,37 @@ def test_the_home_page_offers_the_package_copied_code_imports(
     assert printed == str(downloaded / "mha_ref" / "__init__.py")
 
 
+def test_a_page_whose_code_imports_the_package_links_it(built_site, blocks):
+    """Where a block a student copies imports ``mha_ref``, its reading
+    page links ``mha_ref.zip`` (copied alone, it raised
+    ModuleNotFoundError, and only the home page said why); pages whose
+    code imports nothing of it do not."""
+    from bs4 import BeautifulSoup
+
+    importing = {
+        rel
+        for rel, _, code, _ in blocks
+        if rel.startswith("slides/")
+        and any(
+            line.split()[:2] in (["import", "mha_ref"], ["from", "mha_ref"])
+            or line.startswith(("import mha_ref.", "from mha_ref."))
+            for line in code.splitlines()
+        )
+    }
+    assert importing, "no copied block imports mha_ref"
+    for page in sorted((built_site / "slides").glob("*.html")):
+        rel = page.relative_to(built_site).as_posix()
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        links = [
+            a["href"]
+            for a in soup.select(".notebook-download a[download]")
+            if a["href"].endswith("mha_ref.zip")
+        ]
+        assert bool(links) == (rel in importing), rel
+        for href in links:
+            assert (page.parent / href).resolve().is_file(), (rel, href)
+
+
 @pytest.fixture
 def run_forked(tmp_path, downloaded):
     """``run(code)``: ``code`` run as a student's file, in a fork of

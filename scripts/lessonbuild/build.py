@@ -26,6 +26,7 @@ import logging
 import re
 import shutil
 import sys
+from html import unescape
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader
@@ -49,6 +50,10 @@ log = logging.getLogger("mkdocs.plugins.lesson")
 #: to a contributor. Its warnings and errors still show.
 _QUIET = ("mkdocs.plugins.mkdocs_jupyter", "mkdocs.mkdocs-jupyter")
 _ID = re.compile(r'\sid="([^"]+)"')  # an element id in an exercise's HTML
+#: A code block's text, its highlighting's tags, an import of mha_ref.
+_CODE = re.compile(r"<code\b[^>]*>(.*?)</code>", re.S)
+_TAG = re.compile(r"<[^>]+>")
+_PACKAGE_IMPORT = re.compile(r"^\s*(?:from|import)\s+mha_ref\b", re.M)
 _TEMPLATES = Environment(
     loader=PackageLoader("lessonbuild", "templates"), autoescape=True
 )
@@ -334,7 +339,7 @@ class Build:
             page.meta.setdefault("search", {})["exclude"] = True
         if notebook:
             html = notebooks.mark_math(html)  # typeset below, like slides
-        html += self._notebook_link(page)
+        html += self._notebook_link(page, html)
         stash = self.widgets.get(uri)
         if stash:
             html, missing = exercises.fill_placeholders(html, stash)
@@ -360,19 +365,34 @@ class Build:
             self.problems += self.math.render_html(html, path, text)[1]
         return html
 
-    def _notebook_link(self, page) -> str:
-        """A slide that runs code offers the lesson notebook to download."""
+    def _notebook_link(self, page, html: str) -> str:
+        """A slide that runs code offers the lesson notebook to download,
+        and ``mha_ref.zip`` where a code block it shows imports the
+        package (copied on its own, it raised ModuleNotFoundError, and
+        only the home page said why)."""
         slide = self._slide(page)
         if slide is None or slide.number is None:
             return ""
-        if not any(i.path.startswith("snippets/") for i in slide.includes):
+        snippets = [
+            i.path for i in slide.includes if i.path.startswith("snippets/")
+        ]
+        if not snippets:
             return ""
-        depth = page.file.src_uri.count("/")
-        href = "../" * depth + notebooks.DECK_NOTEBOOK
+        up = "../" * page.file.src_uri.count("/")
+        package = ""
+        code = (unescape(_TAG.sub("", c)) for c in _CODE.findall(html))
+        if any(_PACKAGE_IMPORT.search(text) for text in code):
+            package = (
+                " Copied on its own, a block that imports "
+                f'<code>mha_ref</code> needs <a href="{up}'
+                f'{notebooks.PACKAGE_ZIP}" download>'
+                f"{notebooks.PACKAGE_ZIP}</a> unzipped beside it."
+            )
         return (
             f'\n<p class="notebook-download" data-search-exclude><a '
-            f'href="{href}" download>Run this code yourself: download the '
-            "lesson as a notebook (.ipynb)</a></p>"
+            f'href="{up}{notebooks.DECK_NOTEBOOK}" download>Run this code '
+            f"yourself: download the lesson as a notebook (.ipynb)</a>."
+            f"{package}</p>"
         )
 
     def _source_of(self, page, config) -> tuple[str, str]:
