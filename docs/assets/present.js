@@ -119,6 +119,9 @@
       const head = i === screens.indexOf(screen) ? heads[0] : heads[heads.length - 1];
       if (head) anchor = head.id.replace(/^s\d+-/, "");
     }
+    // reveal.js writes a move into the address a second late: Back from
+    // the reading page must return to this step, not the one before.
+    window.history.replaceState(window.history.state, "", `#${window.Reveal.getSlidePath()}`);
     window.location.href = stack.getAttribute("data-reading") + (anchor ? `#${anchor}` : "");
   }
 

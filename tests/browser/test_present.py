@@ -302,6 +302,34 @@ def test_r_and_shift_p_keep_the_place(deck, lesson):
     assert on_slide(page) == SLIDE
 
 
+def test_back_after_r_returns_to_the_step_just_reached(deck, lesson):
+    """R pressed at once after a move (reveal.js writes the address a
+    second late), then the browser's Back: the deck opens at that step,
+    not the one before it."""
+    page = deck.open(f"present.html#/{SLIDE}")
+    wait_ready(page)
+    body = page.locator("body")
+    body.press("ArrowRight")  # a step: the address names screen and step
+    page.wait_for_function(
+        "location.hash === '#' + Reveal.getSlidePath() && "
+        "location.hash.split('/').length === 4"
+    )
+    for _ in range(2):
+        before = page.evaluate("JSON.stringify(Reveal.getIndices())")
+        body.press("ArrowRight")
+        page.wait_for_function(
+            "(w) => JSON.stringify(Reveal.getIndices()) !== w", arg=before
+        )
+    where = page.evaluate("JSON.stringify(Reveal.getIndices())")
+    body.press("r")
+    expect(page).to_have_url(
+        re.compile(re.escape(reading_page(lesson, SLIDE)))
+    )
+    page.go_back()
+    wait_ready(page)
+    assert page.evaluate("JSON.stringify(Reveal.getIndices())") == where
+
+
 def test_after_r_a_reader_who_scrolled_gets_the_screen_read(deck, lesson):
     """R from slide 15's last screen, then the reader scrolls back to the
     top by hand: Shift+P opens the first screen, not the one R left."""
