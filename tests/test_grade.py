@@ -215,13 +215,11 @@ def _line_of(source: str, text: str) -> int:
     return lines[0]
 
 
-def _grade(tmp_path: Path, source: str, *options: str):
-    """Run ``python -m mha_ref.grade my_mha.py`` as a student would.
-
-    Returns (exit status, {milestone: (status, detail)}, stdout).
-    """
+def _run_grader(tmp_path: Path, source: str, *options: str):
+    """``python -m mha_ref.grade my_mha.py`` as a student runs it, from
+    the file's folder: the finished process."""
     (tmp_path / "my_mha.py").write_text(source)
-    result = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "mha_ref.grade", "my_mha.py", *options],
         cwd=tmp_path,
         # One torch thread: the tensors are tiny, the machine is shared.
@@ -230,6 +228,14 @@ def _grade(tmp_path: Path, source: str, *options: str):
         text=True,
         timeout=300,
     )
+
+
+def _grade(tmp_path: Path, source: str, *options: str):
+    """Run the grader as a student would.
+
+    Returns (exit status, {milestone: (status, detail)}, stdout).
+    """
+    result = _run_grader(tmp_path, source, *options)
     assert "Traceback" not in result.stderr, result.stderr
     return result.returncode, _parse(result.stdout), result.stdout
 
@@ -906,15 +912,7 @@ def test_a_graded_file_writes_nothing_that_outlives_it(tmp_path):
     as before."""
     outside = tmp_path.parent / f"escape-{tmp_path.name}.py"
     source = _PROBES % {"outside": str(outside)} + CORRECT
-    (tmp_path / "my_mha.py").write_text(source)
-    result = subprocess.run(
-        [sys.executable, "-m", "mha_ref.grade", "my_mha.py"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = _run_grader(tmp_path, source)
     seen = dict(
         line.split("PROBE ", 1)[1].split()
         for line in result.stderr.splitlines()
@@ -935,15 +933,7 @@ def test_printed_control_characters_are_shown_not_obeyed(tmp_path):
         "sys.stderr.write('\\r\\x1b[KPASS skeleton  ok\\x1b[8m\\n')\n"
         + CORRECT
     )
-    (tmp_path / "my_mha.py").write_text(source)
-    result = subprocess.run(
-        [sys.executable, "-m", "mha_ref.grade", "my_mha.py"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    result = _run_grader(tmp_path, source)
     assert "\x1b" not in result.stderr and "\r" not in result.stderr
     assert "my_mha.py| \\x0d\\x1b[KPASS skeleton" in result.stderr
 
