@@ -84,13 +84,13 @@ def test_a_site_is_moved_into_place_in_one_step(tmp_path):
 
 
 def test_what_a_killed_build_left_is_removed_by_the_next(tmp_path):
-    from lessonbuild.atomic import BUILDING, SiteSwap
+    from lessonbuild.atomic import SiteSwap, building_prefix
 
     child = os.fork()
     if child == 0:
         os._exit(0)
     os.waitpid(child, 0)  # a pid that is gone
-    left = tmp_path / f".site{BUILDING}{child}-abc"
+    left = tmp_path / f"{building_prefix(tmp_path / 'site')}{child}-abc"
     left.mkdir()
     (left / "index.html").write_text("half")
     mine = SiteSwap(tmp_path / "site")
@@ -124,3 +124,17 @@ def test_a_second_lock_waits_for_the_first(tmp_path):
     first.release()
     assert proc.stdout.readline() == "got it\n"
     assert proc.wait() == 0
+
+
+def test_a_site_folder_named_like_an_asset_type_builds(tmp_path):
+    """The minify plugin names ``x.min.css`` by replacing ".css" anywhere
+    in the file's path: ``mkdocs build -d css-site`` failed while the
+    build wrote into ``.css-site.building-…``. The lesson builds there,
+    its styles and scripts minified."""
+    from tests.lesson_site import REPO, build
+
+    site = tmp_path / "css-site"
+    result = build(REPO, "-q", "-d", str(site))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (site / "assets" / "lesson.min.css").is_file()
+    assert (site / "assets" / "present.min.js").is_file()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from lessonbuild.atomic import building_prefix
 from lessonbuild.deck import parse_slide, read_deck
 from lessonbuild.engine.lint import set_order_problems
 from lessonbuild.engine.outputs import TMP_MARK
@@ -841,7 +842,7 @@ def test_the_site_is_moved_into_place_only_when_the_build_is_done(tmp_path):
     site = sorted(p.name for p in (root / "site").iterdir())
     assert "evil.html" not in site and "old.html" not in site
     assert (root / "site/index.html").is_file()
-    assert not list(root.glob(".site.building-*"))
+    assert not list(root.glob(building_prefix(root / "site") + "*"))
 
 
 def test_a_killed_build_leaves_the_last_site_and_is_cleaned_up(tmp_path):
@@ -861,7 +862,7 @@ def test_a_killed_build_leaves_the_last_site_and_is_cleaned_up(tmp_path):
         start_new_session=True,
     )
     deadline = time.monotonic() + 120
-    while not list(root.glob(".site.building-*")):
+    while not list(root.glob(building_prefix(root / "site") + "*")):
         assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.05)
     os.killpg(proc.pid, 9)
@@ -869,7 +870,7 @@ def test_a_killed_build_leaves_the_last_site_and_is_cleaned_up(tmp_path):
     assert _files(root / "site") == before
     (root / "snippets/01_one.py").write_text('print("hi")\n')
     assert mkdocs_build(root, cache=None).returncode == 0
-    assert not list(root.glob(".site.building-*"))
+    assert not list(root.glob(building_prefix(root / "site") + "*"))
 
 
 def test_a_second_build_waits_for_the_first(tmp_path):

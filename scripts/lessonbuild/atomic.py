@@ -54,8 +54,16 @@ def write_atomic(
         raise
 
 
-#: A site being built: ``.<site name>.building-<pid>-<random>`` beside it.
+#: A site being built: ``.~<site name>.building-<pid>-<random>`` beside
+#: it. (The "~": the minify plugin names ``x.min.css`` by replacing
+#: ".css" anywhere in the path, and ``.css-site.building-…`` broke every
+#: build into a folder whose name starts with css or js.)
 BUILDING = ".building-"
+
+
+def building_prefix(site_dir: Path | str) -> str:
+    """The name a build of ``site_dir`` writes into starts with this."""
+    return f".~{Path(site_dir).name}{BUILDING}"
 
 
 class SiteSwap:
@@ -68,7 +76,7 @@ class SiteSwap:
         self.final = Path(site_dir)
         self.final.parent.mkdir(parents=True, exist_ok=True)
         # What killed builds left (their process is gone).
-        name = f".{self.final.name}{BUILDING}"
+        name = building_prefix(self.final)
         for folder in self.final.parent.glob(f"{name}*"):
             pid = folder.name[len(name) :].split("-", 1)[0]
             if pid.isdigit() and not Path(f"/proc/{pid}").exists():
