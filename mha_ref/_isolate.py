@@ -20,7 +20,13 @@ report. So, before the child imports anything:
   *next* grader, started from that folder, and made a wrong module pass);
 - its ``/dev`` holds :data:`DEVICES` alone (it wrote "PASS" lines onto
   the grader's terminal through ``/dev/pts``), its ``/proc`` shows its own
-  processes, and the files it writes and its memory are bounded.
+  processes, and the files it writes and its memory are bounded;
+- it has no network (a file read its neighbours, the submissions graded
+  from the same folder, and posted them to a server) and System V IPC
+  of its own (shared memory it left behind stayed allocated after the
+  grader ended);
+- it holds no capability and may make no namespace: with either it
+  mounted a tmpfs of 4 GiB, memory no limit above counts.
 
 Where the kernel refuses (no user namespaces: another OS, or a distribution
 that restricts them), the child runs as before; a step the kernel refuses
@@ -41,7 +47,13 @@ import os
 import sys
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x20000, 0x10000000, 0x20000000
+CLONE_NEWNET, CLONE_NEWIPC = 0x40000000, 0x08000000
 PR_GET_DUMPABLE, PR_SET_DUMPABLE = 3, 4
+#: prctl(2): securebits NOROOT, NO_SETUID_FIXUP and KEEP_CAPS, each
+#: locked (no capabilities come back through exec of any program, even
+#: as uid 0); no_new_privs (nor through a setuid one).
+PR_SET_SECUREBITS, SECURE_ALL, PR_SET_NO_NEW_PRIVS = 28, 0x3F, 38
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 #: mount_setattr(2): the same number on every architecture.
@@ -107,8 +119,12 @@ def isolate() -> None:
             ctypes.c_char_p,
         ]
         uid, gid = os.getuid(), os.getgid()
-        if not _unshare(libc, CLONE_NEWPID | CLONE_NEWNS, uid, gid):
-            return
+        # Without a network and IPC of its own where the kernel has none
+        # to give (a container may refuse them), rather than not at all.
+        apart = CLONE_NEWPID | CLONE_NEWNS
+        if not _unshare(libc, apart | CLONE_NEWNET | CLONE_NEWIPC, uid, gid):
+            if not _unshare(libc, apart, uid, gid):
+                return
     except (OSError, AttributeError):
         return
     _wall_in(libc)
@@ -124,6 +140,7 @@ def isolate() -> None:
     # the file runs unmapped, as nobody, rather than not at all.)
     with contextlib.suppress(OSError):
         _unshare(libc, CLONE_NEWNS, uid, gid)
+    _drop_capabilities(libc)
 
 
 def _call(result: int, what: str) -> None:
@@ -180,13 +197,36 @@ def _wall_in(libc) -> None:
 
 def _own_proc(libc) -> None:
     """PID 1's own /proc (the grader's processes are not in it), and the
-    machine's settings in it read-only."""
+    machine's settings in it read-only. Before that, the one user
+    namespace still to come (the file's own) is the last this one may
+    hold: one made further down would give the file back every
+    capability there."""
     with contextlib.suppress(OSError):
         _mount(libc, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    with contextlib.suppress(OSError):
+        with open("/proc/sys/user/max_user_namespaces", "w") as f:
+            f.write("1")
     for path in PROC_READ_ONLY:
         with contextlib.suppress(OSError):
             _mount(libc, path, path, None, MS_BIND | MS_REC)
             _read_only(libc, path, True, AT_RECURSIVE)
+
+
+def _drop_capabilities(libc) -> None:
+    """None of the capabilities a new user namespace grants (to mount,
+    to make namespaces), now or after an exec."""
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):  # effective, permitted, inheritable
+        _fields_ = [(n, ctypes.c_uint32) for n in ("eff", "perm", "inh")]
+
+    libc.prctl(PR_SET_SECUREBITS, SECURE_ALL, 0, 0, 0)
+    libc.capset(
+        ctypes.byref(Header(_LINUX_CAPABILITY_VERSION_3, 0)), (Data * 2)()
+    )
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
 def _limit() -> None:

@@ -13,6 +13,7 @@ unusual modules are correct in ways the grader was not written against.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -877,13 +878,17 @@ def test_a_hung_file_that_left_the_group_still_ends(tmp_path, escape):
 #: What a graded file tries beyond its own process: "PROBE name done"
 #: or "PROBE name refused" for each.
 _PROBES = """\
-import os, tempfile
+import ctypes, os, socket, tempfile
+libc = ctypes.CDLL(None, use_errno=True)
 def probe(name, act):
     try:
         act()
         print("PROBE", name, "done")
     except OSError:
         print("PROBE", name, "refused")
+def call(result):
+    if result == -1:
+        raise OSError(ctypes.get_errno(), "refused")
 def write(path):
     with open(path, "w") as f:
         f.write("import torch; torch.allclose = lambda *a, **k: True\\n")
@@ -899,6 +904,10 @@ probe("temporary-file", lambda: os.close(tempfile.mkstemp()[0]))
 for tty in ("/dev/tty", "/dev/console", "/dev/pts/0", "/dev/pts/ptmx"):
     probe("open-" + tty, lambda: os.close(os.open(tty, os.O_WRONLY)))
 probe("find-the-grader", find_the_grader)
+probe("connect", lambda: socket.create_connection(("127.0.0.1", %(port)d), 5))
+probe("mount", lambda: call(libc.mount(b"t", b"/dev/shm", b"tmpfs", 0, b"")))
+probe("new-namespace", lambda: call(libc.unshare(0x10000000)))
+probe("shared-memory", lambda: call(libc.shmget(%(key)d, 1 << 20, 0o1600)))
 """
 
 
@@ -908,11 +917,15 @@ def test_a_graded_file_writes_nothing_that_outlives_it(tmp_path):
     tmpfs of its own: a file that plants a ``secrets.py`` beside itself
     (imported by the next grader started from that folder: a wrong
     module then passed) or writes elsewhere changes nothing; it finds no
-    terminal to write on and no grader to read; and it is still graded
-    as before."""
+    terminal to write on and no grader to read, no network to send what
+    it read to, no capability to mount memory of its own, and the shared
+    memory it makes ends with it; and it is still graded as before."""
     outside = tmp_path.parent / f"escape-{tmp_path.name}.py"
-    source = _PROBES % {"outside": str(outside)} + CORRECT
-    result = _run_grader(tmp_path, source)
+    key = 0x4D480000 + os.getpid() % 0xFFFF
+    with socket.create_server(("127.0.0.1", 0)) as listening:
+        port = listening.getsockname()[1]
+        source = _PROBES % {"outside": str(outside), "port": port, "key": key}
+        result = _run_grader(tmp_path, source + CORRECT)
     seen = dict(
         line.split("PROBE ", 1)[1].split()
         for line in result.stderr.splitlines()
@@ -920,9 +933,12 @@ def test_a_graded_file_writes_nothing_that_outlives_it(tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert seen.pop("temporary-file") == "done", seen
-    assert len(seen) == 7 and set(seen.values()) == {"refused"}, seen
+    assert seen.pop("shared-memory") == "done", seen
+    assert len(seen) == 10 and set(seen.values()) == {"refused"}, seen
     assert sorted(p.name for p in tmp_path.iterdir()) == ["my_mha.py"]
     assert not outside.exists()
+    segments = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    assert key not in {int(line.split()[0]) for line in segments}
 
 
 def test_printed_control_characters_are_shown_not_obeyed(tmp_path):
