@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import socket
+import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -15,7 +19,13 @@ from lessonbuild import live
 from lessonbuild.deck import read_deck
 from lessonbuild.engine.guard import fingerprint
 from lessonbuild.live import Lines, Live, Refused, Verified
-from lessonbuild.liveserve import TOKEN_HEADER, LiveServe, is_loopback
+from lessonbuild.liveserve import (
+    TOKEN_HEADER,
+    LiveServe,
+    connection_owner,
+    install,
+    is_loopback,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPET = "snippets/15_trace.py"
@@ -319,6 +329,90 @@ def test_live_code_is_installed_on_loopback_addresses_only():
     assert is_loopback("127.0.0.1") and is_loopback("localhost")
     assert is_loopback("::1")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
+
+
+def _as_user(uid: int, act) -> None:
+    """``act()`` in a child process running as ``uid``; raises if it
+    failed (its traceback is on stderr)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+            act()
+            code = 0
+        finally:
+            os._exit(code)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the kernel's tables")
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_a_connections_owner_is_the_user_who_opened_it(host):
+    """Read from the kernel's socket tables, for IPv4 and IPv6; another
+    user's connection (the test forks one, as root) is told apart."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        listening = socket.create_server((host, 0), family=family)
+    except OSError:
+        pytest.skip(f"no {host} here")
+    with listening:
+        server = listening.getsockname()[:2]
+        with socket.create_connection(server) as mine:
+            assert connection_owner(mine.getsockname(), server) == os.getuid()
+        if os.getuid() != 0:
+            return
+
+        def connect():  # (no lookup: this interpreter is not nobody's to read)
+            with socket.socket(family) as theirs:
+                theirs.connect(server)
+                owner = connection_owner(theirs.getsockname()[:2], server)
+                os._exit(0 if owner == 65534 else 3)
+
+        _as_user(65534, connect)
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or os.getuid() != 0,
+    reason="another user's connection: made as root",
+)
+def test_another_users_connection_is_closed_unread(tmp_path):
+    """Another account on the machine can reach 127.0.0.1 and would read
+    the token in a page (then run code with the server user's rights):
+    MkDocs' own server, with live code installed, closes its connection
+    without an answer, and still answers its own user."""
+    from mkdocs.livereload import LiveReloadServer
+
+    (tmp_path / "index.html").write_text("<html><head></head></html>")
+    server = LiveReloadServer(lambda: None, "127.0.0.1", 0, str(tmp_path))
+    server.server_bind()
+    server.server_activate()
+    address = server.server_address[:2]
+    config = SimpleNamespace(
+        dev_addr=address, config_file_path=str(ROOT / "mkdocs.yml")
+    )
+    assert install(server, config, lambda: None) is not None
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    request = f"GET / HTTP/1.0\r\nHost: {address[0]}:{address[1]}\r\n\r\n"
+
+    def fetch() -> bytes:
+        with socket.socket() as conn:  # (no name lookup: see above)
+            conn.settimeout(30)
+            conn.connect(address)
+            conn.sendall(request.encode())
+            return b"".join(iter(lambda: conn.recv(65536), b""))
+
+    def fetch_as_another():
+        os._exit(0 if fetch() == b"" else 3)
+
+    try:
+        assert fetch().startswith(b"HTTP/1.0 200")
+        _as_user(65534, fetch_as_another)
+        assert b"lesson-live-config" in fetch()
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_without_the_read_only_sandbox_nothing_runs(deck, monkeypatch):

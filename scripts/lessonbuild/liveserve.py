@@ -15,7 +15,11 @@ pages it fetches that way carry no token); its ``Origin`` must be the
 site, and ``Sec-Fetch-Site``, where sent, "same-origin"; it must carry
 the token in a header (``X-Lesson-Live-Token``), which a form cannot
 send and no other origin can read (no CORS header is ever answered);
-and ``Live`` queues at most ``live.MAX_WAITING`` runs.
+and ``Live`` queues at most ``live.MAX_WAITING`` runs. Another account on
+the same machine can reach 127.0.0.1 too, and read the token in a page:
+on Linux, a connection whose socket another user owns is closed unread
+(``connection_owner``), as the run would read files with this user's
+rights.
 
 ``python -m lessonbuild.liveserve present`` (``make present``) serves
 the site like ``make serve`` and opens the deck in the browser.
@@ -28,8 +32,10 @@ import hmac
 import ipaddress
 import json
 import logging
+import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -55,6 +61,38 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return host == "localhost"
+
+
+def connection_owner(client: tuple, server: tuple) -> int | None:
+    """The uid owning the client's end of a loopback TCP connection from
+    ``client`` to ``server`` ((host, port) each), from the kernel's
+    socket tables; None where they do not tell (not Linux)."""
+    want = tuple((_ip(end[0]), end[1]) for end in (client, server))
+    for table, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
+        try:
+            lines = Path("/proc/net", table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for fields in map(str.split, lines):  # sl local remote st ... uid
+            if tuple(_address(f, family) for f in fields[1:3]) == want:
+                return int(fields[7])
+    return None
+
+
+def _ip(text: str):
+    """An address, an IPv4 one mapped into IPv6 as IPv4."""
+    address = ipaddress.ip_address(text)
+    return getattr(address, "ipv4_mapped", None) or address
+
+
+def _address(field: str, family: int) -> tuple:
+    """``0100007F:1F40`` (/proc/net/tcp: each 32-bit word of the address
+    in host order, little-endian here) as (address, port)."""
+    hexed, port = field.split(":")
+    raw = b"".join(
+        bytes.fromhex(hexed[i : i + 8])[::-1] for i in range(0, len(hexed), 8)
+    )
+    return _ip(socket.inet_ntop(family, raw)), int(port, 16)
 
 
 class LiveServe:
@@ -191,6 +229,19 @@ def install(server, config, verified: Callable[[], Verified]):
     root = Path(config.config_file_path).resolve().parent
     serve = LiveServe(Live(root, verified), host, port, server.mount_path)
     server.set_app(serve.wrap(server.get_app()))
+    ours = server.verify_request  # socketserver's access-control hook
+
+    def verify_request(request, client_address) -> bool:
+        owner = connection_owner(client_address, request.getsockname())
+        if owner not in (None, os.getuid()):
+            log.warning(
+                f"closed a connection from user {owner}: while live code "
+                "is on, this server answers only its own user"
+            )
+            return False
+        return ours(request, client_address)
+
+    server.verify_request = verify_request
     return serve
 
 
