@@ -78,12 +78,54 @@
     const forward = FORWARD[event.key] && !event.shiftKey;
     const back = BACK[event.key] || (event.key === " " && event.shiftKey);
     if (!forward && !back) return;
+    // The overview's arrows move between screens: reveal.js's own.
+    if (window.Reveal.isOverview()) return;
     if (typing(el) && event.key !== "PageDown" && event.key !== "PageUp") return;
     event.preventDefault();
     event.stopPropagation();
+    // Blacked out (B), the deck stays where the class last saw it.
+    if (window.Reveal.isPaused()) return;
     if (el && el !== document.body && el.blur) el.blur();
+    if (forward && nextKeyPanel()) return;
     if (forward) window.Reveal.next();
     else window.Reveal.prev();
+  }
+
+  // --- an exercise's key: one panel at a time ---------------------------------
+
+  // After an attempt an exercise's key (answer, why, hint...) opens as
+  // panels over the screen. Opened together (a committed prediction
+  // opens the answer and the why), the why lay over the answer: the first
+  // stays open, and the forward key then shows the next one the attempt
+  // unlocked, then goes on.
+  function keyFolds(fold) {
+    return all(fold.closest(".exercise"), "details.deck-fold:not([hidden])");
+  }
+  let opened = [];
+  function onePanel(event) {
+    const fold = event.target;
+    if (!fold.open || !fold.matches?.("details.deck-fold") || !fold.closest(".exercise")) return;
+    if (!opened.length) requestAnimationFrame(() => {
+      const batch = opened;
+      opened = [];
+      const keep = batch.sort((a, b) =>
+        a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1)[0];
+      keyFolds(keep).forEach((d) => {
+        if (d !== keep) d.open = false;
+      });
+    });
+    opened.push(fold);
+  }
+  function nextKeyPanel() {
+    const screen = window.Reveal.getCurrentSlide();
+    const open = screen?.querySelector(".exercise details.deck-fold[open]:not([hidden])");
+    if (!open) return false;
+    const folds = keyFolds(open);
+    const next = folds[folds.indexOf(open) + 1];
+    if (!next) return false;
+    open.open = false;
+    next.open = true;
+    return true;
   }
 
   // --- R and Shift+P keep the place -----------------------------------------
@@ -260,6 +302,7 @@
     slides.addEventListener("click", later);
     slides.addEventListener("change", later);
     slides.addEventListener("input", later);
+    slides.addEventListener("toggle", onePanel, true);
     slides.addEventListener("toggle", (event) => {
       // An open fold is a panel from the screen's top: scrolled there.
       const screen = event.target.closest?.("section.present");

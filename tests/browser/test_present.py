@@ -244,6 +244,79 @@ def test_an_exercise_inside_the_deck_by_mouse_and_keyboard(deck):
     page.wait_for_function(f"Reveal.getProgress() === {before}")
 
 
+def _show_screen_of(page, selector: str) -> None:
+    """The screen holding the first ``selector``, from its first step."""
+    page.evaluate(
+        """(sel) => {
+        const screen = document.querySelector(sel).closest('section');
+        const i = Reveal.getIndices(screen);
+        Reveal.slide(i.h, i.v, -1);
+    }""",
+        selector,
+    )
+
+
+def _indices(page) -> str:
+    return page.evaluate("JSON.stringify(Reveal.getIndices())")
+
+
+def test_a_committed_prediction_shows_its_answer_then_its_why(deck):
+    """Commit opens the answer and the why: the class sees the answer
+    (the why lay over it), and the forward key shows the why, then goes
+    on."""
+    page = deck.open("present.html")
+    wait_ready(page)
+    _show_screen_of(page, ".reveal .exercise.ex-predict")
+    ex = page.locator(".reveal section.present .exercise.ex-predict").first
+    answer, why = (
+        ex.locator("details.ex-key--answer"),
+        ex.locator("details.ex-key--why"),
+    )
+    ex.locator("textarea").fill("a guess")
+    ex.locator('[data-ex-action="commit"]').click()
+    expect(answer).to_have_js_property("open", True)
+    expect(why).to_have_js_property("open", False)
+    seen = """(d) => {
+        const r = d.getBoundingClientRect();
+        const top = document.elementFromPoint(r.x + r.width / 2, r.y + 20);
+        return d.contains(top);
+    }"""
+    assert answer.evaluate(seen), "the answer is covered"
+    where = _indices(page)
+    page.keyboard.press("ArrowRight")
+    expect(why).to_have_js_property("open", True)
+    expect(answer).to_have_js_property("open", False)
+    assert why.evaluate(seen), "the why is covered"
+    assert _indices(page) == where
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        f"JSON.stringify(Reveal.getIndices()) !== '{where}'"
+    )
+
+
+def test_blacked_out_or_in_the_overview_the_clicker_moves_nothing_unseen(deck):
+    """B blacks the screen: PageDown, Space and → then move nothing (the
+    class comes back to the screen it left). In the overview the arrows
+    move between screens, not through a screen's hidden steps."""
+    page = deck.open("present.html")
+    wait_ready(page)
+    _show_screen_of(page, ".reveal .slides section .fragment")
+    where = _indices(page)
+    page.keyboard.press("b")
+    page.wait_for_function("Reveal.isPaused()")
+    for key in ("PageDown", "Space", "ArrowRight", "PageDown"):
+        page.keyboard.press(key)
+    assert _indices(page) == where
+    page.keyboard.press("b")
+    page.wait_for_function("!Reveal.isPaused()")
+    page.keyboard.press("o")
+    page.wait_for_function("Reveal.isOverview()")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        f"Reveal.getIndices().h === {json.loads(where)['h']} + 1"
+    )
+
+
 def test_the_deck_keeps_its_own_answers_and_resets_them(deck, lesson):
     """Answers typed on a reading page never show on the projector; the
     deck's own last through reloads of the lecture, and "Reset all
