@@ -447,3 +447,52 @@ def test_a_check_whose_student_code_raises_reports_a_fail_line(capsys):
     assert line.startswith("FAIL task 3: your code raised "), line
     assert "NotImplementedError: TODO: milestone 2, forward" in line
     assert f"({Path(__file__).name}:" in line and "in forward)" in line
+
+
+def _module_cell(path: Path) -> str:
+    """The cell that picks the student's MultiHeadAttention (task 3)."""
+    cells = [c.source for c in to_ipynb(path).cells if "my_mha" in c.source]
+    code = [c for c in cells if "import MultiHeadAttention" in c]
+    assert len(code) == 1, code
+    return code[0].split("\n\n\nclass ")[0]
+
+
+@pytest.mark.parametrize("path", [STARTER, SOLUTIONS], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    ("my_mha", "outcome"),
+    [
+        # Not written yet (a notebook run on its own): mha_ref's, said so.
+        (None, "stands in|mha_ref.mha"),
+        # Written: the student's own, whatever it holds.
+        (
+            "import mha_ref\n\n\n"
+            "class MultiHeadAttention(mha_ref.MultiHeadAttention):\n"
+            "    pass\n",
+            "|my_mha",
+        ),
+        # Written but broken: the student's error, never mha_ref's module
+        # passing task 3 in its place.
+        ("import torchh\n", "ModuleNotFoundError: No module named 'torchh'"),
+        ("from torch import nothing_here\n", "ImportError: cannot import"),
+    ],
+)
+def test_task_3_runs_the_students_module_or_says_whose(
+    tmp_path, path, my_mha, outcome
+):
+    import subprocess
+    import sys
+
+    if my_mha is not None:
+        (tmp_path / "my_mha.py").write_text(my_mha)
+    program = _module_cell(path) + "\nprint('|' + YourAttention.__module__)\n"
+    result = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=tmp_path,
+        env={"PYTHONPATH": f"{tmp_path}:{ROOT}", "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    said = result.stdout + result.stderr
+    assert all(part in said for part in outcome.split("|")), said
+    assert ("Traceback" in said) == ("Error" in outcome), said
