@@ -188,3 +188,25 @@ def test_figure_labels_are_legible(
     finally:
         context.close()
     assert not small, small
+
+
+@pytest.mark.browser
+def test_a_phone_gives_notebook_code_the_whole_column(lesson_pages):
+    """On a phone the "In [ ]:" column took a third of the width: a code
+    cell's code had 240 of 358 px, its text under the copy button."""
+    from tests.browser.sweep import NOTEBOOKS
+
+    narrow = {}
+    for _, path in NOTEBOOKS:
+        page = lesson_pages.open(path, width=390)
+        page.wait_for_selector(".jp-CodeCell .jp-InputArea")
+        narrow[path] = page.evaluate(
+            """() => [...document.querySelectorAll(
+                '.jp-CodeCell .jp-InputArea')]
+            .map((area) => {
+                const code = area.lastElementChild;  // after its prompt
+                return code.getBoundingClientRect().width /
+                    area.getBoundingClientRect().width;
+            }).filter((share) => share < 0.9)"""
+        )
+    assert not any(narrow.values()), narrow
