@@ -1060,11 +1060,33 @@
         input(empty[0]).focus();
         return;
       }
-      w.state.checked = true;
-      w.state.triedVariant = w.state.variant;
-      w.attempted();
-      w.keyAfterTry(true);
-      loadMath().then((math) => grade(math, quiet), () => {
+      loadMath().then((math) => {
+        // A cell the checker cannot read is no answer either (a word
+        // typed in every cell opened the key): it says so, and nothing
+        // is graded or unlocked.
+        const unread = cells.filter((td, r) =>
+          judgeCell(math, input(td).value, spec.cells[r], w.state.variant, spec).unread);
+        if (unread.length) {
+          clearWhy();
+          cells.forEach((td) => {
+            mark(td, null);
+          });
+          unread.forEach((td) => {
+            input(td).setAttribute("aria-invalid", "true");
+          });
+          w.announce(w.feedback("warn", `${unread.length} of ${cells.length} ` +
+            "cells could not be read as a number or " +
+            "an expression in the lesson's symbols (d_model, h, d_k, T, B). " +
+            "Nothing was checked yet."));
+          input(unread[0]).focus();
+          return;
+        }
+        w.state.checked = true;
+        w.state.triedVariant = w.state.variant;
+        w.attempted();
+        w.keyAfterTry(true);
+        grade(math, quiet);
+      }, () => {
         w.announce(w.feedback("warn", "The answer checker did not load; " +
           "reload the page and check again."));
       });

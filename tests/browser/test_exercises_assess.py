@@ -104,6 +104,29 @@ def test_an_empty_check_unlocks_nothing(lesson_pages):
     assert all(locked_verify_folds(page))
 
 
+def test_a_fill_in_it_cannot_read_is_no_attempt(lesson_pages):
+    """A word in every cell is not an answer: the cells that could not
+    be read say so, and the key and the Verify-it folds stay shut, until
+    an answer it can read (wrong or right) is checked."""
+    page = lesson_pages.open(KIND_SLIDES["fill-in"])
+    section = page.locator("section.ex-fill-in")
+    cells = section.locator("input.ex-cell")
+    check = section.get_by_role("button", name="Check", exact=True)
+    for i in range(cells.count()):
+        cells.nth(i).fill("banana" if i else "7")
+    check.click()
+    expect(section.locator(".ex-feedback")).to_contain_text(
+        "could not be read"
+    )
+    assert all(hidden_keys(section)) and all(locked_verify_folds(page))
+    assert section.get_attribute("data-ex-tried") is None
+    for i in range(cells.count()):
+        cells.nth(i).fill("7")
+    check.click()
+    expect(section.locator("details.ex-key").first).to_be_visible()
+    assert not any(locked_verify_folds(page))
+
+
 def test_eliminate_never_names_the_survivor_before_the_end(lesson_pages):
     """Striking the right option says nothing about it; only Check, with
     every strike reasoned, compares."""
