@@ -965,6 +965,10 @@
         while (n > 1 && next === w.state.variant) next = Math.floor(Math.random() * n);
         w.state.variant = next;
         show();
+        // New numbers are not yet tried: the Verify-it run below (it
+        // printed the answer for other numbers, maybe these) locks again.
+        w.el.toggleAttribute("data-ex-tried", w.state.triedVariant === next);
+        lockAnswerFolds();
       },
     };
   }
@@ -1255,7 +1259,8 @@
     });
     KINDS[kind](w);
     const t = w.state.tried;
-    if (w.state.committed || (Array.isArray(t) ? t.length : t)) {
+    const these = !("variant" in w.state) || w.state.triedVariant === w.state.variant;
+    if (these && (w.state.committed || (Array.isArray(t) ? t.length : t))) {
       el.setAttribute("data-ex-tried", "");
     }
     return w;

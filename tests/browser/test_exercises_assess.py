@@ -91,6 +91,29 @@ def test_folds_in_a_row_have_one_locked_line(lesson_pages):
     )
 
 
+def test_new_numbers_lock_the_verify_run_again(lesson_pages):
+    """Slide 37's Verify-it run prints the parameter count for several
+    heads: open after a try, it would answer the next numbers Try
+    another draws. New numbers lock it again, reloaded too, until they
+    are tried."""
+    page = lesson_pages.open(KIND_SLIDES["check"])
+    section = page.locator("section.ex-check")
+    check = section.get_by_role("button", name="Check", exact=True)
+    section.locator(".ex-option label").first.click()
+    check.click()
+    expect(section.locator(".ex-feedback")).to_be_visible()
+    assert not any(locked_verify_folds(page))
+    section.get_by_role("button", name="Try another").click()
+    assert all(locked_verify_folds(page))
+    page.reload()
+    page.locator("section.ex-check[data-ex-ready]").wait_for()
+    assert all(locked_verify_folds(page))
+    section.locator(".ex-option label").first.click()
+    check.click()
+    expect(section.locator(".ex-feedback")).to_be_visible()
+    assert not any(locked_verify_folds(page))
+
+
 def test_an_empty_check_unlocks_nothing(lesson_pages):
     """The key and the Verify-it fold stay shut after an empty Check, and
     the page says why; reloading shows no attempt either."""
