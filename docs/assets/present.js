@@ -76,7 +76,8 @@
       return;
     }
     const forward = FORWARD[event.key] && !event.shiftKey;
-    const back = BACK[event.key] || (event.key === " " && event.shiftKey);
+    // Shift + an arrow jumps to the first or last slide: reveal.js's.
+    const back = (BACK[event.key] && !event.shiftKey) || (event.key === " " && event.shiftKey);
     if (!forward && !back) return;
     // The overview's arrows move between screens: reveal.js's own.
     if (window.Reveal.isOverview()) return;
@@ -370,6 +371,11 @@
       window.Reveal.addKeyBinding(
         { keyCode: 82, key: "R", description: "Reading page, at this screen" },
         toReading
+      );
+      // Typing in an answer box keeps → and Space (PageDown still moves).
+      window.Reveal.registerKeyboardShortcut(
+        "ESC in an answer box",
+        "Leave it: → and Space move the deck again"
       );
     }
     for (const event of ["ready", "slidechanged", "fragmentshown", "fragmenthidden"]) {

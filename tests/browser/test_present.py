@@ -583,7 +583,20 @@ def test_the_help_overlay_fits(deck):
         for r in (rows.nth(i).bounding_box() for i in range(rows.count()))
     )
     assert bottom <= HEIGHT, f"the help overlay ends at {bottom}px"
-    expect(page.locator(".r-overlay-help")).to_contain_text("Reading page")
+    help_ = page.locator(".r-overlay-help")
+    expect(help_).to_contain_text("Reading page")
+    # A clicker's → in an answer box types: the way out is listed.
+    expect(help_).to_contain_text("ESC in an answer box")
+
+
+def test_shift_arrows_jump_to_the_first_and_last_slide(deck):
+    """As the help overlay says (reveal.js's own keys)."""
+    page = deck.open("present.html#/20")
+    wait_ready(page)
+    page.keyboard.press("Shift+ArrowLeft")
+    page.wait_for_function("Reveal.isFirstSlide()")
+    page.keyboard.press("Shift+ArrowRight")
+    page.wait_for_function("Reveal.isLastSlide()")
 
 
 #: Every screen of the deck laid out one under the other, every step
