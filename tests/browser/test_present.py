@@ -317,6 +317,32 @@ def test_blacked_out_or_in_the_overview_the_clicker_moves_nothing_unseen(deck):
     )
 
 
+def test_verdict_marks_are_stage_sized_and_the_arrows_whole(deck):
+    """After a real Check, each item's mark ("✗ wrong bucket") is body
+    text on the stage (the page's size was 12 px there); the navigation
+    arrows lie wholly inside the window (their tips were cut off)."""
+    page = deck.open("present.html")
+    wait_ready(page)
+    _show_screen_of(page, ".reveal .exercise.ex-buckets")
+    ex = page.locator(".reveal section.present .exercise.ex-buckets").first
+    picks = ex.locator("select")
+    for i in range(picks.count()):
+        picks.nth(i).select_option(index=1)
+    ex.get_by_role("button", name="Check", exact=True).click()
+    sizes = ex.evaluate(
+        """(el) => [...el.querySelectorAll('.ex-mark')]
+        .filter((m) => m.textContent.trim())
+        .map((m) => parseFloat(getComputedStyle(m).fontSize))"""
+    )
+    assert sizes and min(sizes) >= 24, sizes
+    tops = page.evaluate(
+        """() => [...document.querySelectorAll('.reveal .controls button')]
+        .filter((b) => b.checkVisibility())
+        .map((b) => b.getBoundingClientRect().top)"""
+    )
+    assert tops and min(tops) >= 0, tops
+
+
 def test_the_deck_keeps_its_own_answers_and_resets_them(deck, lesson):
     """Answers typed on a reading page never show on the projector; the
     deck's own last through reloads of the lecture, and "Reset all
