@@ -11,6 +11,9 @@
 # %% [markdown]
 # # Lesson 81 homework — solutions
 #
+# Try the homework first: its checks say what is wrong and where, which
+# teaches more than reading a finished answer.
+#
 # Three tasks on multi-head attention; the third uses **your own** module
 # from the project notebook (`my_mha.py`, which it writes beside this one).
 #
