@@ -91,10 +91,14 @@ def test_no_relative_path_leaves_the_repository():
     """`../x` from a file's folder stays inside the clone; in documents
     and configuration (not code, whose `../` may be a page URL) it must
     also name something the clone has."""
-    from lessonbuild.notebooks import DECK_NOTEBOOK, HOMEWORK
+    from lessonbuild.notebooks import DECK_NOTEBOOK, HOMEWORK, PACKAGE_ZIP
 
-    # The notebooks the build writes into the site, beside docs' pages.
-    built = {(ROOT / "docs" / uri) for uri in (DECK_NOTEBOOK, *HOMEWORK)}
+    # The notebooks and the package the build writes into the site,
+    # beside docs' pages.
+    built = {
+        (ROOT / "docs" / uri)
+        for uri in (DECK_NOTEBOOK, *HOMEWORK, PACKAGE_ZIP)
+    }
     problems = []
     for rel, text in project_texts():
         prose = Path(rel).suffix in PROSE or Path(rel).name == "Makefile"
