@@ -60,6 +60,18 @@ def pytest_collection_modifyitems(items):
     items.sort(key=rank)
 
 
+def pytest_configure(config):
+    """One torch thread in each test process. The tensors are tiny and
+    the other worker keeps the second core busy: a second thread mostly
+    waits to be scheduled (tests/test_grade.py's correct-module and bug
+    cases, one process on a quiet machine: 42.6 s with torch's default
+    of two threads, 30.4 s with one). Programs the tests start keep
+    their own default."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
 @pytest.hookimpl(optionalhook=True)  # pytest -p no:xdist still runs
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadscope``, with this project's scopes: a test file, or
