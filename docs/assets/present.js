@@ -48,7 +48,10 @@
     forgetDeckAnswers();
   })();
 
+  // Beside the Reading page link: a slip of the mouse must not wipe
+  // the class's answers.
   function resetAll() {
+    if (!window.confirm("Clear every answer given in this deck?")) return;
     forgetDeckAnswers();
     window.location.reload();
   }

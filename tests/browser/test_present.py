@@ -369,6 +369,18 @@ def test_the_deck_keeps_its_own_answers_and_resets_them(deck, lesson):
         ".reveal .slides > section > section.present .deck-reset"
     )
     expect(reset).to_be_visible()
+    # It asks first: declined, nothing is cleared; accepted, all is.
+    asked = []
+
+    def answer(dialog, accept):
+        asked.append(dialog.message)
+        dialog.accept() if accept else dialog.dismiss()
+
+    page.once("dialog", lambda d: answer(d, False))
+    reset.click()
+    assert asked == ["Clear every answer given in this deck?"]
+    expect(ex.locator('.ex-option[data-ex-option="B"] input')).to_be_checked()
+    page.once("dialog", lambda d: answer(d, True))
     reset.click()
     wait_ready(page)
     expect(
