@@ -1095,6 +1095,7 @@
           "reload the page and check again."));
       });
     }
+    w.on("reveal", () => fillKey());
     function another() {
       variants.another();
       w.state.values = {};
@@ -1258,6 +1259,12 @@
       }
     });
     KINDS[kind](w);
+    // The deck's presenter shows the key as a step (present.js): it is
+    // on the page from then, with what the kind fills in at a try.
+    el.addEventListener("lesson:reveal", () => {
+      w.keyAfterTry(true);
+      w.handlers?.reveal?.();
+    });
     const t = w.state.tried;
     const these = !("variant" in w.state) || w.state.triedVariant === w.state.variant;
     if (these && (w.state.committed || (Array.isArray(t) ? t.length : t))) {

@@ -90,46 +90,27 @@
     // Blacked out (B), the deck stays where the class last saw it.
     if (window.Reveal.isPaused()) return;
     if (el && el !== document.body && el.blur) el.blur();
-    if (forward && nextKeyPanel()) return;
     if (forward) window.Reveal.next();
     else window.Reveal.prev();
   }
 
-  // --- an exercise's key: one panel at a time ---------------------------------
+  // --- an exercise's key: a step -------------------------------------------
 
-  // After an attempt an exercise's key (answer, why, hint...) opens as
-  // panels over the screen. Opened together (a committed prediction
-  // opens the answer and the why), the why lay over the answer: the first
-  // stays open, and the forward key then shows the next one the attempt
-  // unlocked, then goes on.
-  function keyFolds(fold) {
-    return all(fold.closest(".exercise"), "details.deck-fold:not([hidden])");
-  }
-  let opened = [];
-  function onePanel(event) {
+  // An exercise's answer and "why" are steps (decklayout). A widget that
+  // opens them itself (a committed prediction opens both) moves the deck
+  // to the first it opened, so the class sees the answer (the why lay
+  // over it), and the next key shows the why.
+  let pending = null;
+  function keyOpened(event) {
     const fold = event.target;
-    if (!fold.open || !fold.matches?.("details.deck-fold") || !fold.closest(".exercise")) return;
-    if (!opened.length) requestAnimationFrame(() => {
-      const batch = opened;
-      opened = [];
-      const keep = batch.sort((a, b) =>
-        a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1)[0];
-      keyFolds(keep).forEach((d) => {
-        if (d !== keep) d.open = false;
-      });
+    if (!fold.open || !fold.matches?.("details.ex-key.fragment")) return;
+    if (fold.classList.contains("visible") || pending) return;
+    pending = requestAnimationFrame(() => {
+      pending = null;
+      const first = fold.closest(".exercise").querySelector(
+        "details.ex-key.fragment[open]:not(.visible)");
+      if (first) window.Reveal.navigateFragment(+first.getAttribute("data-fragment-index"));
     });
-    opened.push(fold);
-  }
-  function nextKeyPanel() {
-    const screen = window.Reveal.getCurrentSlide();
-    const open = screen?.querySelector(".exercise details.deck-fold[open]:not([hidden])");
-    if (!open) return false;
-    const folds = keyFolds(open);
-    const next = folds[folds.indexOf(open) + 1];
-    if (!next) return false;
-    open.open = false;
-    next.open = true;
-    return true;
   }
 
   // --- R and Shift+P keep the place -----------------------------------------
@@ -246,11 +227,23 @@
   // own step's event is not enough: reached by ←, a link or a reload,
   // reveal.js marks a screen's earlier steps shown without one, and
   // their panels came up empty.
+  // An exercise's key shown by its step is unlocked first (the widget
+  // shows it only after an attempt); stepped back past, and nothing
+  // tried, it is shut again (its summary line would take the room the
+  // screen was laid out without).
   function openSteps() {
     const screen = window.Reveal.getCurrentSlide();
     if (!screen || PRINT) return;
     all(screen, "details.deck-fold.fragment").forEach((fold) => {
-      fold.open = fold.classList.contains("visible");
+      const shown = fold.classList.contains("visible");
+      const exercise = fold.matches(".ex-key") && fold.closest(".exercise");
+      if (exercise && shown && fold.hidden) {
+        exercise.dispatchEvent(new CustomEvent("lesson:reveal"));
+      }
+      fold.open = shown;
+      if (exercise && !shown && !exercise.hasAttribute("data-ex-tried")) {
+        fold.hidden = true;
+      }
     });
   }
 
@@ -280,15 +273,18 @@
     screen.classList.toggle("deck-grown--end", end);
   }
 
+  const CUE = 60; // stage px: the cue's height, and a margin
   function showVerdict(exercise) {
     const screen = exercise.closest(".reveal .slides section.present");
     const verdict = exercise.querySelector(".ex-feedback:not([hidden])");
     if (!screen || !verdict) return;
     // In stage pixels: reveal scales the stage to the window.
     const scale = screen.getBoundingClientRect().height / screen.offsetHeight;
+    // Clear of the "more below" cue at the stage's foot, not just the
+    // stage (a verdict 40 px from the foot sat under the cue).
     const below = verdict.getBoundingClientRect().bottom -
-      screen.getBoundingClientRect().bottom;
-    if (below > 0) screen.scrollTop += below / scale + 40; // past the cue
+      screen.getBoundingClientRect().bottom + CUE * scale;
+    if (below > 0) screen.scrollTop += below / scale;
   }
 
   function watchAnswers() {
@@ -306,7 +302,7 @@
     slides.addEventListener("click", later);
     slides.addEventListener("change", later);
     slides.addEventListener("input", later);
-    slides.addEventListener("toggle", onePanel, true);
+    slides.addEventListener("toggle", keyOpened, true);
     slides.addEventListener("toggle", (event) => {
       // An open fold is a panel from the screen's top: scrolled there.
       const screen = event.target.closest?.("section.present");
@@ -374,6 +370,12 @@
       window.Reveal.addKeyBinding(
         { keyCode: 82, key: "R", description: "Reading page, at this screen" },
         toReading
+      );
+      // reveal.js's line says all four arrows; ↑ and ↓ go to the
+      // slide's first and last screen.
+      window.Reveal.registerKeyboardShortcut(
+        "Shift + &#8592;/&#8593/&#8594;/&#8595;",
+        "Jump to the first/last slide (← →) or screen of this slide (↑ ↓)"
       );
       // Typing in an answer box keeps → and Space (PageDown still moves).
       window.Reveal.registerKeyboardShortcut(

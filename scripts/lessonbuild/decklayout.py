@@ -92,6 +92,7 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     screens = _cut_screens(soup)
     for screen in screens:
         steps -= _no_opening_gap(screen)
+        _keys_last(screen)
     return Layout(
         screens=tuple(
             "".join(
@@ -129,12 +130,17 @@ def _add_class(el: Tag, *names: str) -> None:
 
 def _folds_to_steps(soup: BeautifulSoup) -> int:
     """Every fold is a panel laid over the stage when open
-    (``details.deck-fold``), and a step (present.js opens it when shown)
-    unless it belongs to an exercise: every kind opens its own key, answer
-    and "why" after a real attempt, so as a step it would show nothing."""
+    (``details.deck-fold``), and a step (present.js opens it when shown).
+    An exercise's answer and "why" are steps too (issue 27: answers in
+    the deck are steps): the presenter shows them after the class has
+    answered aloud, and present.js unlocks the key its widget keeps shut
+    until an attempt. A hint is the class's to ask for: no step."""
     steps = 0
     for fold in _tags(soup, "details"):
-        step = fold.find_parent(class_="exercise") is None
+        classes = fold.get("class") or []
+        step = fold.find_parent(class_="exercise") is None or (
+            "ex-key" in classes and "ex-key--hint" not in classes
+        )
         _add_class(fold, "deck-fold", *(["fragment"] if step else []))
         fold.attrs.pop("open", None)
         steps += step
@@ -266,6 +272,26 @@ def _no_opening_gap(screen: list) -> int:
         first["class"] = [c for c in classes if c != "fragment"]
         return 1
     return 0
+
+
+def _keys_last(screen: list) -> None:
+    """An exercise's answer and "why" are a screen's last steps: a hint
+    or a worked step after the exercise comes first (a hint shown after
+    the answer is no hint). reveal.js orders steps by
+    ``data-fragment-index`` where every step has one."""
+    steps = [
+        el
+        for node in screen
+        if isinstance(node, Tag)
+        for el in [node, *_tags(node)]
+        if "fragment" in (el.get("class") or ())
+    ]
+    keys = [el for el in steps if "ex-key" in el["class"]]
+    if not keys or steps[-len(keys) :] == keys:
+        return
+    ordered = [el for el in steps if "ex-key" not in el["class"]] + keys
+    for index, el in enumerate(ordered):
+        el["data-fragment-index"] = str(index)
 
 
 def _cut_screens(soup: BeautifulSoup) -> list[list]:

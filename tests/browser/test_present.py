@@ -262,8 +262,8 @@ def _indices(page) -> str:
 
 def test_a_committed_prediction_shows_its_answer_then_its_why(deck):
     """Commit opens the answer and the why: the class sees the answer
-    (the why lay over it), and the forward key shows the why, then goes
-    on."""
+    (the why lay over it), the forward key shows the why, and back the
+    answer again."""
     page = deck.open("present.html")
     wait_ready(page)
     _show_screen_of(page, ".reveal .exercise.ex-predict")
@@ -282,16 +282,53 @@ def test_a_committed_prediction_shows_its_answer_then_its_why(deck):
         return d.contains(top);
     }"""
     assert answer.evaluate(seen), "the answer is covered"
-    where = _indices(page)
+    screen = "((i) => [i.h, i.v])(Reveal.getIndices())"
+    where = page.evaluate(screen)
     page.keyboard.press("ArrowRight")
     expect(why).to_have_js_property("open", True)
-    expect(answer).to_have_js_property("open", False)
     assert why.evaluate(seen), "the why is covered"
-    assert _indices(page) == where
-    page.keyboard.press("ArrowRight")
-    page.wait_for_function(
-        f"JSON.stringify(Reveal.getIndices()) !== '{where}'"
+    assert page.evaluate(screen) == where
+    page.keyboard.press("ArrowLeft")
+    expect(why).to_have_js_property("open", False)
+    assert answer.evaluate(seen), "the answer is covered"
+
+
+def test_the_forward_key_shows_every_answer_after_its_exercise(deck):
+    """Answers in the deck are steps (issue 27): on every screen with an
+    exercise, with nothing answered, the forward keys open each of its
+    answer panels in turn, filled in and on stage; a hint is the class's
+    to ask for, no step."""
+    page = deck.open("present.html")
+    wait_ready(page)
+    found = page.evaluate(
+        """() => [...document.querySelectorAll('.reveal .exercise')]
+        .map((ex) => [Reveal.getIndices(ex.closest('section')),
+            ex.querySelectorAll('details.ex-key:not(.ex-key--hint)').length,
+            ex.querySelectorAll('details.ex-key--hint.fragment').length])"""
     )
+    assert found and all(n and not hints for _, n, hints in found), found
+    shown = """() => [...Reveal.getCurrentSlide().querySelectorAll(
+        '.exercise details.ex-key[open]')].filter((d) => d.checkVisibility())
+        .map((d) => { const r = d.getBoundingClientRect();
+            return [d.className, r.top >= 0 && r.bottom <= innerHeight,
+                    d.innerText.trim().split('\\n').length > 1]; })"""
+    problems, seen = [], set()
+    for i, _, _ in found:
+        page.evaluate(f"Reveal.slide({i['h']}, {i['v']}, -1)")
+        while page.evaluate("Reveal.availableFragments().next"):
+            page.keyboard.press("ArrowRight")
+            # (Once the toggle events ran and reveal.js's fade ended.)
+            page.evaluate(
+                "() => new Promise((done) => requestAnimationFrame(() =>"
+                " Promise.all(document.getAnimations().map((a) => a.finished))"
+                ".then(done)))"
+            )
+            for name, inside, filled in page.evaluate(shown):
+                seen.add((i["h"], i["v"], name))
+                if not (inside and filled):
+                    problems.append((i, name, inside, filled))
+    assert len(seen) >= sum(n for _, n, _ in found), seen
+    assert not problems, problems
 
 
 def test_blacked_out_or_in_the_overview_the_clicker_moves_nothing_unseen(deck):
@@ -919,6 +956,13 @@ GROWN_JS = """(ex) => {
   const r = verdict?.getBoundingClientRect();
   if (r && (r.top < stage.top - 1 || r.bottom > stage.bottom + 1))
     found.push('the verdict is out of view');
+  // Nor under the "more below" cue at the stage's foot.
+  const cue = getComputedStyle(screen, '::after');
+  const scale = screen.getBoundingClientRect().height / screen.offsetHeight;
+  const covered = grown && cue.visibility === 'visible' ?
+    parseFloat(cue.height) * scale : 0;
+  if (r && covered && r.bottom > stage.bottom - covered + 1)
+    found.push('the verdict is under the "more below" cue');
   return {found, grown};
 }"""
 
