@@ -1,4 +1,4 @@
-"""The parameter count of MultiHeadAttention(512, h) for five h.
+"""The parameter count of MultiHeadAttention(512, h) for each h listed.
 
 One loop prints h, d_k and the count for each h in the shown list and
 keeps its rows; the build gets those same rows as the h / d_k / params

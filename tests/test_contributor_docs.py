@@ -174,4 +174,9 @@ def test_the_worked_example_is_the_snippet_as_it_is():
     shown = section.split("```python\n", 1)[1].split("```\n", 1)[0]
     snippet = (ROOT / "snippets/23_params.py").read_text(encoding="utf-8")
     body = snippet.split('"""\n', 1)[1].lstrip("\n")
-    assert shown == body
+    assert shown == body, (
+        "CONTRIBUTING.md's worked example (### Numbers in prose) shows "
+        "snippets/23_params.py as it is, less its docstring: after changing "
+        "the snippet, paste its code (below the docstring) into that "
+        "```python block"
+    )

@@ -243,7 +243,15 @@ CASES = [
     (
         "kind: predict\nprompt: yes\nanswer: x\nwhy: ''\n",
         ":2: 'prompt' is the YAML boolean true; expected Markdown text "
-        '(quote it: "True")',
+        '(quote the word as you typed it, as in "yes")',
+    ),
+    (
+        # `{{ value() }}` unquoted is a YAML mapping: quote it, or a block.
+        'kind: predict\nprompt: p\nanswer: {{ value("a.b") }}\nwhy: y\n',
+        ":3: invalid YAML: a value starting with '{' is a YAML mapping, "
+        "not text: unquoted, '{{ value(...) }}' reads as one; write the "
+        "value as a block scalar (|, the text on the next lines) or quote "
+        "it",
     ),
     (
         "kind: predict\nprompt: p\nanswer: x\nwhy: ''\n",

@@ -70,6 +70,14 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Mapping:
     result.line = node.start_mark.line
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
+        if isinstance(key, dict):  # `answer: {{ value("x") }}`
+            raise YamlProblem(
+                key_node.start_mark.line,
+                "a value starting with '{' is a YAML mapping, not text: "
+                "unquoted, '{{ value(...) }}' reads as one; write the "
+                "value as a block scalar (|, the text on the next lines) "
+                "or quote it",
+            )
         if not isinstance(key, str | int | float | bool):
             raise YamlProblem(
                 key_node.start_mark.line, f"unsupported key {key!r}"

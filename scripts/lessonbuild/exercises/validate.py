@@ -67,7 +67,7 @@ class _Checker:
         got, quote = "empty", ""
         if isinstance(value, bool):
             got = f"the YAML boolean {str(value).lower()}"
-            quote = f' (quote it: "{value}")'
+            quote = ' (quote the word as you typed it, as in "yes")'
         elif value is not None and not isinstance(value, str):
             got = "a list" if isinstance(value, list) else "a mapping"
         self.add(line0, f"{what} is {got}; expected Markdown text{quote}")
@@ -179,7 +179,7 @@ def validate(
                 "; a ': ' inside an unquoted value starts a new key; quote "
                 "the value ('…') or write it as a block scalar (|)"
             )
-        elif "alias" not in exc.message:
+        elif "alias" not in exc.message and "block scalar" not in exc.message:
             message += (
                 "; expected a YAML mapping such as 'kind: check' followed "
                 "by that kind's keys"
