@@ -467,6 +467,8 @@
     input.addEventListener("input", () => {
       w.state.text = input.value;
       w.save();
+      // "Type a prediction first" no longer applies.
+      if (!w.state.committed) w.clearFeedback();
     });
     input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {

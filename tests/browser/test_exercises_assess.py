@@ -150,6 +150,16 @@ def test_a_fill_in_it_cannot_read_is_no_attempt(lesson_pages):
     assert not any(locked_verify_folds(page))
 
 
+def test_typing_a_prediction_clears_the_type_first_warning(lesson_pages):
+    page = lesson_pages.open(KIND_SLIDES["predict"])
+    section = page.locator("section.ex-predict").first
+    section.locator('[data-ex-action="commit"]').click()
+    feedback = section.locator(".ex-feedback")
+    expect(feedback).to_contain_text("Type a prediction first")
+    section.locator("textarea").press_sequentially("(1, 4, 8)")
+    expect(feedback).not_to_contain_text("Type a prediction first")
+
+
 def test_eliminate_never_names_the_survivor_before_the_end(lesson_pages):
     """Striking the right option says nothing about it; only Check, with
     every strike reasoned, compares."""
