@@ -60,13 +60,15 @@ def pytest_collection_modifyitems(items):
     items.sort(key=rank)
 
 
-def pytest_configure(config):
+@pytest.fixture(scope="session", autouse=True)
+def _one_torch_thread():
     """One torch thread in each test process. The tensors are tiny and
     the other worker keeps the second core busy: a second thread mostly
     waits to be scheduled (tests/test_grade.py's correct-module and bug
     cases, one process on a quiet machine: 42.6 s with torch's default
     of two threads, 30.4 s with one). Programs the tests start keep
-    their own default."""
+    their own default. (A fixture: xdist's controller runs no test and
+    need not import torch.)"""
     import torch
 
     torch.set_num_threads(1)

@@ -319,6 +319,14 @@
     this.el.setAttribute("data-ex-tried", "");
     this.el.dispatchEvent(new CustomEvent("lesson:attempted", { bubbles: true }));
   };
+  // A checked answer to the numbers shown: a real attempt at them,
+  // their key unlocked.
+  Widget.prototype.checkedThese = function () {
+    this.state.checked = true;
+    this.state.triedVariant = this.state.variant;
+    this.attempted();
+    this.keyAfterTry(true);
+  };
   // Any change to the answer: the old verdict no longer applies.
   Widget.prototype.changed = function (hosts) {
     (hosts || []).forEach((h) => {
@@ -654,10 +662,7 @@
         reason(silent[0]).focus();
         return;
       }
-      w.state.checked = true;
-      w.state.triedVariant = w.state.variant;
-      w.attempted();
-      w.keyAfterTry(true);
+      w.checkedThese();
       const survivor = letters.filter((l) => struck.indexOf(l) < 0)[0];
       struck.forEach((l) => {
         const ok = l !== answer;
@@ -1087,10 +1092,7 @@
           input(unread[0]).focus();
           return;
         }
-        w.state.checked = true;
-        w.state.triedVariant = w.state.variant;
-        w.attempted();
-        w.keyAfterTry(true);
+        w.checkedThese();
         grade(math, quiet);
       }, () => {
         w.announce(w.feedback("warn", "The answer checker did not load; " +

@@ -287,9 +287,9 @@ def _keys_last(screen: list) -> None:
         if "fragment" in (el.get("class") or ())
     ]
     keys = [el for el in steps if "ex-key" in el["class"]]
-    if not keys or steps[-len(keys) :] == keys:
-        return
     ordered = [el for el in steps if "ex-key" not in el["class"]] + keys
+    if all(a is b for a, b in zip(ordered, steps, strict=True)):
+        return  # already in order (by identity: bs4 compares by content)
     for index, el in enumerate(ordered):
         el["data-fragment-index"] = str(index)
 
