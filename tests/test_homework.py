@@ -220,6 +220,26 @@ def test_build_homework_is_not_rerun_when_unchanged(pool):
     assert changed.wait() == []
 
 
+def test_a_kernel_is_never_forked_beside_a_running_thread():
+    """A fork copies only the calling thread: a lock another thread held
+    (zmq's, after a notebook ran) stays held in the kernel, which then
+    hangs until the build's timeout. The job forks every kernel first;
+    a fork beside a thread is refused before it happens."""
+    import threading
+
+    from lessonbuild import notebooks
+
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        with pytest.raises(RuntimeError, match="threads can hang"):
+            notebooks._forked_kernel()
+    finally:
+        stop.set()
+        thread.join()
+
+
 def test_cancelled_homework_leaves_no_process(pool, tmp_path):
     """A build that stops early kills the run and its kernel.
 

@@ -608,26 +608,28 @@ class Homework:
         target.with_suffix(".key").write_text(key)
 
 
-def _run(rel: str) -> tuple[str | None, list]:
-    """Execute ``rel`` (from the root): (notebook text or None, problems
-    as [path, line, message])."""
-    import shutil
-
+def _run(rel: str, km) -> tuple[str | None, list]:
+    """Execute ``rel`` (from the root) in the kernel ``km``, then kill
+    it: (notebook text or None, problems as [path, line, message])."""
     import nbformat
 
     nb = to_ipynb(rel)
-    km = _forked_kernel()
     try:
         execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=Path.cwd(), km=km)
     except NotebookExecutionError as exc:
         return None, [[exc.path, exc.line or 1, exc.message]]
-    finally:  # kill the kernel (its notebook has run), remove its files
-        process, folder = km.lesson_kernel
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGKILL)
-            os.waitpid(process.pid, 0)
-        shutil.rmtree(folder, ignore_errors=True)
+    finally:  # its notebook has run
+        _kill(km)
     return nbformat.writes(nb), []
+
+
+def _kill(km) -> None:
+    """Kill a forked kernel (again is harmless) and remove its files."""
+    import shutil
+
+    process, folder = km.lesson_kernel
+    process.kill()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _forked_kernel():
@@ -636,8 +638,10 @@ def _forked_kernel():
     It inherits the fork server's imports: the homework's torch,
     matplotlib and sympy cost nothing, where a fresh kernel spent 9 of
     its 12 CPU-seconds importing them (two fresh kernels made a clean
-    build a third slower). Call it before anything starts a thread (a
-    fork copies only the calling thread). Returns an
+    build a third slower). Only from a process with one thread: a fork
+    copies only the calling thread, so a lock another thread held stays
+    held in the kernel for ever (running a notebook starts zmq's
+    threads; a kernel forked after one hung a build in CI). Returns an
     ``AsyncKernelManager`` whose provisioner's process is the fork.
     """
     import tempfile
@@ -646,6 +650,12 @@ def _forked_kernel():
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_client.provisioning import LocalProvisioner
 
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:
+        raise RuntimeError(
+            f"a kernel forked from a process with {threads} threads can "
+            "hang; fork every kernel before running any notebook"
+        )
     # ipc, not tcp: no port to race for, nothing listening on the network.
     folder = tempfile.mkdtemp(prefix="kernel-")
     connection_file, _ = write_connection_file(
@@ -715,6 +725,12 @@ class _Forked:
                 self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
 
+    def kill(self) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+            status = os.waitpid(self.pid, 0)[1]
+            self.returncode = os.waitstatus_to_exitcode(status)
+
 
 def _disagreement(rel: str, first: str, second: str) -> list:
     """A problem if two executions of a notebook printed different
@@ -749,13 +765,19 @@ def _main(argv: list[str]) -> int:
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
-    for rel in argv:
-        text, problems = _run(rel)
-        if text is not None:
-            again, problems = _run(rel)
-            if again is not None:
-                problems = _disagreement(rel, text, again)
-        print(json.dumps([rel, text, problems]), file=answers, flush=True)
+    # Every kernel first, while this process has one thread (_forked_kernel).
+    kernels = {rel: (_forked_kernel(), _forked_kernel()) for rel in argv}
+    try:
+        for rel, (first, second) in kernels.items():
+            text, problems = _run(rel, first)
+            if text is not None:
+                again, problems = _run(rel, second)
+                if again is not None:
+                    problems = _disagreement(rel, text, again)
+            print(json.dumps([rel, text, problems]), file=answers, flush=True)
+    finally:
+        for km in (km for pair in kernels.values() for km in pair):
+            _kill(km)
     return 0
 
 
