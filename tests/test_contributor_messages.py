@@ -47,7 +47,7 @@ def test_an_empty_output_block_says_to_run_the_accept_command(tmp_path):
         f"Output block of snippets/01_shapes.py is empty: run {ACCEPT} to "
         "fill it with what the snippet prints"
     ) in run.stderr
-    assert run.stderr.count(ACCEPT) == 2, run.stderr  # message, then hint
+    assert run.stderr.count(ACCEPT) == 1, run.stderr  # said once
 
 
 def test_an_unquoted_colon_in_a_yaml_value_says_to_quote_it():

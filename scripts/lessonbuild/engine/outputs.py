@@ -42,23 +42,18 @@ def compare(slide: Slide, fence: Fence, rel: str, stdout: str, accept: str):
     if expected == actual:
         return None
     where = f"{slide.path}:{fence.line}"
+    detail = unified_diff(
+        expected, actual, f"expected ({where})", f"actual ({rel})"
+    )
     if expected:
         message = f"output of {rel} drifted"
-    else:
+        detail += "\naccept with: " + accept
+    else:  # the message says how to fill it; no hint repeating it
         message = (
             f"Output block of {rel} is empty: run {accept} to fill it "
             "with what the snippet prints"
         )
-    detail = unified_diff(
-        expected, actual, f"expected ({where})", f"actual ({rel})"
-    )
-    problem = Problem(
-        slide.path,
-        fence.line,
-        message,
-        detail + "\naccept with: " + accept,
-        kind="drift",
-    )
+    problem = Problem(slide.path, fence.line, message, detail, kind="drift")
     return Drift(slide, fence, rel, actual, problem)
 
 
