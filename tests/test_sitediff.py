@@ -361,6 +361,40 @@ def test_a_time_edit_lists_its_slide_not_every_later_screen(tmp_path):
     ]
 
 
+def test_a_new_last_slide_is_listed_alone_not_every_screen(tmp_path):
+    """A slide added at the end makes every page's and every deck
+    screen's "N / 2" read "N / 3": derived, so the summary lists the new
+    slide and nothing else."""
+    from lessonbuild.sitediff import compare
+
+    def deck(count):
+        screens = "".join(
+            f'<section data-reading="slides/0{n}-x.html"><h2>S{n}</h2>'
+            f'<p class="deck-head"><span class="deck-number">{n} / {count}'
+            "</span></p></section>"
+            for n in range(1, count + 1)
+        )
+        return (
+            f'<div class="reveal"><div class="slides">{screens}'
+            "</div></div><script></script>"
+        )
+
+    def pages(count):
+        return {
+            f"slides/0{n}-x.html": (
+                f'<span class="slide-number" aria-label="Slide {n} of '
+                f'{count}">{n} / {count}</span><p>slide {n}</p>'
+            )
+            for n in range(1, count + 1)
+        } | {"present.html": deck(count)}
+
+    old, new = _sites(tmp_path, pages(2), pages(3))
+    changes, _ = compare(old, new)
+    assert [(c.path, c.status) for c in changes] == [
+        ("slides/03-x.html", "added")
+    ]
+
+
 def test_a_redrawn_figure_and_changed_code_are_shown(tmp_path):
     """A figure is compared by its image file and alt text, and a changed
     code block by a line diff (a trial's redrawn figure was not listed)."""

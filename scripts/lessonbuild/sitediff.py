@@ -68,10 +68,16 @@ _HEADINGS = ["h1", "h2", "h3", "h4"]
 #: which the regex engine scans for, 10 times faster on a site than
 #: from ``\b``.)
 _COPY_TARGET = re.compile(r' (for|id)="cell-\d+"')
-#: A deck screen's "Slide N of 55: 3 min, from minute 40 of the 120 min
-#: class": one slide's "Time:" changes it on every later screen. The
-#: slide's own notes and the home page's class length show that change.
-_PACING = re.compile(r'<p class="deck-pacing">.*?</p>', re.S)
+#: What a slide's page and deck screen derive from the other slides:
+#: the "N / 55" counter (a new slide changes it on every page) and the
+#: deck's "Slide N of 55: 3 min, from minute 40 of the 120 min class"
+#: (one slide's "Time:" changes it on every later screen). The slides
+#: themselves show those changes.
+_DERIVED = re.compile(
+    r'<p class="deck-pacing">.*?</p>'
+    r'|<span class="(?:deck|slide)-number"[^>]*>[^<]*</span>',
+    re.S,
+)
 #: A page's own image file (not a data: URI): its content is hashed in.
 _IMG = re.compile(r'<img\b[^>]*?\bsrc="([^"#?:]+)"')
 #: What a page shows around its content, and a widget's controls: the
@@ -267,11 +273,12 @@ def read_site(site: Path) -> dict[str, dict[str, str]]:
             tail = _DECK_END.search(html, sections[-1][1])
             stop = tail.start() if tail else len(html)
             for url, part in _split(html, sections, stop).items():
-                units[url][rel] = _PACING.sub("", part)
+                units[url][rel] = _DERIVED.sub("", part)
             continue
         # mkdocs-jupyter numbers its copy buttons by position: a cell
         # added on one slide would renumber every later slide's.
         main = _COPY_TARGET.sub(r' \1="cell"', _main_html(html))
+        main = _DERIVED.sub("", main)
         # The deck notebook: the cells under each "N. Title" heading
         # whose title is slide N's (a homework's "1. Split" is not).
         marks = []
