@@ -151,6 +151,9 @@
       // "2 x 5", "2x5" and "2X5" (lower-cased) all read as 2 × 5.
       const times = /([0-9a-z_)])\s*x\s*(?=[0-9a-z_(])/g;
       if (parts.length === 1) parts = cut(parts[0].replace(times, "$1\u00d7"), "\u00d7");
+      // "2 5 8", "b t d_model" (as NumPy prints a shape): an axis each.
+      const atoms = /^(?:[0-9.]+|[a-z_][a-z0-9_]*)(?:\s+(?:[0-9.]+|[a-z_][a-z0-9_]*))+$/;
+      if (parts.length === 1 && atoms.test(parts[0])) parts = parts[0].split(/\s+/);
     } else {
       s = s.replace(/\u00d7/g, "*");
       while (THOUSANDS.test(s)) s = s.replace(THOUSANDS, "$1");

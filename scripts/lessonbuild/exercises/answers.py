@@ -14,7 +14,8 @@ tests/exercise_fixtures/answer_cases.json.
 1. ``split``: lower-case, unicode operators to ASCII (``·`` ``×`` ``÷``
    ``−``, superscript digits), ``**`` to ``^``, ``torch.Size(...)`` and
    the outer brackets dropped; a shape is cut at its commas (or at ``×``
-   when it has none), a number loses its thousands separators.
+   when it has none, or at the spaces of ``2 5 8``), a number loses its
+   thousands separators.
 2. ``values``: each part evaluated by sympy's parser (implicit
    multiplication, ``^`` for powers; never a parser of our own) in a
    scope of symbol values; a part may be a chain ``4*8^2 = 256`` whose
@@ -44,6 +45,11 @@ _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?")
 _ROUNDED = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmg])$")
 #: "2 x 5", "2x5" and "2X5" (lower-cased): an axis each side of an x.
 _TIMES = re.compile(r"([0-9a-z_)])\s*x\s*(?=[0-9a-z_(])")
+#: "2 5 8", "b t d_model" (as NumPy prints a shape): numbers and names
+#: with only spaces between them, an axis each.
+_ATOMS = re.compile(
+    r"(?:[0-9.]+|[a-z_][a-z0-9_]*)(?:\s+(?:[0-9.]+|[a-z_][a-z0-9_]*))+"
+)
 _TORCH_SIZE = re.compile(r"^torch\s*\.\s*size\s*\((.*)\)$", re.DOTALL)
 
 
@@ -99,6 +105,8 @@ def split(text: str, shape: bool) -> list[str] | None:
             parts = parts[:-1]  # "(5,)": a one-axis tuple
         if len(parts) == 1:
             parts = _cut(_TIMES.sub(r"\1×", parts[0]), "×")
+        if len(parts) == 1 and _ATOMS.fullmatch(parts[0]):
+            parts = parts[0].split()
     else:
         s = s.replace("×", "*")
         parts = [_THOUSANDS.sub("", s)]  # one pass removes them all
