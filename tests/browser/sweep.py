@@ -133,10 +133,18 @@ MEASURE = """
 COPY = """
 () => {
   const hits = [];
-  for (const nav of document.querySelectorAll("article pre > .md-code__nav")) {
+  // Material's button (inside its pre) and mkdocs-jupyter's (before
+  // the cell's highlighted pre), each with the code it sits on.
+  const pairs = (buttons, code) => [...document.querySelectorAll(buttons)]
+    .map((nav) => [nav, nav.parentElement.querySelector(code)]);
+  const buttons = [
+    ...pairs("article pre > .md-code__nav", "code"),
+    ...pairs(".jupyter-wrapper .zeroclipboard-container",
+             ".highlight-ipynb pre"),
+  ];
+  for (const [nav, code] of buttons) {
     const b = nav.getBoundingClientRect();
-    if (b.width === 0) continue;
-    const code = nav.parentElement.querySelector("code");
+    if (b.width === 0 || !code) continue;
     const view = code.getBoundingClientRect();
     const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
     const range = document.createRange();
@@ -159,8 +167,9 @@ COPY = """
     }
     if (hit) {
       const title = nav.closest(".highlight")?.querySelector(".filename");
-      hits.push(`the copy button of "${title ? title.textContent : "code"}"` +
-                ` covers "${hit}"`);
+      const name = title ? title.textContent :
+        nav.closest(".jp-CodeCell") ? "a notebook cell" : "code";
+      hits.push(`the copy button of "${name}" covers "${hit}"`);
     }
   }
   return hits;
