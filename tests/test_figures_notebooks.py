@@ -196,6 +196,12 @@ def test_notebooks_download_as_valid_ipynb_and_render(built_site, name):
     page = (built_site / f"notebooks/{name}.html").read_text("utf-8")
     soup = BeautifulSoup(page, "html.parser")
     assert soup.select(f'a[href="{name}.ipynb"][download]')  # downloadable
+    # Each cell's copy button copies its code as it is, lines and all
+    # (minified, they came out as one line: a SyntaxError when pasted).
+    copied = [div.get_text() for div in soup.select(".clipboard-copy-txt")]
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    shown = code[len(code) - len(copied) :]  # the page shows no setup cell
+    assert copied and len(code) - len(copied) <= 1 and copied == shown
 
 
 @pytest.mark.parametrize(

@@ -53,6 +53,8 @@ _ID = re.compile(r'\sid="([^"]+)"')  # an element id in an exercise's HTML
 #: A code block's text, its highlighting's tags, an import of mha_ref.
 _CODE = re.compile(r"<code\b[^>]*>(.*?)</code>", re.S)
 _TAG = re.compile(r"<[^>]+>")
+#: mkdocs-jupyter's hidden copy of a code cell, which its copy button copies.
+_COPY_TEXT = re.compile(r'<div(?=[^>]*\bclass="clipboard-copy-txt")')
 _PACKAGE_IMPORT = re.compile(r"^\s*(?:from|import)\s+mha_ref\b", re.M)
 _TEMPLATES = Environment(
     loader=PackageLoader("lessonbuild", "templates"), autoescape=True
@@ -358,6 +360,9 @@ class Build:
                 self.problems.append(Problem(where, 1, message))
         # Notes, answers' folds, code, widget controls: not for search.
         html = searchtext.exclude_from_search(html, notebook)
+        if notebook:  # htmlmin keeps what a `pre` attribute marks as it
+            # is: a copy button's text, the cell's lines (it made one).
+            html = _COPY_TEXT.sub("<div pre", html)
         # Every formula typeset now only to check it (and cache it): the
         # page keeps its TeX until page_context, after search indexed it.
         if self.math is not None:
