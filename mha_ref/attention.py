@@ -107,11 +107,12 @@ def scaled_dot_product_attention(
     adds a top-left aligned causal mask (query ``i`` sees keys ``0..i``,
     also when ``T_q != T_k``), and may be combined with ``mask``: both
     must allow a key, which a padded decoder needs.
-    ``F.scaled_dot_product_attention`` (torch==2.13.0, CPU) combines them
-    the same way, although the reference code in its docstring asserts
-    ``attn_mask is None`` (snippets/53_causal_alignment.py runs both);
-    ``nn.MultiheadAttention`` takes ``is_causal`` only as a hint about
-    its ``attn_mask``, which it then requires.
+    ``F.scaled_dot_product_attention`` documents an error for
+    ``attn_mask`` with ``is_causal=True``: there the caller passes the
+    two combined, ``causal & mask`` (snippets/53_causal_alignment.py
+    checks the results agree); ``nn.MultiheadAttention`` takes
+    ``is_causal`` only as a hint about its ``attn_mask``, which it then
+    requires.
     """
     _check_qkv(q, k, v)
     if not isinstance(is_causal, bool):

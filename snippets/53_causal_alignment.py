@@ -2,8 +2,9 @@
 (slides/53-show-it-off.html).
 
 Causal masks are top-left aligned: query i sees keys 0..i, whatever
-T_k is. torch 2.13.0 (CPU) lets F.scaled_dot_product_attention combine
-attn_mask with is_causal=True (both must allow a key), as mha_ref does;
+T_k is. mha_ref combines a mask with is_causal=True (both must allow a
+key); F.scaled_dot_product_attention documents an error for that pair,
+so its caller combines the masks (mask & causal) and passes one.
 nn.MultiheadAttention treats is_causal as a hint and needs attn_mask.
 """
 
@@ -31,11 +32,12 @@ for name, mask in [("top-left", top_left), ("bottom-right", bottom_right)]:
 ours, _ = scaled_dot_product_attention(q, k, v, is_causal=True)
 print("mha_ref is_causal = top-left :", torch.allclose(ours, fused))
 
-# A padding mask and is_causal together: both must allow a key.
+# A padding mask and causality together: both must allow a key. F.sdpa
+# documents an error for attn_mask with is_causal=True: combine them.
 real = torch.tensor([[True, True, True, True, False]])  # key 4: padding
-both = F.scaled_dot_product_attention(q, k, v, attn_mask=real, is_causal=True)
-alone = F.scaled_dot_product_attention(q, k, v, attn_mask=top_left & real)
-print("F.sdpa mask + is_causal      :", torch.allclose(both, alone))
+theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=top_left & real)
+ours, _ = scaled_dot_product_attention(q, k, v, mask=real, is_causal=True)
+print("mha_ref mask + is_causal     :", torch.allclose(ours, theirs))
 
 mha = nn.MultiheadAttention(8, 2, batch_first=True)
 x = torch.randn(1, 4, 8)  # (B, T, d_model)

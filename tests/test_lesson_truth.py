@@ -238,9 +238,11 @@ def test_full_program_builds_its_mask_on_the_inputs_device():
 
 
 def test_is_causal_behaves_as_the_slides_say():
-    """Slide 53 and mha_ref's docstring: top-left alignment at T_q != T_k,
-    F.scaled_dot_product_attention combining attn_mask with is_causal,
-    nn.MultiheadAttention refusing is_causal without attn_mask."""
+    """Slide 53 and mha_ref's docstring: top-left alignment at T_q != T_k;
+    mha_ref's mask with is_causal equal to F.scaled_dot_product_attention
+    given the two combined (its documentation forbids attn_mask with
+    is_causal, which the slide says); nn.MultiheadAttention refusing
+    is_causal without attn_mask."""
     import torch
     import torch.nn.functional as F
 
@@ -254,11 +256,11 @@ def test_is_causal_behaves_as_the_slides_say():
     masked = F.scaled_dot_product_attention(q, k, v, attn_mask=top_left)
     torch.testing.assert_close(fused, masked)
     real = torch.tensor([[True, True, True, True, False]])  # (1, T_k)
-    both = F.scaled_dot_product_attention(
-        q, k, v, attn_mask=real, is_causal=True
-    )
+    both = F.scaled_dot_product_attention(q, k, v, attn_mask=top_left & real)
     ours, _ = scaled_dot_product_attention(q, k, v, mask=real, is_causal=True)
     torch.testing.assert_close(both, ours)
+    documented = F.scaled_dot_product_attention.__doc__
+    assert "error is thrown if both attn_mask and is_causal" in documented
     mha = torch.nn.MultiheadAttention(8, 2, batch_first=True)
     x = torch.randn(1, 4, 8)  # (B, T, d_model)
     with pytest.raises(RuntimeError, match="Need attn_mask"):
