@@ -18,6 +18,7 @@ Messages are a 8-byte length and a ``torch.save`` payload of plain data
 
 from __future__ import annotations
 
+import copy
 import faulthandler
 import importlib.util
 import inspect
@@ -164,6 +165,20 @@ class _Runner:
                 for name in PROJECTIONS
             }
         return reply
+
+    def elsewhere(self, id, args, kwargs) -> dict:
+        """A copy of the module called on the ``meta`` device, as on a GPU:
+        a tensor forward makes on the CPU (a mask without ``device=``)
+        then meets the others on two devices, and raises."""
+        module = copy.deepcopy(self.modules[id]).to("meta")
+        args = [a.to("meta") for a in args]
+        kwargs = {
+            k: v.to("meta") if torch.is_tensor(v) else v
+            for k, v in kwargs.items()
+        }
+        with torch.no_grad():
+            module(*args, **kwargs)
+        return {"ok": True}
 
     # -- the loop ------------------------------------------------------
 

@@ -1039,7 +1039,35 @@ def check_causal(s: Session) -> str:
         otherwise="a key must be allowed by both the mask and the causal "
         "rule: apply both before the softmax",
     )  # fmt: skip
-    return "query i sees keys 0..i at T=5 and T=7; mask & causal combine"
+    return (
+        "query i sees keys 0..i at T=5 and T=7; mask & causal combine"
+        + _on_another_device(s, module, x, mask=pad, is_causal=True)
+    )
+
+
+def _on_another_device(s: Session, module: Module, x, **kwargs) -> str:
+    """A note for the pass line if the forward fails on another device:
+    run once more on ``meta``, which stands in for a GPU, a mask made
+    without ``device=`` stays on the CPU and raises there. A note, not a
+    failure: on the CPU, where this grader and the lesson run, the
+    module is right. Only a two-devices error counts: ``meta`` tensors
+    hold no numbers, so code that reads one (``.item()``) may raise
+    there and still run on a GPU."""
+    where = "on another device ('meta', standing in for a GPU)"
+    try:
+        s.child.request(
+            "elsewhere", f"forward {where}", id=module.id,
+            args=[x, x, x], kwargs=kwargs,
+        )  # fmt: skip
+    except StudentError as error:
+        text = str(error)
+        if "cpu" in text and "meta" in text and "device" in text:
+            return (
+                f" (but on a GPU it would raise: {text}; make the mask on "
+                f"the scores' device, torch.ones(T_q, T_k, dtype=torch.bool"
+                f", device=scores.device))"
+            )
+    return ""
 
 
 def check_cross(s: Session) -> str:

@@ -83,7 +83,9 @@ check("my_mha.py", upto="h>1")
             scores = scores.masked_fill(~mask, float("-inf"))
         if is_causal:
             T_q, T_k = scores.shape[-2:]
-            allowed = torch.ones(T_q, T_k, dtype=torch.bool).tril()
+            allowed = torch.ones(
+                T_q, T_k, dtype=torch.bool, device=scores.device
+            ).tril()
             scores = scores.masked_fill(~allowed, float("-inf"))
         return scores
 

@@ -303,6 +303,30 @@ def test_correct_modules_pass(tmp_path, source):
     assert stdout.splitlines()[-1] == "7 of 7 milestones pass"
 
 
+def test_a_mask_made_on_the_cpu_passes_with_a_note_for_the_gpu(
+    tmp_path, capsys
+):
+    """A causal mask made without device= is right on the CPU, where the
+    grader runs, and raises on a GPU (slide 51): the causal line passes
+    and says so. With device=scores.device, or from mha_ref, no note."""
+    note = "on a GPU it would raise"
+    status, lines, stdout = _grade_here(tmp_path, CORRECT, capsys)
+    assert status == 0, stdout
+    assert lines["causal"][0] == "PASS"
+    assert note in lines["causal"][1]
+    assert "device=scores.device" in lines["causal"][1]
+    on_its_device = _bug(
+        "allowed = torch.ones(t_q, t_k, dtype=torch.bool).tril()",
+        "allowed = torch.ones(\n"
+        "                t_q, t_k, dtype=torch.bool, device=scores.device\n"
+        "            ).tril()",
+    )
+    for source in (on_its_device, "from mha_ref import MultiHeadAttention\n"):
+        status, lines, stdout = _grade_here(tmp_path, source, capsys)
+        assert status == 0, stdout
+        assert note not in stdout, stdout
+
+
 # (edits for _bug, milestones that fail, words the first failure must hold)
 BUGS = {
     # Right numbers, but the caller's mask comes back inverted: a second
