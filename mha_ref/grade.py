@@ -602,8 +602,14 @@ def reference(
     q = split(query @ w["W_Q"].T, h)  # (B, h, T_q, d_k)
     k = split(key @ w["W_K"].T, h)  # (B, h, T_k, d_k)
     v = split(source @ w["W_V"].T, h)  # (B, h, T_k, d_k)
-    d = q.size(-1) if scale == "d_k" else query.size(-1)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d)  # (B, h, T_q, T_k)
+    d_k, d_model = q.size(-1), query.size(-1)
+    divisor = {
+        "d_k": math.sqrt(d_k),
+        "d_model": math.sqrt(d_model),
+        "unrooted d_k": d_k,
+        "none": 1.0,
+    }[scale]
+    scores = q @ k.transpose(-2, -1) / divisor  # (B, h, T_q, T_k)
     if allowed is not None:
         scores = scores.masked_fill(~allowed, float("-inf"))
     weights = torch.softmax(scores, dim=softmax_dim)  # (B, h, T_q, T_k)
@@ -656,6 +662,15 @@ VALUE_SUSPECTS: tuple[tuple[str, dict], ...] = (
         "you divide the scores by sqrt(d_model); divide by sqrt(d_k) = "
         "sqrt(d_model / h) (the two agree only at h=1)",
         {"scale": "d_model"},
+    ),
+    (
+        "you never scale the scores: divide q @ k.transpose(-2, -1) by "
+        "sqrt(d_k) before the softmax",
+        {"scale": "none"},
+    ),
+    (
+        "you divide the scores by d_k; divide by its square root, sqrt(d_k)",
+        {"scale": "unrooted d_k"},
     ),
     (
         "your softmax runs over the queries; run it over the keys, dim=-1",

@@ -468,6 +468,18 @@ BUGS = {
         {"h>1", "masks", "causal", "T_q!=T_k"},
         ["at h=2", "sqrt(d_model)", "sqrt(d_k)"],
     ),
+    "no scaling": (
+        " / math.sqrt(self.d_k)",
+        "",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["at h=1", "never scale the scores", "sqrt(d_k)"],
+    ),
+    "scale by d_k, not its root": (
+        "math.sqrt(self.d_k)",
+        "self.d_k",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["at h=1", "you divide the scores by d_k", "sqrt(d_k)"],
+    ),
     "softmax over queries": (
         "torch.softmax(scores, dim=-1)",
         "torch.softmax(scores, dim=-2)",
