@@ -17,6 +17,11 @@
 # grading cell after it runs the same checks, with the same messages, as
 # `python -m mha_ref.grade my_mha.py`, up to that milestone.
 #
+# The grader prints one line per check: `skeleton` is milestone 1 of the
+# slides, `shapes` milestone 2 and `h=1` milestone 3; `h>1` (the check a
+# wrong head split cannot pass), `masks`, `causal` and `T_q!=T_k` come
+# after the three milestones.
+#
 # Replace every `TODO`. Changed an earlier cell? Run the cells again
 # from milestone 1 down: each `-a` cell appends to the file.
 
@@ -50,14 +55,15 @@ class MultiHeadAttention(nn.Module):
 check("my_mha.py", upto="skeleton")
 
 # %% [markdown]
-# ## Milestone 2: the forward pass
+# ## Milestones 2 and 3: the forward pass, its shapes, then h = 1
 #
 # `forward(query, key, value, mask=None, is_causal=False)` returns
 # `(output, weights)`: output `(B, T_q, d_model)`, per-head weights
 # `(B, h, T_q, T_k)`. Project, split each tensor into heads by **its
 # own** length, scale the scores by $1/\sqrt{d_k}$, softmax over the
 # keys, weigh the values, merge the heads back, apply `W_O`. The grader
-# compares your numbers with single-head attention at $h = 1$, then with
+# checks the shapes (milestone 2), compares your numbers with
+# single-head attention at $h = 1$ (milestone 3), then with
 # `torch.nn.MultiheadAttention` at $h > 1$ (the check a wrong split
 # cannot pass), and runs one backward pass.
 
@@ -76,7 +82,7 @@ check("my_mha.py", upto="skeleton")
 check("my_mha.py", upto="h>1")
 
 # %% [markdown]
-# ## Milestone 3: masks
+# ## After the milestones: masks
 #
 # `mask` is boolean, `True` = may attend (a padding mask `(B, 1, 1, T_k)`
 # or a `(T_q, T_k)` mask broadcast over the heads). `is_causal=True`
@@ -87,7 +93,7 @@ check("my_mha.py", upto="h>1")
 # %%writefile -a my_mha.py
 
     def mask_scores(self, scores, mask, is_causal):
-        # TODO (milestone 3): set the scores of blocked keys to -inf.
+        # TODO (masks): set the scores of blocked keys to -inf.
         return scores
 
 # %%

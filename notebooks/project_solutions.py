@@ -47,7 +47,7 @@ class MultiHeadAttention(nn.Module):
 check("my_mha.py", upto="skeleton")
 
 # %% [markdown]
-# ## Milestone 2: the forward pass
+# ## Milestones 2 and 3: the forward pass, its shapes, then h = 1
 
 # %%
 # %%writefile -a my_mha.py
@@ -73,7 +73,7 @@ check("my_mha.py", upto="skeleton")
 check("my_mha.py", upto="h>1")
 
 # %% [markdown]
-# ## Milestone 3: masks
+# ## After the milestones: masks
 
 # %%
 # %%writefile -a my_mha.py
