@@ -50,6 +50,23 @@ def test_an_empty_output_block_says_to_run_the_accept_command(tmp_path):
     assert run.stderr.count(ACCEPT) == 1, run.stderr  # said once
 
 
+def test_a_figure_without_alt_text_is_one_problem(tmp_path):
+    """The snippet's missing alt text is the problem; the slide's
+    figure() call is not reported again as naming no published figure."""
+    root = _site(tmp_path, lambda t: t + '\n{{ figure("01_shapes.f") }}\n')
+    snippet = root / "snippets" / "01_shapes.py"
+    snippet.write_text(
+        snippet.read_text(encoding="utf-8")
+        + "\nimport matplotlib.pyplot as plt  # noqa: E402\n\n"
+        "from mha_ref.figures import publish_figure  # noqa: E402\n\n"
+        "publish_figure('f', plt.figure(), alt='')\n"
+    )
+    run = engine(root, "check")
+    assert run.returncode == 1, run.stderr
+    assert "figure 'f' has no alt text" in run.stderr
+    assert "no snippet published this figure" not in run.stderr, run.stderr
+
+
 def test_an_unquoted_colon_in_a_yaml_value_says_to_quote_it():
     body = "kind: discussion\nprompt: Why: because\nhint: h\nanswer: a\n"
     exercise, problems = validate(body, path="docs/x.md", first_line=10)

@@ -53,6 +53,7 @@ class Result:
     values: dict[str, str] = field(default_factory=dict)  # publish_value
     outputs: dict[str, str] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)  # snippets, no result
+    refused: set[str] = field(default_factory=set)  # ids of bad records
     pages: int = 0
     ran: int = 0
     cached: int = 0

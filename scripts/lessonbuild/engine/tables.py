@@ -91,6 +91,9 @@ def collect_tables(rel: str, raw: str, where, result) -> None:
         collect = _COLLECT.get(kind, _collect_table)
         if message := collect(rel, record, result):
             result.problems.append(Problem(*where, message))
+            # Its place on a slide is not a second problem.
+            name = record.get("name") if isinstance(record, dict) else None
+            result.refused.add(f"{Path(rel).stem}.{name}")
 
 
 def _collect_table(rel: str, record, result) -> str:
@@ -176,17 +179,21 @@ def check_table_calls(slides, result) -> None:
     every ``figure(id)`` call a figure a snippet published (a call whose
     snippet failed is left out: that is reported)."""
     failed = {Path(rel).stem for rel in result.failed}
+
+    def reported(item_id: str) -> bool:  # its snippet's problem says why
+        return item_id in result.refused or item_id.split(".")[0] in failed
+
     known = sorted(result.figures)
     for slide in slides:
         found = [
             (call.line, unknown_figure_message(call.figure_id, known))
             for call in slide.figures
             if call.figure_id not in result.figures
-            and call.figure_id.split(".")[0] not in failed
+            and not reported(call.figure_id)
         ]
         for call in slide.tables:
             table = result.tables.get(call.table_id)
-            if table is None and call.table_id.split(".")[0] not in failed:
+            if table is None and not reported(call.table_id):
                 message = unknown_table_message(
                     call.table_id, sorted(result.tables)
                 )
@@ -235,8 +242,10 @@ def check_value_calls(slides, result) -> None:
                 value_id = match.group("id")
                 if value_id in result.values:
                     continue
-                if value_id.split(".")[0] in failed:
-                    continue  # its snippet failed; that is reported
+                if value_id.split(".")[0] in failed or (
+                    value_id in result.refused
+                ):
+                    continue  # its snippet's problem says why
                 message = (
                     f"value({value_id!r}): no snippet published this "
                     f"value (mha_ref.tables.publish_value); known "
