@@ -395,6 +395,48 @@ def test_a_new_last_slide_is_listed_alone_not_every_screen(tmp_path):
     ]
 
 
+def test_an_inserted_slide_shows_its_content_and_the_moves(tmp_path):
+    """A slide inserted at 2 renumbers the slides after it: the new one
+    is listed with its words; one moved and edited is compared with its
+    old self; one only moved is named on one "Renumbered" line, not as
+    a removed and an added page."""
+    from lessonbuild.sitediff import compare, to_markdown
+
+    def page(n, body):
+        return (
+            f'<span class="slide-number">{n} / 4</span><h1>S</h1><p>{body}</p>'
+        )
+
+    old, new = _sites(
+        tmp_path,
+        {
+            "slides/01-a.html": page(1, "first"),
+            "slides/02-b.html": page(2, "see slide 3"),
+            "slides/03-c.html": page(3, "last"),
+        },
+        {
+            "slides/01-a.html": page(1, "first"),
+            "slides/02-new.html": page(2, "brand new words"),
+            "slides/03-b.html": page(3, "see slide 4"),
+            "slides/04-c.html": page(4, "last"),
+        },
+    )
+    changes, total = compare(old, new)
+    assert total == 4
+    summary = to_markdown(changes, total)
+    assert [(c.path, c.status) for c in changes] == [
+        ("slides/02-new.html", "added"),
+        ("slides/03-b.html", "moved from `slides/02-b.html`"),
+        ("slides/04-c.html", "moved from `slides/03-c.html`"),
+    ]
+    assert "S brand new words</ins>" in summary
+    assert "slide <del>3</del> <ins>4</ins>" in summary
+    assert "| `slides/03-b.html` |" in summary
+    assert "| `slides/04-c.html` |" not in summary
+    assert "Renumbered, content unchanged (1;" in summary
+    assert "removed" not in summary
+
+
 def test_a_redrawn_figure_and_changed_code_are_shown(tmp_path):
     """A figure is compared by its image file and alt text, and a changed
     code block by a line diff (a trial's redrawn figure was not listed)."""

@@ -309,37 +309,59 @@ def _order(path: str):
     return (0, int(match["n"]), path) if match else (1, 0, path)
 
 
+def _renumbered(old: dict, new: dict) -> dict[str, str]:
+    """{new path: old path} of each slide page whose number changed and
+    name did not (a slide inserted before it): the same slide, moved."""
+
+    def by_name(paths):
+        return {
+            SLIDE_PAGE.sub(lambda m: m[0].replace(m["n"], "", 1), p): p
+            for p in paths
+            if SLIDE_PAGE.search(p)
+        }
+
+    gone = by_name(p for p in old if p not in new)
+    came = by_name(p for p in new if p not in old)
+    return {came[name]: gone[name] for name in gone.keys() & came.keys()}
+
+
 def compare(old_site, new_site) -> tuple[list[Change], int]:
     """The reading pages whose views differ, and the number of pages.
-    A site is a build's folder, or what :func:`read_site` read of it."""
+    A site is a build's folder, or what :func:`read_site` read of it.
+    A renumbered slide is compared with its old self; an added or
+    removed page shows its content against nothing."""
     old, new = (
         site if isinstance(site, dict) else read_site(site)
         for site in (old_site, new_site)
     )
+    moved = _renumbered(old, new)
     changes = []
-    paths = sorted(set(old) | set(new), key=_order)
+    paths = sorted((set(old) - set(moved.values())) | set(new), key=_order)
     for path in paths:
-        a, b = old.get(path, {}), new.get(path, {})
+        before = moved.get(path, path)
+        a, b = old.get(before, {}), new.get(path, {})
         views = [v for v in sorted(set(a) | set(b)) if a.get(v) != b.get(v)]
         others = [v for v in views if v != PAGE]
-        if not views:
-            continue
-        if PAGE not in a or PAGE not in b:
+        if path in moved:
+            status = f"moved from `{before}`"
+        elif PAGE not in a or PAGE not in b:
             status = "added" if PAGE not in a else "removed"
-            title = read_page(a.get(PAGE) or b.get(PAGE) or "").title
-            changes.append(Change(path, title, status, others))
+        else:
+            status = "changed"
+        if not views and path not in moved:
             continue
         if PAGE not in views:
-            changes.append(Change(path, _title(b[PAGE]), "changed", others))
+            title = _title(b.get(PAGE) or a.get(PAGE) or "")
+            changes.append(Change(path, title, status, others))
             continue
-        pa, pb = read_page(a[PAGE]), read_page(b[PAGE])
+        pa, pb = read_page(a.get(PAGE, "")), read_page(b.get(PAGE, ""))
         figures = _changed(pa.figures, pb.figures)
         texts = _changed(pa.texts, pb.texts)
         changes.append(
             Change(
                 path,
-                pb.title,
-                "changed",
+                pb.title or pa.title,
+                status,
                 others,
                 outputs=_changed(pa.outputs, pb.outputs),
                 tables=_changed(pa.tables, pb.tables),
@@ -351,7 +373,9 @@ def compare(old_site, new_site) -> tuple[list[Change], int]:
                 else "",
             )
         )
-    pages = sum(PAGE in old.get(p, {}) | new.get(p, {}) for p in paths)
+    pages = sum(
+        PAGE in old.get(moved.get(p, p), {}) | new.get(p, {}) for p in paths
+    )
     return changes, pages
 
 
@@ -433,9 +457,10 @@ def table_diff(old: list[list[str]], new: list[list[str]]) -> list[str]:
 
 
 def _what(ch: Change) -> str:
-    if ch.status != "changed":
-        return ch.status
-    parts = []  # of each kind at most 4 names, then a count of the rest
+    if ch.status in ("added", "removed"):
+        return ch.status  # what it holds: its details below
+    # Of each kind at most 4 names, then a count of the rest.
+    parts = [] if ch.status == "changed" else [ch.status]
     for form, items, noun in (
         ("`{}`", ch.outputs, "outputs"),
         ("{}", ch.tables, "tables"),
@@ -446,7 +471,7 @@ def _what(ch: Change) -> str:
         parts += [f"{len(items) - 4} more {noun}"] if len(items) > 4 else []
     parts += [label for label, _ in ch.texts]
     parts += ["text"] if ch.prose else []
-    if not parts and not ch.views:
+    if ch.status == "changed" and not parts and not ch.views:
         return "markup only"
     return ", ".join(parts) or "—"
 
@@ -461,10 +486,28 @@ def to_markdown(changes: list[Change], total: int) -> str:
         "| page | title | what changed | also changed in |",
         "|---|---|---|---|",
     ]
+    # A slide only renumbered (one inserted before it): one line, not a
+    # row each; its links and saved answers moved with its address.
+    renumbered = [
+        ch for ch in changes if ch.status.startswith("moved") and not (
+            ch.views or ch.prose or ch.texts or ch.outputs or ch.code
+            or ch.tables or ch.figures
+        )
+    ]  # fmt: skip
     for ch in changes:
+        if ch in renumbered:
+            continue
         title = ch.title.replace("|", "\\|")
         views = ", ".join(f"`{v}`" for v in ch.views) or "—"
         out.append(f"| `{ch.path}` | {title} | {_what(ch)} | {views} |")
+    if renumbered:
+        out += [
+            "",
+            f"Renumbered, content unchanged ({len(renumbered)}; their "
+            "addresses changed, so links to them and answers saved on "
+            "them do not follow): "
+            + ", ".join(f"`{ch.path}`" for ch in renumbered),
+        ]
     for ch in changes:
         blocks = ["**Text**", "", ch.prose, ""] if ch.prose else []
         for label, diff in ch.texts:
