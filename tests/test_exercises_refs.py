@@ -161,6 +161,28 @@ def test_references_render_numbers_letters_and_links():
         index.render("split", "left", page=here)
 
 
+def test_a_slide_named_without_its_number_survives_a_renumbering():
+    """ref("merge") names docs/slides/41-merge.md while it is slide 41,
+    and the same call names it as slide 42 once a slide is inserted
+    before it (its file renamed 42-merge.md): no reference to rewrite."""
+    here = "index.md"
+    index = RefIndex.from_deck(deck_of(PAGES))
+    assert index.render("merge", page=here) == "[slide 41](slides/41-merge.md)"
+    moved = {
+        path.replace("41-merge", "42-merge"): text.replace(
+            "slide: 41", "slide: 42"
+        )
+        for path, text in PAGES.items()
+    }
+    index = RefIndex.from_deck(deck_of(moved))
+    assert index.render("merge", page=here) == "[slide 42](slides/42-merge.md)"
+    assert index.render("split", to="merge", page=here) == (
+        "slides [40](slides/40-split.md#ex-split)–[42](slides/42-merge.md)"
+    )
+    with pytest.raises(RefError, match="did you mean 'merge'"):
+        index.render("41-merge", page=here)
+
+
 def test_every_broken_reference_is_reported_at_its_line():
     deck = deck_of(PAGES)
     problems = RefIndex.from_deck(deck).check(deck)

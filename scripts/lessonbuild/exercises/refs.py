@@ -2,13 +2,14 @@
 
 A slide number or an option letter typed into prose goes stale the day
 a slide moves or an option is reordered. Here every slide is named by
-its file stem, every exercise by its ``id`` and every option by its
-``id``, and the build writes the number and the letter:
+its file stem without the number (the stem with it works too, until the
+slide is renumbered), every exercise by its ``id`` and every option by
+its ``id``, and the build writes the number and the letter:
 
-    {{ ref("40-rule-out-three-check-yourself-reshape-order") }}  -> slide 40
+    {{ ref("rule-out-three-check-yourself-reshape-order") }}  -> slide 40
     {{ ref("split-heads") }}                   -> slide 40 (to the widget)
     {{ ref("split-heads", "direct-view") }}    -> C
-    {{ ref("42-your-turn-implement-mha", to="52-fill-in-attn-shape-...") }}
+    {{ ref("your-turn-implement-mha", to="fill-in-attn-shape-...") }}
                                                -> slides 42–52
 
 Slide references are links. The same call works in a page's prose and
@@ -41,6 +42,8 @@ _CALL = re.compile(r"\{\{-?\s*ref\((?P<args>[^{}]*?)\)\s*-?\}\}")
 _ADDRESS = re.compile(
     r"slides/(?P<stem>[0-9]{2}-[a-z0-9-]+)\.html(?:#(?P<anchor>[a-z0-9-]+))?"
 )
+#: A slide file's number, before its name.
+_NUMBER = re.compile(r"^[0-9]+-")
 #: Folders of Python whose comments, docstrings and messages may name a
 #: place of the lesson.
 CODE_DIRS = ("snippets", "mha_ref")
@@ -74,6 +77,9 @@ class RefIndex:
     """Every slide, exercise and option id of the deck, and where."""
 
     slides: dict[str, tuple[int, str]] = field(default_factory=dict)
+    #: A slide's stem without its number ("trap-wrong-reshape-order"):
+    #: the name that survives a slide inserted before it.
+    names: dict[str, str] = field(default_factory=dict)
     exercises: dict[str, _Exercise] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
@@ -88,6 +94,7 @@ class RefIndex:
                 number = page.meta["slide"]
             if number is not None:
                 index.slides[stem] = (number, src_uri)
+                index.names[_NUMBER.sub("", stem)] = stem
             for fence in page.exercises:
                 if fence.end is not None:
                     index._add_exercise(page, src_uri, stem, fence)
@@ -132,6 +139,8 @@ class RefIndex:
         """(number, src_uri, anchor) of a slide stem or an exercise id."""
         if target in self.slides:
             return *self.slides[target], ""
+        if target in self.names and target not in self.exercises:
+            return *self.slides[self.names[target]], ""
         if target in self.exercises:
             ex = self.exercises[target]
             if ex.stem not in self.slides:
@@ -141,11 +150,11 @@ class RefIndex:
                     "an exercise on a slide (or name its option)"
                 )
             return *self.slides[ex.stem], ex.anchor
-        hint = did_you_mean(target, [*self.slides, *self.exercises])
+        hint = did_you_mean(target, [*self.names, *self.exercises])
         raise RefError(
             f"ref({target!r}) names no slide and no exercise{hint}; "
-            "expected a slide's file stem (e.g. "
-            f"'{next(iter(self.slides), '01-title')}') or an exercise's id "
+            "expected a slide's file stem without its number (e.g. "
+            f"'{next(iter(self.names), 'title')}') or an exercise's id "
             f"({', '.join(sorted(self.exercises)) or 'none has one'})"
         )
 
