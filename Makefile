@@ -15,7 +15,7 @@ export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: help venv browser node serve build test test-fast lint format pytest \
         check-outputs update-outputs bench measure-heads clean pdf pdf-notes lint-workflows \
-        fastcheck site-diff pre-commit hooks bytecode present codemirror
+        fastcheck site-diff pre-commit hooks bytecode present codemirror insert-slide
 
 help:
 	@echo "make serve           build and serve the site on http://127.0.0.1:8000"
@@ -31,6 +31,7 @@ help:
 	@echo "make pdf-notes       the same with the instructor notes: site/lesson-81-notes.pdf"
 	@echo "make fastcheck       front matter, inline Python, exercises (no snippets run)"
 	@echo "make site-diff BASE=main  slides, Output blocks, tables that differ from BASE"
+	@echo "make insert-slide SLIDE=docs/slides/NN-name.md  insert at NN; later slides move up"
 	@echo "make hooks           install the pre-commit hooks (ruff, fastcheck)"
 	@echo "make pre-commit      run the pre-commit hooks on every file"
 
@@ -129,6 +130,12 @@ lint-workflows: $(STAMP) $(BIOME)
 # commit hook runs, without running a snippet.
 fastcheck: $(STAMP)
 	@$(BIN)/python -m lessonbuild.fastcheck
+
+# A slide inserted mid-deck: it takes the number in its front matter and
+# every later slide moves up by one (files, `slide:`, addresses).
+insert-slide: $(STAMP)
+	@test -n "$(SLIDE)" || { echo "usage: make insert-slide SLIDE=docs/slides/NN-name.md" >&2; exit 2; }
+	@$(BIN)/python -m lessonbuild.renumber $(SLIDE)
 
 # The changed-slides summary CI writes for a pull request: this tree (or
 # the build in HEAD_SITE) against revision BASE, built in a worktree.

@@ -506,7 +506,8 @@ def _check_numbering(deck: Deck) -> None:
         if slide.number in seen:
             message = (
                 f"slide {slide.number} is also {seen[slide.number]}; "
-                "each number appears once"
+                "each number appears once (inserting a slide? make "
+                "insert-slide SLIDE=<the new file> moves the later ones)"
             )
             deck.problems.append(
                 Problem(slide.path, slide.line_of("slide"), message)
