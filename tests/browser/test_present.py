@@ -293,6 +293,10 @@ def test_a_committed_prediction_shows_its_answer_then_its_why(deck):
     assert answer.evaluate(seen), "the answer is covered"
 
 
+# From disk only, as at a projector with no network: stepping runs the
+# same script over http (the other tests here run both), and this walk
+# through every exercise is the suite's longest browser test (40 s).
+@pytest.mark.parametrize("deck", ["file"], indirect=True)
 def test_the_forward_key_shows_every_answer_after_its_exercise(deck):
     """Answers in the deck are steps (issue 27): on every screen with an
     exercise, with nothing answered, the forward keys open each of its
