@@ -530,6 +530,13 @@ def test_storage_key_and_ids(fragments):
         fragments,
     )
     assert 'data-ex-key="lesson81:slides/37-x.html:1"' in html
+    # Every kind: the order's view once overwrote the key with its answer.
+    html, _ = render_one(
+        "```exercise\nkind: order\nid: steps\nprompt: p\nsteps:\n"
+        "  - one\n  - two\n  - three\nwhy: w\n```\n",
+        fragments,
+    )
+    assert 'data-ex-key="lesson81:slides/37-x.html:steps"' in html
 
 
 def test_order_and_buckets_are_shuffled_stably(fragments):

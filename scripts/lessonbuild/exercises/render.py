@@ -82,13 +82,15 @@ def _buckets_view(ex: Buckets, ctx: RenderContext) -> dict:
 
 def _order_view(ex: Order, ctx: RenderContext) -> dict:
     """The steps shuffled, each numbered where it is shown (numbered in
-    the right order, the markup gave the order away); ``key``: (number,
-    text) in the right order."""
+    the right order, the markup gave the order away); ``right``: (number,
+    text) in the right order. (Not named ``key``: that is the storage
+    key, which it overwrote, so the answer was the section's
+    data-ex-key and progress never counted the exercise.)"""
     shown = _shuffled(list(enumerate(ex.steps)), "order\0" + ex.prompt)
     at = {n: i for i, (n, _) in enumerate(shown)}
     return {
         "shuffled": [(i, step) for i, (_, step) in enumerate(shown)],
-        "key": [(at[n], step) for n, step in enumerate(ex.steps)],
+        "right": [(at[n], step) for n, step in enumerate(ex.steps)],
     }
 
 
