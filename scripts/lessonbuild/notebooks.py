@@ -377,13 +377,28 @@ def deck_notebook(deck, outputs: dict[str, str]):
             source = (deck.root / rel).read_text(encoding="utf-8")
             text = outputs[rel]
             out = {"output_type": "stream", "name": "stdout", "text": text}
+            metadata = {"snippet": rel}
+            if text and _locked(slide, rel):
+                # The page locks this run until its exercise is tried: here
+                # it keeps no output, so the answer takes a run.
+                metadata["after_exercise"] = True
+                cells.append(
+                    _markdown_cell(
+                        "*Answer slide "
+                        f"{slide.number}'s exercise first: this run shows "
+                        "its answer.*"
+                    )
+                    | {"id": f"slide-{slide.number}-{k}-first"}
+                )
             cells.append(
                 {
                     "id": f"slide-{slide.number}-{k}",
                     "cell_type": "code",
                     "execution_count": None,
-                    "metadata": {"snippet": rel},
-                    "outputs": [out] if text else [],
+                    "metadata": metadata,
+                    "outputs": [out]
+                    if text and "after_exercise" not in metadata
+                    else [],
                     "source": student_code(source),
                 }
             )
@@ -391,6 +406,24 @@ def deck_notebook(deck, outputs: dict[str, str]):
     metadata = {"kernelspec": dict(KERNELSPEC)}
     nb = nbformat.v4.new_notebook(metadata=metadata, cells=cells)
     return nbformat.from_dict(nb)
+
+
+#: A fold the page keeps closed until the exercise above it is tried.
+_LOCKED_FOLD = re.compile(r"\?\?\?\+?\s+(?:verify|reference)\b")
+
+
+def _locked(slide, rel: str) -> bool:
+    """Whether every include of ``rel`` on ``slide`` sits in a Verify or
+    reference fold (the fold: the nearest line above it not indented)."""
+
+    def in_fold(line: int) -> bool:
+        for text in reversed(slide.lines[: line - 1]):
+            if text.strip() and not text[0].isspace():
+                return bool(_LOCKED_FOLD.match(text))
+        return False
+
+    lines = [i.line for i in slide.includes if i.path == rel]
+    return bool(lines) and all(in_fold(n) for n in lines)
 
 
 def _markdown_cell(source: str) -> dict:
