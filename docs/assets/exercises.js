@@ -950,15 +950,17 @@
 
   // The variants of an exercise whose numbers the snippet engine
   // computed (its data-ex-spec): one is shown at a time, remembered in
-  // state.variant; a first visit draws one at random. Returns null for an
-  // exercise without variants.
+  // state.variant; a first visit draws one at random, except in the deck,
+  // which starts on the first (the author's: the numbers the slides
+  // around it use, as slide 39's "slide 38's layer was one such" says).
+  // Returns null for an exercise without variants.
   function drawVariant(w) {
     const script = one(w.el, "script.ex-spec");
     const spec = script && JSON.parse(script.textContent);
     if (!spec?.vars) return null;
     const n = spec.vars.length;
     if (!(w.state.variant >= 0 && w.state.variant < n)) {
-      w.state.variant = Math.floor(Math.random() * n);
+      w.state.variant = w.el.closest(".reveal") ? 0 : Math.floor(Math.random() * n);
     }
     function show() {
       const vars = spec.vars[w.state.variant];

@@ -231,10 +231,18 @@
   // shows it only after an attempt); stepped back past, and nothing
   // tried, it is shut again (its summary line would take the room the
   // screen was laid out without).
+  // Of the panels shown, the last step's is on top (deck-fold--top): a
+  // hint shown before an exercise's answer sits after it in the page,
+  // and covered it at the same z-index.
   function openSteps() {
     const screen = window.Reveal.getCurrentSlide();
     if (!screen || PRINT) return;
-    all(screen, "details.deck-fold.fragment").forEach((fold) => {
+    const folds = all(screen, "details.deck-fold.fragment");
+    const step = (fold) => Number(fold.getAttribute("data-fragment-index"));
+    const top = folds.filter((f) => f.classList.contains("visible"))
+      .reduce((a, b) => (a && step(a) > step(b) ? a : b), null);
+    folds.forEach((fold) => {
+      fold.classList.toggle("deck-fold--top", fold === top);
       const shown = fold.classList.contains("visible");
       const exercise = fold.matches(".ex-key") && fold.closest(".exercise");
       if (exercise && shown && fold.hidden) {

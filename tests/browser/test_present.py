@@ -331,8 +331,45 @@ def test_the_forward_key_shows_every_answer_after_its_exercise(deck):
                 seen.add((i["h"], i["v"], name))
                 if not (inside and filled):
                     problems.append((i, name, inside, filled))
+            if not page.evaluate(ON_TOP):
+                problems.append((i, "the last step's panel is covered"))
     assert len(seen) >= sum(n for _, n, _ in found), seen
     assert not problems, problems
+
+
+#: The panel of the screen's latest step shown is what the class sees:
+#: on slides 45, 47 and 49 a hint opened a step earlier covered the answer.
+ON_TOP = """() => {
+  const open = [...Reveal.getCurrentSlide().querySelectorAll(
+    'details.deck-fold.fragment.visible')];
+  if (!open.length) return true;
+  const step = (d) => Number(d.getAttribute('data-fragment-index'));
+  const last = open.reduce((a, b) => (step(a) > step(b) ? a : b));
+  const r = last.getBoundingClientRect();
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + 20);
+  return last.contains(hit);
+}"""
+
+
+def test_the_deck_starts_each_exercise_on_its_first_numbers(deck):
+    """A reading page draws an exercise's numbers at random; the deck
+    starts on the first set, the author's, which the slides around it
+    use (slide 39 asks about slide 38's layer)."""
+    page = deck.open("present.html")
+    wait_ready(page)
+    shown = page.evaluate(
+        """() => [...document.querySelectorAll('.reveal .exercise')]
+        .filter((ex) => ex.querySelector('script.ex-spec'))
+        .map((ex) => {
+          const vars = JSON.parse(
+            ex.querySelector('script.ex-spec').textContent).vars;
+          const spans = [...ex.querySelectorAll('[data-ex-var]')];
+          return [ex.id, vars.findIndex((v) => spans.every((s) =>
+            s.textContent === v[s.getAttribute('data-ex-var')]))];
+        })"""
+    )
+    assert len(shown) >= 5, shown
+    assert all(index == 0 for _, index in shown), shown
 
 
 def test_blacked_out_or_in_the_overview_the_clicker_moves_nothing_unseen(deck):
