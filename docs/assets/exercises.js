@@ -1201,14 +1201,23 @@
   // of the exercise above it (the nearest before it), and a reference fold
   // (``??? reference``, "after you have tried") shows the code that answers
   // it: each stays out of the page until that exercise has had a real
-  // attempt, with one line in its place for folds in a row.
+  // attempt, with one line in its place for folds in a row. So does the
+  // "Expected:" paragraph of the instructor notes (the build marks it):
+  // the "Instructor view" switch is one click for a student too.
+  const LOCKED = "details.verify, details.reference, " +
+    "details.instructor p.notes-expected";
+  function lockedWhat(fold) {
+    if (fold.matches(".verify")) return "The run that verifies the answer opens";
+    if (fold.matches(".reference")) return "The reference opens";
+    return "The expected answer shows";
+  }
   function lockAnswerFolds() {
     // In the deck these folds are later steps the presenter reveals.
     if (document.querySelector(".reveal .slides")) return;
     const exercises = all(document, ".exercise[data-ex-kind]");
     let note = null;
     let last = null;
-    all(document, "details.verify, details.reference").forEach((fold) => {
+    all(document, LOCKED).forEach((fold) => {
       const above = exercises.filter((ex) =>
         ex.compareDocumentPosition(fold) & Node.DOCUMENT_POSITION_FOLLOWING
       ).pop();
@@ -1219,10 +1228,9 @@
         if (!note?.classList.contains("ex-locked")) {
           note = document.createElement("p");
           note.className = "ex-locked";
-          const what = fold.matches(".verify")
-            ? "The run that verifies the answer" : "The reference";
-          note.textContent = `${what} opens here once you have answered ` +
-            "the exercise above.";
+          note.textContent = `${lockedWhat(fold)} here once you have ` +
+            "answered the exercise above" + (fold.matches("p")
+              ? " (the deck's speaker view, S, always shows it)." : ".");
           fold.parentNode.insertBefore(note, fold);
         }
       }

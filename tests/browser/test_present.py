@@ -199,6 +199,33 @@ def test_reading_page_hides_notes_until_the_switch(deck, lesson):
     expect(page.locator("details.instructor").first).to_be_hidden()
 
 
+def test_the_notes_answer_waits_for_an_attempt_on_the_reading_page(
+    deck, lesson
+):
+    """The switch is one click for a student too: with the notes shown,
+    their "Expected:" paragraph stays back until the exercise above it is
+    tried (a line says so, and that the speaker view shows it), as the
+    page's Verify folds do."""
+    number = next(
+        s.number
+        for s in lesson.slides
+        if "kind: predict" in s.text
+        and any("**Expected:**" in note.text for note in s.notes)
+    )
+    page = deck.open(reading_page(lesson, number))
+    page.locator(".instructor-switch").click()
+    notes = page.locator("details.instructor")
+    notes.first.evaluate("(d) => { d.open = true; }")
+    expected = notes.locator("p.notes-expected")
+    expect(expected).to_be_hidden()
+    expect(notes.locator("p.ex-locked")).to_contain_text("speaker view")
+    ex = page.locator(".exercise.ex-predict").last
+    ex.locator("textarea").fill("a guess")
+    ex.locator('[data-ex-action="commit"]').click()
+    expect(expected).to_be_visible()
+    expect(notes.locator("p.ex-locked")).to_be_hidden()
+
+
 def test_reading_page_without_javascript_shows_no_notes(browser, built_site):
     context = browser.new_context(java_script_enabled=False)
     try:
