@@ -20,10 +20,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-#: Where a slide may be named by its address or stem.
-FOLDERS = ("docs", "snippets", "mha_ref", "notebooks", "tests")
-SUFFIXES = {".md", ".py", ".yml", ".json", ".txt", ".html"}
-_SLIDE_LINE = re.compile(r"^slide:[ \t]*(\d+)[ \t]*$", re.M)
+from .deck import read_deck
+
+#: Where a slide may be named by its address or stem (slides themselves
+#: are read and written through the deck: deck.py is their one reader).
+FOLDERS = ("snippets", "mha_ref", "notebooks", "tests")
+SUFFIXES = {".py", ".yml", ".json", ".txt", ".html", ".md"}
 _FILE = re.compile(r"^(\d+)-(.+)\.md$")
 
 
@@ -31,60 +33,72 @@ class RenumberError(ValueError):
     """The slide to insert cannot be placed: the message says why."""
 
 
-def _front_number(text: str, path: Path) -> int:
-    """The ``slide:`` of a page's front matter."""
-    front = text.split("\n---", 1)[0] if text.startswith("---") else ""
-    match = _SLIDE_LINE.search(front)
-    if not match:
+def _number(slide) -> int:
+    number = slide.meta.get("slide")
+    if type(number) is not int:
         raise RenumberError(
-            f"{path}: no 'slide: N' in its front matter; expected the "
-            "number the slide takes, e.g. 'slide: 25'"
+            f"{slide.path}:{slide.line_of('slide')}: no 'slide: N' in its "
+            "front matter; expected the number the slide takes, e.g. "
+            "'slide: 25'"
         )
-    return int(match[1])
+    return number
 
 
-def plan(root: Path, new: Path) -> dict[Path, Path]:
-    """{old file: new file} for the slides ``new`` moves: those with its
-    number or a later one, each one place on."""
-    slides = root / "docs" / "slides"
-    new = (root / new).resolve() if not new.is_absolute() else new
-    if new.parent != slides.resolve() or not new.is_file():
+def plan(deck, new: Path) -> dict[str, Path]:
+    """{slide's path: its new file} for the slides ``new`` moves: those
+    with its number or a later one, each one place on."""
+    root = deck.root
+    wanted = (root / new).resolve()
+    here = [s for s in deck.pages if (root / s.path).resolve() == wanted]
+    if wanted.parent != deck.docs / "slides" or not here:
         raise RenumberError(
             f"{new}: expected a slide file under docs/slides/, written "
             "with the number it takes (e.g. docs/slides/25-my-slide.md)"
         )
-    at = _front_number(new.read_text(encoding="utf-8"), new)
+    at = _number(here[0])
     moves = {}
-    for path in sorted(slides.glob("*.md")):
+    for slide in deck.pages:
+        path = root / slide.path
         match = _FILE.match(path.name)
-        if path.resolve() == new or not match:
+        if slide is here[0] or not match or path.parent != wanted.parent:
             continue
-        number = _front_number(path.read_text(encoding="utf-8"), path)
-        if number >= at:
+        if (number := _number(slide)) >= at:
             width = len(match[1])
-            moves[path] = path.with_name(
+            moves[slide.path] = path.with_name(
                 f"{number + 1:0{width}d}-{match[2]}.md"
             )
     return moves
 
 
-def apply(root: Path, moves: dict[Path, Path]) -> list[str]:
+def apply(deck, moves: dict[str, Path]) -> list[str]:
     """Rename, renumber and re-address; what changed, a line each."""
-    stems = {old.stem: moved.stem for old, moved in moves.items()}
+    root = deck.root
+    stems = {Path(old).stem: moved.stem for old, moved in moves.items()}
     # One pass over every name at once: 25 -> 26 must not then become 27.
     names = "|".join(sorted(map(re.escape, stems), key=len, reverse=True))
     address = re.compile(
         rf"(?<=slides/)({names})(?=\.(?:html|md)\b)|(?<=ref\([\"'])({names})"
         rf"(?=[\"'])|(?<=to=[\"'])({names})(?=[\"'])"
     )
+
+    def readdress(text: str) -> str:
+        return address.sub(lambda m: stems[m[0]], text) if stems else text
+
     done = []
+    for slide in deck.pages:
+        lines = list(slide.lines)
+        if slide.path in moves:
+            n = slide.line_of("slide") - 1
+            ending = lines[n][len(lines[n].rstrip("\r\n")) :]
+            lines[n] = f"slide: {_number(slide) + 1}{ending}"
+        text = readdress("".join(lines))
+        if text != slide.text:
+            (root / slide.path).write_text(text, encoding="utf-8", newline="")
+            if slide.path not in moves:
+                done.append(f"{slide.path}: addresses updated")
     # Last first: a rename never lands on a file still to move.
-    for old in sorted(moves, reverse=True):
-        moved = moves[old]
-        text = old.read_text(encoding="utf-8")
-        number = _front_number(text, old)
-        text = _SLIDE_LINE.sub(f"slide: {number + 1}", text, count=1)
-        old.write_text(text, encoding="utf-8")
+    for rel in sorted(moves, reverse=True):
+        old, moved = root / rel, moves[rel]
         tracked = subprocess.run(
             ["git", "-C", str(root), "ls-files", "--error-unmatch", str(old)],
             capture_output=True,
@@ -96,16 +110,14 @@ def apply(root: Path, moves: dict[Path, Path]) -> list[str]:
             )
         else:
             old.rename(moved)
-        done.append(f"{old.relative_to(root)} -> {moved.name}")
-    if not stems:
-        return done
+        done.append(f"{rel} -> {moved.name}")
     for folder in FOLDERS:
         base = root / folder
         for path in sorted(base.rglob("*")) if base.is_dir() else ():
             if path.suffix not in SUFFIXES or not path.is_file():
                 continue
             text = path.read_text(encoding="utf-8", errors="surrogateescape")
-            changed = address.sub(lambda m: stems[m[0]], text)
+            changed = readdress(text)
             if changed != text:
                 path.write_text(
                     changed, encoding="utf-8", errors="surrogateescape"
@@ -125,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     root = args.root.resolve()
     try:
-        done = apply(root, plan(root, args.slide))
+        deck = read_deck(root)
+        done = apply(deck, plan(deck, args.slide))
     except (RenumberError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

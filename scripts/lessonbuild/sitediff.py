@@ -313,11 +313,11 @@ def _renumbered(old: dict, new: dict) -> dict[str, str]:
     """{new path: old path} of each slide page whose number changed and
     name did not (a slide inserted before it): the same slide, moved."""
 
-    def by_name(paths):
+    def by_name(paths):  # "slides/25-x.html" -> "slides/-x.html"
         return {
-            SLIDE_PAGE.sub(lambda m: m[0].replace(m["n"], "", 1), p): p
+            p[: m.start("n")] + p[m.end("n") :]: p
             for p in paths
-            if SLIDE_PAGE.search(p)
+            if (m := SLIDE_PAGE.search(p))
         }
 
     gone = by_name(p for p in old if p not in new)
