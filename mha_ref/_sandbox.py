@@ -14,10 +14,16 @@ rebinds functions here can at most send wrong tensors, and fails.
 Messages are a 8-byte length and a ``torch.save`` payload of plain data
 (dicts, lists, strings, numbers, tensors); the parent reads them with
 ``torch.load(weights_only=True)``, which builds no arbitrary objects.
+
+The grade is of the student's own code, so each request also reports
+the functions of the lesson's reference (any ``mha_ref`` module but
+this one) that the student's module ran: ``from mha_ref import
+MultiHeadAttention`` would otherwise pass every milestone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import faulthandler
 import importlib.util
@@ -26,6 +32,7 @@ import io
 import os
 import struct
 import sys
+import threading
 import traceback
 from pathlib import Path
 
@@ -36,6 +43,35 @@ PROJECTIONS = ("W_Q", "W_K", "W_V", "W_O")
 #: forward's parameters, in the lesson's order.
 ARGUMENTS = ("query", "key", "value", "mask", "is_causal")
 _HEADER = struct.Struct("<Q")
+#: The reference's folder, named as its modules' code names it.
+_REFERENCE = os.path.dirname(__file__)
+
+
+@contextlib.contextmanager
+def _watching(seen: set[str]):
+    """Add to ``seen`` each ``mha_ref`` function that the code run
+    inside calls (``mha.py: MultiHeadAttention.forward``), where the
+    student's code enters it; this module's own are not the student's.
+    A profile hook sees every Python call: through a subclass, a wrapper
+    or a function taken from the package."""
+
+    def inside(frame) -> bool:
+        file = frame.f_code.co_filename if frame else ""
+        return os.path.dirname(file) == _REFERENCE and file != __file__
+
+    def profile(frame, event, arg):
+        # The entry into the reference, not the helpers it calls on.
+        if event == "call" and inside(frame) and not inside(frame.f_back):
+            name = os.path.basename(frame.f_code.co_filename)
+            seen.add(f"{name}: {frame.f_code.co_qualname}")
+
+    sys.setprofile(profile)
+    threading.setprofile(profile)  # and any thread the student starts
+    try:
+        yield
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
 
 
 def encode(message: dict) -> bytes:
@@ -191,8 +227,12 @@ class _Runner:
             faulthandler.dump_traceback_later(
                 self.timeout, exit=True, file=self.dump
             )
+            seen: set[str] = set()
             try:
-                reply = getattr(self, op)(**request)
+                with _watching(seen):
+                    reply = getattr(self, op)(**request)
+                if seen:
+                    reply["reference"] = sorted(seen)
             except BaseException as error:  # noqa: BLE001 - the student's
                 reply = {"ok": False, **_error(error, self.path)}
             finally:

@@ -32,7 +32,9 @@ here, every verdict is computed here, and this process prints the lines
 and chooses the exit status. What the student's code prints goes to
 stderr; an early exit, a hang or a crash of the child is a FAIL. On
 Linux the child also cannot reach this process (:mod:`mha_ref._isolate`:
-no writing into its output, no ptrace, no signal).
+no writing into its output, no ptrace, no signal). And the grade is of
+the student's code: a milestone whose calls run a function of
+``mha_ref`` (imported, subclassed or delegated to) fails, naming it.
 
 A broken module never crashes the grader: a syntax error, an exception
 or a forward that never returns is reported with the student's file and
@@ -229,6 +231,12 @@ class Child:
                 f"({reply.get('where')})",
                 reply.get("type", ""),
                 reply.get("where", ""),
+            )
+        if reply.get("reference"):
+            raise Failed(
+                f"{subject} ran the lesson's reference, not your code "
+                f"({', '.join(reply['reference'][:3])} in mha_ref/): "
+                f"the grade is of what you write; write it in your file"
             )
         return reply
 

@@ -13,6 +13,7 @@ unusual modules are correct in ways the grader was not written against.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -271,7 +272,9 @@ def _statuses(lines):
 @pytest.mark.parametrize(
     "source",
     [
-        "from mha_ref import MultiHeadAttention  # noqa: F401\n",
+        # The reference itself, as a package of another name: the
+        # grader fails a file that runs mha_ref's own code (below).
+        "from ref_copy import MultiHeadAttention  # noqa: F401\n",
         CORRECT,
         EINSUM_LOOP,
         BUFFER_BIAS,
@@ -295,12 +298,78 @@ def _statuses(lines):
     ],
 )
 def test_correct_modules_pass(tmp_path, source):
-    """mha_ref and two independent correct modules pass every milestone."""
+    """mha_ref and independent correct modules pass every milestone."""
+    shutil.copytree(
+        Path(grade.__file__).parent,
+        tmp_path / "ref_copy",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     status, lines, stdout = _grade(tmp_path, source)
     assert status == 0, stdout
     assert list(lines) == MILESTONES
     assert set(_statuses(lines).values()) == {"PASS"}, stdout
     assert stdout.splitlines()[-1] == "7 of 7 milestones pass"
+
+
+@pytest.mark.parametrize(
+    ("source", "entry", "first"),
+    [
+        (
+            "from mha_ref import MultiHeadAttention\n",
+            "MultiHeadAttention.__init__",
+            "skeleton",
+        ),
+        (
+            "import mha_ref.mha as m\n"
+            "class MultiHeadAttention(m.MultiHeadAttention):\n"
+            "    pass\n",
+            "MultiHeadAttention.__init__",
+            "skeleton",
+        ),
+        # A module of the student's own that hands its forward on.
+        (
+            _bug(
+                "    def forward(self, query, key, value, mask=None, "
+                "is_causal=False):\n",
+                "    def forward(self, query, key, value, mask=None, "
+                "is_causal=False):\n"
+                "        import mha_ref\n"
+                "        ref = mha_ref.MultiHeadAttention(self.h * self.d_k, "
+                "self.h)\n"
+                "        ref.load_state_dict(self.state_dict())\n"
+                "        return ref(query, key, value, mask, is_causal)\n",
+            ),
+            "MultiHeadAttention.forward",
+            "shapes",
+        ),
+        # Only the head split taken from the package.
+        (
+            _bug(
+                "from torch import nn\n",
+                "from torch import nn\nfrom mha_ref.mha import split_heads\n",
+                "        return x.view(B, T, self.h, self.d_k)"
+                ".transpose(1, 2)\n",
+                "        return split_heads(x, self.h)\n",
+            ),
+            "split_heads",
+            "shapes",
+        ),
+    ],
+    ids=["imported", "subclassed", "delegated", "one-helper"],
+)
+def test_a_file_that_runs_the_reference_fails(
+    tmp_path, source, entry, first, capsys
+):
+    """Importing, subclassing or calling ``mha_ref``'s code passed every
+    milestone: the grade is of the student's code. Each milestone from
+    the first that runs it fails, naming the reference's function."""
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1, stdout
+    failed = MILESTONES[MILESTONES.index(first) :]
+    for name in failed:
+        assert lines[name][0] == "FAIL", stdout
+        assert "ran the lesson's reference" in lines[name][1], stdout
+        assert f"mha.py: {entry}" in lines[name][1], stdout
 
 
 def test_a_mask_made_on_the_cpu_passes_with_a_note_for_the_gpu(
