@@ -148,6 +148,49 @@ def test_a_second_run_that_disagrees_fails_the_build_after_the_pages(
     assert not site.exists()
 
 
+#: A build in which every computation of the engine's base key gives a
+#: new one, as when a file of mha_ref is saved (or the UTC date turns)
+#: while the build runs.
+_KEY_MOVES = """\
+import itertools, sys
+from lessonbuild.engine import cache
+
+real, saves = cache.base_key, itertools.count()
+cache.base_key = lambda snippets: f"{real(snippets)}+{next(saves)}"
+from mkdocs.__main__ import cli
+cli(["build", "--strict"])
+"""
+
+
+def test_a_file_saved_mid_build_cancels_nothing(tmp_path):
+    """The homework computed the key again after the snippets' first
+    runs; a new key restarted the pool, which cancelled every second
+    run ("could not run snippets/X.py: cancelled", once per snippet,
+    with no word of why). The key is computed once per build."""
+    root = make_site(tmp_path, "good")
+    notebooks = root / "notebooks"
+    notebooks.mkdir()
+    (notebooks / "homework_solutions.py").write_text("# %%\nprint(1)\n")
+    yml = root / "mkdocs.yml"
+    yml.write_text(
+        yml.read_text().replace(
+            "markdown_extensions:",
+            '  - mkdocs-jupyter:\n      include: ["notebooks/*.ipynb"]\n'
+            "markdown_extensions:",
+        )
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", _KEY_MOVES],
+        cwd=root,
+        env=dict(os.environ, SNIPPET_CACHE_DIR=str(tmp_path / "cache")),
+        capture_output=True,
+        text=True,
+    )
+    out = proc.stdout + proc.stderr
+    assert "cancelled" not in out, out
+    assert proc.returncode == 0, out
+
+
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(
         os.environ,

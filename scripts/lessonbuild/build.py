@@ -187,10 +187,9 @@ class Build:
         if problems:
             self.fail(problems, self.result.advice())
         elif deck.slides:
-            from .engine.cache import base_key
-
-            key = base_key(deck.root / "snippets")
-            self.homework = notebooks.Homework(deck.root, key, self.pool)
+            self.homework = notebooks.Homework(
+                deck.root, self.result.key, self.pool
+            )
         config.nav = self._nav(config.nav, deck)
         # "N / 55" in the slide header (overrides/main.html).
         config.extra["slide_count"] = len(deck.slides)

@@ -62,6 +62,10 @@ class Result:
     drifts: list[Drift] = field(default_factory=list, repr=False)
     # The second runs left running: their {rel: problem} once done.
     second: Callable | None = field(default=None, repr=False)
+    # The base key the snippets ran under (cache.base_key): the homework
+    # runs under it too. Computed again later, a file saved mid-build
+    # changed it and the pool, restarting, cancelled the second runs.
+    key: str = ""
 
     def finish(self) -> list[Problem]:
         """Wait for the second runs ``check(defer_second=True)`` left
@@ -148,9 +152,11 @@ def check(
     result = Result(pages=len(deck.pages))
     problems = result.problems
     used, pairs = plan(deck, problems)
+    result.key = cache_mod.base_key(deck.root / "snippets")
     runs, unstable, result.second = _run_snippets(
-        deck.root, used, timeout, jobs, pool, cache_dir, warm, defer_second
-    )
+        deck.root, used, timeout, jobs, pool, cache_dir, warm, defer_second,
+        result.key,
+    )  # fmt: skip
     result.ran = sum(1 for r in runs.values() if not r.get("cached"))
     result.cached = sum(1 for r in runs.values() if r.get("cached"))
     for rel in sorted(used):
@@ -525,7 +531,9 @@ def prestart(root: Path, cache_dir: Path | None, pool) -> bool:
     return False
 
 
-def _run_snippets(root, used, timeout, jobs, pool, cache_dir, warm, defer):
+def _run_snippets(
+    root, used, timeout, jobs, pool, cache_dir, warm, defer, base
+):
     """({rel: verdict}, {rel: set-order problems}, the second runs or
     None): each snippet cached, refused from its code, or run twice in
     forked processes (the second runs left running with ``defer``).
@@ -539,7 +547,6 @@ def _run_snippets(root, used, timeout, jobs, pool, cache_dir, warm, defer):
     if not used:
         return out, unstable, second
     store = cache_mod.Cache(cache_dir)
-    base = cache_mod.base_key(root / "snippets")
     keys, todo, sources = {}, [], {}
     for rel in sorted(used):
         data = (root / rel).read_bytes()

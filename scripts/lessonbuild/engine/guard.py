@@ -149,7 +149,7 @@ def tampering(before: dict, after: dict) -> list[Problem]:
                 1,
                 f"{rel} was {how} while the snippets ran; snippets must "
                 "not write into the repository (write to a temporary "
-                "folder instead)",
+                "folder instead); if you saved it, build again",
             )
         )
     return problems
