@@ -339,11 +339,12 @@ def test_the_forward_key_shows_every_answer_after_its_exercise(deck):
     )
     assert found and all(n and not hints for _, n, hints in found), found
     shown = """() => [...Reveal.getCurrentSlide().querySelectorAll(
-        '.exercise details.ex-key[open]')].filter((d) => d.checkVisibility())
+        '.exercise details.ex-key[open]')]
+        .filter((d) => d.checkVisibility({visibilityProperty: true}))
         .map((d) => { const r = d.getBoundingClientRect();
             return [d.className, r.top >= 0 && r.bottom <= innerHeight,
                     d.innerText.trim().split('\\n').length > 1]; })"""
-    problems, seen = [], set()
+    problems, seen, questions_seen = [], set(), 0
     for i, _, _ in found:
         page.evaluate(f"Reveal.slide({i['h']}, {i['v']}, -1)")
         while page.evaluate("Reveal.availableFragments().next"):
@@ -360,8 +361,15 @@ def test_the_forward_key_shows_every_answer_after_its_exercise(deck):
                     problems.append((i, name, inside, filled))
             if not page.evaluate(ON_TOP):
                 problems.append((i, "the last step's panel is covered"))
+            asked = page.evaluate(QUESTION_IN_VIEW)
+            if asked is False:
+                problems.append((i, "a short panel covers the question"))
+            questions_seen += asked is True
     assert len(seen) >= sum(n for _, n, _ in found), seen
     assert not problems, problems
+    # Most answers and hints are a few lines: the class still reads the
+    # question above them (the panels covered the whole stage).
+    assert questions_seen >= 20, questions_seen
 
 
 #: The panel of the screen's latest step shown is what the class sees:
@@ -375,6 +383,24 @@ ON_TOP = """() => {
   const r = last.getBoundingClientRect();
   const hit = document.elementFromPoint(r.left + r.width / 2, r.top + 20);
   return last.contains(hit);
+}"""
+
+
+#: With the latest step's panel open: null if there is room for it
+#: below the exercise's question only without the question (a tall
+#: panel may lay over it), else whether the question is what is seen.
+QUESTION_IN_VIEW = """() => {
+  const screen = Reveal.getCurrentSlide();
+  const top = screen.querySelector('details.deck-fold--top[open]');
+  const prompt = screen.querySelector('.exercise .ex-prompt');
+  if (!top || !prompt) return null;
+  const stage = document.querySelector('.reveal .slides')
+    .getBoundingClientRect();
+  const p = prompt.getBoundingClientRect();
+  const room = stage.bottom - p.bottom;
+  if (top.getBoundingClientRect().height > room) return null;
+  const hit = document.elementFromPoint(p.left + 10, p.top + p.height / 2);
+  return prompt.contains(hit);
 }"""
 
 
