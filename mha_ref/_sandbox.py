@@ -48,16 +48,19 @@ _REFERENCE = os.path.dirname(__file__)
 
 
 @contextlib.contextmanager
-def _watching(seen: set[str]):
+def _watching(seen: set[str], student: Path):
     """Add to ``seen`` each ``mha_ref`` function that the code run
     inside calls (``mha.py: MultiHeadAttention.forward``), where the
-    student's code enters it; this module's own are not the student's.
+    student's code enters it; this module's own are not the student's,
+    nor is the student's file if it was saved in the package's folder.
     A profile hook sees every Python call: through a subclass, a wrapper
     or a function taken from the package."""
 
     def inside(frame) -> bool:
         file = frame.f_code.co_filename if frame else ""
-        return os.path.dirname(file) == _REFERENCE and file != __file__
+        return os.path.dirname(file) == _REFERENCE and file not in mine
+
+    mine = (__file__, str(student))
 
     def profile(frame, event, arg):
         # The entry into the reference, not the helpers it calls on.
@@ -229,7 +232,7 @@ class _Runner:
             )
             seen: set[str] = set()
             try:
-                with _watching(seen):
+                with _watching(seen, self.path):
                     reply = getattr(self, op)(**request)
                 if seen:
                     reply["reference"] = sorted(seen)

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from mha_ref import grade
 
@@ -370,6 +371,22 @@ def test_a_file_that_runs_the_reference_fails(
         assert lines[name][0] == "FAIL", stdout
         assert "ran the lesson's reference" in lines[name][1], stdout
         assert f"mha.py: {entry}" in lines[name][1], stdout
+
+
+def test_a_students_file_saved_in_the_package_is_still_theirs(tmp_path):
+    """A file saved inside the unzipped mha_ref/ folder is the student's
+    code, not the reference's: only the package's own files count."""
+    from mha_ref import _sandbox, mha
+
+    x = torch.zeros(1, 2, 4)
+    for student, theirs in (
+        (tmp_path / "my_mha.py", False),
+        (Path(mha.__file__), True),  # as if split_heads were theirs
+    ):
+        seen: set[str] = set()
+        with _sandbox._watching(seen, student):
+            mha.split_heads(x, 2)
+        assert ("mha.py: split_heads" not in seen) == theirs, seen
 
 
 def test_a_mask_made_on_the_cpu_passes_with_a_note_for_the_gpu(
