@@ -35,6 +35,11 @@ Linux the child also cannot reach this process (:mod:`mha_ref._isolate`:
 no writing into its output, no ptrace, no signal). And the grade is of
 the student's code: a milestone whose calls run a function of
 ``mha_ref`` (imported, subclassed or delegated to) fails, naming it.
+That check runs in the student's process, so it catches a file that
+uses the reference, not one written to hide that it does (no check
+could tell a hand-copied reference from the student's own). Each
+request's time limit is kept here as well as by the child's watchdog,
+and the child gets only the environment Python and torch read.
 
 A broken module never crashes the grader: a syntax error, an exception
 or a forward that never returns is reported with the student's file and
@@ -159,6 +164,21 @@ def _interpreter(root: str, env: dict, path: Path, timeout: float, fds):
     )  # fmt: skip
 
 
+#: What the student's process keeps of the grader's environment: what
+#: Python, torch and its libraries read. An autograder's tokens and the
+#: rest are not the student's to print (PYTHONPATH: mha_ref's own root
+#: is put first on the path).
+_KEPT_ENV = re.compile(
+    r"(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TMPDIR|TERM|VIRTUAL_ENV"
+    r"|(LC|OMP|MKL|KMP|OPENBLAS|TORCH|CUDA|NVIDIA|LD|DYLD|CONDA)_\w*"
+    r"|PYTHON(?!PATH$)\w*)"
+)
+
+
+def _child_env(env) -> dict[str, str]:
+    return {k: v for k, v in env.items() if _KEPT_ENV.fullmatch(k)}
+
+
 class Child:
     """The child process that runs the student's file; requests and
     replies travel on two pipes this process opened."""
@@ -173,7 +193,7 @@ class Child:
         to_child, self._requests = os.pipe()
         self._replies, from_child = os.pipe()
         root = str(Path(__file__).resolve().parents[1])
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env = _child_env(os.environ)
         env.setdefault("OMP_NUM_THREADS", "1")
         fds = (to_child, from_child)
         self.process = _forked(root, env, path, timeout, fds) or _interpreter(
@@ -220,11 +240,22 @@ class Child:
     def request(self, op: str, subject: str, **fields) -> dict:
         """Send one request; its reply, or StudentError / TimedOut.
         ``subject``: what runs, for messages ("forward at h=2")."""
+        start = time.monotonic()
         try:
             self._send({"op": op, **fields}, self.timeout + 10, subject)
         except OSError:
             self._reply(0, subject)  # the child has gone: say how
         reply = self._reply(self.timeout + 10, subject)
+        # The child's own watchdog stops a call at the limit, but the
+        # student's code can cancel it: the limit is kept here too.
+        took = time.monotonic() - start
+        if took > self.timeout:
+            self.close()
+            raise TimedOut(
+                f"{subject} took {took:.0f} s, over the limit of "
+                f"{self.timeout:g} s: look for a loop or a wait that never "
+                f"ends"
+            )
         if not reply.get("ok"):
             raise StudentError(
                 f"{subject} raised {reply.get('error')} "
@@ -1181,12 +1212,23 @@ def _kill(pid: int) -> None:
         pass
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
+#: C0 and C1 controls (a terminal obeys both) and the bidirectional
+#: overrides and isolates, which reorder what follows them on the line.
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
 
 
 def _visible(text: str) -> str:
-    """Control characters (but tab and newline) as \\xNN."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+    """Control characters (but tab and newline) as \\xNN or \\uNNNN."""
+    return _CONTROL.sub(
+        lambda m: (
+            f"\\x{ord(m[0]):02x}"
+            if ord(m[0]) < 0x100
+            else f"\\u{ord(m[0]):04x}"
+        ),
+        text,
+    )
 
 
 def _require(module: Module, name: str) -> None:

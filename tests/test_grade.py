@@ -768,6 +768,24 @@ def test_forward_that_never_returns_is_stopped(tmp_path):
     assert {lines[n][0] for n in MILESTONES[2:]} == {"SKIP"}, stdout
 
 
+def test_a_call_that_stops_its_own_watchdog_still_times_out(tmp_path):
+    """The child's watchdog can be cancelled by the student's code; the
+    grader keeps the limit itself: a call past it fails, the rest is
+    skipped."""
+    source = _bug(
+        "        super().__init__()\n",
+        "        super().__init__()\n"
+        "        import faulthandler, time\n"
+        "        faulthandler.cancel_dump_traceback_later()\n"
+        "        time.sleep(4)\n",
+    )
+    status, lines, stdout = _grade(tmp_path, source, "--timeout", "2")
+    assert status == 1, stdout
+    assert lines["skeleton"][0] == "FAIL", stdout
+    assert "over the limit of 2 s" in lines["skeleton"][1], stdout
+    assert {lines[n][0] for n in MILESTONES[1:]} == {"SKIP"}, stdout
+
+
 @pytest.mark.parametrize(
     ("old", "new", "words"),
     [
@@ -1074,6 +1092,29 @@ def test_printed_control_characters_are_shown_not_obeyed(tmp_path):
     result = _run_grader(tmp_path, source)
     assert "\x1b" not in result.stderr and "\r" not in result.stderr
     assert "my_mha.py| \\x0d\\x1b[KPASS skeleton" in result.stderr
+
+
+def test_the_graders_environment_is_not_the_students(tmp_path, monkeypatch):
+    """An autograder's token in the environment was the student's to
+    print (os.environ, /proc/self/environ)."""
+    monkeypatch.setenv("GRADER_TOKEN", "s3cret-token")
+    source = (
+        "import os, sys\n"
+        "sys.stderr.write(repr(dict(os.environ)) + '\\n')\n"
+        "with open('/proc/self/environ', 'rb') as f:\n"
+        "    sys.stderr.write(repr(f.read()) + '\\n')\n" + CORRECT
+    )
+    result = _run_grader(tmp_path, source)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "'PATH'" in result.stderr, result.stderr  # it did print
+    assert "s3cret-token" not in result.stderr, result.stderr
+
+
+def test_c1_and_bidirectional_controls_are_shown_not_obeyed():
+    """A terminal obeys C1 controls too (\\x9d starts a command, \\x85
+    a new line), and U+202E reverses the rest of a line."""
+    shown = grade._visible("a\x85b\x9d0;t\x07c\u202eSSAP\td")
+    assert shown == "a\\x85b\\x9d0;t\\x07c\\u202eSSAP\td"
 
 
 def _cmdline(pid: str) -> bytes:
