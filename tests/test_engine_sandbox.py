@@ -528,6 +528,31 @@ def test_what_a_run_reads_is_seen_and_outside_reads_are_named(tmp_path):
     assert link["outside"] == [str(outside)], link
 
 
+def test_a_config_file_only_its_owner_may_read_is_outside(tmp_path):
+    """/etc is the system's, but not all of it is for everyone: a build
+    as root read /etc/shadow into a page. A file of /etc that not every
+    user may read is named as outside the repository (the open is seen
+    before it fails, as any user)."""
+    secret = Path("/etc/shadow")
+    if not secret.is_file() or secret.stat().st_mode & 0o004:
+        pytest.skip("no /etc/shadow kept from other users here")
+    [run] = _run_as(
+        "root",
+        _site(tmp_path),
+        {
+            "etc.py": (
+                "print(len(open('/etc/passwd').read()) > 0)\n"
+                "try:\n"
+                "    open('/etc/shadow').read()\n"
+                "except OSError:\n"
+                "    pass\n"
+            )
+        },
+    )
+    assert run["stdout"] == "True\n", run
+    assert run["outside"] == ["/etc/shadow"], run
+
+
 def test_a_forged_read_cannot_make_the_build_read_outside(tmp_path):
     """The run can write its own list of reads: a device or a path out
     of the root written there is not taken (the build would hash

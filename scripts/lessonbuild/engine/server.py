@@ -53,6 +53,7 @@ import re
 import resource
 import runpy
 import signal
+import stat
 import sys
 import time
 import traceback
@@ -73,9 +74,10 @@ PR_SET_DUMPABLE = 4
 #: Seconds between the traceback dump (SIGUSR1) and SIGKILL on a timeout.
 DUMP_GRACE = 0.3
 #: What a run may read outside the root: the interpreter, its packages
-#: and the system (never a user's files).
-SYSTEM_FOLDERS = ("/usr/", "/lib/", "/lib64/", "/etc/", "/proc/", "/sys/")
-SYSTEM_FOLDERS += ("/dev/",)
+#: and the system (never a user's files), and of /etc only what every
+#: user may read (a build as root read /etc/shadow into a page).
+SYSTEM_FOLDERS = ("/usr/", "/lib/", "/lib64/", "/proc/", "/sys/", "/dev/")
+CONFIG_FOLDER = "/etc/"
 #: Audit events after which what a run reads is no longer all seen.
 UNTRACKED = {
     "subprocess.Popen": "started a program",
@@ -826,6 +828,13 @@ _PROC_LINK = re.compile(
 )
 
 
+def _world_readable(path: str) -> bool:
+    try:
+        return bool(os.stat(path).st_mode & stat.S_IROTH)
+    except OSError:
+        return True  # not there: nothing read
+
+
 def _record_reads(root, fd, own, scratch):
     """Note, as it happens, every file the snippet opens (audit hook),
     one line each the first time, appended to ``fd``: ``R path`` under
@@ -871,6 +880,8 @@ def _record_reads(root, fd, own, scratch):
             isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR)
         ):
             return  # a write: outside the scratch folder it fails anyway
+        if real.startswith(CONFIG_FOLDER) and _world_readable(real):
+            return
         if not real.startswith(allowed) and real + "/" not in allowed:
             note("O " + real)
 
