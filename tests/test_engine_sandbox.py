@@ -528,6 +528,29 @@ def test_what_a_run_reads_is_seen_and_outside_reads_are_named(tmp_path):
     assert link["outside"] == [str(outside)], link
 
 
+def test_a_run_cannot_erase_what_it_read(tmp_path):
+    """The record of reads was a file the run held open: one ftruncate
+    erased it, and a cached run stayed when the data file changed. Now
+    the run writes into a pipe: nothing written can be taken back."""
+    root = _site(tmp_path)
+    (root / "data.txt").write_text("inside\n")
+    erase = (
+        "import os\n"
+        "print(open('data.txt').read().strip())\n"
+        "for fd in map(int, os.listdir('/proc/self/fd')):\n"
+        "    if fd > 2:\n"
+        "        try:\n"
+        "            os.ftruncate(fd, 0)\n"
+        "            os.lseek(fd, 0, os.SEEK_SET)\n"
+        "            os.write(fd, b'R snippets/erase.py\\n')\n"
+        "        except OSError:\n"
+        "            pass\n"
+    )
+    [run] = _run_as("root", root, {"erase.py": erase})
+    assert run["stdout"] == "inside\n", run
+    assert "data.txt" in run["reads"], run["reads"]
+
+
 def test_a_config_file_only_its_owner_may_read_is_outside(tmp_path):
     """/etc is the system's, but not all of it is for everyone: a build
     as root read /etc/shadow into a page. A file of /etc that not every
@@ -554,14 +577,15 @@ def test_a_config_file_only_its_owner_may_read_is_outside(tmp_path):
 
 
 def test_a_forged_read_cannot_make_the_build_read_outside(tmp_path):
-    """The run can write its own list of reads: a device or a path out
-    of the root written there is not taken (the build would hash
+    """The run can write into its own record of reads (a pipe): a device
+    or a path out of the root written there is not taken (the build would hash
     /dev/zero until it ran out of memory)."""
     forge = (
         "import os\n"
         "for fd in os.listdir('/proc/self/fd'):\n"
         "    try:\n"
-        "        if os.readlink(f'/proc/self/fd/{fd}').endswith('/reads'):\n"
+        "        if int(fd) > 2 and os.readlink(f'/proc/self/fd/{fd}')"
+        ".startswith('pipe:'):\n"
         "            up = b'/'.join([b'..', b'..', b'etc', b'passwd'])\n"
         "            os.write(int(fd), b'R /dev/zero\\nR ' + up + b'\\n')\n"
         "            print('forged')\n"

@@ -618,9 +618,17 @@ def _fork_child(root, job, threads, limits, proto_fd):
                 # The timeout's traceback dump is meant for the run, not
                 # for this waiting parent.
                 signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+                # The run records its reads into a pipe this relay copies
+                # into the file: with the file's own descriptor, one
+                # ftruncate erased them, and the cache kept a stale run.
+                drain, record = os.pipe()
                 init = os.fork()
                 if init:
-                    _relay_exit(init)
+                    os.close(record)
+                    _relay_exit(init, drain, reads)
+                os.close(drain)
+                os.close(reads)
+                reads = record
                 _die_with_parent()
                 _enter_run_namespace()
                 # kill(0, ...) from the run must not reach the relay,
@@ -631,6 +639,7 @@ def _fork_child(root, job, threads, limits, proto_fd):
                 run = os.fork()
                 if run:
                     os.close(guarded)
+                    os.close(reads)  # the run's alone: its end ends it
                     _init(run, go)
                 os.close(go)
                 # Its parent is the namespace's init: pid 1 is no sign of
@@ -686,8 +695,12 @@ def _init(run, go):
             _end_as(status)
 
 
-def _relay_exit(pid):
-    """Wait for the run (PID 1 of its namespace), then end as it ended."""
+def _relay_exit(pid, drain, out):
+    """Copy the run's record of reads from ``drain`` into ``out`` until
+    every writer has closed it, then wait for the run's init (PID 1 of
+    its namespace) and end as it ended."""
+    while data := os.read(drain, 1 << 16):
+        os.write(out, data)
     _end_as(os.waitpid(pid, 0)[1])
 
 
