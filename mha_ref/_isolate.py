@@ -20,7 +20,8 @@ report. So, before the child imports anything:
   *next* grader, started from that folder, and made a wrong module pass);
 - its ``/dev`` holds :data:`DEVICES` alone (it wrote "PASS" lines onto
   the grader's terminal through ``/dev/pts``), its ``/proc`` shows its own
-  processes, and the files it writes and its memory are bounded;
+  processes, and the files it writes, its memory and its processes
+  are bounded;
 - it has no network (a file read its neighbours, the submissions graded
   from the same folder, and posted them to a server) and System V IPC
   of its own (shared memory it left behind stayed allocated after the
@@ -72,6 +73,10 @@ PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
 #: The most one file it writes may hold, and the memory it may map
 #: beyond what it has (a tensor of 8 GiB fails with a MemoryError).
 FILE_SIZE, MORE_MEMORY = 64 << 20, 8 << 30
+#: Processes and threads it may have at once, counted in its own user
+#: namespace (Linux 5.14+), so not its user's others: a fork bomb stops
+#: there. The kernel does not hold uid 0 of the machine to it.
+TASKS = 64
 
 
 @contextlib.contextmanager
@@ -231,7 +236,7 @@ def _drop_capabilities(libc) -> None:
 
 def _limit() -> None:
     """The files it writes, its memory (beyond what it has mapped: torch,
-    in a fork of the zygote), no core files."""
+    in a fork of the zygote), its processes, no core files."""
     import resource
 
     with open("/proc/self/status") as f:
@@ -241,6 +246,7 @@ def _limit() -> None:
         (resource.RLIMIT_FSIZE, FILE_SIZE),
         (resource.RLIMIT_AS, mapped + MORE_MEMORY),
         (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_NPROC, TASKS),
     ):
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(which, (most, most))

@@ -13,6 +13,7 @@ unusual modules are correct in ways the grader was not written against.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -256,6 +257,16 @@ def _grade_here(tmp_path: Path, source: str, capsys):
     return status, _parse(stdout), stdout
 
 
+def _copy_of_the_reference(folder: Path) -> None:
+    """mha_ref as package ``ref_copy`` in ``folder``: the reference's own
+    code, graded as a student's (mha_ref itself is refused)."""
+    shutil.copytree(
+        Path(grade.__file__).parent,
+        folder / "ref_copy",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+
+
 def _parse(stdout: str) -> dict[str, tuple[str, str]]:
     lines = {}
     for line in stdout.splitlines():
@@ -300,11 +311,7 @@ def _statuses(lines):
 )
 def test_correct_modules_pass(tmp_path, source):
     """mha_ref and independent correct modules pass every milestone."""
-    shutil.copytree(
-        Path(grade.__file__).parent,
-        tmp_path / "ref_copy",
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
+    _copy_of_the_reference(tmp_path)
     status, lines, stdout = _grade(tmp_path, source)
     assert status == 0, stdout
     assert list(lines) == MILESTONES
@@ -407,7 +414,8 @@ def test_a_mask_made_on_the_cpu_passes_with_a_note_for_the_gpu(
         "                t_q, t_k, dtype=torch.bool, device=scores.device\n"
         "            ).tril()",
     )
-    for source in (on_its_device, "from mha_ref import MultiHeadAttention\n"):
+    _copy_of_the_reference(tmp_path)
+    for source in (on_its_device, "from ref_copy import MultiHeadAttention\n"):
         status, lines, stdout = _grade_here(tmp_path, source, capsys)
         assert status == 0, stdout
         assert note not in stdout, stdout
@@ -1108,6 +1116,22 @@ def test_the_graders_environment_is_not_the_students(tmp_path, monkeypatch):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "'PATH'" in result.stderr, result.stderr  # it did print
     assert "s3cret-token" not in result.stderr, result.stderr
+
+
+def test_the_students_processes_are_bounded(tmp_path):
+    """A fork bomb in the student's file ran until the machine's own
+    limit: the child's processes are bounded in its user namespace (the
+    kernel counts them there, apart from its user's other processes;
+    uid 0 of the machine is not held to it)."""
+    source = (
+        "import resource, sys\n"
+        "most = resource.getrlimit(resource.RLIMIT_NPROC)[0]\n"
+        "sys.stderr.write(f'NPROC {most}\\n')\n" + CORRECT
+    )
+    result = _run_grader(tmp_path, source)
+    assert result.returncode == 0, result.stdout + result.stderr
+    found = re.search(r"NPROC (-?\d+)", result.stderr)
+    assert found and 0 < int(found[1]) <= 256, result.stderr
 
 
 def test_c1_and_bidirectional_controls_are_shown_not_obeyed():
