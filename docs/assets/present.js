@@ -223,6 +223,9 @@
 
   // --- reveal.js ----------------------------------------------------------
 
+  // What a panel covers whole or not at all (openSteps).
+  const BLOCKS = ".deck-body > :is(h1, h2, h3, p, ul, ol, table, .arithmatex, .highlight)";
+
   // A fold that is a step is open exactly while reveal.js shows it. Its
   // own step's event is not enough: reached by ←, a link or a reload,
   // reveal.js marks a screen's earlier steps shown without one, and
@@ -253,6 +256,22 @@
         fold.hidden = true;
       }
     });
+    // A panel rises from the stage's bottom as tall as it needs. Where
+    // its top edge would cut across a title, a paragraph, a formula or a
+    // code block of the screen, it grows to cover that block whole (half
+    // a line read badly); an exercise it may cut (its question shows).
+    folds.forEach((fold) => {
+      fold.style.height = "";
+    });
+    if (!top) return;
+    const edge = CONFIG.height - top.offsetHeight;
+    const cut = all(screen, BLOCKS).find(
+      (block) => block.offsetTop < edge && edge < block.offsetTop + block.offsetHeight,
+    );
+    if (cut) {
+      const most = Number.parseFloat(window.getComputedStyle(top).maxHeight);
+      top.style.height = `${Math.min(CONFIG.height - cut.offsetTop + 6, most)}px`;
+    }
   }
 
   // --- a screen the class's answer made taller --------------------------------

@@ -829,6 +829,22 @@ LAST_STEP_JS = """() => {
   Reveal.slide(idx.h, idx.v,
     Reveal.getCurrentSlide().querySelectorAll('.fragment').length);
 }"""
+#: The last step's panel, risen from the stage's bottom, cuts no title,
+#: paragraph, list, formula or code block of its screen across: each is
+#: whole above the panel's edge or under it (to a few pixels: a title's
+#: box starts above its letters).
+CUT_JS = """() => {
+  const top = Reveal.getCurrentSlide().querySelector(
+    'details.deck-fold--top[open]');
+  if (!top) return [];
+  const edge = top.getBoundingClientRect().top;
+  const blocks = '.deck-body > :is(h1, h2, h3, p, ul, ol, table, ' +
+    '.arithmatex, .highlight)';
+  return [...Reveal.getCurrentSlide().querySelectorAll(blocks)]
+    .filter((b) => { const r = b.getBoundingClientRect();
+      return r.top < edge - 6 && edge + 6 < r.bottom; })
+    .map((b) => `the panel cuts "${b.textContent.trim().slice(0, 40)}"`);
+}"""
 #: Every step shown and every fold open: the screen's tallest state
 #: (each fold is a panel over the stage).
 OPEN_ALL_JS = f"""() => {{
@@ -924,6 +940,7 @@ def test_every_screen_and_step_fits_the_stage(browser, built_site):
             found = [
                 f"folds closed: {f}" for f in page.evaluate(OVERFLOW_JS, WIDTH)
             ]
+            found += page.evaluate(CUT_JS)
             page.evaluate(OPEN_ALL_JS)
             found += page.evaluate(OVERFLOW_JS, WIDTH)
             found += page.evaluate(SIZES_JS)
