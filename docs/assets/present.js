@@ -210,6 +210,7 @@
         const body = document.createElement("div");
         body.className = "md-typeset deck-body";
         fold.open = true;
+        fold.hidden = false; // an exercise's key, shut until an attempt
         body.appendChild(fold);
         page.appendChild(body);
         after.parentNode.insertBefore(page, after.nextSibling);
@@ -224,7 +225,8 @@
   // --- reveal.js ----------------------------------------------------------
 
   // What a panel covers whole or not at all (openSteps).
-  const BLOCKS = ".deck-body > :is(h1, h2, h3, p, ul, ol, table, .arithmatex, .highlight)";
+  const LINES =
+    ".deck-body :is(h1, h2, h3, p, li, tr, pre, summary, label, button, textarea, input, select, .arithmatex, .highlight)";
 
   // A fold that is a step is open exactly while reveal.js shows it. Its
   // own step's event is not enough: reached by ←, a link or a reload,
@@ -257,20 +259,27 @@
       }
     });
     // A panel rises from the stage's bottom as tall as it needs. Where
-    // its top edge would cut across a title, a paragraph, a formula or a
-    // code block of the screen, it grows to cover that block whole (half
-    // a line read badly); an exercise it may cut (its question shows).
+    // its top edge would cut across a line of the screen (a title, a
+    // paragraph, a code block, a formula, an exercise's question, option,
+    // field or button), it grows to cover that line whole: half a line
+    // read badly. Measured on screen, then in the stage's own pixels.
     folds.forEach((fold) => {
       fold.style.height = "";
     });
     if (!top) return;
-    const edge = CONFIG.height - top.offsetHeight;
-    const cut = all(screen, BLOCKS).find(
-      (block) => block.offsetTop < edge && edge < block.offsetTop + block.offsetHeight,
-    );
-    if (cut) {
-      const most = Number.parseFloat(window.getComputedStyle(top).maxHeight);
-      top.style.height = `${Math.min(CONFIG.height - cut.offsetTop + 6, most)}px`;
+    const most = Number.parseFloat(window.getComputedStyle(top).maxHeight);
+    const scale = window.Reveal.getScale() || 1;
+    for (let round = 0; round < 8; round++) {
+      const box = top.getBoundingClientRect();
+      const cut = all(screen, LINES)
+        .filter((line) => !top.contains(line) && line.checkVisibility({ visibilityProperty: true }))
+        .map((line) => line.getBoundingClientRect())
+        .filter((r) => r.top < box.top - 1 && box.top + 1 < r.bottom);
+      if (!cut.length) break;
+      const reach = Math.min(...cut.map((r) => r.top));
+      const height = Math.min((box.bottom - reach) / scale + 6, most);
+      top.style.height = `${height}px`;
+      if (height >= most) break;
     }
   }
 

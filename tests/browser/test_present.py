@@ -1140,6 +1140,9 @@ PRINT_JS = """(stage) => {
         el.tagName.toLowerCase()} in the handout`);
     for (const d of section.querySelectorAll('details:not([open])'))
       found.push(`slide ${name}: a closed fold in the handout`);
+    for (const d of section.querySelectorAll('details[open]'))
+      if (!d.checkVisibility())  // an exercise's key, still hidden
+        found.push(`slide ${name}: a fold that prints blank`);
   }
   return {found, pages, least};
 }"""
@@ -1157,7 +1160,8 @@ def test_the_handout_prints_every_page_readable(
 ):
     """``make pdf`` (and ``make pdf-notes``): every page at full scale
     (never below 60 %), long screens over two pages rather than shrunk,
-    answers open, no empty fields or buttons."""
+    answers open and shown (45 answer pages printed blank), no empty
+    fields or buttons."""
     context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
     try:
         page = context.new_page()
