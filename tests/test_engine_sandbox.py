@@ -326,16 +326,26 @@ def test_a_leftover_cgroup_does_not_lift_the_process_limit(tmp_path):
     finally:
         for folder in {*first.values(), *second.values()}:
             os.rmdir(folder)
-    # A gone server's folders (and its runs') are swept by the next.
+    # A gone server's folders (and its runs') are swept by the next; a
+    # folder of another PID namespace, where that pid may be alive, is
+    # not (a sweep removed live servers' folders: their runs failed).
     gone = subprocess.Popen(["true"])
     gone.wait()
     base = Path(first["pids"]).parent
-    stale = base / f"lessonbuild-{gone.pid}-0000"
+    stale = base / server.cgroup_name(gone.pid)
     (stale / "7").mkdir(parents=True)
-    third = server.make_cgroups()
-    for folder in set(third.values()):
-        os.rmdir(folder)
-    assert not stale.exists(), "a gone server's cgroup was left"
+    other = base / stale.name.replace(
+        f".{os.stat('/proc/self/ns/pid').st_ino}.", ".1.", 1
+    )
+    other.mkdir()
+    try:
+        third = server.make_cgroups()
+        for folder in set(third.values()):
+            os.rmdir(folder)
+        assert not stale.exists(), "a gone server's cgroup was left"
+        assert other.exists(), "another namespace's cgroup was swept"
+    finally:
+        other.rmdir()
 
 
 def test_a_run_cannot_raise_its_own_limits(tmp_path):

@@ -355,7 +355,7 @@ def make_cgroups():
                     bases[controller] = (base, 2)
     # A build killed before cleaning up leaves its folder: a name with
     # random letters is never taken by one.
-    name = f"lessonbuild-{os.getpid()}-{os.urandom(4).hex()}"
+    name = cgroup_name(os.getpid())
     folders = {}
     for base in {base for base, _ in bases.values()}:
         _sweep(base)
@@ -373,12 +373,32 @@ def make_cgroups():
     return folders
 
 
+def cgroup_name(pid: int) -> str:
+    """A server's cgroup folder: its PID namespace, its pid, random
+    letters. The hierarchy may be shared with other namespaces (other
+    containers, a build inside a sandbox), where this pid does not
+    exist: a sweep that judged their folders by it removed a live
+    server's, whose next run then failed."""
+    return f"lessonbuild.{_pid_namespace()}.{pid}.{os.urandom(4).hex()}"
+
+
+def _pid_namespace() -> str:
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
+
+
 def _sweep(base):
-    """Remove the folders of servers that are gone (killed with their
-    build, they could not): empty cgroups, their runs' first."""
+    """Remove the folders of this PID namespace's servers that are gone
+    (killed with their build, they could not): empty cgroups, their
+    runs' first. Other namespaces' folders are theirs to sweep."""
+    mine = f"lessonbuild.{_pid_namespace()}."
     for entry in os.listdir(base) if os.path.isdir(base) else ():
-        found = re.match(r"lessonbuild-(\d+)", entry)
-        if not found or os.path.exists(f"/proc/{found[1]}"):
+        pid = entry[len(mine) :].partition(".")[0]
+        if not entry.startswith(mine) or not pid.isdigit():
+            continue
+        if os.path.exists(f"/proc/{pid}"):
             continue
         folder = os.path.join(base, entry)
         for run in os.scandir(folder):
