@@ -348,6 +348,43 @@ def test_a_leftover_cgroup_does_not_lift_the_process_limit(tmp_path):
         other.rmdir()
 
 
+def test_a_server_whose_cgroup_folder_was_removed_still_runs(tmp_path):
+    """An idle server's cgroup folder is empty, and a root process may
+    remove it: each later run failed to join a cgroup (a clean-clone CI
+    run lost 6 tests). The server makes its folder again."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "server", REPO / "scripts/lessonbuild/engine/server.py"
+    )
+    server = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(server)
+    server.CGROUPS = server.make_cgroups() if os.getuid() == 0 else {}
+    if "pids" not in server.CGROUPS:
+        pytest.skip("no pids cgroup this user may make folders in")
+    folders = set(server.CGROUPS.values())
+    try:
+        for folder in folders:
+            os.rmdir(folder)  # removed under the server
+        pid = os.fork()
+        if pid == 0:  # the run: joins its cgroup, as a run does
+            try:
+                server._join_cgroups("run", {"processes": 8})
+                os._exit(0)
+            except BaseException:
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        pids = Path(server.CGROUPS["pids"]) / "run"
+        assert (pids / "pids.max").read_text().strip() == "9"
+    finally:
+        for folder in folders:
+            for run in Path(folder).glob("*/"):
+                run.rmdir()
+            if os.path.isdir(folder):
+                os.rmdir(folder)
+
+
 def test_a_run_cannot_raise_its_own_limits(tmp_path):
     """A cgroup file system the run mounts itself (in a cgroup namespace
     of its own) shows its own cgroups: their limits stay read-only."""

@@ -426,6 +426,7 @@ def _join_cgroups(name, limits):
     """Move this process into new cgroups ``<folder>/name``, each with
     its limit."""
     for folder in set(CGROUPS.values()):
+        _ensure_folder(folder)
         os.mkdir(os.path.join(folder, name))
     for controller, folder in CGROUPS.items():
         key, files = CGROUP_LIMITS[controller]
@@ -448,6 +449,22 @@ def _join_cgroups(name, limits):
         for entry in os.scandir(path):
             if entry.is_file():
                 os.chmod(entry.path, 0o444)
+
+
+def _ensure_folder(folder):
+    """This server's cgroup folder, made again if it was removed under
+    it (an idle one is empty, and any root process may remove it: a
+    clean-clone CI run lost one, and each later run failed)."""
+    if os.path.isdir(folder):
+        return
+    os.mkdir(folder)
+    if os.path.exists(os.path.join(folder, "cgroup.subtree_control")):
+        for controller, mine in CGROUPS.items():  # v2: its runs' controllers
+            if mine == folder:
+                with open(
+                    os.path.join(folder, "cgroup.subtree_control"), "w"
+                ) as f:
+                    f.write(f"+{controller}")
 
 
 def _leave_cgroups(name):
