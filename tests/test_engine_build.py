@@ -152,7 +152,7 @@ def test_a_second_run_that_disagrees_fails_the_build_after_the_pages(
 #: new one, as when a file of mha_ref is saved (or the UTC date turns)
 #: while the build runs.
 _KEY_MOVES = """\
-import itertools, sys
+import itertools
 from lessonbuild.engine import cache
 
 real, saves = cache.base_key, itertools.count()
