@@ -238,7 +238,8 @@
   // screen was laid out without).
   // Of the panels shown, the last step's is on top (deck-fold--top): a
   // hint shown before an exercise's answer sits after it in the page,
-  // and covered it at the same z-index.
+  // and covered it at the same z-index. The others are hidden, but for
+  // an answer under its why (deck-fold--under).
   function openSteps() {
     const screen = window.Reveal.getCurrentSlide();
     if (!screen || PRINT) return;
@@ -265,20 +266,34 @@
     // read badly. Measured on screen, then in the stage's own pixels.
     folds.forEach((fold) => {
       fold.style.height = "";
+      fold.style.top = "";
+      fold.classList.remove("deck-fold--under");
     });
     if (!top) return;
-    const most = Number.parseFloat(window.getComputedStyle(top).maxHeight);
+    let most = Number.parseFloat(window.getComputedStyle(top).maxHeight);
+    // An exercise's why explains its answer: where both fit the stage,
+    // the answer stays in view just above the why (the why covered it).
+    let edge = top;
+    const answer = top.matches(".ex-key--why") &&
+      top.closest(".exercise")?.querySelector("details.ex-key--answer.visible");
+    if (answer && answer.offsetHeight + top.offsetHeight <= most) {
+      answer.classList.add("deck-fold--under");
+      answer.style.top = `${top.offsetTop - top.offsetHeight}px`;
+      most -= top.offsetHeight;
+      edge = answer;
+    }
     const scale = window.Reveal.getScale() || 1;
     for (let round = 0; round < 8; round++) {
-      const box = top.getBoundingClientRect();
+      const box = edge.getBoundingClientRect();
       const cut = all(screen, LINES)
-        .filter((line) => !top.contains(line) && line.checkVisibility({ visibilityProperty: true }))
+        .filter((line) => !edge.contains(line) && !top.contains(line) &&
+          line.checkVisibility({ visibilityProperty: true }))
         .map((line) => line.getBoundingClientRect())
         .filter((r) => r.top < box.top - 1 && box.top + 1 < r.bottom);
       if (!cut.length) break;
       const reach = Math.min(...cut.map((r) => r.top));
       const height = Math.min((box.bottom - reach) / scale + 6, most);
-      top.style.height = `${height}px`;
+      edge.style.height = `${height}px`;
       if (height >= most) break;
     }
   }

@@ -288,9 +288,9 @@ def _indices(page) -> str:
 
 
 def test_a_committed_prediction_shows_its_answer_then_its_why(deck):
-    """Commit opens the answer and the why: the class sees the answer
-    (the why lay over it), the forward key shows the why, and back the
-    answer again."""
+    """Commit opens the answer and the why: the class sees the answer,
+    the forward key shows the why under it (the answer stays in view),
+    and back the answer alone again."""
     page = deck.open("present.html")
     wait_ready(page)
     _show_screen_of(page, ".reveal .exercise.ex-predict")
@@ -314,6 +314,10 @@ def test_a_committed_prediction_shows_its_answer_then_its_why(deck):
     page.keyboard.press("ArrowRight")
     expect(why).to_have_js_property("open", True)
     assert why.evaluate(seen), "the why is covered"
+    assert answer.evaluate(seen), "the why hid the answer it explains"
+    assert answer.evaluate("(d) => d.getBoundingClientRect().bottom") <= (
+        why.evaluate("(d) => d.getBoundingClientRect().top") + 1
+    ), "the answer is not above its why"
     assert page.evaluate(screen) == where
     page.keyboard.press("ArrowLeft")
     expect(why).to_have_js_property("open", False)
@@ -344,7 +348,7 @@ def test_the_forward_key_shows_every_answer_after_its_exercise(deck):
         .map((d) => { const r = d.getBoundingClientRect();
             return [d.className, r.top >= 0 && r.bottom <= innerHeight,
                     d.innerText.trim().split('\\n').length > 1]; })"""
-    problems, seen, questions_seen = [], set(), 0
+    problems, seen, questions_seen, pairs_seen = [], set(), 0, 0
     for i, _, _ in found:
         page.evaluate(f"Reveal.slide({i['h']}, {i['v']}, -1)")
         while page.evaluate("Reveal.availableFragments().next"):
@@ -365,11 +369,20 @@ def test_the_forward_key_shows_every_answer_after_its_exercise(deck):
             if asked is False:
                 problems.append((i, "a short panel covers the question"))
             questions_seen += asked is True
+            paired = page.evaluate(ANSWER_WITH_WHY)
+            if paired is False:
+                problems.append((i, "the why hides the answer it explains"))
+            pairs_seen += paired is True
     assert len(seen) >= sum(n for _, n, _ in found), seen
     assert not problems, problems
     # Most answers and hints are a few lines: the class still reads the
-    # question above them (the panels covered the whole stage).
+    # question above them (the panels covered the whole stage), and an
+    # answer with its why (the why covered the answer).
     assert questions_seen >= 20, questions_seen
+    whys = page.evaluate(
+        "document.querySelectorAll('.reveal details.ex-key--why').length"
+    )
+    assert whys and pairs_seen >= whys / 2, (pairs_seen, whys)
 
 
 #: The panel of the screen's latest step shown is what the class sees:
@@ -386,9 +399,9 @@ ON_TOP = """() => {
 }"""
 
 
-#: With the latest step's panel open: null if there is room for it
-#: below the exercise's question only without the question (a tall
-#: panel may lay over it), else whether the question is what is seen.
+#: With the latest step's panel open: null if there is room for the
+#: panels shown below the exercise's question only without the question
+#: (a tall panel may lay over it), else whether the question is seen.
 QUESTION_IN_VIEW = """() => {
   const screen = Reveal.getCurrentSlide();
   const top = screen.querySelector('details.deck-fold--top[open]');
@@ -398,9 +411,30 @@ QUESTION_IN_VIEW = """() => {
     .getBoundingClientRect();
   const p = prompt.getBoundingClientRect();
   const room = stage.bottom - p.bottom;
-  if (top.getBoundingClientRect().height > room) return null;
+  const shown = [...screen.querySelectorAll('details.deck-fold[open]')]
+    .filter((d) => d.checkVisibility({visibilityProperty: true}));
+  const reach = Math.min(...shown.map((d) => d.getBoundingClientRect().top));
+  if (stage.bottom - reach > room) return null;
   const hit = document.elementFromPoint(p.left + 10, p.top + p.height / 2);
   return prompt.contains(hit);
+}"""
+
+
+#: With an exercise's why the latest step: null if its answer and it
+#: are together taller than the stage's room for a panel (the meta line
+#: down), else whether the answer is seen, whole and above the why.
+ANSWER_WITH_WHY = """() => {
+  const screen = Reveal.getCurrentSlide();
+  const why = screen.querySelector('details.ex-key--why.deck-fold--top[open]');
+  const answer = why?.closest('.exercise')
+    .querySelector('details.ex-key--answer[open]');
+  if (!answer) return null;
+  const room = parseFloat(getComputedStyle(why).maxHeight);
+  if (answer.offsetHeight + why.offsetHeight > room) return null;
+  const a = answer.getBoundingClientRect();
+  const w = why.getBoundingClientRect();
+  const hit = document.elementFromPoint(a.left + a.width / 2, a.top + 20);
+  return answer.contains(hit) && a.bottom <= w.top + 1 && a.top >= 0;
 }"""
 
 
