@@ -285,8 +285,10 @@
     const scale = window.Reveal.getScale() || 1;
     for (let round = 0; round < 8; round++) {
       const box = edge.getBoundingClientRect();
+      // Not the lines of another panel: hidden under these, it may still
+      // be fading out (reveal.js), and the panel grew over it.
       const cut = all(screen, LINES)
-        .filter((line) => !edge.contains(line) && !top.contains(line) &&
+        .filter((line) => !line.closest("details.deck-fold[open]") &&
           line.checkVisibility({ visibilityProperty: true }))
         .map((line) => line.getBoundingClientRect())
         .filter((r) => r.top < box.top - 1 && box.top + 1 < r.bottom);

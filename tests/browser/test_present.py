@@ -369,6 +369,10 @@ def test_the_forward_key_shows_every_answer_after_its_exercise(deck):
             if asked is False:
                 problems.append((i, "a short panel covers the question"))
             questions_seen += asked is True
+            # Laid out again once every fade has ended, a panel is as
+            # tall as it came up (it grew over a panel fading out).
+            if page.evaluate(RELAID) > 1:
+                problems.append((i, "the panel's height hangs on a fade"))
             paired = page.evaluate(ANSWER_WITH_WHY)
             if paired is False:
                 problems.append((i, "the why hides the answer it explains"))
@@ -417,6 +421,18 @@ QUESTION_IN_VIEW = """() => {
   if (stage.bottom - reach > room) return null;
   const hit = document.elementFromPoint(p.left + 10, p.top + p.height / 2);
   return prompt.contains(hit);
+}"""
+
+
+#: How much the latest step's panel changes height when present.js
+#: lays the screen's panels out again, now that nothing is fading.
+RELAID = """() => {
+  const top = Reveal.getCurrentSlide()
+    .querySelector('details.deck-fold--top[open]');
+  if (!top) return 0;
+  const before = top.getBoundingClientRect().height;
+  document.querySelector('.reveal').dispatchEvent(new Event('fragmentshown'));
+  return Math.abs(top.getBoundingClientRect().height - before);
 }"""
 
 
