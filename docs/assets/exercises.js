@@ -5,7 +5,8 @@
 // show the controls, read the answers back from those <details>, give
 // feedback (icon + words, never colour alone, announced through each
 // exercise's role="status" region), and keep each answer in localStorage
-// under the key in data-ex-key. Widgets initialise on every page shown
+// under the key in data-ex-key (in the deck, in the tab's sessionStorage:
+// a lecture is one tab, and a second one leaves the first's answers). Widgets initialise on every page shown
 // (lessonOnPage, onpage.js: on load, and after instant navigation).
 (() => {
   
@@ -25,21 +26,22 @@
 
   // Storage may be unavailable (private mode, file://): then nothing
   // persists, but everything else still works.
+  const AREA = document.getElementById("deck-config") ? "sessionStorage" : "localStorage";
   function load(key) {
     try {
-      return JSON.parse(window.localStorage.getItem(key) || "null");
+      return JSON.parse(window[AREA].getItem(key) || "null");
     } catch (_e) {
       return null;
     }
   }
   function store(key, value) {
     try {
-      window.localStorage.setItem(key, JSON.stringify(value));
+      window[AREA].setItem(key, JSON.stringify(value));
     } catch (_e) { /* not persisted */ }
   }
   function forget(key) {
     try {
-      window.localStorage.removeItem(key);
+      window[AREA].removeItem(key);
     } catch (_e) { /* nothing stored */ }
   }
 

@@ -12,10 +12,12 @@
   const PRINT = /print-pdf/.test(window.location.search);
   // The speaker view's preview frames (reveal's notes plugin adds it).
   const RECEIVER = /[?&]receiver/.test(window.location.search);
-  // Exercise answers given in the deck (decklayout.DECK_KEY); the reading
-  // pages' answers are under other keys and never show here.
+  // Exercise answers given in the deck (decklayout.DECK_KEY), kept in
+  // this tab's sessionStorage (exercises.js): a lecture is one tab, its
+  // reloads (R and back, the speaker view's frames) keep them, a new tab
+  // starts empty and leaves other tabs' answers alone. The reading pages'
+  // answers are under other keys and never show here.
   const DECK_KEY = "deck/";
-  const SESSION = "deck/lecture";
 
   function all(root, selector) {
     return Array.prototype.slice.call(root.querySelectorAll(selector));
@@ -26,27 +28,15 @@
   function forgetDeckAnswers() {
     try {
       const keys = [];
-      for (let i = 0; i < window.localStorage.length; i++) {
-        const key = window.localStorage.key(i);
+      for (let i = 0; i < window.sessionStorage.length; i++) {
+        const key = window.sessionStorage.key(i);
         if (key && key.indexOf(DECK_KEY) === 0) keys.push(key);
       }
       keys.forEach((key) => {
-        window.localStorage.removeItem(key);
+        window.sessionStorage.removeItem(key);
       });
     } catch (_e) { /* storage unavailable: nothing was kept */ }
   }
-
-  // A new lecture (a new tab or window) starts with empty exercises; a
-  // reload within it (R and back, the speaker view's frames) keeps them.
-  // This runs before exercises.js restores answers (on DOMContentLoaded).
-  (function newLecture() {
-    if (RECEIVER) return;
-    try {
-      if (window.sessionStorage.getItem(SESSION)) return;
-      window.sessionStorage.setItem(SESSION, "1");
-    } catch (_e) { /* no session storage: start empty every time */ }
-    forgetDeckAnswers();
-  })();
 
   // Beside the Reading page link: a slip of the mouse must not wipe
   // the class's answers.

@@ -13,8 +13,8 @@ visits every screen and step at 1280x720 and names the slide that does not
 fit; the fix is a ``reading`` marker or a break, never a smaller font. The
 deck is one page holding every slide, so each slide's ids get the slide's
 prefix, and its exercises keep their answers apart from the reading
-pages' (``data-ex-key`` gets the ``deck/`` prefix, which present.js
-clears in classroom mode).
+pages' (``data-ex-key`` gets the ``deck/`` prefix; in the deck they
+live in the tab's sessionStorage, and "Reset all answers" clears them).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from .deck import READING, SCREEN_BREAK, STEPS
 #: What the deck drops: the author's reading blocks, and the plugin's
 #: "download the lesson as a notebook" link under every reading page.
 READING_ONLY = (READING, "notebook-download")
-#: Prefix of the deck's exercise storage keys (present.js clears them).
+#: Prefix of the deck's exercise storage keys (present.js resets them).
 DECK_KEY = "deck/"
 #: Attributes that hold one id, or several separated by spaces.
 ID_REFS = (

@@ -571,6 +571,31 @@ def test_the_deck_keeps_its_own_answers_and_resets_them(deck, lesson):
     expect(reading.locator(".ex-check").first.locator(option)).to_be_checked()
 
 
+def test_a_second_deck_tab_is_a_new_lecture_that_leaves_the_first(deck):
+    """A new tab starts with the deck's exercises empty, and the answers
+    given in the first tab are still there when it reloads (R and back):
+    opening the deck again cleared every tab's answers."""
+    option = '.ex-option[data-ex-option="B"] input'
+    first = deck.open(f"present.html#/{CHECK_SLIDE}")
+    wait_ready(first)
+    ex = first.locator(f'[data-slide="{CHECK_SLIDE}"] .ex-check').first
+    expect(ex).to_have_attribute("data-ex-ready", re.compile(".*"))
+    ex.locator('.ex-option[data-ex-option="B"] label').click()
+    ex.get_by_role("button", name="Check", exact=True).click()
+    expect(ex.locator(option)).to_be_checked()
+
+    second = deck.open(f"present.html#/{CHECK_SLIDE}")  # a tab beside it
+    wait_ready(second)
+    other = second.locator(f'[data-slide="{CHECK_SLIDE}"] .ex-check').first
+    expect(other).to_have_attribute("data-ex-ready", re.compile(".*"))
+    expect(other.locator(option)).not_to_be_checked()
+
+    first.reload()
+    wait_ready(first)
+    expect(ex).to_have_attribute("data-ex-ready", re.compile(".*"))
+    expect(ex.locator(option)).to_be_checked()
+
+
 def test_r_and_shift_p_keep_the_place(deck, lesson):
     """R opens the reading page at the heading of the screen on stage;
     Shift+P there comes back to the same screen and step."""
