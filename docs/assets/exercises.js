@@ -6,8 +6,9 @@
 // feedback (icon + words, never colour alone, announced through each
 // exercise's role="status" region), and keep each answer in localStorage
 // under the key in data-ex-key (in the deck, in the tab's sessionStorage:
-// a lecture is one tab, and a second one leaves the first's answers). Widgets initialise on every page shown
-// (lessonOnPage, onpage.js: on load, and after instant navigation).
+// a lecture is one tab, and a second one leaves the first's answers).
+// Widgets initialise on every page shown (lessonOnPage, onpage.js: on
+// load, and after instant navigation).
 (() => {
   
 

@@ -343,34 +343,43 @@ def make_cgroups():
             lines = f.read().splitlines()
     except OSError:
         return {}
-    bases = {}  # controller -> (folder, cgroup version)
+    bases = {}  # controller -> folder
     for line in lines:
         hid, names, path = line.split(":", 2)
         for controller in CGROUP_LIMITS:
             if controller in names.split(","):
-                bases[controller] = (f"/sys/fs/cgroup/{controller}{path}", 1)
+                bases[controller] = f"/sys/fs/cgroup/{controller}{path}"
             elif hid == "0" and names == "" and controller not in bases:
                 base = f"/sys/fs/cgroup{path}"
                 if controller in _words(base, "cgroup.subtree_control"):
-                    bases[controller] = (base, 2)
+                    bases[controller] = base
     # A build killed before cleaning up leaves its folder: a name with
     # random letters is never taken by one.
     name = cgroup_name(os.getpid())
     folders = {}
-    for base in {base for base, _ in bases.values()}:
+    for base in set(bases.values()):
         _sweep(base)
-    for controller, (base, version) in bases.items():
+    for controller, base in bases.items():
         folder = os.path.join(base.rstrip("/"), name)
         try:
-            if folder not in folders.values():
-                os.mkdir(folder)
-            if version == 2:  # the runs' folders below get the controller
-                with open(f"{folder}/cgroup.subtree_control", "w") as f:
-                    f.write(f"+{controller}")
+            _make_folder(folder, [controller])
             folders[controller] = folder
         except OSError:
             pass
     return folders
+
+
+def _make_folder(folder, controllers):
+    """Make this server's cgroup ``folder`` (if missing); under cgroup v2
+    (its folder has a ``cgroup.subtree_control``) the runs' folders
+    below it get ``controllers``."""
+    if not os.path.isdir(folder):
+        os.mkdir(folder)
+    control = os.path.join(folder, "cgroup.subtree_control")
+    if os.path.exists(control):
+        for controller in controllers:
+            with open(control, "w") as f:
+                f.write(f"+{controller}")
 
 
 def cgroup_name(pid: int) -> str:
@@ -426,7 +435,12 @@ def _join_cgroups(name, limits):
     """Move this process into new cgroups ``<folder>/name``, each with
     its limit."""
     for folder in set(CGROUPS.values()):
-        _ensure_folder(folder)
+        # Made again if it was removed under this server (an idle one is
+        # empty, and any root process may remove it: a clean-clone CI
+        # run lost one, and each later run failed).
+        if not os.path.isdir(folder):
+            mine = [c for c, f in CGROUPS.items() if f == folder]
+            _make_folder(folder, mine)
         os.mkdir(os.path.join(folder, name))
     for controller, folder in CGROUPS.items():
         key, files = CGROUP_LIMITS[controller]
@@ -449,22 +463,6 @@ def _join_cgroups(name, limits):
         for entry in os.scandir(path):
             if entry.is_file():
                 os.chmod(entry.path, 0o444)
-
-
-def _ensure_folder(folder):
-    """This server's cgroup folder, made again if it was removed under
-    it (an idle one is empty, and any root process may remove it: a
-    clean-clone CI run lost one, and each later run failed)."""
-    if os.path.isdir(folder):
-        return
-    os.mkdir(folder)
-    if os.path.exists(os.path.join(folder, "cgroup.subtree_control")):
-        for controller, mine in CGROUPS.items():  # v2: its runs' controllers
-            if mine == folder:
-                with open(
-                    os.path.join(folder, "cgroup.subtree_control"), "w"
-                ) as f:
-                    f.write(f"+{controller}")
 
 
 def _leave_cgroups(name):
