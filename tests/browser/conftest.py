@@ -4,9 +4,9 @@ The site (tests/exercise_fixtures: one page per exercise kind; its
 mkdocs.yml inherits the lesson's, so the real lesson plugin, its snippet
 engine and the real docs/assets build it) is built once per session into
 a temporary folder and served by http.server in a thread on a free port.
-Playwright drives Debian's Chromium (/usr/bin/chromium); no browser is
-ever downloaded. Under pytest-xdist every test in this folder runs on
-one worker (tests/conftest.py names their group), so this build, its
+Playwright drives Debian's Chromium (its headless shell, below); no
+browser is ever downloaded. Under pytest-xdist every test in this folder
+runs on one worker (tests/conftest.py names their group), so this build, its
 server and Chromium are made once per run; the lesson's own site is
 ``built_site`` (``make test`` passes its strict build in).
 """
@@ -29,7 +29,16 @@ from lessonbuild.deck import read_deck
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "exercise_fixtures"
-CHROMIUM = "/usr/bin/chromium"
+#: Debian's headless shell of Chromium (package chromium-headless-shell,
+#: which ``make browser`` installs next to ``chromium``): the same Blink
+#: without a window system. Measured here, ``pytest -n 1 tests/browser``
+#: (machine-wide busy CPU from /proc/stat): 409 CPU-s and 309 s with
+#: /usr/bin/chromium, 278 CPU-s and 255 s with the shell. Where the
+#: shell is missing (pytest run without ``make browser``), Chromium.
+HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
+CHROMIUM = HEADLESS_SHELL
+if not os.access(HEADLESS_SHELL, os.X_OK):
+    CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -177,7 +186,12 @@ class Pages:
         self.contexts = []
         self.errors: list[str] = []
 
-    def open(self, name: str, *, width: int = 1280, **options):
+    def open(self, name: str, *, width: int = 1280, clock=False, **options):
+        """``clock``: Playwright's fake clock, installed before the page
+        loads. Installed later, it swaps the timer functions under
+        timers the page already runs: Material's scheduler then cleared a
+        real interval through the fake clearInterval, and the interval
+        fired on, throwing "executing a cancelled action"."""
         options.setdefault("viewport", {"width": width, "height": 900})
         context = self.browser.new_context(**options)
         self.contexts.append(context)
@@ -188,6 +202,8 @@ class Pages:
             "console",
             lambda m: m.type == "error" and self.errors.append(m.text),
         )
+        if clock:
+            page.clock.install()
         page.goto(self.base + name)
         if options.get("java_script_enabled", True):
             wait_for_widgets(page)

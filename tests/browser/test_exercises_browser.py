@@ -201,8 +201,7 @@ def test_a_changed_pick_is_never_announced_late(pages):
     that moment cancels it: a screen reader never hears "Correct" for an
     answer the student has already changed. The page's clock is paused,
     so the change lands inside the gap every time."""
-    page = pages.open("check.html")
-    page.clock.install()
+    page = pages.open("check.html", clock=True)
     page.clock.pause_at(page.evaluate("Date.now()") + 1000)
     ex = page.locator("section.ex-check")
     ex.locator('.ex-option[data-ex-option="A"] label').click()
