@@ -395,6 +395,10 @@
       transition: "none",
       backgroundTransition: "none",
       controls: true,
+      // reveal.js bounces the next arrow until the first move: a
+      // distraction on a projector, and it painted 60 frames a second
+      // while a screen waited (an idle deck: 8 % of a core, 0 without).
+      controlsTutorial: false,
       controlsLayout: "bottom-right",
       progress: true,
       showNotes: false,
