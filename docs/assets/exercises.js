@@ -1204,42 +1204,49 @@
   // of the exercise above it (the nearest before it), and a reference fold
   // (``??? reference``, "after you have tried") shows the code that answers
   // it: each stays out of the page until that exercise has had a real
-  // attempt, with one line in its place for folds in a row. So does the
-  // "Expected:" paragraph of the instructor notes (the build marks it):
-  // the "Instructor view" switch is one click for a student too.
-  const LOCKED = "details.verify, details.reference, " +
-    "details.instructor p.notes-expected";
+  // attempt, with one line in its place for folds in a row. The instructor
+  // notes wait for every exercise of the page: the "Instructor view"
+  // switch is one click for a student too, and notes give answers away
+  // ("a show of hands for (1, 2, 4, 4)") or leave one by elimination
+  // ("Watch for" naming the other options). The deck's speaker view shows
+  // them always.
+  const LOCKED = "details.verify, details.reference, details.instructor";
   function lockedWhat(fold) {
     if (fold.matches(".verify")) return "The run that verifies the answer opens";
     if (fold.matches(".reference")) return "The reference opens";
-    return "The expected answer shows";
+    return "The instructor notes open";
   }
   function lockAnswerFolds() {
     // In the deck these folds are later steps the presenter reveals.
     if (document.querySelector(".reveal .slides")) return;
     const exercises = all(document, ".exercise[data-ex-kind]");
+    const tried = (ex) => ex.hasAttribute("data-ex-tried");
     let note = null;
     let last = null;
     all(document, LOCKED).forEach((fold) => {
+      const notes = fold.matches(".instructor");
       const above = exercises.filter((ex) =>
         ex.compareDocumentPosition(fold) & Node.DOCUMENT_POSITION_FOLLOWING
       ).pop();
-      if (!above) return;
+      if (notes ? !exercises.length : !above) return;
       const before = fold.previousElementSibling;
-      if (!last || before !== last) {
+      // A row of folds shares one line; the notes have a line of their own.
+      if (!last || before !== last || notes || last.matches(".instructor")) {
         note = before;
         if (!note?.classList.contains("ex-locked")) {
           note = document.createElement("p");
-          note.className = "ex-locked";
+          note.className = notes ? "ex-locked ex-locked--notes" : "ex-locked";
           note.textContent = `${lockedWhat(fold)} here once you have ` +
-            "answered the exercise above" + (fold.matches("p")
-              ? " (the deck's speaker view, S, always shows it)." : ".");
+            (notes
+              ? "answered this page's exercises (the deck's speaker view, " +
+                "S, always shows them)."
+              : "answered the exercise above.");
           fold.parentNode.insertBefore(note, fold);
         }
       }
-      const tried = above.hasAttribute("data-ex-tried");
-      fold.hidden = !tried;
-      note.hidden = tried;
+      const open = notes ? exercises.every(tried) : tried(above);
+      fold.hidden = !open;
+      note.hidden = open;
       last = fold;
     });
   }

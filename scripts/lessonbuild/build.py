@@ -53,8 +53,6 @@ _ID = re.compile(r'\sid="([^"]+)"')  # an element id in an exercise's HTML
 #: A code block's text, its highlighting's tags, an import of mha_ref.
 _CODE = re.compile(r"<code\b[^>]*>(.*?)</code>", re.S)
 _TAG = re.compile(r"<[^>]+>")
-#: The paragraph of an instructor note that gives the exercise's answer.
-_EXPECTED = "<p><strong>Expected:</strong>"
 #: mkdocs-jupyter's hidden copy of a code cell, which its copy button copies.
 _COPY_TEXT = re.compile(r'<div(?=[^>]*\bclass="clipboard-copy-txt")')
 _PACKAGE_IMPORT = re.compile(r"^\s*(?:from|import)\s+mha_ref\b", re.M)
@@ -361,11 +359,6 @@ class Build:
                 self.problems.append(Problem(where, 1, message))
         # Notes, answers' folds, code, widget controls: not for search.
         html = searchtext.exclude_from_search(html, notebook)
-        # The notes' answer, which exercises.js keeps back until the
-        # exercise above it is tried (the deck's speaker view shows it).
-        html = html.replace(
-            _EXPECTED, '<p class="notes-expected">' + _EXPECTED[3:]
-        )
         if notebook:  # htmlmin keeps what a `pre` attribute marks as it
             # is: a copy button's text, the cell's lines (it made one).
             html = _COPY_TEXT.sub("<div pre", html)

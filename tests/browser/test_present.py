@@ -199,31 +199,54 @@ def test_reading_page_hides_notes_until_the_switch(deck, lesson):
     expect(page.locator("details.instructor").first).to_be_hidden()
 
 
-def test_the_notes_answer_waits_for_an_attempt_on_the_reading_page(
-    deck, lesson
-):
-    """The switch is one click for a student too: with the notes shown,
-    their "Expected:" paragraph stays back until the exercise above it is
-    tried (a line says so, and that the speaker view shows it), as the
-    page's Verify folds do."""
-    number = next(
-        s.number
-        for s in lesson.slides
-        if "kind: predict" in s.text
-        and any("**Expected:**" in note.text for note in s.notes)
+def _kind(fence) -> str:
+    return next(
+        line.split(":", 1)[1].strip()
+        for line in fence.content
+        if line.startswith("kind:")
     )
-    page = deck.open(reading_page(lesson, number))
-    page.locator(".instructor-switch").click()
-    notes = page.locator("details.instructor")
-    notes.first.evaluate("(d) => { d.open = true; }")
-    expected = notes.locator("p.notes-expected")
-    expect(expected).to_be_hidden()
-    expect(notes.locator("p.ex-locked")).to_contain_text("speaker view")
-    ex = page.locator(".exercise.ex-predict").last
-    ex.locator("textarea").fill("a guess")
-    ex.locator('[data-ex-action="commit"]').click()
-    expect(expected).to_be_visible()
-    expect(notes.locator("p.ex-locked")).to_be_hidden()
+
+
+def test_the_notes_wait_for_every_exercise_on_the_reading_page(deck, lesson):
+    """The switch is one click for a student too, and notes give answers
+    away (a show of hands "for (1, 2, 4, 4)") or leave one by elimination
+    ("Watch for" naming the wrong options): with the notes shown, they
+    stay back until every exercise of the page is tried (a line says so,
+    and that the speaker view shows them), as the page's Verify folds do.
+    The first slide of each exercise kind with notes, and every slide
+    with two exercises (one tried is not enough)."""
+    first, pairs = {}, set()
+    for slide in lesson.slides:
+        if slide.notes and slide.exercises:
+            for fence in slide.exercises:
+                first.setdefault(_kind(fence), slide.number)
+            if len(slide.exercises) > 1:
+                pairs.add(slide.number)
+    assert len(first) >= 5 and pairs, (first, pairs)
+    for number in sorted({*first.values(), *pairs}):
+        page = deck.open(reading_page(lesson, number))
+        switch = page.locator(".instructor-switch")
+        line = page.locator("p.ex-locked--notes")
+        if switch.get_attribute("aria-pressed") == "true":  # remembered
+            switch.click()
+        expect(line).to_be_hidden()  # a student who did not ask: nothing
+        switch.click()
+        notes = page.locator("details.instructor").first
+        phrase = note_line(lesson, number)
+        article = page.locator("article")
+        sections = page.locator(".exercise[data-ex-kind]").all()
+        assert len(sections) == len(lesson.slides[number - 1].exercises)
+        for section in sections:
+            expect(notes).to_be_hidden()
+            expect(line).to_contain_text("speaker view")
+            assert phrase not in article.inner_text(), number
+            kind = section.get_attribute("data-ex-kind")
+            attempt_nothing_then_something(page, section, kind)
+        expect(notes).to_be_visible()
+        expect(line).to_be_hidden()
+        notes.evaluate("(d) => { d.open = true; }")
+        assert phrase in article.inner_text(), number
+        page.close()
 
 
 def test_reading_page_without_javascript_shows_no_notes(browser, built_site):
