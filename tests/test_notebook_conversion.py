@@ -84,3 +84,44 @@ def test_setup_cell_unpacks_the_package_it_carries(tmp_path):
     assert unpacked.is_relative_to(tmp_path)
     for file in (ROOT / "mha_ref").glob("*.py"):
         assert (unpacked / file.name).read_bytes() == file.read_bytes()
+
+
+def test_setup_cell_without_matplotlib_or_pip_still_runs(tmp_path):
+    """A Jupyter without matplotlib and no way to install it (no network;
+    here a virtual environment without pip): the setup cell says so and
+    the notebook goes on, with mha_ref unpacked. It raised, and an
+    executed notebook stopped at its first cell, though only the figure
+    cells need matplotlib."""
+    import subprocess
+    import sys
+    import venv
+
+    from lessonbuild.notebooks import setup_cell
+
+    bare = tmp_path / "bare"
+    venv.create(bare, with_pip=False)
+    program = tmp_path / "setup.py"
+    program.write_text(
+        setup_cell(ROOT / "mha_ref")["source"]
+        + "\nimport mha_ref.attention\nprint('GOT', mha_ref.__name__)\n"
+    )
+    # mha_ref imports torch: the bare environment gets this one's
+    # packages on its path, with matplotlib hidden (``find_spec`` finds no
+    # module whose ``sys.modules`` entry is None); pip it has none of.
+    packages = next(p for p in sys.path if p.endswith("site-packages"))
+    hide = (
+        f"import runpy, sys; sys.path.append({packages!r}); "
+        "sys.modules['matplotlib'] = None; "
+        "runpy.run_path(sys.argv[1], run_name='__main__')"
+    )
+    result = subprocess.run(
+        [bare / "bin" / "python", "-I", "-c", hide, program],
+        cwd=tmp_path,
+        env={"TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "matplotlib could not be installed" in result.stdout
+    assert "pip install matplotlib" in result.stdout
+    assert "GOT mha_ref" in result.stdout

@@ -390,7 +390,8 @@ class Build:
                 " Copied on its own, a block that imports "
                 f'<code>mha_ref</code> needs <a href="{up}'
                 f'{notebooks.PACKAGE_ZIP}" download>'
-                f"{notebooks.PACKAGE_ZIP}</a> unzipped beside it."
+                f"{notebooks.PACKAGE_ZIP}</a> unzipped in the folder you "
+                "save it in."
             )
         return (
             f'\n<p class="notebook-download" data-search-exclude><a '

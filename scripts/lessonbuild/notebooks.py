@@ -106,8 +106,9 @@ def download_line(uri: str) -> str:
     name = Path(uri).name
     return (
         f'<a href="{name}" download>Download this notebook ({name})</a>: '
-        "it runs in JupyterLab, VS Code or Colab with torch installed, "
-        "nothing else (its first cell unpacks the lesson's `mha_ref`)."
+        "it runs in JupyterLab, VS Code or Colab with torch installed "
+        "(its first cell unpacks the lesson's `mha_ref`, and installs "
+        "matplotlib for the figures where it is missing)."
     )
 
 
@@ -161,15 +162,19 @@ sys.path.insert(0, str(folder))
 print("mha_ref {digest} ready")
 
 # The figures draw with matplotlib: installed here if this Jupyter lacks
-# it (Colab and most Jupyter installs have it already).
+# it (Colab and most Jupyter installs have it already). Where it cannot
+# be (no network), every cell but the figures' still runs.
 import importlib.util, subprocess
 if importlib.util.find_spec("matplotlib") is None:
     print("installing matplotlib for the figures...")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "matplotlib"],
-        check=True,
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "matplotlib"]
     )
-    importlib.invalidate_caches()"""
+    importlib.invalidate_caches()
+    if installed.returncode != 0:
+        print("matplotlib could not be installed, so the figure cells "
+              "will fail; the other cells run. Install it "
+              "(pip install matplotlib), then run this notebook again.")"""
     return {
         "cell_type": "code",
         "execution_count": None,
