@@ -18,6 +18,17 @@
   function all(root, selector) {
     return Array.prototype.slice.call(root.querySelectorAll(selector));
   }
+  // In the deck the clicker's keys (→, Space) move the slides; a text
+  // field or list the widget focused by itself (after Strike, or an empty
+  // try) took them from the presenter, who had not come to type. There the
+  // presenter clicks into the field to type; elsewhere the focus moves.
+  function focusOn(el) {
+    if (!el) return;
+    const field = el.matches("textarea, select, input:not([type=radio], " +
+      "[type=checkbox], [type=button])");
+    if (field && document.querySelector(".reveal .slides")) return;
+    el.focus();
+  }
   function one(root, selector) {
     return root.querySelector(selector);
   }
@@ -453,7 +464,7 @@
     function commit(quiet) {
       if (!input.value.trim()) {
         w.announce(w.feedback("warn", "Type a prediction first, then commit it."));
-        input.focus();
+        focusOn(input);
         return;
       }
       w.state.text = input.value;
@@ -475,7 +486,7 @@
             " Why: " + speech(one(w.el, ".ex-key__why"))
         );
         const summary = one(reveals[0], "summary");
-        if (summary) summary.focus();
+        if (summary) focusOn(summary);
       }
     }
     input.addEventListener("input", () => {
@@ -519,7 +530,7 @@
       const picked = radios.filter((r) => r.checked)[0];
       if (!picked) {
         w.announce(w.feedback("warn", "Pick an option first."));
-        (radios[0] || w.el).focus();
+        focusOn((radios[0] || w.el));
         return;
       }
       const letter = picked.value;
@@ -576,7 +587,7 @@
         keyAfterTry();
         w.save();
         w.announce(`New numbers: ${speech(one(w.el, ".ex-prompt"))}`);
-        radios[0].focus();
+        focusOn(radios[0]);
       });
     }
     keyAfterTry();
@@ -650,7 +661,7 @@
       w.announce(on
         ? `${letter} struck. Say what rules it out in its box.`
         : `${letter} restored.${left > 0 ? ` ${left} to strike.` : ""}`);
-      if (on) reason(letter).focus();
+      if (on) focusOn(reason(letter));
     }
     function check(quiet) {
       const struck = Object.keys(w.state.struck);
@@ -665,7 +676,7 @@
         w.announce(w.feedback("warn", "Say what rules out " +
           silent.join(" and ") + " in its box first: a strike without a " +
           "reason is a guess."));
-        reason(silent[0]).focus();
+        focusOn(reason(silent[0]));
         return;
       }
       w.checkedThese();
@@ -726,7 +737,7 @@
         keyAfterTry();
         w.save();
         w.announce(`New numbers: ${speech(one(w.el, ".ex-prompt"))}`);
-        buttons[0].focus();
+        focusOn(buttons[0]);
       });
       w.save(); // the variant drawn stays through reloads
     }
@@ -770,7 +781,7 @@
       if (b) w.state.place[id] = b;
       else delete w.state.place[id];
       w.save();
-      if (focus) select.focus();
+      if (focus) focusOn(select);
     }
     function check(quiet) {
       const placed = w.state.place || {};
@@ -877,7 +888,7 @@
       if (delta < 0) list.insertBefore(li, all_[j]);
       else list.insertBefore(li, all_[j].nextSibling);
       remember();
-      if (button) button.focus();
+      if (button) focusOn(button);
       w.announce(
         "Moved to position " + (j + 1) + " of " + all_.length + ": " +
           speech(one(li, ".ex-step__text"))
@@ -1076,7 +1087,7 @@
         // An empty cell is no answer: nothing is graded or unlocked.
         w.announce(w.feedback("warn", "Fill every cell first: " +
           empty.length + " of " + cells.length + " still empty."));
-        input(empty[0]).focus();
+        focusOn(input(empty[0]));
         return;
       }
       loadMath().then((math) => {
@@ -1097,7 +1108,7 @@
             "cells could not be read as a number or " +
             "an expression in the lesson's symbols (d_model, h, d_k, T, B). " +
             "Nothing was checked yet."));
-          input(unread[0]).focus();
+          focusOn(input(unread[0]));
           return;
         }
         w.checkedThese();
@@ -1120,7 +1131,7 @@
       showVariant();
       w.save();
       w.announce(`New numbers: ${speech(one(w.el, ".ex-prompt"))}`);
-      input(cells[0]).focus();
+      focusOn(input(cells[0]));
     }
     cells.forEach((td) => {
       const row = td.getAttribute("data-ex-row");
@@ -1173,7 +1184,7 @@
       if (!notes.value.trim()) {
         w.announce(w.feedback("warn", "Write your answer in the box first, " +
           "then compare it with the model answer."));
-        notes.focus();
+        focusOn(notes);
         return;
       }
       w.attempted();
@@ -1182,7 +1193,7 @@
       w.announce(w.feedback("info", "Compare your answer with the model " +
         "answer below.") + " Model answer: " +
         speech(one(model, ".ex-key__answer")));
-      one(model, "summary").focus();
+      focusOn(one(model, "summary"));
     });
     all(w.el, "details.ex-key").forEach((d, i) => {
       if ((w.state.open || [])[i] && !d.hidden) d.open = true;
@@ -1278,7 +1289,7 @@
         const renewed = init(fresh);
         const label = one(fresh, ".ex-label");
         label.setAttribute("tabindex", "-1");
-        label.focus();
+        focusOn(label);
         renewed.announce("Exercise reset: your answer is cleared.");
         lockAnswerFolds();
       } else if (w.handlers?.[action]) {

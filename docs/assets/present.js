@@ -74,7 +74,12 @@
     if (!forward && !back) return;
     // The overview's arrows move between screens: reveal.js's own.
     if (window.Reveal.isOverview()) return;
-    if (typing(el) && event.key !== "PageDown" && event.key !== "PageUp") return;
+    if (typing(el) && event.key !== "PageDown" && event.key !== "PageUp") {
+      // The field's own key: reveal.js, which does not count a list as a
+      // field, stepped on a bucket list's ↓ instead of changing its pick.
+      event.stopPropagation();
+      return;
+    }
     event.preventDefault();
     event.stopPropagation();
     // Blacked out (B), the deck stays where the class last saw it.

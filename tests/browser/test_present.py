@@ -294,6 +294,44 @@ def test_an_exercise_inside_the_deck_by_mouse_and_keyboard(deck):
     page.wait_for_function(f"Reveal.getProgress() === {before}")
 
 
+def _first_slide_of(lesson, kind: str) -> int:
+    return next(
+        s.number
+        for s in lesson.slides
+        if any(_kind(fence) == kind for fence in s.exercises)
+    )
+
+
+def test_a_click_on_an_exercise_leaves_the_clicker_the_deck(deck, lesson):
+    """A presenter clicks Strike (an eliminate exercise): the widget put
+    the focus in the new reason box, and the clicker's → and Space typed
+    there or did nothing. In the deck the widget no longer moves the
+    focus into a field; the presenter clicks into it to type. And ↓ in
+    a bucket list changes its pick: reveal.js stepped the deck instead."""
+    number = _first_slide_of(lesson, "eliminate")
+    page = deck.open(f"present.html#/{number}")
+    wait_ready(page)
+    ex = page.locator(f'[data-slide="{number}"] .ex-eliminate').first
+    expect(ex).to_have_attribute("data-ex-ready", re.compile(".*"))
+    ex.locator('[data-ex-action="strike"]').first.click()
+    expect(ex.locator(".ex-reason textarea").first).to_be_visible()
+    before = page.evaluate("Reveal.getProgress()")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"Reveal.getProgress() > {before}")
+
+    number = _first_slide_of(lesson, "buckets")
+    page.goto(page.url.split("#")[0] + f"#/{number}")
+    page.wait_for_function(f"location.hash === '#/{number}'")
+    select = page.locator(f'[data-slide="{number}"] select.ex-select').first
+    expect(select).to_be_visible()
+    select.focus()
+    picked = select.input_value()
+    before = page.evaluate("JSON.stringify(Reveal.getIndices())")
+    page.keyboard.press("ArrowDown")
+    expect(select).not_to_have_value(picked)
+    assert page.evaluate("JSON.stringify(Reveal.getIndices())") == before
+
+
 def _show_screen_of(page, selector: str) -> None:
     """The screen holding the first ``selector``, from its first step."""
     page.evaluate(
