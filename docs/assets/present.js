@@ -190,6 +190,51 @@
     });
   }
 
+  // --- the speaker view's notes fit its window --------------------------------
+
+  // reveal.js's speaker view sets the notes at 1.2em under the clocks, in a
+  // panel that scrolls: at 1280x720 every slide's notes ran past its foot
+  // (slide 41: 850 px in 432), out of a clicker's reach, and "Watch for"
+  // and the pacing line were never in view. Their type shrinks, to 0.6em
+  // at the least, until the panel holds them. The view is the window the
+  // notes plugin opens (same origin: about:blank).
+  const SPEAKER = "reveal.js - Notes";
+  const LEAST = 0.6;
+  function fitSpeakerNotes(win) {
+    let tries = 0;
+    const look = () => {
+      if (win.closed) return;
+      const doc = win.document;
+      const notes = doc.querySelector(".speaker-controls-notes .value");
+      const panel = doc.getElementById("speaker-controls");
+      if (!notes || !panel) {
+        if (++tries < 100) window.setTimeout(look, 100); // until it is written
+        return;
+      }
+      const fit = () => {
+        let size = 1.2; // reveal.js's own
+        notes.style.fontSize = `${size}em`;
+        while (panel.scrollHeight > panel.clientHeight && size > LEAST) {
+          size = Math.round((size - 0.05) * 100) / 100;
+          notes.style.fontSize = `${size}em`;
+        }
+      };
+      new win.MutationObserver(fit).observe(notes, { childList: true, subtree: true });
+      win.addEventListener("resize", fit);
+      doc.addEventListener("load", fit, true); // the notes' math stylesheet
+      fit();
+    };
+    look();
+  }
+  if (!RECEIVER) {
+    const open = window.open;
+    window.open = function (...args) {
+      const win = open.apply(this, args);
+      if (win && args[1] === SPEAKER) fitSpeakerNotes(win);
+      return win;
+    };
+  }
+
   // --- the handout ------------------------------------------------------------
 
   // Printed, a fold is a page of its own after its screen (on stage it is

@@ -184,6 +184,41 @@ def test_present_step_jump_speaker_view_and_back(deck, lesson):
     )
 
 
+def test_the_speaker_view_shows_the_longest_notes_whole(deck, lesson):
+    """At 1280x720 reveal.js's speaker view set every slide's notes past
+    the foot of their panel (slide 41's: 850 px in 432), out of a
+    clicker's reach: "Watch for" and the pacing line never showed. The
+    longest notes of the lesson now fit, in type no smaller than 0.6 of
+    the view's."""
+    number = max(
+        (s for s in lesson.slides if s.notes),
+        key=lambda s: sum(len(note.text) for note in s.notes),
+    ).number
+    page = deck.open(f"present.html#/{number}")
+    wait_ready(page)
+    with deck.context.expect_page() as popup:
+        page.keyboard.press("s")
+    speaker = popup.value
+    speaker.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+    notes = speaker.locator(".speaker-controls-notes .value")
+    expect(notes).to_contain_text(note_line(lesson, number), timeout=90_000)
+    speaker.wait_for_function(
+        """() => {
+            const panel = document.getElementById("speaker-controls");
+            return panel.scrollHeight <= panel.clientHeight;
+        }"""
+    )
+    size = speaker.evaluate(
+        """() => parseFloat(getComputedStyle(document.querySelector(
+            ".speaker-controls-notes .value")).fontSize) /
+            parseFloat(getComputedStyle(document.body).fontSize)"""
+    )
+    assert size >= 0.6, size
+    box = notes.bounding_box()
+    assert box["y"] + box["height"] <= HEIGHT, box
+    speaker.close()
+
+
 def test_reading_page_hides_notes_until_the_switch(deck, lesson):
     page = deck.open(reading_page(lesson, SLIDE))
     notes = page.locator("details.instructor")
