@@ -1310,3 +1310,18 @@ def test_without_a_zygote_each_file_gets_a_fresh_interpreter(
     status, lines, _ = _grade_here(tmp_path, _bug(*edits), capsys)
     assert {n for n, s in _statuses(lines).items() if s == "FAIL"} == failing
     assert "zygote" not in grade._ZYGOTE
+
+
+def test_a_failing_run_names_its_seed_and_the_seed_repeats_it(
+    tmp_path, capsys
+):
+    """Each run draws new inputs and weights, so "differs by up to 1.14"
+    became "1.17" on the next run of the same file: a failing run says
+    its seed, and that seed gives the same report again."""
+    source = _bug("/ math.sqrt(self.d_k)", "/ math.sqrt(self.d_k * 2)")
+    status, _, first = _grade_here(tmp_path, source, capsys)
+    assert status == 1, first
+    found = re.search(r"--seed (\d+)", first)
+    assert found, first
+    assert grade.main([str(tmp_path / "my_mha.py"), "--seed", found[1]]) == 1
+    assert capsys.readouterr().out == first
