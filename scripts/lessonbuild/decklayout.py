@@ -274,11 +274,19 @@ def _no_opening_gap(screen: list) -> int:
     return 0
 
 
+#: Folds that show an answer's working (``??? verify``, ``??? reference``):
+#: steps after the answer they verify.
+_AFTER_KEYS = {"verify", "reference"}
+
+
 def _keys_last(screen: list) -> None:
-    """An exercise's answer and "why" are a screen's last steps: a hint
-    or a worked step after the exercise comes first (a hint shown after
-    the answer is no hint). reveal.js orders steps by
-    ``data-fragment-index`` where every step has one."""
+    """An exercise's answer and "why" come after a screen's other steps:
+    a hint or a worked step after the exercise comes first (a hint shown
+    after the answer is no hint), and only a fold that works the answer
+    out comes after it (slide 47's "code that computed every variant's
+    answer", shown first, covered the question the class was still
+    working on). reveal.js orders steps by ``data-fragment-index`` where
+    every step has one."""
     steps = [
         el
         for node in screen
@@ -287,7 +295,11 @@ def _keys_last(screen: list) -> None:
         if "fragment" in (el.get("class") or ())
     ]
     keys = [el for el in steps if "ex-key" in el["class"]]
-    ordered = [el for el in steps if "ex-key" not in el["class"]] + keys
+    after = [el for el in steps if _AFTER_KEYS & set(el["class"])]
+    if not keys:
+        after = []  # nothing to come after
+    late = {id(el) for el in keys + after}
+    ordered = [el for el in steps if id(el) not in late] + keys + after
     if all(a is b for a, b in zip(ordered, steps, strict=True)):
         return  # already in order (by identity: bs4 compares by content)
     for index, el in enumerate(ordered):
