@@ -74,6 +74,14 @@
     if (!forward && !back) return;
     // The overview's arrows move between screens: reveal.js's own.
     if (window.Reveal.isOverview()) return;
+    // An overlay (the help, "?") hides the stage: the key closes it and
+    // moves nothing the class cannot see (reveal.js moved the deck behind).
+    if (document.querySelector(".reveal .r-overlay")) {
+      event.preventDefault();
+      event.stopPropagation();
+      window.Reveal.toggleHelp(false);
+      return;
+    }
     if (typing(el) && event.key !== "PageDown" && event.key !== "PageUp") {
       // The field's own key: reveal.js, which does not count a list as a
       // field, stepped on a bucket list's ↓ instead of changing its pick.

@@ -927,6 +927,11 @@ def test_the_help_overlay_fits(deck):
     expect(help_).to_contain_text("Reading page")
     # A clicker's → in an answer box types: the way out is listed.
     expect(help_).to_contain_text("ESC in an answer box")
+    # A clicker's → closes the help and moves nothing behind it.
+    where = page.evaluate("JSON.stringify(Reveal.getIndices())")
+    page.keyboard.press("ArrowRight")
+    expect(help_).to_have_count(0)
+    assert page.evaluate("JSON.stringify(Reveal.getIndices())") == where
 
 
 def test_shift_arrows_jump_to_the_first_and_last_slide(deck):
