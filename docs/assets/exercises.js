@@ -15,6 +15,10 @@
   const ICONS = { right: "\u2713", wrong: "\u2717", warn: "\u26a0", info: "\u2139" };
   const WORDS = { right: "Correct.", wrong: "Not quite.", warn: "Careful.", info: "" };
 
+  // The deck (present.html, whose config comes before this script): its
+  // answers are a lecture's, its folds are steps, its keys the clicker's.
+  const DECK = !!document.getElementById("deck-config");
+
   function all(root, selector) {
     return Array.prototype.slice.call(root.querySelectorAll(selector));
   }
@@ -26,7 +30,7 @@
     if (!el) return;
     const field = el.matches("textarea, select, input:not([type=radio], " +
       "[type=checkbox], [type=button])");
-    if (field && document.querySelector(".reveal .slides")) return;
+    if (field && DECK) return;
     el.focus();
   }
   function one(root, selector) {
@@ -38,7 +42,7 @@
 
   // Storage may be unavailable (private mode, file://): then nothing
   // persists, but everything else still works.
-  const AREA = document.getElementById("deck-config") ? "sessionStorage" : "localStorage";
+  const AREA = DECK ? "sessionStorage" : "localStorage";
   function load(key) {
     try {
       return JSON.parse(window[AREA].getItem(key) || "null");
@@ -1229,7 +1233,7 @@
   }
   function lockAnswerFolds() {
     // In the deck these folds are later steps the presenter reveals.
-    if (document.querySelector(".reveal .slides")) return;
+    if (DECK) return;
     const exercises = all(document, ".exercise[data-ex-kind]");
     const tried = (ex) => ex.hasAttribute("data-ex-tried");
     let note = null;
