@@ -451,6 +451,22 @@
     return hit;
   }
 
+  // Free text cannot be judged, only told apart from no try at all: a
+  // prediction needs a digit or a word ("x" or "?" opens nothing), a
+  // reason two words, a discussion answer three; and an eliminate's
+  // reasons must differ (one line pasted into every box rules nothing
+  // out). Words are runs of letters or digits, in any script.
+  function words(text) {
+    return (String(text).match(/[\p{L}\p{N}]+/gu) || []).length;
+  }
+  function saysSomething(text) {
+    return /\p{N}/u.test(text) || (String(text).match(/\p{L}/gu) || []).length > 1;
+  }
+  function sameText(a, b) {
+    const plain = (t) => String(t).toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+    return plain(a) === plain(b);
+  }
+
   // --- kinds -----------------------------------------------------------------
 
   const KINDS = {};
@@ -466,8 +482,10 @@
     // committed: an empty commit is not a try.
     w.keyAfterTry(!!w.state.committed);
     function commit(quiet) {
-      if (!input.value.trim()) {
-        w.announce(w.feedback("warn", "Type a prediction first, then commit it."));
+      if (!saysSomething(input.value)) {
+        w.announce(w.feedback("warn", input.value.trim()
+          ? "Say what you expect (a shape, a number, a word or two), then commit it."
+          : "Type a prediction first, then commit it."));
         focusOn(input);
         return;
       }
@@ -675,12 +693,21 @@
           "Struck so far: " + struck.length + "."));
         return;
       }
-      const silent = struck.filter((l) => !w.state.struck[l].trim());
+      const silent = struck.filter((l) => words(w.state.struck[l]) < 2);
       if (silent.length) {
         w.announce(w.feedback("warn", "Say what rules out " +
-          silent.join(" and ") + " in its box first: a strike without a " +
-          "reason is a guess."));
+          silent.join(" and ") + " in its box first, in a few words: a " +
+          "strike without a reason is a guess."));
         focusOn(reason(silent[0]));
+        return;
+      }
+      const twice = struck.filter((l, i) =>
+        struck.slice(0, i).some((m) => sameText(w.state.struck[l], w.state.struck[m])));
+      if (twice.length) {
+        w.announce(w.feedback("warn", "Give " + twice.join(" and ") + (twice.length > 1 ? " each" : "") +
+          " a reason of its own: the same words in two boxes do not say " +
+          "what rules out each option."));
+        focusOn(reason(twice[0]));
         return;
       }
       w.checkedThese();
@@ -1185,8 +1212,9 @@
       w.save();
     });
     w.on("commit", () => {
-      if (!notes.value.trim()) {
-        w.announce(w.feedback("warn", "Write your answer in the box first, " +
+      if (words(notes.value) < 3) {
+        w.announce(w.feedback("warn", (notes.value.trim()
+          ? "Say a little more (a sentence), " : "Write your answer in the box first, ") +
           "then compare it with the model answer."));
         focusOn(notes);
         return;

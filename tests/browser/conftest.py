@@ -280,7 +280,9 @@ def attempt_nothing_then_something(page, section, kind):
         strikes = section.locator('[data-ex-action="strike"]')
         for i in range(strikes.count() - 1):
             strikes.nth(i).click()
-            section.locator(".ex-reason textarea").nth(i).fill("a reason")
+            section.locator(".ex-reason textarea").nth(i).fill(
+                f"rules out option {i + 1}"
+            )
     elif kind == "buckets":
         for select in section.locator("select.ex-select").all():
             select.select_option(index=1)

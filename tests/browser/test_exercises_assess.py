@@ -151,6 +151,59 @@ def test_a_fill_in_it_cannot_read_is_no_attempt(lesson_pages):
     assert not any(locked_verify_folds(page))
 
 
+#: What a student types to get the answer without thinking: for each
+#: free-text kind, the tokens tried (a letter, a symbol, one word where
+#: a sentence is asked, the same reason in every box).
+TOKENS = {
+    "predict": ["x", "?", "- -"],
+    "discussion": ["x", "asdf", "no idea"],
+    "eliminate": [("x", "x", "x"), ("because", "b", "c"), ("no idea",) * 3],
+}
+
+
+@pytest.mark.parametrize("kind", list(TOKENS))
+def test_a_token_answer_is_no_attempt(lesson_pages, kind):
+    """Free text cannot be judged, but a token can be told from a try:
+    each of TOKENS is refused with a warning that asks for more, and
+    nothing of the answer opens; the next real answer opens it."""
+    page = lesson_pages.open(KIND_SLIDES[kind])
+    section = page.locator(f"section.ex-{kind}").first
+    action = {"eliminate": "Check my eliminations"}.get(
+        kind, "Commit prediction" if kind == "predict" else "Compare with"
+    )
+    button = section.get_by_role("button", name=re.compile("^" + action))
+    feedback = section.locator(".ex-feedback")
+    boxes = section.locator(".ex-reason textarea")
+    if kind == "eliminate":
+        strikes = section.locator('[data-ex-action="strike"]')
+        for i in range(strikes.count() - 1):
+            strikes.nth(i).click()
+    for token in TOKENS[kind]:
+        if kind == "eliminate":
+            for i, reason in enumerate(token):
+                boxes.nth(i).fill(reason)
+        else:
+            section.locator("textarea").fill(token)
+        button.click()
+        expect(feedback).to_contain_text("Careful.")
+        assert all(hidden_keys(section)), (token, hidden_keys(section))
+        assert all(locked_verify_folds(page)), token
+        assert section.get_attribute("data-ex-tried") is None, token
+    if kind == "eliminate":
+        for i in range(len(TOKENS["eliminate"][0])):
+            boxes.nth(i).fill(f"rules out option {i + 1}")
+    else:
+        # A short real answer is enough: "True" to a yes-or-no question.
+        section.locator("textarea").fill(
+            "(1, 4, 8)" if kind == "predict" else "it mixes the heads"
+        )
+    button.click()
+    expect(feedback).not_to_contain_text("Careful.")
+    expect(
+        section.locator("details.ex-key:not(.ex-key--hint)").first
+    ).to_be_visible()
+
+
 def test_typing_a_prediction_clears_the_type_first_warning(lesson_pages):
     page = lesson_pages.open(KIND_SLIDES["predict"])
     section = page.locator("section.ex-predict").first

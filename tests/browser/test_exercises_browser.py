@@ -780,7 +780,7 @@ def _interact(page, name: str) -> None:
                 f'[data-ex-option="{letter}"][data-ex-action="strike"]'
             ).click()
             ex.locator(f".ex-option[data-ex-option='{letter}'] textarea").fill(
-                "a reason"
+                f"rules out {letter}"
             )
         ex.locator('[data-ex-action="check"]').click()
     elif name == "buckets.html":
@@ -800,7 +800,7 @@ def _interact(page, name: str) -> None:
             "", timeout=30_000
         )
     elif name == "discussion.html":
-        ex.locator("textarea").fill("my answer")
+        ex.locator("textarea").fill("my answer, in a sentence")
         ex.locator('[data-ex-action="commit"]').click()
         ex.locator("details.ex-key--hint summary").click()
     # Every kind now shows its verdict (or, for a discussion, its answer).
