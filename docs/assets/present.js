@@ -72,8 +72,26 @@
     // Shift + an arrow jumps to the first or last slide: reveal.js's.
     const back = (BACK[event.key] && !event.shiftKey) || (event.key === " " && event.shiftKey);
     if (!forward && !back) return;
-    // The overview's arrows move between screens: reveal.js's own.
-    if (window.Reveal.isOverview()) return;
+    // The overview's arrows move between screens: reveal.js's own. Its
+    // PageDown, PageUp and Space stepped through the screen's hidden
+    // steps (an answer opened where the class could not see it): here
+    // they move a screen too, down the slide's screens, then on.
+    if (window.Reveal.isOverview()) {
+      if (event.key.startsWith("Arrow")) return;
+      event.preventDefault();
+      event.stopPropagation();
+      // (Each screen reached with none of its steps shown: reveal.js's
+      // left showed all of them, the way a screen looks once passed.)
+      const { h, v } = window.Reveal.getIndices();
+      const routes = window.Reveal.availableRoutes();
+      const screens = (i) =>
+        window.Reveal.getHorizontalSlides()[i].querySelectorAll(":scope > section").length;
+      if (forward && routes.down) window.Reveal.slide(h, v + 1, -1);
+      else if (forward && routes.right) window.Reveal.slide(h + 1, 0, -1);
+      else if (back && routes.up) window.Reveal.slide(h, v - 1, -1);
+      else if (back && routes.left) window.Reveal.slide(h - 1, Math.max(screens(h - 1) - 1, 0), -1);
+      return;
+    }
     // An overlay (the help, "?") hides the stage: the key closes it and
     // moves nothing the class cannot see (reveal.js moved the deck behind).
     if (document.querySelector(".reveal .r-overlay")) {

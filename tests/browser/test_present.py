@@ -592,6 +592,31 @@ def test_blacked_out_or_in_the_overview_the_clicker_moves_nothing_unseen(deck):
     page.wait_for_function(
         f"Reveal.getIndices().h === {json.loads(where)['h']} + 1"
     )
+    # A clicker's keys there (PageUp, PageDown; Space on a keyboard) move
+    # a screen too, and show none of its steps: they stepped through the
+    # hidden steps, and an answer was open when the overview closed.
+    for key in ("PageUp", "PageDown", "Space", "PageUp"):
+        before = json.loads(_indices(page))
+        page.keyboard.press(key)
+        page.wait_for_function(
+            "([h, v]) => Reveal.getIndices().h !== h"
+            " || Reveal.getIndices().v !== v",
+            arg=[before["h"], before["v"]],
+        )
+        steps = page.evaluate(
+            "Reveal.getCurrentSlide().querySelectorAll('.fragment.visible')"
+            ".length"
+        )
+        assert steps == 0, (key, _indices(page))
+    page.keyboard.press("Escape")
+    page.wait_for_function("!Reveal.isOverview()")
+    assert (
+        page.evaluate(
+            "document.querySelectorAll("
+            "'.reveal section.present .fragment.visible').length"
+        )
+        == 0
+    ), _indices(page)
 
 
 def test_verdict_marks_are_stage_sized_and_the_arrows_whole(deck):
