@@ -460,3 +460,24 @@ def test_reading_only_content_is_on_the_reading_page_not_the_deck(
                 .split()
             ), f"slide {slide.number}: reading-only text on stage: {words}"
     assert checked >= 20, f"only {checked} reading blocks found on the pages"
+
+
+def test_each_options_note_names_the_option_it_explains(deck_doc):
+    """On stage an answer's panel lies over the options it explains
+    (slides 36-41: the class saw "Why A tempts people" with A hidden):
+    each note's heading shows its option's text as the option does,
+    its drawn numbers included."""
+    notes = deck_doc.select(".exercise dl.ex-key__notes dt[data-ex-option]")
+    assert len(notes) >= 10, len(notes)
+    for dt in notes:
+        exercise = dt.find_parent(class_="exercise")
+        letter = dt["data-ex-option"]
+        option = exercise.select_one(
+            f'li.ex-option[data-ex-option="{letter}"] .ex-option__text'
+        )
+        assert option is not None, (exercise.get("id"), letter)
+        assert option.decode_contents() in dt.decode_contents(), (
+            exercise.get("id"),
+            letter,
+            dt.get_text(" ", strip=True),
+        )
