@@ -108,8 +108,13 @@
     }
     event.preventDefault();
     event.stopPropagation();
-    // Blacked out (B), the deck stays where the class last saw it.
-    if (window.Reveal.isPaused()) return;
+    // Blacked out (B), a next or back key brings the screen back and
+    // moves nothing: the class sees the screen it left (to a presenter
+    // at a clicker, a press that did nothing read as a dead clicker).
+    if (window.Reveal.isPaused()) {
+      window.Reveal.togglePause(false);
+      return;
+    }
     if (el && el !== document.body && el.blur) el.blur();
     if (forward) window.Reveal.next();
     else window.Reveal.prev();

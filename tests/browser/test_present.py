@@ -572,18 +572,23 @@ def test_the_deck_starts_each_exercise_on_its_first_numbers(deck):
 
 
 def test_blacked_out_or_in_the_overview_the_clicker_moves_nothing_unseen(deck):
-    """B blacks the screen: PageDown, Space and → then move nothing (the
-    class comes back to the screen it left). In the overview the arrows
-    move between screens, not through a screen's hidden steps."""
+    """B blacks the screen: a next or back key (PageDown, Space, →,
+    PageUp) brings it back and moves nothing (the class comes back to
+    the screen it left; a press that did nothing read as a dead
+    clicker). In the overview the arrows move between screens, not
+    through a screen's hidden steps."""
     page = deck.open("present.html")
     wait_ready(page)
     _show_screen_of(page, ".reveal .slides section .fragment")
     where = _indices(page)
+    for key in ("PageDown", "Space", "ArrowRight", "PageUp"):
+        page.keyboard.press("b")
+        page.wait_for_function("Reveal.isPaused()")
+        page.keyboard.press(key)
+        page.wait_for_function("!Reveal.isPaused()")
+        assert _indices(page) == where, key
     page.keyboard.press("b")
     page.wait_for_function("Reveal.isPaused()")
-    for key in ("PageDown", "Space", "ArrowRight", "PageDown"):
-        page.keyboard.press(key)
-    assert _indices(page) == where
     page.keyboard.press("b")
     page.wait_for_function("!Reveal.isPaused()")
     page.keyboard.press("o")
