@@ -334,9 +334,11 @@
     // its top edge would cut across a line of the screen (a title, a
     // paragraph, a code block, a formula, an exercise's question, option,
     // field or button), it grows to cover that line whole: half a line
-    // read badly. Measured on screen, then in the stage's own pixels.
+    // read badly. It grows at its top (padding), so its lines stay at its
+    // foot: an answer stacked on its why had a blank band between them.
+    // Measured on screen, then in the stage's own pixels.
     folds.forEach((fold) => {
-      fold.style.height = "";
+      fold.style.paddingTop = "";
       fold.style.top = "";
       fold.classList.remove("deck-fold--under");
     });
@@ -366,7 +368,8 @@
       if (!cut.length) break;
       const reach = Math.min(...cut.map((r) => r.top));
       const height = Math.min((box.bottom - reach) / scale + 6, most);
-      edge.style.height = `${height}px`;
+      const padding = Number.parseFloat(window.getComputedStyle(edge).paddingTop);
+      edge.style.paddingTop = `${padding + height - edge.offsetHeight}px`;
       if (height >= most) break;
     }
   }
