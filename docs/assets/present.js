@@ -334,10 +334,13 @@
     // its top edge would cut across a line of the screen (a title, a
     // paragraph, a code block, a formula, an exercise's question, option,
     // field or button), it grows to cover that line whole: half a line
-    // read badly. It grows at its top (padding), so its lines stay at its
-    // foot: an answer stacked on its why had a blank band between them.
-    // Measured on screen, then in the stage's own pixels.
+    // read badly; its lines stay at its top, under what it leaves in
+    // view. An answer stacked on its why grows at its top instead
+    // (padding), so that its lines stay just above the why: they had a
+    // blank band between them. Measured on screen, then in the stage's
+    // own pixels.
     folds.forEach((fold) => {
+      fold.style.height = "";
       fold.style.paddingTop = "";
       fold.style.top = "";
       fold.classList.remove("deck-fold--under");
@@ -368,8 +371,12 @@
       if (!cut.length) break;
       const reach = Math.min(...cut.map((r) => r.top));
       const height = Math.min((box.bottom - reach) / scale + 6, most);
-      const padding = Number.parseFloat(window.getComputedStyle(edge).paddingTop);
-      edge.style.paddingTop = `${padding + height - edge.offsetHeight}px`;
+      if (edge === top) {
+        edge.style.height = `${height}px`;
+      } else {
+        const padding = Number.parseFloat(window.getComputedStyle(edge).paddingTop);
+        edge.style.paddingTop = `${padding + height - edge.offsetHeight}px`;
+      }
       if (height >= most) break;
     }
   }
@@ -517,6 +524,25 @@
     for (const event of ["ready", "slidechanged", "fragmentshown", "fragmenthidden"]) {
       window.Reveal.on(event, openSteps);
     }
+    // Left by the overview on another screen (its arrows, a click on a
+    // thumbnail), the deck shows that screen from its first step:
+    // reveal.js showed an earlier screen with every step taken, its
+    // answers open before the class was asked. On the screen it was
+    // opened from, the steps stay as they were.
+    let overviewFrom = null;
+    window.Reveal.on("overviewshown", () => {
+      overviewFrom = window.Reveal.getIndices();
+    });
+    // (A click on a thumbnail closes the overview, then moves: the
+    // screen is read once both are done.)
+    window.Reveal.on("overviewhidden", () => {
+      const from = overviewFrom;
+      overviewFrom = null;
+      setTimeout(() => {
+        const { h, v } = window.Reveal.getIndices();
+        if (from && (from.h !== h || from.v !== v)) window.Reveal.slide(h, v, -1);
+      });
+    });
     watchAnswers();
     window.Reveal.on("ready", () => {
       if (!RECEIVER && !PRINT) backToPlace();

@@ -618,15 +618,47 @@ def test_blacked_out_or_in_the_overview_the_clicker_moves_nothing_unseen(deck):
             ".length"
         )
         assert steps == 0, (key, _indices(page))
+    shown = (
+        "document.querySelectorAll("
+        "'.reveal section.present .fragment.visible').length"
+    )
     page.keyboard.press("Escape")
     page.wait_for_function("!Reveal.isOverview()")
-    assert (
-        page.evaluate(
-            "document.querySelectorAll("
-            "'.reveal section.present .fragment.visible').length"
-        )
-        == 0
-    ), _indices(page)
+    assert page.evaluate(shown) == 0, _indices(page)
+    # Left on an earlier screen, by ← (reveal.js shows a passed screen
+    # with every step taken) or a click on its thumbnail, the deck shows
+    # it from its first step: its answers were open before the class was
+    # asked. Left on the screen it was opened from, it is as it was.
+    target = page.evaluate(
+        """() => Reveal.getHorizontalSlides().findIndex((s, h) => h > 0
+          && s.querySelector(':scope > section:first-child .fragment'))"""
+    )
+    page.evaluate(f"Reveal.slide({target + 1}, 0, -1)")
+    page.keyboard.press("o")
+    page.wait_for_function("Reveal.isOverview()")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function(f"Reveal.getIndices().h === {target}")
+    page.keyboard.press("Escape")
+    page.wait_for_function("!Reveal.isOverview()")
+    page.wait_for_function(f"{shown} === 0")
+    page.keyboard.press("ArrowRight")  # a step taken on this screen
+    page.wait_for_function(f"{shown} === 1")
+    page.keyboard.press("o")
+    page.wait_for_function("Reveal.isOverview()")
+    page.keyboard.press("Escape")
+    page.wait_for_function("!Reveal.isOverview()")
+    assert page.evaluate(shown) == 1, _indices(page)
+    page.evaluate(f"Reveal.slide({target + 1}, 0, -1)")
+    page.keyboard.press("o")
+    page.wait_for_function("Reveal.isOverview()")
+    page.locator(
+        f".reveal .slides > section:nth-child({target + 1})"
+        " > section:first-child"
+    ).click()
+    page.wait_for_function("!Reveal.isOverview()")
+    page.wait_for_function(
+        f"Reveal.getIndices().h === {target} && {shown} === 0"
+    )
 
 
 def test_verdict_marks_are_stage_sized_and_the_arrows_whole(deck):
