@@ -668,3 +668,33 @@ def test_the_key_covers_packages_and_the_date(tmp_path, monkeypatch):
     tomorrow = time.gmtime(time.time() + 86400)
     monkeypatch.setattr(time, "gmtime", lambda *a: tomorrow)
     assert cache_mod.base_key(snippets) != with_package
+
+
+def test_a_sweep_racing_another_servers_sweep_goes_on(tmp_path, monkeypatch):
+    """Two builds start servers at once, each sweeping gone servers'
+    cgroup folders: a folder listed by one and removed by the other
+    before it was read killed the first server (FileNotFoundError; a
+    clean-clone CI run lost a test). The sweep goes on past it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "server", REPO / "scripts/lessonbuild/engine/server.py"
+    )
+    server = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(server)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    first, second = (tmp_path / server.cgroup_name(gone.pid) for _ in "12")
+    (first / "7").mkdir(parents=True)
+    (second / "7").mkdir(parents=True)
+    scandir = os.scandir
+
+    def swept_meanwhile(path):
+        if Path(path) == first:  # the other server got there first
+            (first / "7").rmdir()
+            first.rmdir()
+        return scandir(path)
+
+    monkeypatch.setattr(server.os, "scandir", swept_meanwhile)
+    server._sweep(str(tmp_path))
+    assert not first.exists() and not second.exists()

@@ -401,7 +401,10 @@ def _pid_namespace() -> str:
 def _sweep(base):
     """Remove the folders of this PID namespace's servers that are gone
     (killed with their build, they could not): empty cgroups, their
-    runs' first. Other namespaces' folders are theirs to sweep."""
+    runs' first. Other namespaces' folders are theirs to sweep, and a
+    folder gone meanwhile was swept by another server starting (two
+    builds at once: the server died of it, a clean-clone CI run lost a
+    test)."""
     mine = f"lessonbuild.{_pid_namespace()}."
     for entry in os.listdir(base) if os.path.isdir(base) else ():
         pid = entry[len(mine) :].partition(".")[0]
@@ -410,9 +413,12 @@ def _sweep(base):
         if os.path.exists(f"/proc/{pid}"):
             continue
         folder = os.path.join(base, entry)
-        for run in os.scandir(folder):
-            if run.is_dir():
-                _rmdir(run.path)
+        try:
+            runs = [run.path for run in os.scandir(folder) if run.is_dir()]
+        except OSError:
+            continue
+        for run in runs:
+            _rmdir(run)
         _rmdir(folder)
 
 
