@@ -322,7 +322,7 @@
   };
   // A restored answer is shown, never graded: it says so.
   Widget.prototype.notChecked = function () {
-    this.feedback("info", "Your answer from last time is back: not checked yet.");
+    this.feedback("info", "Your answer from last time is back. Check it again to see the verdict.");
   };
   // The answer key stays out of sight until the first try; then its
   // <details> is the "show answer" the student may open.
@@ -363,25 +363,29 @@
     }
   };
   // A titled copy of part of the answer key, for the feedback panel.
+  // A part of the key shown in the feedback: ``title`` a text, or the
+  // key's own heading for it (a <dt>: "Why A tempts people — 65,536 =
+  // …", the option's text and math with it), ``source`` its content.
   function excerpt(title, source) {
     if (!source) return null;
     const box = document.createElement("div");
     box.className = "ex-excerpt";
+    // Copy the content, not the element: a <dd> needs its <dl>.
+    const copy = (from, into) => {
+      for (let c = from.firstChild; c; c = c.nextSibling) into.appendChild(c.cloneNode(true));
+      all(into, "[id]").forEach((n) => {
+        n.removeAttribute("id");
+      });
+      return into;
+    };
     if (title) {
       const h = document.createElement("p");
       h.className = "ex-excerpt__title";
-      h.textContent = title;
+      if (typeof title === "string") h.textContent = title;
+      else copy(title, h);
       box.appendChild(h);
     }
-    // Copy the content, not the element: a <dd> needs its <dl>.
-    const body = document.createElement("div");
-    for (let c = source.firstChild; c; c = c.nextSibling) {
-      body.appendChild(c.cloneNode(true));
-    }
-    all(body, "[id]").forEach((n) => {
-      n.removeAttribute("id");
-    });
-    box.appendChild(body);
+    box.appendChild(copy(source, document.createElement("div")));
     return box;
   }
 
@@ -574,14 +578,15 @@
       } else {
         // Only what tempts towards this option, and a nudge: never the
         // right answer's explanation (that is behind "Answer" below).
+        const heading = one(key, `dt[data-ex-option="${letter}"]`);
         const tempts = one(key, `dd[data-ex-option="${letter}"]`);
         message = w.feedback(
           "wrong",
           letter + " is not it. Think again and pick another option, or " +
             "open the answer below.",
-          [excerpt(`Why ${letter} tempts people`, tempts)]
+          [excerpt(heading, tempts)]
         );
-        message += ` Why ${letter} tempts people: ${speech(tempts)}`;
+        message += ` ${speech(heading)}: ${speech(tempts)}`;
       }
       if (!quiet) w.announce(message);
     }
@@ -696,8 +701,8 @@
       const silent = struck.filter((l) => words(w.state.struck[l]) < 2);
       if (silent.length) {
         w.announce(w.feedback("warn", "Say what rules out " +
-          silent.join(" and ") + " in its box first, in a few words: a " +
-          "strike without a reason is a guess."));
+          silent.join(" and ") + " in its box first, in two words or " +
+          "more: a strike without a reason is a guess."));
         focusOn(reason(silent[0]));
         return;
       }
@@ -722,7 +727,7 @@
         mine.textContent = `Your reason: ${w.state.struck[l]}`;
         box.appendChild(mine);
         box.appendChild(ok
-          ? excerpt(`What rules out ${l}`, one(key, `dd[data-ex-option="${l}"]`))
+          ? excerpt(one(key, `dt[data-ex-option="${l}"]`), one(key, `dd[data-ex-option="${l}"]`))
           : excerpt(`Nothing rules out ${l}`, one(key, ".ex-key__explanation")));
         box.hidden = false;
       });

@@ -241,7 +241,7 @@ def test_check_persists_and_resets(pages):
     page.reload()
     ex = page.locator("section.ex-check[data-ex-ready]")
     # Restored, not re-graded: no verdict until Check is pressed.
-    expect(ex.locator(".ex-feedback")).to_contain_text("not checked yet")
+    expect(ex.locator(".ex-feedback")).to_contain_text("Check it again")
     expect(ex.locator(".ex-feedback")).not_to_contain_text("wrong")
     expect(ex.locator(".ex-mark--wrong")).to_have_count(0)
     expect(ex.locator('input[value="D"]')).to_be_checked()
@@ -408,7 +408,7 @@ def test_buckets_with_keyboard(pages):
     for item_id, bucket in truth.items():
         zone = ex.locator(f'.ex-zone[data-ex-zone="{bucket}"]')
         expect(zone.locator(f'[data-ex-item="{item_id}"]')).to_have_count(1)
-    expect(ex.locator(".ex-feedback")).to_contain_text("not checked yet")
+    expect(ex.locator(".ex-feedback")).to_contain_text("Check it again")
     expect(ex.locator(".ex-item .ex-mark--right")).to_have_count(0)
 
 
@@ -560,7 +560,7 @@ def test_fill_in_with_keyboard(pages):
     page.reload()
     ex = page.locator("section.ex-fill-in[data-ex-ready]").first
     expect(ex.locator(".ex-blank input").first).to_have_value("4 d_model^2")
-    expect(ex.locator(".ex-feedback")).to_contain_text("not checked yet")
+    expect(ex.locator(".ex-feedback")).to_contain_text("Check it again")
     expect(ex.locator(".ex-blank .ex-mark--right")).to_have_count(0)
 
 
@@ -741,7 +741,7 @@ def test_instant_navigation_initialises_widgets(pages):
     ex = page.locator("section.ex-check[data-ex-ready]")
     expect(ex).to_have_count(1)
     expect(ex.locator('input[value="A"]')).to_be_checked()
-    expect(ex.locator(".ex-feedback")).to_contain_text("not checked yet")
+    expect(ex.locator(".ex-feedback")).to_contain_text("Check it again")
     assert page.evaluate("() => window.__sameDocument === true")
 
 

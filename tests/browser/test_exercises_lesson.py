@@ -65,6 +65,13 @@ def test_lesson_check(lesson_pages):
     ex.get_by_role("button", name="Check", exact=True).click()
     feedback = ex.locator(".ex-feedback")
     expect(feedback).to_contain_text("Why A tempts people")
+    # Its heading names the option as the option reads (the numbers
+    # drawn for this page included): the feedback lies under all four.
+    drawn = ex.locator('.ex-option[data-ex-option="A"] .ex-var').first
+    title = feedback.locator(".ex-excerpt__title")
+    expect(title).to_contain_text(
+        f"Why A tempts people — {drawn.inner_text()}"
+    )
     # The explanation ("Total = ... = 1,048,576") is not given away.
     expect(feedback).not_to_contain_text("Total")
     expect(feedback).not_to_contain_text("1,048,576")
