@@ -181,6 +181,19 @@ NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _fresh_server():
+    """The engine's server module, loaded anew from its file: a test may
+    set its module globals (CGROUPS) without touching another's."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "server", REPO / "scripts/lessonbuild/engine/server.py"
+    )
+    server = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(server)
+    return server
+
+
 def _interpreter_for_nobody() -> tuple[str, dict]:
     """(python, environment) an unprivileged user can run with this
     project importable: this interpreter, or, where it lives in a folder
@@ -310,13 +323,7 @@ def test_a_leftover_cgroup_does_not_lift_the_process_limit(tmp_path):
     """A build killed before it cleaned up leaves its cgroups; a later
     server with the same pid still gets folders of its own (without
     them, nothing bounds root's processes)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "server", REPO / "scripts/lessonbuild/engine/server.py"
-    )
-    server = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(server)
+    server = _fresh_server()
     first = server.make_cgroups() if os.getuid() == 0 else {}
     if "pids" not in first:
         pytest.skip("no pids cgroup this user may make folders in")
@@ -352,13 +359,7 @@ def test_a_server_whose_cgroup_folder_was_removed_still_runs(tmp_path):
     """An idle server's cgroup folder is empty, and a root process may
     remove it: each later run failed to join a cgroup (a clean-clone CI
     run lost 6 tests). The server makes its folder again."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "server", REPO / "scripts/lessonbuild/engine/server.py"
-    )
-    server = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(server)
+    server = _fresh_server()
     server.CGROUPS = server.make_cgroups() if os.getuid() == 0 else {}
     if "pids" not in server.CGROUPS:
         pytest.skip("no pids cgroup this user may make folders in")
@@ -675,13 +676,7 @@ def test_a_sweep_racing_another_servers_sweep_goes_on(tmp_path, monkeypatch):
     cgroup folders: a folder listed by one and removed by the other
     before it was read killed the first server (FileNotFoundError; a
     clean-clone CI run lost a test). The sweep goes on past it."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "server", REPO / "scripts/lessonbuild/engine/server.py"
-    )
-    server = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(server)
+    server = _fresh_server()
     gone = subprocess.Popen(["true"])
     gone.wait()
     first, second = (tmp_path / server.cgroup_name(gone.pid) for _ in "12")

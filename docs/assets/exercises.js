@@ -362,7 +362,6 @@
       this.save();
     }
   };
-  // A titled copy of part of the answer key, for the feedback panel.
   // A part of the key shown in the feedback: ``title`` a text, or the
   // key's own heading for it (a <dt>: "Why A tempts people — 65,536 =
   // …", the option's text and math with it), ``source`` its content.
@@ -556,7 +555,7 @@
       const picked = radios.filter((r) => r.checked)[0];
       if (!picked) {
         w.announce(w.feedback("warn", "Pick an option first."));
-        focusOn((radios[0] || w.el));
+        focusOn(radios[0] || w.el);
         return;
       }
       const letter = picked.value;
