@@ -241,11 +241,15 @@ class Child:
         """Send one request; its reply, or StudentError / TimedOut.
         ``subject``: what runs, for messages ("forward at h=2")."""
         start = time.monotonic()
+        # Past the limit, the child's watchdog gets this long to say
+        # where it stopped (10 s at the default limit); the grader's own
+        # deadline ends a call whose watchdog the file cancelled.
+        limit = self.timeout + max(5.0, self.timeout / 2)
         try:
-            self._send({"op": op, **fields}, self.timeout + 10, subject)
+            self._send({"op": op, **fields}, limit, subject)
         except OSError:
             self._reply(0, subject)  # the child has gone: say how
-        reply = self._reply(self.timeout + 10, subject)
+        reply = self._reply(limit, subject)
         # The child's own watchdog stops a call at the limit, but the
         # student's code can cancel it: the limit is kept here too.
         took = time.monotonic() - start
