@@ -443,7 +443,7 @@ def test_two_hangs_cost_about_one_timeout(tmp_path, monkeypatch):
         .format(output="")
     )
     (root / "snippets/02_two.py").write_text(HANG)
-    timeout = 10
+    timeout = 5
     from lessonbuild.engine import runner
 
     seen = []
