@@ -591,9 +591,17 @@ def test_blacked_out_or_in_the_overview_the_clicker_moves_nothing_unseen(deck):
     wait_ready(page)
     _show_screen_of(page, ".reveal .slides section .fragment")
     where = _indices(page)
+    # Black at once, with no lit button on it (reveal.js faded it in over
+    # a second, and its Resume button shone on the black).
+    black = """() => new Promise((done) => requestAnimationFrame(() => {
+        const overlay = document.querySelector('.reveal .pause-overlay');
+        const button = overlay.querySelector('.resume-button');
+        done([Reveal.isPaused(), getComputedStyle(overlay).opacity,
+              Number(getComputedStyle(button).opacity) <= 0.3]);
+    }))"""
     for key in ("PageDown", "Space", "ArrowRight", "PageUp"):
         page.keyboard.press("b")
-        page.wait_for_function("Reveal.isPaused()")
+        assert page.evaluate(black) == [True, "1", True], key
         page.keyboard.press(key)
         page.wait_for_function("!Reveal.isPaused()")
         assert _indices(page) == where, key
