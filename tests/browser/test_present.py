@@ -1136,6 +1136,9 @@ OVERFLOW_JS = """(width) => {
     const st = getComputedStyle(el);
     const cut = (axis, over, size) =>
       /auto|scroll|hidden|clip/.test(axis) && over - size > 1;
+    // An inline formula read across two lines ("i =" / "0, ..., h-1").
+    if (el.classList.contains('katex') && el.getClientRects().length > 1)
+      found.push(`formula across lines: "${el.textContent.slice(0, 30)}"`);
     if (el.tagName !== 'DETAILS' &&
         (cut(st.overflowY, el.scrollHeight, el.clientHeight) ||
          cut(st.overflowX, el.scrollWidth, el.clientWidth)))
