@@ -20,17 +20,14 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-def write_atomic(
-    path: Path, data: bytes | str, *, prefix: str = "", durable: bool = True
-) -> None:
+def write_atomic(path: Path, data: bytes | str, *, prefix: str = "") -> None:
     """Replace or create ``path`` with ``data`` (text as UTF-8).
 
     An existing file keeps its mode; a new one gets open()'s. The
     temporary file is ``.<name><prefix>...`` beside it (a caller that
-    cleans up after killed runs names its ``prefix``). ``durable``: the
-    data reaches the disk (fsync) before the rename, so a crash cannot
-    leave an empty file; a cache whose reader refuses a damaged entry
-    may skip that. Raises OSError, leaving no temporary file.
+    cleans up after killed runs names its ``prefix``). The data reaches
+    the disk (fsync) before the rename, so a crash cannot leave an empty
+    file. Raises OSError, leaving no temporary file.
     """
     path = Path(path)
     data = data.encode("utf-8") if isinstance(data, str) else data
@@ -45,8 +42,7 @@ def write_atomic(
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            if durable:
-                os.fsync(f.fileno())
+            os.fsync(f.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:

@@ -183,7 +183,7 @@ class Build:
         # every check, is then the last word (not "1 problem" after "11").
         log.info(self.result.summary())
         if problems:
-            self.fail(problems, self.result.advice())
+            self.fail(problems)
         elif deck.slides:
             self.homework = notebooks.Homework(
                 deck.root, self.result.key, self.pool
@@ -477,7 +477,7 @@ class Build:
         problems = self.result.finish()
         problems += tampering(self.fingerprint, fingerprint(self.deck.root))
         if problems and not self.failure:
-            self.fail(problems, self.result.advice())
+            self.fail(problems)
 
     def publish_site(self, config) -> None:
         """After every plugin wrote into the site: move it into place in
@@ -513,9 +513,9 @@ class Build:
 
     # --- 6. failure ----------------------------------------------------------
 
-    def fail(self, problems: list[Problem], advice: str = "") -> None:
+    def fail(self, problems: list[Problem]) -> None:
         """The one way a build fails (see the module's docstring)."""
-        text = report(problems, advice)
+        text = report(problems)
         if self.serving:
             # Printed, not logged: --strict would count each logged
             # line as an error and abort the build after all.

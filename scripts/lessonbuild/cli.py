@@ -89,5 +89,5 @@ def main(argv: list[str] | None = None) -> int:
     # problems, the deck's too) is the last word.
     print(result.summary(), file=sys.stderr if problems else sys.stdout)
     if problems:
-        print(report(problems, result.advice()), file=sys.stderr)
+        print(report(problems), file=sys.stderr)
     return 1 if problems else 0

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pymdownx.snippets import SnippetPreprocessor
+
 from .problems import Problem
 from .yamltext import Mapping, YamlProblem, load_yaml
 
@@ -61,11 +63,7 @@ _INCLUDE = re.compile(
 )
 _INCLUDE_BLOCK = re.compile(r"^[ \t]*(?P<escape>;*)-+8<-+[ \t]*\r?$")
 # pymdownx.snippets' own pattern of a section marker.
-_SECTION_MARKER = re.compile(
-    r"^.*?(?<!;)(?!(?<=-)-)(?P<escape>;*)-+8<-+[ \t]+\[[ \t]*"
-    r"(?P<kind>start|end)[ \t]*:[ \t]*(?P<name>[a-z][-_0-9a-z]*)[ \t]*\]",
-    re.IGNORECASE,
-)
+_SECTION_MARKER = SnippetPreprocessor.RE_SNIPPET_SECTION
 _SECTION_NAME = re.compile(r"(?i)[a-z][-_0-9a-z]*")
 _LINE_SPEC = re.compile(r"(?::-?[0-9]*){1,2}(?:,-?[0-9]*(?::-?[0-9]*)?)*")
 _TITLE = re.compile(r"""(?:^|\s)title=(["'])(?P<title>.*?)\1""")
@@ -700,7 +698,7 @@ def sections(lines: list[str]) -> dict[str, tuple[int, int]]:
         if not m or m.group("escape") or m.group("name") in closed:
             continue
         name = m.group("name")
-        if m.group("kind").lower() == "start":
+        if m.group("type").lower() == "start":
             found.setdefault(name, (i + 1, len(lines)))
         else:
             closed.add(name)

@@ -49,8 +49,7 @@ class MathRenderer:
     ``cache``: formulas typeset before, shared (the plugin keeps one
     across ``mkdocs serve`` rebuilds, so node never sees them again)."""
 
-    def __init__(self, *, node="node", katex_js=KATEX_JS, cache=None):
-        self.node, self.katex_js = node, Path(katex_js)
+    def __init__(self, *, cache=None):
         self._process: subprocess.Popen | None = None
         self._cache = {} if cache is None else cache  # (tex, display): html
 
@@ -73,14 +72,14 @@ class MathRenderer:
             process.stdout.close()
 
     def _start(self) -> subprocess.Popen:
-        if shutil.which(self.node) is None:
+        if shutil.which("node") is None:
             raise RuntimeError(
-                f"{self.node!r} not found: the build typesets math with "
+                "'node' not found: the build typesets math with "
                 "node (v18 or later); install nodejs"
             )
-        if not self.katex_js.is_file():
-            raise RuntimeError(f"{self.katex_js}: vendored KaTeX missing")
-        cmd = [self.node, str(RENDERER_JS), str(self.katex_js)]
+        if not KATEX_JS.is_file():
+            raise RuntimeError(f"{KATEX_JS}: vendored KaTeX missing")
+        cmd = ["node", str(RENDERER_JS), str(KATEX_JS)]
         pipe = subprocess.PIPE
         return subprocess.Popen(
             cmd, stdin=pipe, stdout=pipe, encoding="utf-8", bufsize=1

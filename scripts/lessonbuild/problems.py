@@ -16,8 +16,7 @@ from enum import StrEnum
 
 
 class Kind(StrEnum):
-    """What sort of problem, for the reader and the advice (a ``Kind``
-    equals its value: ``"drift"``)."""
+    """What sort of problem (a ``Kind`` equals its value: ``"drift"``)."""
 
     ERROR = "error"
     DRIFT = "drift"  # an Output block differs: make update-outputs
@@ -63,8 +62,9 @@ def _cut(text: str, limit: int, joint: str) -> str:
     )
 
 
-def report(problems: list[Problem], advice: str = "") -> str:
-    """All problems, one block each, then the advice and a count."""
+def report(problems: list[Problem]) -> str:
+    """All problems, one block each, then their count. (A drift ends on
+    its own "accept with" line: outputs.compare.)"""
     n = len(problems)
-    lines = [str(p) for p in problems] + ([advice] if advice else [])
+    lines = [str(p) for p in problems]
     return "\n".join([*lines, f"{n} problem{'' if n == 1 else 's'} found."])

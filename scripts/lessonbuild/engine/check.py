@@ -99,11 +99,6 @@ class Result:
             f"in {self.seconds:.2f} s"
         )
 
-    def advice(self) -> str:
-        """A closing hint for the report: none, as each drift ends on its
-        own "accept with" line (outputs.compare)."""
-        return ""
-
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
