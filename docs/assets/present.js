@@ -257,9 +257,19 @@
     };
     look();
   }
+  // The speaker view opens in its "Tall" layout until the instructor picks
+  // another (reveal.js keeps the pick): the notes get the whole right
+  // column. In the default layout, under the clocks, the longest notes
+  // fitted its 1100x700 window only at 0.6em (10.8 px); tall, at 1em.
+  const LAYOUT = "reveal-speaker-layout";
   if (!RECEIVER) {
     const open = window.open;
     window.open = function (...args) {
+      if (args[1] === SPEAKER) {
+        try {
+          if (!localStorage.getItem(LAYOUT)) localStorage.setItem(LAYOUT, "tall");
+        } catch {} // storage off: reveal.js's default
+      }
       const win = open.apply(this, args);
       if (win && args[1] === SPEAKER) fitSpeakerNotes(win);
       return win;

@@ -188,8 +188,9 @@ def test_the_speaker_view_shows_the_longest_notes_whole(deck, lesson):
     """At 1280x720 reveal.js's speaker view set every slide's notes past
     the foot of their panel (slide 41's: 850 px in 432), out of a
     clicker's reach: "Watch for" and the pacing line never showed. The
-    longest notes of the lesson now fit, in type no smaller than 0.6 of
-    the view's."""
+    longest notes of the lesson now fit, in the window reveal.js opens
+    (1100x700) and in type no smaller than 0.9 of the view's: shrunk to
+    fit under the clocks, they were at 0.6 (10.8 px)."""
     number = max(
         (s for s in lesson.slides if s.notes),
         key=lambda s: sum(len(note.text) for note in s.notes),
@@ -199,7 +200,7 @@ def test_the_speaker_view_shows_the_longest_notes_whole(deck, lesson):
     with deck.context.expect_page() as popup:
         page.keyboard.press("s")
     speaker = popup.value
-    speaker.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+    speaker.set_viewport_size({"width": 1100, "height": 700})
     notes = speaker.locator(".speaker-controls-notes .value")
     expect(notes).to_contain_text(note_line(lesson, number), timeout=90_000)
     speaker.wait_for_function(
@@ -213,9 +214,9 @@ def test_the_speaker_view_shows_the_longest_notes_whole(deck, lesson):
             ".speaker-controls-notes .value")).fontSize) /
             parseFloat(getComputedStyle(document.body).fontSize)"""
     )
-    assert size >= 0.6, size
+    assert size >= 0.9, size
     box = notes.bounding_box()
-    assert box["y"] + box["height"] <= HEIGHT, box
+    assert box["y"] + box["height"] <= 700, box
     speaker.close()
 
 
