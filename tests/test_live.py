@@ -196,6 +196,19 @@ def test_memory_beyond_the_limit_is_refused(runner):
     assert "memory" in answer["message"].lower()
 
 
+def test_a_live_run_has_tighter_limits_than_a_build_run(runner):
+    """2 MiB of output stops at live code's 1 MiB (a build's run may
+    print 64), and 3 GiB of memory is refused (a build's run gets 4)."""
+    answer = run(runner, "import sys\nsys.stdout.write('x' * (2 << 20))\n")
+    assert answer["status"] == "limit", answer["message"]
+    assert "output limit" in answer["message"]
+    answer = run(
+        runner, "import torch\nx = torch.empty(3 * 2**30, dtype=torch.uint8)\n"
+    )
+    assert answer["status"] == "limit", answer
+    assert "memory" in answer["message"].lower()
+
+
 def test_a_program_cannot_change_the_repository(runner):
     before = fingerprint(ROOT)
     answer = run(runner, "open('snippets/15_trace.py', 'a').write('# x')\n")

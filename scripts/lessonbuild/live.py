@@ -6,7 +6,7 @@ shown text is the code the page showed (a page older than its file is
 told to reload), puts the edit in place of those lines of the file (the
 unshown rest still runs and publishes the slide's tables), runs that in a
 fork of the engine's server with its sandbox and this module's ``LIMITS``
-(applied by ``live_child.py``), and answers what it printed and published
+(which the server sets in the fork), and answers what it printed and published
 against the run the build verified: a line diff, each table beside its
 verified rows, the traceback in the reader's terms ("your code, line 3").
 
@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .deck import PYTHON_LANGS, sections
+from .engine.runner import Limits
 from .live_child import ERROR_MARK
 
 CHILD = Path(__file__).with_name("live_child.py")
@@ -42,10 +43,9 @@ CHILD = Path(__file__).with_name("live_child.py")
 #: ``LESSON_LIVE_TIMEOUT`` overrides it.
 TIME_LIMIT = 10.0
 TIMEOUT_ENV = "LESSON_LIVE_TIMEOUT"
-#: Applied in the fork (live_child.py): memory above what the fork maps
-#: already, bytes any one file it writes may hold (stdout included), and
-#: processes beyond those the user runs now.
-LIMITS = {"memory_bytes": 2 << 30, "output_bytes": 1 << 20, "processes": 32}
+#: What one run may use: memory above what the fork maps already, MiB
+#: any one file it writes may hold (stdout included), processes.
+LIMITS = Limits(memory_mb=2048, processes=32, file_mb=1)
 #: What the answer shows of stdout and stderr: the first lines/characters.
 SHOWN_LINES, SHOWN_CHARS = 400, 40_000
 #: Runs that may wait behind the one running; one more is refused.
@@ -295,13 +295,13 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
             if marker in stderr:
                 stderr = stderr[: stderr.index(marker)]
                 break
-    elif len(run.stdout.encode()) >= LIMITS["output_bytes"] or (
-        error or {}
-    ).get("output_limit"):
+    elif len(run.stdout.encode()) >= LIMITS.file_mb << 20 or (error or {}).get(
+        "output_limit"
+    ):
         out["status"] = "limit"
         out["message"] = (
             f"Stopped at the output limit: a live run may print "
-            f"{LIMITS['output_bytes'] >> 20} MB at most."
+            f"{LIMITS.file_mb} MB at most."
         )
     elif error is not None and error.get("sandbox") is False:
         out["status"] = "refused"
@@ -316,7 +316,7 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
             out["status"] = "limit"
             out["message"] = (
                 f"Out of memory: a live run may use "
-                f"{LIMITS['memory_bytes'] >> 30} GB more than the lesson's "
+                f"{LIMITS.memory_mb >> 10} GB more than the lesson's "
                 "own setup. " + last
             )
         else:
@@ -434,7 +434,7 @@ class Live:
         from .engine.preload import preload_plan
         from .engine.runner import Pool
 
-        pool = Pool(self.root)
+        pool = Pool(self.root, LIMITS)
         snippets = (self.root / "snippets").glob("*.py")
         plan = preload_plan([p.read_text("utf-8") for p in snippets])
         pool.warm(plan, key=self._base_key(), count=1)
@@ -478,7 +478,6 @@ class Live:
                 "root": str(self.root),
                 "filename": filename,
                 "source": source,
-                "limits": LIMITS,
             }
             (folder / "run.json").write_text(json.dumps(params), "utf-8")
             (folder / "run.py").symlink_to(CHILD)

@@ -2,68 +2,25 @@
 
 ``live.py`` runs this file as a job of the engine's server, so the run
 inherits its sandbox (the repository read-only, its own process group,
-the time limit, its children killed afterwards). Here it also gets
-limits of its own: memory above what the fork maps already, the size of
-any file it writes (stdout included), and processes. Then the edited
-program runs as ``python snippets/X.py`` would, the edited source shown
-in tracebacks. Its error goes to live.py as data, on stderr's last line
-(the run's folder is read-only), to be named in the reader's terms.
-Stdlib only, as the server is.
+the time limit, its children killed afterwards) and live.py's limits
+(memory, the size of any file it writes, stdout included, processes).
+Here the edited program runs as ``python snippets/X.py`` would, the
+edited source shown in tracebacks. Its error goes to live.py as data,
+on stderr's last line (the run's folder is read-only), to be named in
+the reader's terms. Stdlib only, as the server is.
 """
 
 import builtins
-import contextlib
 import errno
 import json
 import linecache
 import os
-import resource
-import signal
 import sys
 import traceback
 import types
 
 #: What starts the error record's line on stderr (live.py reads it).
 ERROR_MARK = "@@lesson-live-error@@ "
-
-
-def _limit(which, value):
-    """Lower a limit (never above its hard value)."""
-    hard = resource.getrlimit(which)[1]
-    if hard != resource.RLIM_INFINITY:
-        value = min(value, hard)
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(which, (value, hard))
-
-
-def _mapped_bytes():
-    """The address space this fork already maps (VmSize)."""
-    with open("/proc/self/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def _count_processes():
-    """An upper bound of this user's processes as RLIMIT_NPROC counts them:
-    every thread on the machine (/proc/loadavg), one read where a walk of
-    /proc would cost milliseconds."""
-    try:
-        with open("/proc/loadavg", encoding="ascii") as f:
-            return int(f.read().split()[3].split("/")[1])
-    except (OSError, ValueError, IndexError):
-        return 4096
-
-
-def apply_limits(limits):
-    """Memory, output and process limits for this run and its children."""
-    _limit(resource.RLIMIT_AS, _mapped_bytes() + limits["memory_bytes"])
-    # Past the limit a write fails with EFBIG instead of killing the run
-    # (SIGXFSZ), so the program ends with a message.
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    _limit(resource.RLIMIT_FSIZE, limits["output_bytes"])
-    _limit(resource.RLIMIT_NPROC, _count_processes() + limits["processes"])
 
 
 def _report(record):
@@ -73,7 +30,6 @@ def _report(record):
 def main(params_path):
     with open(params_path, encoding="utf-8") as f:
         params = json.load(f)
-    apply_limits(params["limits"])
     filename, source = params["filename"], params["source"]
     if os.access(params["root"], os.W_OK):
         # The engine could not mount the repository read-only (no user

@@ -190,8 +190,10 @@ class Pool:
     used from long-lived threads only.
     """
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, limits: Limits | None = None):
+        """``limits``: what each run may use (else ``Limits.from_env``)."""
         self.root = Path(root)
+        self.limits = limits
         self.tmp: Path | None = None
         self.servers: dict[int, _Server] = {}
         self.key: str | None = None
@@ -310,7 +312,8 @@ class Pool:
             self._settle(server)
             server = None
         if server is None:
-            server = self.servers[i] = _start(self.root, i, self.tmp)
+            limits = self.limits or Limits.from_env()
+            server = self.servers[i] = _start(self.root, i, self.tmp, limits)
         return server
 
     def _settle(self, server: _Server) -> None:
@@ -450,7 +453,7 @@ def _kept(name: str) -> bool:
     return name in SERVER_ENV or name.startswith("LESSONBUILD_")
 
 
-def _start(root: Path, index: int, tmp: Path) -> _Server:
+def _start(root: Path, index: int, tmp: Path, limits: Limits) -> _Server:
     # A replaced server's folder may still be there: a fresh name.
     folder = Path(tempfile.mkdtemp(prefix=f"server{index}-", dir=tmp))
     # Fixed and distinct per server: the same tree gives the same verdict
@@ -473,7 +476,7 @@ def _start(root: Path, index: int, tmp: Path) -> _Server:
         proc,
         folder,
         reads_prefix=os.path.join(os.path.realpath(root), ""),
-        limits=Limits.from_env(),
+        limits=limits,
         deadline=time.monotonic() + STARTUP_LIMIT,
     )
 
