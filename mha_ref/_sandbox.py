@@ -285,7 +285,9 @@ def _error(error: BaseException, path: Path) -> dict:
         )
     return {
         "error": f"{type(error).__name__}: {error}",
-        "type": type(error).__name__,
+        # Its class and every base: a ValueError of the student's own
+        # subclass is still a ValueError.
+        "types": [c.__name__ for c in type(error).__mro__],
         "where": where,
     }
 

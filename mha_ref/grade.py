@@ -94,9 +94,15 @@ class Failed(Exception):
 class StudentError(Exception):
     """The student's code raised (or the child ended) during a request."""
 
-    def __init__(self, message: str, kind: str = "", where: str = ""):
+    def __init__(self, message: str, kinds=(), where: str = ""):
         super().__init__(message)
-        self.kind = kind  # the exception's type name
+        # The exception's class and its bases, as the child named them
+        # (its reply is data: anything else in it is no name).
+        self.kinds = (
+            tuple(k for k in kinds if isinstance(k, str))
+            if (isinstance(kinds, (list, tuple)))
+            else ()
+        )
         self.where = where
 
 
@@ -264,7 +270,7 @@ class Child:
             raise StudentError(
                 f"{subject} raised {reply.get('error')} "
                 f"({reply.get('where')})",
-                reply.get("type", ""),
+                reply.get("types", ()),
                 reply.get("where", ""),
             )
         if reply.get("reference"):
@@ -834,9 +840,9 @@ def check_skeleton(s: Session) -> str:
     try:
         s.new(10, 4)
     except StudentError as error:
-        if error.kind == "ValueError":
+        if "ValueError" in error.kinds:
             pass
-        elif error.kind == "AssertionError":
+        elif "AssertionError" in error.kinds:
             raise Failed(
                 "MultiHeadAttention(10, 4) raised AssertionError: python -O "
                 "strips asserts; raise ValueError naming d_model and "
@@ -888,16 +894,28 @@ def check_many_heads(s: Session) -> str:
         "view and transpose when splitting heads, the merge, the scale "
         "1/sqrt(d_k), and that W_O takes the merged (B, T, d_model) whole"
     )
-    for h in (2, 4):
-        module = s.module(h)
-        x = s.inputs(2, 5)
-        got = s.forward(module, (x, x, x), where=f"at h={h}")
-        _repeats(s, module, (x, x, x), got, f"at h={h}")
+    # Another batch size and width at h=4: a size typed into forward
+    # (view(2, ...), view(..., 8)) passes every call of one shape.
+    for h, B, d_model in ((2, 2, D_MODEL), (4, 3, 12)):
+        module = s.module(h, d_model)
+        x = s.inputs(B, 5, d_model)
+        where = f"at h={h}" + (f", B={B}, d_model={d_model}" if h > 2 else "")
+        try:
+            got = s.forward(module, (x, x, x), where=where)
+        except StudentError as error:
+            if h == 2:
+                raise
+            raise StudentError(
+                f"{error}: at B=2, d_model=8 it ran; is a size typed into "
+                f"forward? take them from the call: B, T, d_model = "
+                f"query.shape"
+            ) from None
+        _repeats(s, module, (x, x, x), got, where)
         compare(
-            module, (x, x, x), got, twin(module, x, x, x), f"at h={h}",
+            module, (x, x, x), got, twin(module, x, x, x), where,
             suspects=VALUE_SUSPECTS, otherwise=at_one,
         )  # fmt: skip
-        _fresh(s, module, f"at h={h}")
+        _fresh(s, module, where, x.shape)
     module = s.module(2)
     x = s.inputs(2, 5)
     grads = (torch.randn(2, 5, D_MODEL, generator=s.gen),
@@ -929,8 +947,8 @@ def check_many_heads(s: Session) -> str:
             "(softmax_, exp_, /=): use torch.softmax(scores, dim=-1)"
         )
     return (
-        "outputs and per-head weights equal nn.MultiheadAttention, h=2, 4;"
-        " eval repeats; gradients match"
+        "outputs and per-head weights equal nn.MultiheadAttention, h=2, 4"
+        " (B=3, d_model=12); eval repeats; gradients match"
     )
 
 
@@ -947,12 +965,12 @@ def _repeats(s: Session, module, inputs, got, where: str) -> None:
         )
 
 
-def _fresh(s: Session, module, where: str) -> None:
+def _fresh(s: Session, module, where: str, shape) -> None:
     """The same module on a new input of the same shape: right for the
     first input, wrong for the next is state kept from an earlier call
     (a key cached on ``self``), which a later milestone would otherwise
     be blamed for."""
-    y = s.inputs(2, 5)
+    y = s.inputs(*shape)  # (B, T, d_model), as the first input
     got = s.forward(module, (y, y, y), where=f"{where} on a second input")
     differ = _differences(got, twin(module, y, y, y))
     if differ:
@@ -1129,8 +1147,8 @@ def _on_another_device(s: Session, module: Module, x, **kwargs) -> str:
 
 
 def check_cross(s: Session) -> str:
-    """Cross-attention: 3 queries over 7 keys, value != key; then
-    ``is_causal`` with T_q != T_k (top-left)."""
+    """Cross-attention: 3 queries over 7 keys, value != key, then with a
+    padding mask; then ``is_causal`` with T_q != T_k (top-left)."""
     module = s.module(2)
     q, k, v = s.inputs(2, 3), s.inputs(2, 7), s.inputs(2, 7)
     where = "with T_q=3, T_k=7 (value != key)"
@@ -1152,10 +1170,31 @@ def check_cross(s: Session) -> str:
         otherwise="project each of query, key, value with its own matrix "
         "and split each by its own length",
     )  # fmt: skip
+    done = "T_q=3, T_k=7 with value != key matches"
+    if "masks" in s.passed:
+        # Padding over the keys: (B, 1, 1, T_k) broadcasts against the
+        # scores (B, h, T_q, T_k) as it is; made (B, h, T_q, T_q), it
+        # fitted only while T_q = T_k.
+        allowed = padding([7, 4], 7)
+        where = "with T_q=3, T_k=7 and a padding mask (B, 1, 1, T_k)"
+        try:
+            got = s.forward(module, (q, k, v), where=where, mask=allowed)
+        except StudentError as error:
+            raise StudentError(
+                f"{error}: the mask broadcasts against the scores (B, h, "
+                f"T_q, T_k) as it is; do not expand or reshape it with the "
+                f"query's length"
+            ) from None
+        compare(
+            module, (q, k, v), got, twin(module, q, k, v, allowed), where,
+            otherwise="block a key where mask is False: "
+            "scores.masked_fill(~mask, float('-inf')) before the softmax",
+        )  # fmt: skip
+        done += ", and with a padding mask"
     if "causal" not in s.passed:
         return (
-            "T_q=3, T_k=7 with value != key matches (is_causal with "
-            "T_q != T_k is checked once milestone causal passes)"
+            f"{done} (is_causal with T_q != T_k is checked once milestone "
+            f"causal passes)"
         )
     for T_q, T_k in ((3, 7), (6, 4)):
         q, k, v = s.inputs(2, T_q), s.inputs(2, T_k), s.inputs(2, T_k)
@@ -1173,7 +1212,7 @@ def check_cross(s: Session) -> str:
             otherwise="query i sees keys 0..i: "
             "torch.ones(T_q, T_k, dtype=torch.bool).tril()",
         )  # fmt: skip
-    return "T_q=3, T_k=7 with value != key matches; is_causal top-left"
+    return f"{done}; is_causal top-left"
 
 
 def _length_hint(error: str, B: int, T_q: int, T_k: int) -> str:

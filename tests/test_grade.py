@@ -299,6 +299,9 @@ def _statuses(lines):
             "    @staticmethod\n    def _unused(): pass\n\n"
             "    @(lambda f: lambda *a, **k: f(*a, **k))\n    def forward(",
         ),
+        # Its own kind of ValueError for a bad head count: a ValueError.
+        "class HeadCountError(ValueError):\n    pass\n\n\n"
+        + CORRECT.replace("raise ValueError(", "raise HeadCountError("),
     ],
     ids=[
         "mha_ref",
@@ -307,6 +310,7 @@ def _statuses(lines):
         "buffer-bias",
         "fused",
         "decorated",
+        "valueerror-subclass",
     ],
 )
 def test_correct_modules_pass(tmp_path, source, capsys):
@@ -425,6 +429,30 @@ def test_a_mask_made_on_the_cpu_passes_with_a_note_for_the_gpu(
 
 # (edits for _bug, milestones that fail, words the first failure must hold)
 BUGS = {
+    # Sizes typed into forward: right for every call of the first shape
+    # (B=2, d_model=8), so only a call of another shape shows them.
+    "batch size typed in": (
+        "        B, T, _ = x.shape\n",
+        "        T = x.shape[1]\n        B = 2\n",
+        {"h>1"},
+        ["B=3", "is a size typed into forward"],
+    ),
+    "d_model typed in": (
+        "        return x.transpose(1, 2).contiguous().view(B, T, h * d_k)\n",
+        "        return x.transpose(1, 2).contiguous().view(B, T, 8)\n",
+        {"h>1"},
+        ["d_model=12", "is a size typed into forward"],
+    ),
+    # A padding mask made (B, h, T_q, T_q): it fits only while the
+    # queries are as many as the keys.
+    "padding mask expanded with the query's length": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "            B, h, t_q, _ = scores.shape\n"
+        "            mask = mask.expand(B, h, t_q, t_q)\n"
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        {"T_q!=T_k"},
+        ["padding mask", "do not expand or reshape it"],
+    ),
     # Right numbers, but the caller's mask comes back inverted: a second
     # layer given the same mask would attend where it may not.
     "mask changed in place": (
