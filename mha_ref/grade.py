@@ -1069,9 +1069,10 @@ def check_causal(s: Session) -> str:
             if T == 5:
                 raise
             raise StudentError(
-                f"{error}: build the causal mask from this call's T, "
-                f"scores.shape[-2:]; a mask kept from the first call has "
-                f"the wrong size"
+                f"{error}: at T=5 it ran, so something is sized for the "
+                f"first call: take sizes from this call (B, T, _ = "
+                f"query.shape; the causal mask from scores.shape[-2:]); a "
+                f"mask kept from the first call has the wrong size"
             ) from None
         try:
             compare(

@@ -443,6 +443,12 @@ BUGS = {
         {"h>1"},
         ["d_model=12", "is a size typed into forward"],
     ),
+    "sequence length typed in": (
+        "        B, T, _ = x.shape\n",
+        "        B = x.shape[0]\n        T = 5\n",
+        {"causal", "T_q!=T_k"},
+        ["at T=5 it ran", "take sizes from this call"],
+    ),
     # A padding mask made (B, h, T_q, T_q): it fits only while the
     # queries are as many as the keys.
     "padding mask expanded with the query's length": (
