@@ -1006,23 +1006,30 @@ def check_masks(s: Session) -> str:
     _require(module, "mask")
     x = s.inputs(2, 5)
     _plain_first(s, module, (x, x, x), "at h=2", "without a mask")
+    # The shorter sequence first: its row, used for the whole batch
+    # (mask[0]), is not the same as no mask.
     masks = {
-        "padding mask (B, 1, 1, T_k), lengths 5 and 3": padding([5, 3], 5),
+        "padding mask (B, 1, 1, T_k), lengths 3 and 5": padding([3, 5], 5),
         "causal mask (T, T)": causal(5, 5),
     }
     for what, allowed in masks.items():
         where = f"with a {what}"
         got = s.forward(module, (x, x, x), where=where, mask=allowed)
+        suspects = [("your forward ignores mask", {})]
+        if allowed.dim() == 4:  # (B, 1, 1, T_k): a row per sequence
+            suspects.append((
+                "the first sequence's mask is used for the whole batch: "
+                "mask is (B, 1, 1, T_k), one row per sequence; use it "
+                "whole, without indexing it", {"allowed": allowed[:1]},
+            ))  # fmt: skip
+        suspects.append((
+            "you read mask True as blocked (nn.MultiheadAttention's "
+            "convention); here True = may attend: "
+            "scores.masked_fill(~mask, float('-inf'))", {"allowed": ~allowed},
+        ))  # fmt: skip
         compare(
             module, (x, x, x), got, twin(module, x, x, x, allowed),
-            f"with a {what}",
-            suspects=[
-                ("your forward ignores mask", {}),
-                ("you read mask True as blocked (nn.MultiheadAttention's "
-                 "convention); here True = may attend: "
-                 "scores.masked_fill(~mask, float('-inf'))",
-                 {"allowed": ~allowed}),
-            ],
+            f"with a {what}", suspects=suspects,
             otherwise="block a key where mask is False: "
             "scores.masked_fill(~mask, float('-inf')) before the softmax",
         )  # fmt: skip

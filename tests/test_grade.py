@@ -443,6 +443,13 @@ BUGS = {
         {"h>1"},
         ["d_model=12", "is a size typed into forward"],
     ),
+    # One sequence's padding used for the whole batch.
+    "the first row of the mask": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        '            scores = scores.masked_fill(~mask[0], float("-inf"))\n',
+        {"masks", "causal"},
+        ["the first sequence's mask is used for the whole batch"],
+    ),
     "sequence length typed in": (
         "        B, T, _ = x.shape\n",
         "        B = x.shape[0]\n        T = 5\n",
@@ -550,7 +557,7 @@ BUGS = {
         "dtype=torch.bool).tril()\n"
         "            allowed = self.allowed\n",
         {"causal"},
-        ["T=7", "second call", "this call's T"],
+        ["T=7", "second call", "a mask kept from the first call"],
     ),
     "causal mask T_q x T_q": (
         "allowed = torch.ones(t_q, t_k, dtype=torch.bool).tril()",
