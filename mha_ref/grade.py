@@ -491,12 +491,20 @@ class Session:
         )  # fmt: skip
         items = reply["items"]
         if reply.get("changed"):
-            names = " and ".join(reply["changed"])
+            changed = reply["changed"]
+            if not isinstance(changed, (list, tuple)):  # a forged reply
+                changed = ["?"]
+            changed = [str(name) for name in changed]
+            example = (
+                "~mask, x.masked_fill(...), not x.masked_fill_(...)"
+                if "mask" in changed
+                else "q = q / scale, not q /= scale or q.div_(scale)"
+            )
             raise Failed(
-                f"forward changed its {names} argument in place: the "
-                f"caller's tensors must stay as they were (another layer "
-                f"may use the same mask); use out-of-place operations "
-                f"(~mask, x.masked_fill(...), not x.masked_fill_(...))"
+                f"forward changed its {' and '.join(changed)} argument in "
+                f"place: the caller's tensors must stay as they were "
+                f"(another layer may use the same ones); use out-of-place "
+                f"operations ({example})"
             )
         if isinstance(items, str) or len(items) != 2:
             what = (
@@ -801,6 +809,11 @@ def _check_shapes(out, weights, out_shape, weights_shape) -> None:
             "the key argument, self.W_K(key), and split it by key.size(1)",
         }
         cause = causes.get(tuple(weights.shape), "expected (B, h, T_q, T_k)")
+        if (tuple(weights.shape), tuple(out.shape)) == (
+            out_shape,
+            weights_shape,
+        ):
+            cause = "the two are swapped: return (output, weights)"
         raise Failed(
             f"weights are {tuple(weights.shape)}, expected {weights_shape}: "
             f"{cause}"

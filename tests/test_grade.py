@@ -450,6 +450,20 @@ BUGS = {
         {"masks", "causal"},
         ["the first sequence's mask is used for the whole batch"],
     ),
+    # (output, weights) returned the other way round.
+    "output and weights swapped": (
+        "        return self.W_O(self.merge(weights @ v)), weights\n",
+        "        return weights, self.W_O(self.merge(weights @ v))\n",
+        {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["the two are swapped: return (output, weights)"],
+    ),
+    # The query scaled in place: the caller's tensor changes.
+    "query scaled in place": (
+        "        q = self.split(self.W_Q(query))\n",
+        "        query /= 2\n        q = self.split(self.W_Q(query * 2))\n",
+        {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["changed its query", "q = q / scale"],
+    ),
     "sequence length typed in": (
         "        B, T, _ = x.shape\n",
         "        B = x.shape[0]\n        T = 5\n",
