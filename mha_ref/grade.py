@@ -1025,10 +1025,16 @@ def check_masks(s: Session) -> str:
         "padding mask (B, 1, 1, T_k), lengths 3 and 5": padding([3, 5], 5),
         "causal mask (T, T)": causal(5, 5),
     }
+    earlier = None  # the mask of the call before
     for what, allowed in masks.items():
         where = f"with a {what}"
         got = s.forward(module, (x, x, x), where=where, mask=allowed)
         suspects = [("your forward ignores mask", {})]
+        if earlier is not None:
+            suspects.append((
+                "forward used the mask of its earlier call (kept on "
+                "self?): use the mask of this call", {"allowed": earlier},
+            ))  # fmt: skip
         if allowed.dim() == 4:  # (B, 1, 1, T_k): a row per sequence
             suspects.append((
                 "the first sequence's mask is used for the whole batch: "
@@ -1046,6 +1052,7 @@ def check_masks(s: Session) -> str:
             otherwise="block a key where mask is False: "
             "scores.masked_fill(~mask, float('-inf')) before the softmax",
         )  # fmt: skip
+        earlier = allowed
     return "padding and causal masks (True = may attend) match torch"
 
 

@@ -464,6 +464,14 @@ BUGS = {
         {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
         ["changed its query", "q = q / scale"],
     ),
+    # The first call's mask kept on self, used for every later call.
+    "mask kept from the first call": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "            self.kept = getattr(self, 'kept', mask)\n"
+        '            scores = scores.masked_fill(~self.kept, float("-inf"))\n',
+        {"masks"},
+        ["forward used the mask of its earlier call"],
+    ),
     "sequence length typed in": (
         "        B, T, _ = x.shape\n",
         "        B = x.shape[0]\n        T = 5\n",
