@@ -913,16 +913,11 @@ def check_many_heads(s: Session) -> str:
         module = s.module(h, d_model)
         x = s.inputs(B, 5, d_model)
         where = f"at h={h}" + (f", B={B}, d_model={d_model}" if h > 2 else "")
-        try:
-            got = s.forward(module, (x, x, x), where=where)
-        except StudentError as error:
-            if h == 2:
-                raise
-            raise StudentError(
-                f"{error}: at B=2, d_model=8 it ran; is a size typed into "
-                f"forward? take them from the call: B, T, d_model = "
-                f"query.shape"
-            ) from None
+        got = _forward_hinted(
+            s, module, (x, x, x), where,
+            h > 2 and "at B=2, d_model=8 it ran; is a size typed into "
+            "forward? take them from the call: B, T, d_model = query.shape",
+        )  # fmt: skip
         _repeats(s, module, (x, x, x), got, where)
         compare(
             module, (x, x, x), got, twin(module, x, x, x), where,
@@ -963,6 +958,17 @@ def check_many_heads(s: Session) -> str:
         "outputs and per-head weights equal nn.MultiheadAttention, h=2, 4"
         " (B=3, d_model=12); eval repeats; gradients match"
     )
+
+
+def _forward_hinted(s: Session, module, args, where, hint, **kwargs):
+    """``s.forward``; an error the student's code raised there gets
+    ``hint`` (what the call tries that the earlier ones did not)."""
+    try:
+        return s.forward(module, args, where=where, **kwargs)
+    except StudentError as error:
+        if not hint:
+            raise
+        raise StudentError(f"{error}: {hint}") from None
 
 
 def _repeats(s: Session, module, inputs, got, where: str) -> None:
@@ -1090,17 +1096,14 @@ def check_causal(s: Session) -> str:
                      (7, "with is_causal=True at T=7, the same module's "
                          "second call (the first was T=5)")):  # fmt: skip
         x = s.inputs(2, T)
-        try:
-            got = s.forward(module, (x, x, x), where=where, is_causal=True)
-        except StudentError as error:
-            if T == 5:
-                raise
-            raise StudentError(
-                f"{error}: at T=5 it ran, so something is sized for the "
-                f"first call: take sizes from this call (B, T, _ = "
-                f"query.shape; the causal mask from scores.shape[-2:]); a "
-                f"mask kept from the first call has the wrong size"
-            ) from None
+        got = _forward_hinted(
+            s, module, (x, x, x), where,
+            T == 7 and "at T=5 it ran, so something is sized for the first "
+            "call: take sizes from this call (B, T, _ = query.shape; the "
+            "causal mask from scores.shape[-2:]); a mask kept from the "
+            "first call has the wrong size",
+            is_causal=True,
+        )  # fmt: skip
         try:
             compare(
                 module, (x, x, x), got, twin(module, x, x, x, causal(T, T)),
@@ -1205,14 +1208,12 @@ def check_cross(s: Session) -> str:
         # fitted only while T_q = T_k.
         allowed = padding([7, 4], 7)
         where = "with T_q=3, T_k=7 and a padding mask (B, 1, 1, T_k)"
-        try:
-            got = s.forward(module, (q, k, v), where=where, mask=allowed)
-        except StudentError as error:
-            raise StudentError(
-                f"{error}: the mask broadcasts against the scores (B, h, "
-                f"T_q, T_k) as it is; do not expand or reshape it with the "
-                f"query's length"
-            ) from None
+        got = _forward_hinted(
+            s, module, (q, k, v), where,
+            "the mask broadcasts against the scores (B, h, T_q, T_k) as it "
+            "is; do not expand or reshape it with the query's length",
+            mask=allowed,
+        )  # fmt: skip
         compare(
             module, (q, k, v), got, twin(module, q, k, v, allowed), where,
             otherwise="block a key where mask is False: "
@@ -1227,13 +1228,12 @@ def check_cross(s: Session) -> str:
     for T_q, T_k in ((3, 7), (6, 4)):
         q, k, v = s.inputs(2, T_q), s.inputs(2, T_k), s.inputs(2, T_k)
         where = f"with is_causal=True, T_q={T_q}, T_k={T_k}"
-        try:
-            got = s.forward(module, (q, k, v), where=where, is_causal=True)
-        except StudentError as error:
-            raise StudentError(
-                f"{error}: the causal mask must be (T_q, T_k), the scores' "
-                f"last two sizes, not (T_q, T_q)"
-            ) from None
+        got = _forward_hinted(
+            s, module, (q, k, v), where,
+            "the causal mask must be (T_q, T_k), the scores' last two "
+            "sizes, not (T_q, T_q)",
+            is_causal=True,
+        )  # fmt: skip
         compare(
             module, (q, k, v), got, twin(module, q, k, v, causal(T_q, T_k)),
             where, suspects=_causal_suspects(T_q, T_k),
