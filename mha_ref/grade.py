@@ -269,7 +269,7 @@ class Child:
         if not reply.get("ok"):
             raise StudentError(
                 f"{subject} raised {reply.get('error')} "
-                f"({reply.get('where')})",
+                f"({reply.get('where')}){_lesson_hint(reply.get('error'))}",
                 reply.get("types", ()),
                 reply.get("where", ""),
             )
@@ -1243,9 +1243,31 @@ def check_cross(s: Session) -> str:
     return f"{done}; is_causal top-left"
 
 
+#: torch's words for a slip the lesson names, and the lesson's fix.
+_LESSON_HINTS = {
+    "view size is not compatible with input tensor's size and stride": (
+        "after transpose(1, 2) the tensor is not contiguous: call "
+        ".contiguous() before .view(B, T, d_model)"
+    ),
+}
+
+
+def _lesson_hint(error) -> str:
+    """ ": <the lesson's fix>" for an error torch words its own way."""
+    for words, hint in _LESSON_HINTS.items():
+        if words in str(error):
+            return f": {hint}"
+    return ""
+
+
 def _length_hint(error: str, B: int, T_q: int, T_k: int) -> str:
     """A view that mixed up the two lengths, from torch's message "shape
     '[...]' is invalid for input of size N": which tensor had which."""
+    if "batch2 tensor" in error:  # q @ k.T or weights @ v, lengths apart
+        return (
+            "the scores pair the query's length with the key's: project "
+            "the key argument with W_K(key), and the value with W_V(value)"
+        )
     found = re.search(
         r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)", error
     )

@@ -472,6 +472,19 @@ BUGS = {
         {"masks"},
         ["forward used the mask of its earlier call"],
     ),
+    # torch's own words ("Use .reshape(...)") for the lesson's slip.
+    "merge without .contiguous()": (
+        "        return x.transpose(1, 2).contiguous().view(B, T, h * d_k)\n",
+        "        return x.transpose(1, 2).view(B, T, h * d_k)\n",
+        {"shapes", "h>1", "masks", "causal", "T_q!=T_k"},  # h=1: a view
+        ["call .contiguous() before .view"],
+    ),
+    "key projected from the query": (
+        "        k = self.split(self.W_K(key))\n",
+        "        k = self.split(self.W_K(query))\n",
+        {"T_q!=T_k"},
+        ["project the key argument with W_K(key)"],
+    ),
     "sequence length typed in": (
         "        B, T, _ = x.shape\n",
         "        B = x.shape[0]\n        T = 5\n",
