@@ -23,7 +23,7 @@ from pathlib import Path
 from .deck import read_deck
 from .engine import markup
 from .engine.check import plan
-from .exercises import RefIndex, TablesUnavailable, validate
+from .exercises import UNCLOSED, RefIndex, TablesUnavailable, validate
 from .macros import template_problems
 from .problems import Problem, report
 from .settings import SettingsError, read_settings
@@ -46,11 +46,7 @@ def fast_problems(root: Path) -> list[Problem]:
         problems += template_problems(page) + markup.page_problems(page)
         for fence in page.exercises:
             if fence.end is None:
-                message = (
-                    "this ```exercise fence is never closed; expected a "
-                    "closing ``` line after its YAML"
-                )
-                problems.append(Problem(page.path, fence.line, message))
+                problems.append(Problem(page.path, fence.line, UNCLOSED))
                 continue
             _, found = validate(
                 fence.body,

@@ -32,6 +32,7 @@ from .validate import TableSource, TablesUnavailable, validate
 
 __all__ = [
     "KINDS",
+    "UNCLOSED",
     "Exercise",
     "Fragments",
     "PageResult",
@@ -48,7 +49,7 @@ __all__ = [
     "validate",
 ]
 
-_UNCLOSED = (
+UNCLOSED = (
     "this ```exercise fence is never closed; expected a closing ``` line "
     "after its YAML"
 )
@@ -104,7 +105,7 @@ def render_page(
     replaced: list[tuple[int, int, str]] = []  # (first, last line, token)
     for n, fence in enumerate(slide.exercises, start=1):
         if fence.end is None:
-            result.problems.append(Problem(slide.path, fence.line, _UNCLOSED))
+            result.problems.append(Problem(slide.path, fence.line, UNCLOSED))
             continue
         exercise, problems = validate(
             expand_values(fence.body, values or {}),
