@@ -121,6 +121,25 @@ def on_slide(page) -> int:
     )
 
 
+def test_a_phone_gets_no_present_link(browser, lesson_server, lesson):
+    """The deck is a projector's 1280x720 stage: on a phone it shrank to
+    a third (7 px text), and its steps show answers without an attempt.
+    A laptop's reading page offers it; a phone's does not."""
+    for width, shown in ((1280, True), (390, False)):
+        context = browser.new_context(viewport={"width": width, "height": 844})
+        try:
+            page = context.new_page()
+            page.goto(lesson_server + reading_page(lesson, SLIDE))
+            link = page.locator(".present-link")
+            expect(link).to_have_count(1)
+            if shown:
+                expect(link).to_be_visible()
+            else:
+                expect(link).to_be_hidden()
+        finally:
+            context.close()
+
+
 def test_present_step_jump_speaker_view_and_back(deck, lesson):
     page = deck.open(reading_page(lesson, SLIDE))
     expect(page.locator(".present-link")).to_be_visible()
