@@ -721,7 +721,8 @@ VALUE_SUSPECTS: tuple[tuple[str, dict], ...] = (
         {"scale": "d_model"},
     ),
     (
-        "you never scale the scores: divide q @ k.transpose(-2, -1) by "
+        "the scores are not scaled (or by something that is 1 here, "
+        "such as sqrt(h) at h=1): divide q @ k.transpose(-2, -1) by "
         "sqrt(d_k) before the softmax",
         {"scale": "none"},
     ),

@@ -485,6 +485,13 @@ BUGS = {
         {"T_q!=T_k"},
         ["project the key argument with W_K(key)"],
     ),
+    # Scaled by sqrt(h): at h=1 that is no scale at all.
+    "scaled by sqrt(h)": (
+        "/ math.sqrt(self.d_k)",
+        "/ math.sqrt(self.h)",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["the scores are not scaled", "sqrt(h) at h=1"],
+    ),
     "sequence length typed in": (
         "        B, T, _ = x.shape\n",
         "        B = x.shape[0]\n        T = 5\n",
