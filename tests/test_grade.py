@@ -651,7 +651,7 @@ BUGS = {
         " / math.sqrt(self.d_k)",
         "",
         {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
-        ["at h=1", "never scale the scores", "sqrt(d_k)"],
+        ["at h=1", "the scores are not scaled", "sqrt(d_k)"],
     ),
     "scale by d_k, not its root": (
         "math.sqrt(self.d_k)",
