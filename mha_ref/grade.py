@@ -98,11 +98,9 @@ class StudentError(Exception):
         super().__init__(message)
         # The exception's class and its bases, as the child named them
         # (its reply is data: anything else in it is no name).
-        self.kinds = (
-            tuple(k for k in kinds if isinstance(k, str))
-            if (isinstance(kinds, (list, tuple)))
-            else ()
-        )
+        if not isinstance(kinds, (list, tuple)):
+            kinds = ()
+        self.kinds = tuple(k for k in kinds if isinstance(k, str))
         self.where = where
 
 
@@ -1244,26 +1242,22 @@ def check_cross(s: Session) -> str:
     return f"{done}; is_causal top-left"
 
 
-#: torch's words for a slip the lesson names, and the lesson's fix.
-_LESSON_HINTS = {
-    "view size is not compatible with input tensor's size and stride": (
-        "after transpose(1, 2) the tensor is not contiguous: call "
-        ".contiguous() before .view(B, T, d_model)"
-    ),
-}
-
-
 def _lesson_hint(error) -> str:
-    """ ": <the lesson's fix>" for an error torch words its own way."""
-    for words, hint in _LESSON_HINTS.items():
-        if words in str(error):
-            return f": {hint}"
+    """ ": <the lesson's fix>" for a slip torch words its own way (it
+    says "Use .reshape(...)"; the lesson teaches .contiguous())."""
+    if "view size is not compatible with input tensor's size" in str(error):
+        return (
+            ": after transpose(1, 2) the tensor is not contiguous: call "
+            ".contiguous() before .view(B, T, d_model)"
+        )
     return ""
 
 
 def _length_hint(error: str, B: int, T_q: int, T_k: int) -> str:
-    """A view that mixed up the two lengths, from torch's message "shape
-    '[...]' is invalid for input of size N": which tensor had which."""
+    """A view or a product that mixed up the two lengths, from torch's
+    message: "shape '[...]' is invalid for input of size N" (which tensor
+    had which), or a batch2 size error (the key or value projected from
+    the query)."""
     if "batch2 tensor" in error:  # q @ k.T or weights @ v, lengths apart
         return (
             "the scores pair the query's length with the key's: project "

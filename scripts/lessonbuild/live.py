@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .deck import PYTHON_LANGS, sections
-from .engine.runner import Limits
+from .engine.runner import Limits, Pool
 from .live_child import ERROR_MARK
 
 CHILD = Path(__file__).with_name("live_child.py")
@@ -432,7 +432,6 @@ class Live:
 
     def _work(self) -> None:
         from .engine.preload import preload_plan
-        from .engine.runner import Pool
 
         pool = Pool(self.root, LIMITS)
         snippets = (self.root / "snippets").glob("*.py")
