@@ -18,7 +18,9 @@ Messages are a 8-byte length and a ``torch.save`` payload of plain data
 The grade is of the student's own code, so each request also reports
 the functions of the lesson's reference (any ``mha_ref`` module but
 this one) that the student's module ran: ``from mha_ref import
-MultiHeadAttention`` would otherwise pass every milestone.
+MultiHeadAttention`` would otherwise pass every milestone. So would a
+forward that hands its work to PyTorch's own multi-head attention, the
+layer the grader compares against: those calls are reported too.
 """
 
 from __future__ import annotations
@@ -45,15 +47,33 @@ ARGUMENTS = ("query", "key", "value", "mask", "is_causal")
 _HEADER = struct.Struct("<Q")
 #: The reference's folder, named as its modules' code names it.
 _REFERENCE = os.path.dirname(__file__)
+#: PyTorch's own multi-head attention, by the code it runs (taken before
+#: the student's file is imported, so a rebinding does not hide it): the
+#: layer the grader compares against, so calling it proves nothing.
+#: F.scaled_dot_product_attention stays the student's to call (the
+#: lesson shows it as the fused attention step).
+_TORCH_MHA = {
+    nn.functional.multi_head_attention_forward.__code__: (
+        "F.multi_head_attention_forward"
+    ),
+    nn.MultiheadAttention.forward.__code__: "nn.MultiheadAttention",
+}
+_TORCH_MHA_C = {
+    torch._native_multi_head_attention: "torch._native_multi_head_attention"
+}
 
 
 @contextlib.contextmanager
-def _watching(seen: set[str], student: Path):
+def _watching(
+    seen: set[str], student: Path, torch_mha: set[str] | None = None
+):
     """Add to ``seen`` each ``mha_ref`` function that the code run
     inside calls (``mha.py: MultiHeadAttention.forward``), where the
     student's code enters it; this module's own are not the student's,
     nor is the student's file if it was saved in the package's folder.
-    A profile hook sees every Python call: through a subclass, a wrapper
+    Add to ``torch_mha`` each entry into PyTorch's own multi-head
+    attention (:data:`_TORCH_MHA`). A profile hook sees every Python
+    call (and each call of a C function): through a subclass, a wrapper
     or a function taken from the package."""
 
     def inside(frame) -> bool:
@@ -62,9 +82,19 @@ def _watching(seen: set[str], student: Path):
 
     mine = (__file__, str(student))
 
+    torch_mha = set() if torch_mha is None else torch_mha
+
     def profile(frame, event, arg):
+        if event == "c_call":
+            if (name := _TORCH_MHA_C.get(arg)) is not None:
+                torch_mha.add(name)
+            return
+        if event != "call":
+            return
+        if (name := _TORCH_MHA.get(frame.f_code)) is not None:
+            torch_mha.add(name)
         # The entry into the reference, not the helpers it calls on.
-        if event == "call" and inside(frame) and not inside(frame.f_back):
+        if inside(frame) and not inside(frame.f_back):
             name = os.path.basename(frame.f_code.co_filename)
             seen.add(f"{name}: {frame.f_code.co_qualname}")
 
@@ -231,11 +261,14 @@ class _Runner:
                 self.timeout, exit=True, file=self.dump
             )
             seen: set[str] = set()
+            torch_mha: set[str] = set()
             try:
-                with _watching(seen, self.path):
+                with _watching(seen, self.path, torch_mha):
                     reply = getattr(self, op)(**request)
                 if seen:
                     reply["reference"] = sorted(seen)
+                if torch_mha:
+                    reply["torch_mha"] = sorted(torch_mha)
             except BaseException as error:  # noqa: BLE001 - the student's
                 reply = {"ok": False, **_error(error, self.path)}
             finally:

@@ -34,7 +34,8 @@ stderr; an early exit, a hang or a crash of the child is a FAIL. On
 Linux the child also cannot reach this process (:mod:`mha_ref._isolate`:
 no writing into its output, no ptrace, no signal). And the grade is of
 the student's code: a milestone whose calls run a function of
-``mha_ref`` (imported, subclassed or delegated to) fails, naming it.
+``mha_ref`` (imported, subclassed or delegated to), or PyTorch's own
+multi-head attention (the layer it compares against), fails, naming it.
 That check runs in the student's process, so it catches a file that
 uses the reference, not one written to hide that it does (no check
 could tell a hand-copied reference from the student's own). Each
@@ -276,6 +277,14 @@ class Child:
                 f"{subject} ran the lesson's reference, not your code "
                 f"({', '.join(reply['reference'][:3])} in mha_ref/): "
                 f"the grade is of what you write; write it in your file"
+            )
+        if reply.get("torch_mha"):
+            raise Failed(
+                f"{subject} ran PyTorch's own multi-head attention "
+                f"({', '.join(reply['torch_mha'])}), the layer this grader "
+                f"compares against, not your code: write the projections, "
+                f"the head split, the attention and the merge yourself "
+                f"(F.scaled_dot_product_attention may do the attention)"
             )
         return reply
 

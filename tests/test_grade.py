@@ -386,6 +386,86 @@ def test_a_file_that_runs_the_reference_fails(
         assert f"mha.py: {entry}" in lines[name][1], stdout
 
 
+# forward hands the work to PyTorch's own multi-head attention: the
+# layer the grader compares against, so every value matched.
+TORCH_MHA_FUNCTIONAL = _bug(
+    "    def forward(self, query, key, value, mask=None, is_causal=False):\n",
+    """    def forward(self, query, key, value, mask=None, is_causal=False):
+        import torch.nn.functional as F
+
+        B, T_q, d = query.shape
+        T_k = key.size(1)
+        allowed = torch.ones(T_q, T_k, dtype=torch.bool)
+        if is_causal:
+            allowed = allowed.tril()
+        if mask is not None:
+            allowed = allowed & mask
+        blocked = ~allowed.expand(B, self.h, T_q, T_k)
+        out, w = F.multi_head_attention_forward(
+            query.transpose(0, 1), key.transpose(0, 1),
+            value.transpose(0, 1), d, self.h, None, None, None, None,
+            False, 0.0, self.W_O.weight, None, training=self.training,
+            need_weights=True, use_separate_proj_weight=True,
+            attn_mask=blocked.reshape(B * self.h, T_q, T_k),
+            q_proj_weight=self.W_Q.weight, k_proj_weight=self.W_K.weight,
+            v_proj_weight=self.W_V.weight, average_attn_weights=False,
+        )
+        return out.transpose(0, 1), w
+
+    def unused(self, query, key, value, mask=None, is_causal=False):
+""",
+)
+TORCH_MHA_LAYER = _bug(
+    "    def forward(self, query, key, value, mask=None, is_causal=False):\n",
+    """    def forward(self, query, key, value, mask=None, is_causal=False):
+        B, T_q, d = query.shape
+        T_k = key.size(1)
+        layer = nn.MultiheadAttention(d, self.h, bias=False, batch_first=True)
+        with torch.no_grad():
+            layer.in_proj_weight.copy_(torch.cat(
+                [self.W_Q.weight, self.W_K.weight, self.W_V.weight]))
+            layer.out_proj.weight.copy_(self.W_O.weight)
+        allowed = torch.ones(T_q, T_k, dtype=torch.bool)
+        if is_causal:
+            allowed = allowed.tril()
+        if mask is not None:
+            allowed = allowed & mask
+        blocked = ~allowed.expand(B, self.h, T_q, T_k)
+        return layer(
+            query, key, value, need_weights=True,
+            attn_mask=blocked.reshape(B * self.h, T_q, T_k),
+            average_attn_weights=False,
+        )
+
+    def unused(self, query, key, value, mask=None, is_causal=False):
+""",
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "entry"),
+    [
+        (TORCH_MHA_FUNCTIONAL, "F.multi_head_attention_forward"),
+        (TORCH_MHA_LAYER, "nn.MultiheadAttention"),
+    ],
+    ids=["functional", "layer"],
+)
+def test_a_forward_that_runs_torchs_multi_head_attention_fails(
+    tmp_path, source, entry, capsys
+):
+    """PyTorch's own multi-head attention is what the grader compares
+    against: a forward that calls it matched every value and passed 7 of
+    7. Every milestone that calls forward now fails, naming the call;
+    the skeleton (no forward) still passes."""
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1, stdout
+    assert lines["skeleton"][0] == "PASS", stdout
+    for name in MILESTONES[1:]:
+        assert lines[name][0] == "FAIL", stdout
+        assert "ran PyTorch's own multi-head attention" in lines[name][1]
+        assert entry in lines[name][1], stdout
+
+
 def test_a_students_file_saved_in_the_package_is_still_theirs(tmp_path):
     """A file saved inside the unzipped mha_ref/ folder is the student's
     code, not the reference's: only the package's own files count."""
