@@ -244,10 +244,16 @@
     return points.every((point, k) => symbolic.every((p, i) =>
       partMatches(partValue(math, p, point), atPoints[k][i])));
   }
-  // The verdict for one cell: {ok, wrong: index of the wrong form, axes}.
+  // The verdict for one cell: {ok, wrong: index of the wrong form, axes};
+  // unread: not a number or an expression; named: the answer uses the
+  // symbol the cell asks for ("d_k" for d_k is true and no answer).
   function judgeCell(math, text, cell, v, spec) {
     const parts = splitAnswer(text, cell.shape);
     if (!parts) return { ok: false, wrong: -1, unread: true };
+    if (cell.asks && parts.some((p) => (p.replace(NUMBER, " ").match(NAME) || [])
+      .some((n) => SYMBOLS[n] === cell.asks))) {
+      return { ok: false, wrong: -1, named: true };
+    }
     const scope = spec.scopes[v];
     const points = spec.points[v];
     if (sameAs(math, parts, scope, points, cell.answer[v], cell.points[v])) {
@@ -1129,21 +1135,33 @@
         // A cell the checker cannot read is no answer either (a word
         // typed in every cell opened the key): it says so, and nothing
         // is graded or unlocked.
-        const unread = cells.filter((td, r) =>
-          judgeCell(math, input(td).value, spec.cells[r], w.state.variant, spec).unread);
-        if (unread.length) {
+        // Nor is a cell that names the quantity it asks for ("d_k" in
+        // the d_k cell, true for every variant without a thought).
+        const verdicts = cells.map((td, r) =>
+          judgeCell(math, input(td).value, spec.cells[r], w.state.variant, spec));
+        const unread = cells.filter((td, r) => verdicts[r].unread);
+        const named = cells.filter((td, r) => verdicts[r].named);
+        if (unread.length || named.length) {
           clearWhy();
           cells.forEach((td) => {
             mark(td, null);
           });
-          unread.forEach((td) => {
+          unread.concat(named).forEach((td) => {
             input(td).setAttribute("aria-invalid", "true");
           });
-          w.announce(w.feedback("warn", `${unread.length} of ${cells.length} ` +
-            "cells could not be read as a number or " +
-            "an expression in the lesson's symbols (d_model, h, d_k, T, B). " +
-            "Nothing was checked yet."));
-          focusOn(input(unread[0]));
+          const says = [];
+          if (unread.length) {
+            says.push(`${unread.length} of ${cells.length} cells could not ` +
+              "be read as a number or an expression in the lesson's " +
+              "symbols (d_model, h, d_k, T, B).");
+          }
+          named.forEach((td) => {
+            const asks = spec.cells[cells.indexOf(td)].asks;
+            says.push(`The cell for ${asks} holds ${asks} itself: say what ` +
+              "it is, as a number or from the other symbols.");
+          });
+          w.announce(w.feedback("warn", `${says.join(" ")} Nothing was checked yet.`));
+          focusOn(input(unread.concat(named)[0]));
           return;
         }
         w.checkedThese();

@@ -151,6 +151,37 @@ def test_a_fill_in_it_cannot_read_is_no_attempt(lesson_pages):
     assert not any(locked_verify_folds(page))
 
 
+def test_a_fill_in_cell_that_names_what_it_asks_is_no_attempt(lesson_pages):
+    """Slide 8's cell for d_k took "d_k" (the lesson's symbols work as
+    answers): right for every variant without a thought, and it opened
+    the key. A cell that names the symbol it asks for is refused, the
+    spelling aside, and nothing opens; "d_model/h" there is graded."""
+    page = lesson_pages.open(KIND_SLIDES["fill-in"])
+    section = page.locator("section.ex-fill-in")
+    cells = section.locator("input.ex-cell")
+    check = section.get_by_role("button", name="Check", exact=True)
+    spec = section.locator("script.ex-spec").evaluate(
+        "s => JSON.parse(s.textContent)"
+    )
+    asking = [i for i, c in enumerate(spec["cells"]) if c.get("asks")]
+    assert asking, "slide 8 has a cell for d_k"
+    row = asking[0]
+    assert spec["cells"][row]["asks"] == "d_k"
+    for typed in ("d_k", "DK", "2*d_k/2"):
+        for i in range(cells.count()):
+            cells.nth(i).fill(typed if i == row else "7")
+        check.click()
+        expect(section.locator(".ex-feedback")).to_contain_text(
+            "The cell for d_k holds d_k itself"
+        )
+        assert all(hidden_keys(section)) and all(locked_verify_folds(page))
+        assert section.get_attribute("data-ex-tried") is None
+    cells.nth(row).fill("d_model/h")
+    check.click()
+    expect(section.locator("details.ex-key").first).to_be_visible()
+    assert not any(locked_verify_folds(page))
+
+
 #: What a student types to get the answer without thinking: for each
 #: free-text kind, the tokens tried (a letter, a symbol, one word where
 #: a sentence is asked, the same reason in every box).

@@ -151,6 +151,9 @@ def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
     cells = [
         {
             "shape": cell.shape,
+            # The symbol a cell asks for (its column names one): not an
+            # answer in that cell.
+            "asks": answers.canonical_symbol(cell.column),
             "answer": [
                 at(row[cell.column], cell.shape, {}) for row in ex.rows
             ],
