@@ -37,6 +37,7 @@ from .atomic import BuildLock, SiteSwap
 from .deck import Deck, read_deck
 from .engine import markup, prose
 from .engine.guard import fingerprint, tampering
+from .exercises.fragments import code_breaks
 from .live import Verified
 from .macros import TemplateProblem, Templates
 from .mathrender import MathRenderer
@@ -357,6 +358,7 @@ class Build:
                     "expected each ```exercise fence on lines of its own"
                 )
                 self.problems.append(Problem(where, 1, message))
+        html = code_breaks(html)
         # Notes, answers' folds, code, widget controls: not for search.
         html = searchtext.exclude_from_search(html, notebook)
         if notebook:  # htmlmin keeps what a `pre` attribute marks as it

@@ -176,6 +176,43 @@ COPY = """
 }
 """
 
+# Each line break inside inline code that splits a token: code breaks at
+# a space, before ".name" or after an underscore between words (the
+# <wbr> the build puts there: lessonbuild/exercises/fragments.py), never
+# mid-word ("transpose(1" / "," / "2)" on a phone's order widget).
+BROKEN_CODE = """
+() => {
+  const hits = [];
+  const range = document.createRange();
+  for (const code of document.querySelectorAll("article code")) {
+    if (code.closest("pre, .katex")) continue;
+    const text = code.textContent;
+    let at = 0, top = null;
+    const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      for (let i = 0; i < t.data.length; i++, at++) {
+        if (/\\s/.test(t.data[i])) continue;
+        range.setStart(t, i);
+        range.setEnd(t, i + 1);
+        const rects = range.getClientRects();
+        if (!rects.length) continue;  // hidden
+        const now = rects[0].top;
+        if (top !== null && now > top + 2) {
+          const before = text[at - 1];
+          const ok = /\\s/.test(before) || before === "_" || t.data[i] === ".";
+          if (!ok) {
+            hits.push(`"${text.slice(Math.max(0, at - 15), at)}" / ` +
+              `"${text.slice(at, at + 15)}" in "${text.slice(0, 40)}"`);
+          }
+        }
+        top = now;
+      }
+    }
+  }
+  return hits;
+}
+"""
+
 # a11y.js sets the cues once fonts are in and a frame has been laid out.
 SETTLED = """
 async () => {
@@ -230,9 +267,9 @@ def visit(browser, base: str, size, axe: bool) -> dict:
     """One visit of every page at ``size`` (width, height): {page label:
     {finding: value}}, and {"errors": [...]} for JavaScript errors.
 
-    Findings: "overflow" and "copy" (slides and notebooks); with ``axe``
-    also "verdicts" and "widgets" (slides) and "axe" (every page: light,
-    then dark's colour contrast).
+    Findings: "overflow", "copy" and "breaks" (slides and notebooks);
+    with ``axe`` also "verdicts" and "widgets" (slides) and "axe" (every
+    page: light, then dark's colour contrast).
     """
     width, height = size
     opened = Pages(browser, base)
@@ -254,6 +291,7 @@ def visit(browser, base: str, size, axe: bool) -> dict:
             if (number, path) != HOME:
                 seen["overflow"] = page.evaluate(MEASURE)
                 seen["copy"] = page.evaluate(COPY)
+                seen["breaks"] = page.evaluate(BROKEN_CODE)
             if not axe:
                 continue
             if path in slides:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.conftest import smallest_label
-from tests.browser.sweep import COPY, MEASURE, SETTLED, SLIDES
+from tests.browser.sweep import BROKEN_CODE, COPY, MEASURE, SETTLED, SLIDES
 
 VIEWPORTS = ("1280x800", "390x844")
 
@@ -40,7 +40,7 @@ def measured(desktop_sweep, phone_sweep):
                 for page, seen in swept["pages"].items()
                 if seen.get(kind)
             }
-            for kind in ("overflow", "copy")
+            for kind in ("overflow", "copy", "breaks")
         }
     return results
 
@@ -148,6 +148,38 @@ def test_copy_button_never_covers_code(measured, viewport):
         f"at {viewport}, a copy button covers code",
         "see the copy-button rules in docs/assets/lesson.css",
     )
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_inline_code_breaks_between_tokens(measured, viewport):
+    found = measured[viewport]["breaks"]
+    assert found == {}, report(
+        found,
+        f"at {viewport}, inline code broken inside a token",
+        "the build marks where code may break (code_breaks in "
+        "lessonbuild/exercises/fragments.py); give it room or a break",
+    )
+
+
+@pytest.mark.browser
+def test_broken_code_check_finds_a_token_split(browser, lesson_server):
+    """The check can fail: slide 33's order widget, its code without the
+    build's break marks, at a phone's width, splits tokens."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        page.goto(lesson_server + dict(SLIDES)[33])
+        page.wait_for_load_state("load")
+        page.evaluate(SETTLED)
+        assert page.evaluate(BROKEN_CODE) == [], "slide 33 must be clean"
+        page.evaluate(
+            """() => document.querySelectorAll(".ex-step code wbr")
+              .forEach((w) => w.remove())"""
+        )
+        hits = page.evaluate(BROKEN_CODE)
+    finally:
+        page.close()
+    assert any("transpose" in hit for hit in hits), hits
 
 
 #: Smallest label a figure may have on a reading page, in CSS pixels.

@@ -7,6 +7,22 @@ import re
 import markdown
 
 _ONE_PARAGRAPH = re.compile(r"^<p>(?P<inner>.*)</p>$", re.DOTALL)
+#: Inline code with nothing but text in it (no highlighting spans).
+_INLINE_CODE = re.compile(r"<code>([^<]*)</code>")
+#: A command-line flag in inline code (``-m``, ``--dirty``): after a
+#: space or at the start, so ``-1`` or ``dim=-1`` is no flag.
+_FLAG = re.compile(r"(?<![^\s])(--?[A-Za-z][\w-]*)")
+#: Where a line of inline code may break besides its spaces: before
+#: ``.name`` (not after ``self``: ``self.W_O`` reads as one; nor before a
+#: file's extension: ``my_mha.py``), and after an underscore between
+#: words (``average_attn_`` / ``weights``, not ``d_`` / ``model``).
+#: Without them a phone's narrow steps and table cells (slide 33's order
+#: widget, 165 px of code) broke tokens anywhere ("transpose(1" / "," /
+#: "2)", "vie" / "w(B", "weigh" / "ts").
+_CODE_BREAK = re.compile(
+    r"(?<=[\w)\]])(?<!\bself)(?=\.[A-Za-z_])(?!\.(?:py|md|ipynb|zip)\b)"
+    r"|(?<=[a-z]{3}_)(?=[a-z]{4})"
+)
 
 
 class Fragments:
@@ -38,3 +54,16 @@ class Fragments:
         if m and "<p>" not in m["inner"] and "<p " not in m["inner"]:
             return m["inner"]
         return out
+
+
+def code_breaks(html: str) -> str:
+    """Each inline code of a page breaking between tokens only: ``<wbr>``
+    at :data:`_CODE_BREAK`, and a command-line flag (:data:`_FLAG`) kept
+    whole, as browsers break after any hyphen ("python -" / "m
+    mha_ref.grade"). No character is added: copying is unchanged."""
+
+    def one(m):
+        text = _FLAG.sub(r'<span class="code-flag">\1</span>', m[1])
+        return f"<code>{_CODE_BREAK.sub('<wbr>', text)}</code>"
+
+    return _INLINE_CODE.sub(one, html)
