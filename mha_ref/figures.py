@@ -74,11 +74,14 @@ def to_svg(fig) -> str:
     return buffer.getvalue()
 
 
-def publish_figure(name: str, fig, *, alt: str) -> None:
+def publish_figure(name: str, fig, *, alt: str, narrow=None) -> None:
     """Record ``fig`` for the build under ``<snippet stem>.<name>``.
 
     ``alt`` describes what the figure shows, for screen readers and for
     anyone whose images do not load; the build refuses an empty one.
+    ``narrow``: the same figure laid out for a phone's column (panels
+    stacked, about 3.7 inches wide), shown there instead of ``fig``,
+    which a phone would otherwise have to scroll sideways.
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(
@@ -93,5 +96,7 @@ def publish_figure(name: str, fig, *, alt: str) -> None:
         "alt": str(alt or "").strip(),
         "svg": to_svg(fig),
     }
+    if narrow is not None:
+        record["narrow"] = to_svg(narrow)
     with open(path, "a", encoding="utf-8") as sink:
         sink.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -29,18 +29,29 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from mha_ref.figures import publish_figure, style  # noqa: E402
 
-with matplotlib.rc_context(style()):
-    fig, axes = plt.subplots(1, maps.shape[0], figsize=(7, 3.4))
-    names = {head: rel for rel, head in result["heads"].items()}
-    for head, ax in enumerate(axes):
-        ax.imshow(maps[head].numpy(), cmap="Blues", vmin=0, vmax=1)
-        ax.set_title(f"head {head}: {names.get(head, '?')} token")
-        ax.set_xlabel("key position")
-        ax.set_ylabel("query position")
-    fig.tight_layout()
+names = {head: rel for rel, head in result["heads"].items()}
+
+
+def draw(narrow=False):
+    """The heads' maps side by side, or stacked for a phone's column."""
+    with matplotlib.rc_context(style()):
+        heads = maps.shape[0]
+        grid = (heads, 1) if narrow else (1, heads)
+        size = (3.7, 6.8) if narrow else (7, 3.4)
+        fig, axes = plt.subplots(*grid, figsize=size)
+        for head, ax in enumerate(axes):
+            ax.imshow(maps[head].numpy(), cmap="Blues", vmin=0, vmax=1)
+            ax.set_title(f"head {head}: {names.get(head, '?')} token")
+            ax.set_xlabel("key position")
+            ax.set_ylabel("query position")
+        fig.tight_layout()
+    return fig
+
+
 publish_figure(
     "heads",
-    fig,
+    draw(),
+    narrow=draw(narrow=True),
     alt=(
         "Attention weights of two trained heads on one sequence. Head "
         f"{result['heads']['previous']} puts its weight on the diagonal "

@@ -38,37 +38,48 @@ def power_of_ten(value, _position):
     return f"{value:g}"
 
 
-with matplotlib.rc_context(style()):
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    ax.plot(
-        heads,
-        counted,
-        marker="o",
-        color=PALETTE[0],
-        label="matmul FLOPs (what FlopCounterMode counts)",
-    )
-    ax.plot(
-        heads,
-        score_elements,
-        marker="s",
-        color=PALETTE[1],
-        label="score / softmax elements, h·T²",
-    )
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    # Tick labels as plain text ("512", "10⁶"), not mathtext: the SVG's
-    # text stays text, and no TeX is parsed for each label.
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_major_formatter(FuncFormatter(power_of_ten))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("number of heads h (d_model = 512, T = 128)")
-    ax.set_ylabel("count, log scale")
-    ax.legend(frameon=False, fontsize=9)
-    fig.tight_layout()
+def draw(narrow=False):
+    """The two counts against h; narrower and taller for a phone."""
+    with matplotlib.rc_context(style()):
+        size = (3.7, 3.6) if narrow else (6.4, 3.6)
+        fig, ax = plt.subplots(figsize=size)
+        # Narrow: each long label on two lines.
+        fit = (lambda t: t.replace(" (", "\n(")) if narrow else str
+        ax.plot(
+            heads,
+            counted,
+            marker="o",
+            color=PALETTE[0],
+            label=fit("matmul FLOPs (what FlopCounterMode counts)"),
+        )
+        ax.plot(
+            heads,
+            score_elements,
+            marker="s",
+            color=PALETTE[1],
+            label="score / softmax elements, h·T²",
+        )
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        # Tick labels as plain text ("512", "10⁶"), not mathtext: the SVG's
+        # text stays text, and no TeX is parsed for each label.
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_major_formatter(FuncFormatter(power_of_ten))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel(fit("number of heads h (d_model = 512, T = 128)"))
+        ax.set_ylabel("count, log scale")
+        # Narrow: under the axes, where it covers no line.
+        under = {"loc": "upper left", "bbox_to_anchor": (0, -0.42)}
+        ax.legend(frameon=False, fontsize=9, **(under if narrow else {}))
+        fig.tight_layout()
+    return fig
+
+
 publish_figure(
     "cost",
-    fig,
+    draw(),
+    narrow=draw(narrow=True),
     alt=(
         "Two lines against the number of heads h from 1 to 512, log scales. "
         f"Counted matmul FLOPs stay flat at {counted[0]:,}. The score and "

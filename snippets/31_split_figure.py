@@ -44,10 +44,14 @@ from matplotlib.colors import ListedColormap  # noqa: E402
 from mha_ref.figures import PALETTE, publish_figure, style  # noqa: E402
 
 
-def draw(panels, title):
-    """Each panel: one row per row of the split, coloured by head slice."""
+def draw(panels, title, narrow=False):
+    """Each panel: one row per row of the split, coloured by head slice;
+    side by side, or stacked for a phone's column (``narrow``)."""
     with matplotlib.rc_context(style()):
-        fig, axes = plt.subplots(1, len(panels), figsize=(7.5, 3.6))
+        if narrow:
+            fig, axes = plt.subplots(len(panels), 1, figsize=(3.7, 7.4))
+        else:
+            fig, axes = plt.subplots(1, len(panels), figsize=(7.5, 3.6))
         cmap = ListedColormap(PALETTE[:h])
         for ax, (label, (position, head)) in zip(axes, panels, strict=True):
             ax.imshow(head.numpy(), cmap=cmap, vmin=0, vmax=h - 1)
@@ -67,21 +71,26 @@ def draw(panels, title):
                         color="white",
                         fontsize=8,
                     )
-        fig.suptitle(title, fontsize=11)
+        fig.suptitle(
+            title.replace(", ", ",\n") if narrow else title, fontsize=11
+        )
         fig.tight_layout()
     return fig
 
 
 KEY = "colour = head slice of the features, pN = position N"
+FLAT = [
+    ("correct: view, then transpose", correct),
+    ("wrong: view(B, T*h, d_k)", flat),
+]
+DIRECT = [
+    ("correct: view, then transpose", correct),
+    ("wrong: view(B, h, T, d_k)", direct),
+]
 publish_figure(
     "flat",
-    draw(
-        [
-            ("correct: view, then transpose", correct),
-            ("wrong: view(B, T*h, d_k)", flat),
-        ],
-        KEY,
-    ),
+    draw(FLAT, KEY),
+    narrow=draw(FLAT, KEY, narrow=True),
     alt=(
         "Two grids of 8 rows by 4 features, each cell coloured by the head "
         "slice its features come from and labelled with its position. "
@@ -93,13 +102,8 @@ publish_figure(
 )
 publish_figure(
     "direct",
-    draw(
-        [
-            ("correct: view, then transpose", correct),
-            ("wrong: view(B, h, T, d_k)", direct),
-        ],
-        KEY,
-    ),
+    draw(DIRECT, KEY),
+    narrow=draw(DIRECT, KEY, narrow=True),
     alt=(
         "Two grids of 8 rows by 4 features. Correct split: head 0's rows "
         "hold positions 0, 1, 2, 3, all in head 0's colour. Direct view: "

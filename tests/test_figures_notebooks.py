@@ -99,12 +99,14 @@ def test_slide_shows_a_figure_with_alt_text(built_site, number):
     page = built_site / Path(slide.path).relative_to("docs")
     html = page.with_suffix(".html").read_text(encoding="utf-8")
     images = re.findall(
-        r'<figure class="?lesson-figure"?><img src="([^"]+)" alt="([^"]*)"',
+        r'<figure class="?lesson-figure[^>]*>(?:<picture><source media="'
+        r'[^"]+" srcset="([^"]+)">)?<img src="([^"]+)" alt="([^"]*)"',
         html,
     )
     assert images, f"slide {number} shows no figure"
-    for src, alt in images:
+    for narrow, src, alt in images:
         assert (page.parent / src).is_file(), src
+        assert not narrow or (page.parent / narrow).is_file(), narrow
         assert len(alt.split()) >= 10
 
 

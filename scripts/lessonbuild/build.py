@@ -262,16 +262,20 @@ class Build:
 
     def add_files(self, files, config):
         """The figures snippets published (``figures/<id>.svg``, where
-        ``{{ figure(id) }}`` points), ``mha_ref.zip`` for copied code, and
-        the notebooks, written under ``.cache/notebooks`` (the lesson
-        plugin is listed before mkdocs-jupyter, so its ``on_files`` sees
-        them)."""
+        ``{{ figure(id) }}`` points, and ``<id>.narrow.svg``, a phone's),
+        ``mha_ref.zip`` for copied code, and the notebooks, written under
+        ``.cache/notebooks`` (the lesson plugin is listed before
+        mkdocs-jupyter, so its ``on_files`` sees them)."""
         from mkdocs.structure.files import File
 
         figures = self.result.figures if self.result else {}
         for figure_id, data in figures.items():
-            path = f"figures/{figure_id}.svg"
-            files.append(File.generated(config, path, content=data["svg"]))
+            for key, suffix in (("svg", ".svg"), ("narrow", ".narrow.svg")):
+                if key in data:
+                    path = f"figures/{figure_id}{suffix}"
+                    files.append(
+                        File.generated(config, path, content=data[key])
+                    )
         if self.deck is None or not self.deck.slides:
             return files
         package = notebooks.package_zip(self.deck.root / "mha_ref")

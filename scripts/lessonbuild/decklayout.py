@@ -75,6 +75,12 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     ]
     for link in anchors:
         link.decompose()
+    # The stage is a 1280x720 screen however small the window showing it:
+    # a figure's layout for a phone's column (its <source>) never fits it.
+    for picture in _tags(soup, "picture"):
+        for source in _tags(picture, "source"):
+            source.decompose()
+        picture.unwrap()
     notes = []
     for box in _tags(soup, "details", "instructor"):
         if summary := box.find("summary"):

@@ -93,7 +93,8 @@ def define_env(env):
     @env.macro
     def figure(figure_id):
         """A published figure (the plugin writes ``figures/<id>.svg``),
-        linked relatively, so the page works from disk too."""
+        linked relatively, so the page works from disk too; a phone gets
+        its narrow layout (``<id>.narrow.svg``) where it has one."""
         figures = lesson().result.figures
         if figure_id not in figures:
             message = unknown_figure_message(figure_id, sorted(figures))
@@ -101,9 +102,16 @@ def define_env(env):
         data = figures[figure_id]
         depth = env.page.url.count("/") if env.page else 0
         src = escape("../" * depth + f"figures/{figure_id}.svg")
+        img = f'<img src="{src}" alt="{escape(data["alt"])}" loading="lazy">'
+        if "narrow" not in data:
+            return f'<figure class="lesson-figure">{img}</figure>'
+        # Where the column is narrower than the wide drawing stays legible
+        # (500 px: figures.css), the snippet's layout for a phone.
+        narrow = src.removesuffix(".svg") + ".narrow.svg"
         return (
-            f'<figure class="lesson-figure"><img src="{src}" '
-            f'alt="{escape(data["alt"])}" loading="lazy"></figure>'
+            '<figure class="lesson-figure lesson-figure--narrow"><picture>'
+            f'<source media="(max-width: 34em)" srcset="{narrow}">{img}'
+            "</picture></figure>"
         )
 
     @env.macro

@@ -192,9 +192,10 @@ def test_figure_labels_are_legible(
     browser, lesson_server, built_site, viewport
 ):
     """Every figure of every slide, as drawn at this width (a phone's
-    column is narrower than a figure can shrink to: it then scrolls
-    sideways, which test_every_slide_fits_or_scrolls_with_a_cue checks),
-    has labels of at least LEAST_LABEL CSS pixels."""
+    column is narrower than a wide figure can shrink to: it shows the
+    figure's narrow layout, or else scrolls sideways, which
+    test_every_slide_fits_or_scrolls_with_a_cue checks), has labels of at
+    least LEAST_LABEL CSS pixels."""
     width, height = map(int, viewport.split("x"))
     pages = [
         path
@@ -220,6 +221,42 @@ def test_figure_labels_are_legible(
     finally:
         context.close()
     assert not small, small
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+def test_a_phone_gets_each_figures_narrow_layout_whole(
+    browser, lesson_server, built_site, viewport
+):
+    """A figure drawn for a phone too (publish_figure's ``narrow``)
+    shows that drawing on a phone, whole in the column, not 500 px to
+    scroll sideways (slides 31 and 41); a desktop gets the wide one."""
+    width, height = map(int, viewport.split("x"))
+    phone = width < 500
+    context = browser.new_context(viewport={"width": width, "height": height})
+    seen, wrong = 0, []
+    try:
+        page = context.new_page()
+        for _, path in SLIDES:
+            html = (built_site / path).read_text(encoding="utf-8")
+            if "lesson-figure--narrow" not in html:
+                continue
+            page.goto(lesson_server + path)
+            for figure in page.locator(".lesson-figure--narrow").all():
+                figure.scroll_into_view_if_needed()
+                img = figure.locator("img")
+                img.evaluate("(i) => i.decode()")
+                src = img.evaluate("(i) => i.currentSrc")
+                hidden = figure.evaluate(
+                    "(f) => f.scrollWidth - f.clientWidth"
+                )
+                seen += 1
+                if src.endswith(".narrow.svg") != phone or (phone and hidden):
+                    wrong.append(f"{path}: {src}, {hidden}px scrolled out")
+    finally:
+        context.close()
+    assert seen >= 4, "slides 9, 17, 31 and 41 have a narrow layout"
+    assert not wrong, wrong
 
 
 @pytest.mark.browser

@@ -130,14 +130,12 @@ def _collect_table(rel: str, record, result) -> str:
 
 
 def _collect_figure(rel: str, record: dict, result) -> str:
-    """A figure a run published (``mha_ref.publish_figure``)."""
+    """A figure a run published (``mha_ref.publish_figure``), and its
+    layout for a phone's column if it has one."""
     name, alt, svg = record.get("name"), record.get("alt"), record.get("svg")
     figure_id = f"{Path(rel).stem}.{name}"
-    most = _limit(FIGURE_KB_ENV, 2048)
-    if not isinstance(name, str) or not isinstance(svg, str):
+    if not isinstance(name, str):
         return f"{rel} wrote a figure record the engine cannot read"
-    if not svg.lstrip().startswith(("<?xml", "<svg")):
-        return f"{rel}: figure {name!r} is not SVG"
     if not isinstance(alt, str) or not alt.strip():
         return (
             f"{rel}: figure {name!r} has no alt text; pass "
@@ -145,18 +143,36 @@ def _collect_figure(rel: str, record: dict, result) -> str:
         )
     if figure_id in result.figures:
         return f"{rel} published figure {name!r} twice"
+    figure = {"alt": alt.strip()}
+    drawings = {"svg": svg}
+    if "narrow" in record:
+        drawings["narrow"] = record["narrow"]
+    for key, drawing in drawings.items():
+        what = f"figure {name!r}" + (" (narrow)" if key == "narrow" else "")
+        figure[key], problem = _safe_svg(rel, what, drawing)
+        if problem:
+            return problem
+    result.figures[figure_id] = figure
+    return ""
+
+
+def _safe_svg(rel: str, what: str, svg) -> tuple[str, str]:
+    """(the SVG, sanitised; "") or ("", why it cannot be published)."""
+    most = _limit(FIGURE_KB_ENV, 2048)
+    if not isinstance(svg, str):
+        return "", f"{rel} wrote a figure record the engine cannot read"
+    if not svg.lstrip().startswith(("<?xml", "<svg")):
+        return "", f"{rel}: {what} is not SVG"
     if len(svg.encode()) > most << 10:
-        return (
-            f"{rel}: figure {name!r} is {len(svg.encode()) >> 10} KiB; a "
+        return "", (
+            f"{rel}: {what} is {len(svg.encode()) >> 10} KiB; a "
             f"figure is at most {most} KiB (fewer points, a raster for "
             f"dense data, or set {FIGURE_KB_ENV})"
         )
     try:
-        svg, _ = sanitise(svg)
+        return sanitise(svg)[0], ""
     except UnsafeSvg as exc:
-        return f"{rel}: figure {name!r} cannot be published: {exc}"
-    result.figures[figure_id] = {"alt": alt.strip(), "svg": svg}
-    return ""
+        return "", f"{rel}: {what} cannot be published: {exc}"
 
 
 def _collect_value(rel: str, record: dict, result) -> str:
