@@ -1132,6 +1132,33 @@ def test_a_published_svg_is_sanitised():
         )
 
 
+def test_a_figures_narrow_drawing_is_checked_like_the_wide_one():
+    """A figure's drawing for phones (publish_figure's ``narrow``) is
+    published as a file of its own: sanitised like the wide one, and a
+    narrow drawing that is no SVG is refused, naming it."""
+    from types import SimpleNamespace
+
+    from lessonbuild.engine.tables import collect_tables
+
+    svg = '<svg xmlns="http://www.w3.org/2000/svg"><rect width="1"/></svg>'
+    evil = svg.replace("</svg>", "<script>alert(1)</script></svg>")
+
+    def collect(narrow):
+        result = SimpleNamespace(figures={}, problems=[], refused=set())
+        record = {"kind": "figure", "name": "f", "alt": "a figure", "svg": svg}
+        raw = json.dumps({**record, "narrow": narrow}) + "\n"
+        collect_tables("snippets/x.py", raw, ("docs/s.md", 3), result)
+        return result
+
+    kept = collect(evil)
+    assert kept.problems == []
+    assert kept.figures["x.f"]["svg"] == svg
+    assert "script" not in kept.figures["x.f"]["narrow"]
+    refused = collect("not a drawing")
+    assert refused.figures == {} and refused.refused == {"x.f"}
+    assert "figure 'f' (narrow) is not SVG" in refused.problems[0].message
+
+
 def test_katex_refuses_what_trust_false_would_only_colour(tmp_path):
     """Issue 31: `\\href{javascript:...}` built (KaTeX showed it red)."""
     from lessonbuild.mathrender import MathRenderer
