@@ -47,50 +47,62 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from mha_ref.figures import INK, PALETTE, publish_figure, style  # noqa: E402
 
-with matplotlib.rc_context(style()):
-    fig, ax = plt.subplots(figsize=(8.4, 4.4))
-    ax.set_axis_off()
-    n = len(steps)
-    for i, (label, tensor) in enumerate(steps):
-        y = n - 1 - i
-        colour = PALETTE[1] if tensor.dim() == 4 else PALETTE[0]
-        ax.text(
-            0.5,
-            y,
-            label,
-            ha="center",
-            va="center",
-            fontsize=11,
-            bbox={
-                "boxstyle": "round,pad=0.4",
-                "fc": "none",
-                "ec": colour,
-                "lw": 1.6,
-            },
-        )
-        ax.text(
-            0.93,
-            y,
-            shape_str(tensor.shape),
-            ha="right",
-            va="center",
-            fontsize=10,
-            color=colour,
-            family="monospace",
-        )
-        if i:
-            ax.annotate(
-                "",
-                xy=(0.5, y + 0.28),
-                xytext=(0.5, y + 0.72),
-                arrowprops={"arrowstyle": "->", "color": INK},
+
+def draw(narrow=False):
+    """The chain of boxes, each step's shape beside it; for a phone's
+    column (``narrow``) the shape goes under its box."""
+    with matplotlib.rc_context(style()):
+        fig, ax = plt.subplots(figsize=(3.7, 6.4) if narrow else (8.4, 4.4))
+        ax.set_axis_off()
+        n = len(steps)
+        # Narrow: the box above its row's middle, the shape under it.
+        box_y, shape_x, shape_y = (0.2, 0.5, -0.22) if narrow else (0, 0.93, 0)
+        for i, (label, tensor) in enumerate(steps):
+            y = n - 1 - i
+            colour = PALETTE[1] if tensor.dim() == 4 else PALETTE[0]
+            ax.text(
+                0.5,
+                y + box_y,
+                label,
+                ha="center",
+                va="center",
+                fontsize=10 if narrow else 11,
+                bbox={
+                    "boxstyle": "round,pad=0.4",
+                    "fc": "none",
+                    "ec": colour,
+                    "lw": 1.6,
+                },
             )
-    ax.text(0.99, n - 0.45, "shape of the run", ha="right", fontsize=9)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(-0.6, n - 0.3)
+            ax.text(
+                shape_x,
+                y + shape_y,
+                shape_str(tensor.shape),
+                ha="center" if narrow else "right",
+                va="center",
+                fontsize=10,
+                color=colour,
+                family="monospace",
+            )
+            if i:
+                top = y + 1 + (shape_y - 0.14 if narrow else -0.28)
+                ax.annotate(
+                    "",
+                    xy=(0.5, y + box_y + 0.28),
+                    xytext=(0.5, top),
+                    arrowprops={"arrowstyle": "->", "color": INK},
+                )
+        if not narrow:
+            ax.text(0.99, n - 0.45, "shape of the run", ha="right", fontsize=9)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(-0.6, n - 0.3)
+    return fig
+
+
 publish_figure(
     "dataflow",
-    fig,
+    draw(),
+    narrow=draw(narrow=True),
     alt=(
         "The dataflow of multi-head attention as a chain of boxes, with the "
         "shape of a real run beside each: "

@@ -1139,8 +1139,8 @@
         // the d_k cell, true for every variant without a thought).
         const verdicts = cells.map((td, r) =>
           judgeCell(math, input(td).value, spec.cells[r], w.state.variant, spec));
-        const unread = cells.filter((td, r) => verdicts[r].unread);
-        const named = cells.filter((td, r) => verdicts[r].named);
+        const unread = cells.filter((_td, r) => verdicts[r].unread);
+        const named = cells.filter((_td, r) => verdicts[r].named);
         if (unread.length || named.length) {
           clearWhy();
           cells.forEach((td) => {
