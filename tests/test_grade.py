@@ -387,12 +387,10 @@ def test_a_file_that_runs_the_reference_fails(
 
 
 # forward hands the work to PyTorch's own multi-head attention: the
-# layer the grader compares against, so every value matched.
-TORCH_MHA_FUNCTIONAL = _bug(
-    "    def forward(self, query, key, value, mask=None, is_causal=False):\n",
-    """    def forward(self, query, key, value, mask=None, is_causal=False):
-        import torch.nn.functional as F
-
+# layer the grader compares against, so every value matched. Both build
+# its mask (True = blocked, one per head) the same way, then call it.
+_TORCH_MHA = """\
+    def forward(self, query, key, value, mask=None, is_causal=False):
         B, T_q, d = query.shape
         T_k = key.size(1)
         allowed = torch.ones(T_q, T_k, dtype=torch.bool)
@@ -401,44 +399,43 @@ TORCH_MHA_FUNCTIONAL = _bug(
         if mask is not None:
             allowed = allowed & mask
         blocked = ~allowed.expand(B, self.h, T_q, T_k)
-        out, w = F.multi_head_attention_forward(
+        blocked = blocked.reshape(B * self.h, T_q, T_k)
+{call}
+    def unused(self, query, key, value, mask=None, is_causal=False):
+"""
+FORWARD = (
+    "    def forward(self, query, key, value, mask=None, is_causal=False):\n"
+)
+TORCH_MHA_FUNCTIONAL = _bug(
+    FORWARD,
+    _TORCH_MHA.format(
+        call="""\
+        out, w = nn.functional.multi_head_attention_forward(
             query.transpose(0, 1), key.transpose(0, 1),
             value.transpose(0, 1), d, self.h, None, None, None, None,
             False, 0.0, self.W_O.weight, None, training=self.training,
             need_weights=True, use_separate_proj_weight=True,
-            attn_mask=blocked.reshape(B * self.h, T_q, T_k),
-            q_proj_weight=self.W_Q.weight, k_proj_weight=self.W_K.weight,
-            v_proj_weight=self.W_V.weight, average_attn_weights=False,
+            attn_mask=blocked, q_proj_weight=self.W_Q.weight,
+            k_proj_weight=self.W_K.weight, v_proj_weight=self.W_V.weight,
+            average_attn_weights=False,
         )
         return out.transpose(0, 1), w
-
-    def unused(self, query, key, value, mask=None, is_causal=False):
-""",
+"""
+    ),
 )
 TORCH_MHA_LAYER = _bug(
-    "    def forward(self, query, key, value, mask=None, is_causal=False):\n",
-    """    def forward(self, query, key, value, mask=None, is_causal=False):
-        B, T_q, d = query.shape
-        T_k = key.size(1)
+    FORWARD,
+    _TORCH_MHA.format(
+        call="""\
         layer = nn.MultiheadAttention(d, self.h, bias=False, batch_first=True)
         with torch.no_grad():
             layer.in_proj_weight.copy_(torch.cat(
                 [self.W_Q.weight, self.W_K.weight, self.W_V.weight]))
             layer.out_proj.weight.copy_(self.W_O.weight)
-        allowed = torch.ones(T_q, T_k, dtype=torch.bool)
-        if is_causal:
-            allowed = allowed.tril()
-        if mask is not None:
-            allowed = allowed & mask
-        blocked = ~allowed.expand(B, self.h, T_q, T_k)
-        return layer(
-            query, key, value, need_weights=True,
-            attn_mask=blocked.reshape(B * self.h, T_q, T_k),
-            average_attn_weights=False,
-        )
-
-    def unused(self, query, key, value, mask=None, is_causal=False):
-""",
+        return layer(query, key, value, attn_mask=blocked,
+                     average_attn_weights=False)
+"""
+    ),
 )
 
 

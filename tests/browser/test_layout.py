@@ -25,10 +25,29 @@ from tests.browser.sweep import BROKEN_CODE, COPY, MEASURE, SETTLED, SLIDES
 VIEWPORTS = ("1280x800", "390x844")
 
 
+#: Each finding of the page sweeps: what it means, and how to fix it.
+FINDINGS = {
+    "overflow": (
+        "content wider than its container",
+        "make it fit (break the line, aligned math) or scroll in one of "
+        "a11y.js's SCROLLERS, which sets the cue and tabindex",
+    ),
+    "copy": (
+        "a copy button covers code",
+        "see the copy-button rules in docs/assets/lesson.css",
+    ),
+    "breaks": (
+        "inline code broken inside a token",
+        "the build marks where code may break (code_breaks in "
+        "lessonbuild/exercises/fragments.py); give it room or a break",
+    ),
+}
+
+
 @pytest.fixture(scope="module")
 def measured(desktop_sweep, phone_sweep):
     """Each viewport's findings (every slide and notebook page opened once
-    per viewport by sweep.py): {viewport: {"overflow" | "copy": {page
+    per viewport by sweep.py): {viewport: {kind of FINDINGS: {page
     label: problems}}}."""
     results = {}
     for viewport, swept in zip(
@@ -40,7 +59,7 @@ def measured(desktop_sweep, phone_sweep):
                 for page, seen in swept["pages"].items()
                 if seen.get(kind)
             }
-            for kind in ("overflow", "copy", "breaks")
+            for kind in FINDINGS
         }
     return results
 
@@ -129,37 +148,14 @@ def test_copy_check_finds_a_button_over_code(browser, lesson_server):
 
 @pytest.mark.browser
 @pytest.mark.parametrize("viewport", VIEWPORTS)
-def test_every_slide_fits_or_scrolls_with_a_cue(measured, viewport):
-    found = measured[viewport]["overflow"]
-    assert found == {}, report(
-        found,
-        f"at {viewport}, content wider than its container",
-        "make it fit (break the line, aligned math) or scroll in one of "
-        "a11y.js's SCROLLERS, which sets the cue and tabindex",
-    )
-
-
-@pytest.mark.browser
-@pytest.mark.parametrize("viewport", VIEWPORTS)
-def test_copy_button_never_covers_code(measured, viewport):
-    found = measured[viewport]["copy"]
-    assert found == {}, report(
-        found,
-        f"at {viewport}, a copy button covers code",
-        "see the copy-button rules in docs/assets/lesson.css",
-    )
-
-
-@pytest.mark.browser
-@pytest.mark.parametrize("viewport", VIEWPORTS)
-def test_inline_code_breaks_between_tokens(measured, viewport):
-    found = measured[viewport]["breaks"]
-    assert found == {}, report(
-        found,
-        f"at {viewport}, inline code broken inside a token",
-        "the build marks where code may break (code_breaks in "
-        "lessonbuild/exercises/fragments.py); give it room or a break",
-    )
+@pytest.mark.parametrize("kind", list(FINDINGS))
+def test_no_page_has_it(measured, viewport, kind):
+    """Every slide fits its column or scrolls with a cue ("overflow"),
+    no copy button covers code ("copy"), and inline code breaks only
+    between tokens ("breaks")."""
+    what, fix = FINDINGS[kind]
+    found = measured[viewport][kind]
+    assert found == {}, report(found, f"at {viewport}, {what}", fix)
 
 
 @pytest.mark.browser
@@ -194,8 +190,8 @@ def test_figure_labels_are_legible(
     """Every figure of every slide, as drawn at this width (a phone's
     column is narrower than a wide figure can shrink to: it shows the
     figure's narrow layout, or else scrolls sideways, which
-    test_every_slide_fits_or_scrolls_with_a_cue checks), has labels of at
-    least LEAST_LABEL CSS pixels."""
+    test_no_page_has_it checks), has labels of at least LEAST_LABEL CSS
+    pixels."""
     width, height = map(int, viewport.split("x"))
     pages = [
         path
