@@ -35,6 +35,7 @@ import os
 import struct
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 
@@ -257,9 +258,7 @@ class _Runner:
             if request is None:
                 return
             op = request.pop("op")
-            faulthandler.dump_traceback_later(
-                self.timeout, exit=True, file=self.dump
-            )
+            _arm_watchdog(self.timeout, self.dump)
             seen: set[str] = set()
             torch_mha: set[str] = set()
             try:
@@ -274,6 +273,25 @@ class _Runner:
             finally:
                 faulthandler.cancel_dump_traceback_later()
             send(replies, reply)
+
+
+def _arm_watchdog(timeout: float, file) -> None:
+    """Dump the stack and exit after ``timeout`` s (faulthandler's
+    watchdog: a thread per call). A file that started threads up to the
+    process limit left no room for it, and the child died between two
+    requests ("unable to start watchdog thread"), a FAIL blaming an
+    exit() the file never called: while the file's threads end, try
+    again for up to a second; then go on without it (the grader keeps
+    each request's time limit itself, with or without a stack)."""
+    deadline = time.monotonic() + 1.0
+    while True:
+        try:
+            faulthandler.dump_traceback_later(timeout, exit=True, file=file)
+            return
+        except RuntimeError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
 
 
 def _items(result) -> list | str:
