@@ -177,9 +177,11 @@ COPY = """
 """
 
 # Each line break inside inline code that splits a token: code breaks at
-# a space, before ".name" or after an underscore between words (the
-# <wbr> the build puts there: lessonbuild/exercises/fragments.py), never
-# mid-word ("transpose(1" / "," / "2)" on a phone's order widget).
+# a space, before ".name", and in a table cell after an underscore
+# between words, a bracket or a "*" (the <wbr> the build puts there:
+# code_breaks in lessonbuild/exercises/fragments.py), never mid-word
+# ("transpose(1" / "," / "2)" on a phone's order widget, "num_" /
+# "heads" in a line).
 BROKEN_CODE = """
 () => {
   const hits = [];
@@ -187,6 +189,7 @@ BROKEN_CODE = """
   for (const code of document.querySelectorAll("article code")) {
     if (code.closest("pre, .katex")) continue;
     const text = code.textContent;
+    const cell = !!code.closest("td, th");  // there, after _ ( [ * too
     let at = 0, top = null;
     const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
     for (let t = walker.nextNode(); t; t = walker.nextNode()) {
@@ -199,7 +202,8 @@ BROKEN_CODE = """
         const now = rects[0].top;
         if (top !== null && now > top + 2) {
           const before = text[at - 1];
-          const ok = /\\s/.test(before) || before === "_" || t.data[i] === ".";
+          const ok = /\\s/.test(before) || t.data[i] === "." ||
+            (cell && "_([*".includes(before));
           if (!ok) {
             hits.push(`"${text.slice(Math.max(0, at - 15), at)}" / ` +
               `"${text.slice(at, at + 15)}" in "${text.slice(0, 40)}"`);

@@ -309,6 +309,49 @@ def lesson_checks(lesson_variants):
     return found
 
 
+def test_a_fill_ins_key_fits_a_phone_and_breaks_between_tokens(
+    lesson_pages, lesson_fill_ins
+):
+    """The key of every fill-in, opened after a try on a phone: its
+    three columns of formulas fit the column (slide 52's needed 303 px
+    of 299) and break only between tokens (slide 8's read "(d_model" /
+    "," / "d_model" and "numbe" / "rs")."""
+    from tests.browser.sweep import BROKEN_CODE
+
+    problems = {}
+    for name in lesson_fill_ins:
+        page = lesson_pages.open(name, width=390)
+        section = page.locator("section.ex-fill-in").first
+        cells = section.locator("input.ex-cell")
+        for i in range(cells.count()):
+            cells.nth(i).fill("0")
+        section.get_by_role("button", name="Check", exact=True).click()
+        key = section.locator("details.ex-key").first
+        key.locator("summary").click()
+        table = key.locator(".ex-table table")
+        expect(table).to_be_visible()
+        wide = key.evaluate(
+            """k => [...k.querySelectorAll(".ex-table, .ex-table *")]
+              .filter((e) => !e.closest(".katex"))
+              .filter((e) => e.scrollWidth > e.clientWidth + 1).length"""
+        )
+        # Words too: a header cut inside a word is no better.
+        cut = key.evaluate(
+            """k => [...k.querySelectorAll("thead th")].filter((th) => {
+              const r = document.createRange();
+              r.selectNodeContents(th);
+              const words = th.textContent.trim().split(/\\s+/).length;
+              const lines = new Set([...r.getClientRects()]
+                .map((x) => Math.round(x.top))).size;
+              return lines > words;
+            }).map((th) => th.textContent)"""
+        )
+        broken = page.evaluate(BROKEN_CODE)
+        if wide or cut or broken:
+            problems[name] = (wide, cut, broken)
+    assert not problems, problems
+
+
 def shown_variant(section, exercise: FillIn | Check) -> dict[str, str]:
     """The engine's row for the numbers the page shows now."""
     shown = {

@@ -14,15 +14,22 @@ _INLINE_CODE = re.compile(r"<code>([^<]*)</code>")
 _FLAG = re.compile(r"(?<![^\s])(--?[A-Za-z][\w-]*)")
 #: Where a line of inline code may break besides its spaces: before
 #: ``.name`` (not after ``self``: ``self.W_O`` reads as one; nor before a
-#: file's extension: ``my_mha.py``), and after an underscore between
-#: words (``average_attn_`` / ``weights``, not ``d_`` / ``model``).
-#: Without them a phone's narrow steps and table cells (slide 33's order
-#: widget, 165 px of code) broke tokens anywhere ("transpose(1" / "," /
-#: "2)", "vie" / "w(B", "weigh" / "ts").
+#: file's extension: ``my_mha.py``). Without it a phone's narrow steps
+#: (slide 33's order widget, 165 px of code) broke tokens anywhere
+#: ("transpose(1" / "," / "2)", "vie" / "w(B").
 _CODE_BREAK = re.compile(
     r"(?<=[\w)\]])(?<!\bself)(?=\.[A-Za-z_])(?!\.(?:py|md|ipynb|zip)\b)"
-    r"|(?<=[a-z]{3}_)(?=[a-z]{4})"
 )
+#: In a table cell, a phone's column shared by three, also after an
+#: underscore between words (``average_attn_`` / ``weights``, not
+#: ``d_`` / ``model``), an opening bracket or a product's ``*``
+#: (``3*h*d_model*`` / ``d_k``); in running text a name moves to the
+#: next line whole ("num_" / "heads" read as two names).
+_CELL_BREAK = re.compile(
+    _CODE_BREAK.pattern
+    + r"|(?<=[a-z]{3}_)(?=[a-z]{4})|(?<=[(\[])(?=\w)|(?<=\w\*)(?=\w)"
+)
+_CELL = re.compile(r"<t[dh][\s>].*?</t[dh]>", re.DOTALL)
 
 
 class Fragments:
@@ -58,12 +65,19 @@ class Fragments:
 
 def code_breaks(html: str) -> str:
     """Each inline code of a page breaking between tokens only: ``<wbr>``
-    at :data:`_CODE_BREAK`, and a command-line flag (:data:`_FLAG`) kept
-    whole, as browsers break after any hyphen ("python -" / "m
-    mha_ref.grade"). No character is added: copying is unchanged."""
+    at :data:`_CODE_BREAK` (:data:`_CELL_BREAK` in a table cell), and a
+    command-line flag (:data:`_FLAG`) kept whole, as browsers break after
+    any hyphen ("python -" / "m mha_ref.grade"). No character is added:
+    copying is unchanged."""
 
-    def one(m):
-        text = _FLAG.sub(r'<span class="code-flag">\1</span>', m[1])
-        return f"<code>{_CODE_BREAK.sub('<wbr>', text)}</code>"
+    def marked(breaks):
+        def one(m):
+            text = _FLAG.sub(r'<span class="code-flag">\1</span>', m[1])
+            return f"<code>{breaks.sub('<wbr>', text)}</code>"
 
-    return _INLINE_CODE.sub(one, html)
+        return one
+
+    # Cells first: their code, once marked, is no plain-text code below.
+    in_cells = marked(_CELL_BREAK)
+    html = _CELL.sub(lambda c: _INLINE_CODE.sub(in_cells, c[0]), html)
+    return _INLINE_CODE.sub(marked(_CODE_BREAK), html)
