@@ -1,9 +1,8 @@
 """Trace d_model=8, h=2, d_k=4, seq=4, batch=1 through MHA.
 
-Shows the lesson's nn.MultiheadAttention run (the slide's code block),
-then replays the same weights step by step through mha_ref to publish
-every intermediate shape: the tensor / shape / note table (the slide's
-fold shows the whole file).
+Shows the lesson's nn.MultiheadAttention run, then (unshown) replays the
+same weights step by step through mha_ref to publish every intermediate
+shape: the tensor / shape / note table.
 """
 
 # --8<-- [start:show]

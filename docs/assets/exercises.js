@@ -244,9 +244,9 @@
     return points.every((point, k) => symbolic.every((p, i) =>
       partMatches(partValue(math, p, point), atPoints[k][i])));
   }
-  // The verdict for one cell: {ok, wrong: index of the wrong form, axes};
-  // unread: not a number or an expression; named: the answer uses the
-  // symbol the cell asks for ("d_k" for d_k is true and no answer).
+  // The verdict for one cell: {ok, wrong: index of the wrong form, axes},
+  // or unread (no number or expression), or named (it uses the symbol the
+  // cell asks for).
   function judgeCell(math, text, cell, v, spec) {
     const parts = splitAnswer(text, cell.shape);
     if (!parts) return { ok: false, wrong: -1, unread: true };
@@ -1133,35 +1133,32 @@
       }
       loadMath().then((math) => {
         // A cell the checker cannot read is no answer either (a word
-        // typed in every cell opened the key): it says so, and nothing
-        // is graded or unlocked.
-        // Nor is a cell that names the quantity it asks for ("d_k" in
-        // the d_k cell, true for every variant without a thought).
-        const verdicts = cells.map((td, r) =>
-          judgeCell(math, input(td).value, spec.cells[r], w.state.variant, spec));
-        const unread = cells.filter((_td, r) => verdicts[r].unread);
-        const named = cells.filter((_td, r) => verdicts[r].named);
-        if (unread.length || named.length) {
+        // typed in every cell opened the key), nor one that names the
+        // quantity it asks for ("d_k" in the d_k cell, right for every
+        // variant without a thought): it says so, and nothing is graded
+        // or unlocked.
+        const says = [];
+        const bad = cells.filter((td, r) => {
+          const c = spec.cells[r];
+          const v = judgeCell(math, input(td).value, c, w.state.variant, spec);
+          if (v.named) says.push(`The cell for ${c.asks} holds ${c.asks} ` +
+            "itself: say what it is, as a number or from the other symbols.");
+          return v.unread || v.named;
+        });
+        const unread = bad.length - says.length;
+        if (unread) {
+          says.unshift(`${unread} of ${cells.length} cells could not be read ` +
+            "as a number or an expression in the lesson's symbols " +
+            "(d_model, h, d_k, T, B).");
+        }
+        if (bad.length) {
           clearWhy();
           cells.forEach((td) => {
             mark(td, null);
-          });
-          unread.concat(named).forEach((td) => {
-            input(td).setAttribute("aria-invalid", "true");
-          });
-          const says = [];
-          if (unread.length) {
-            says.push(`${unread.length} of ${cells.length} cells could not ` +
-              "be read as a number or an expression in the lesson's " +
-              "symbols (d_model, h, d_k, T, B).");
-          }
-          named.forEach((td) => {
-            const asks = spec.cells[cells.indexOf(td)].asks;
-            says.push(`The cell for ${asks} holds ${asks} itself: say what ` +
-              "it is, as a number or from the other symbols.");
+            input(td).setAttribute("aria-invalid", bad.includes(td));
           });
           w.announce(w.feedback("warn", `${says.join(" ")} Nothing was checked yet.`));
-          focusOn(input(unread.concat(named)[0]));
+          focusOn(input(bad[0]));
           return;
         }
         w.checkedThese();

@@ -55,6 +55,10 @@ _ID = re.compile(r'\sid="([^"]+)"')  # an element id in an exercise's HTML
 _CODE = re.compile(r"<code\b[^>]*>(.*?)</code>", re.S)
 _TAG = re.compile(r"<[^>]+>")
 #: mkdocs-jupyter's hidden copy of a code cell, which its copy button copies.
+#: pymdownx's anchor on each code line carries a ``name`` beside its
+#: ``id``, the same value (HTML5 links to ids): 24 bytes a line, 0.9 KB
+#: of slide 15, the page the bench's page-weight budget is measured on.
+_LINE_NAME = re.compile(r' name="__codelineno-[\w-]+"')
 _COPY_TEXT = re.compile(r'<div(?=[^>]*\bclass="clipboard-copy-txt")')
 _PACKAGE_IMPORT = re.compile(r"^\s*(?:from|import)\s+mha_ref\b", re.M)
 _TEMPLATES = Environment(
@@ -362,7 +366,7 @@ class Build:
                     "expected each ```exercise fence on lines of its own"
                 )
                 self.problems.append(Problem(where, 1, message))
-        html = code_breaks(html)
+        html = code_breaks(_LINE_NAME.sub("", html))
         # Notes, answers' folds, code, widget controls: not for search.
         html = searchtext.exclude_from_search(html, notebook)
         if notebook:  # htmlmin keeps what a `pre` attribute marks as it
