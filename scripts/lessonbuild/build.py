@@ -54,11 +54,11 @@ _ID = re.compile(r'\sid="([^"]+)"')  # an element id in an exercise's HTML
 #: A code block's text, its highlighting's tags, an import of mha_ref.
 _CODE = re.compile(r"<code\b[^>]*>(.*?)</code>", re.S)
 _TAG = re.compile(r"<[^>]+>")
-#: mkdocs-jupyter's hidden copy of a code cell, which its copy button copies.
 #: pymdownx's anchor on each code line carries a ``name`` beside its
 #: ``id``, the same value (HTML5 links to ids): 24 bytes a line, 0.9 KB
 #: of slide 15, the page the bench's page-weight budget is measured on.
 _LINE_NAME = re.compile(r' name="__codelineno-[\w-]+"')
+#: mkdocs-jupyter's hidden copy of a code cell, which its copy button copies.
 _COPY_TEXT = re.compile(r'<div(?=[^>]*\bclass="clipboard-copy-txt")')
 _PACKAGE_IMPORT = re.compile(r"^\s*(?:from|import)\s+mha_ref\b", re.M)
 _TEMPLATES = Environment(
