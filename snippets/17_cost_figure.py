@@ -63,6 +63,9 @@ def draw(narrow=False):
         ax.set_yscale("log")
         # Tick labels as plain text ("512", "10⁶"), not mathtext: the SVG's
         # text stays text, and no TeX is parsed for each label.
+        # Every h drawn is a tick (every third when narrow), so both ends
+        # are labelled: the default stopped at 256 of the 512 drawn.
+        ax.set_xticks(heads[::3] if narrow else heads)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_major_formatter(FuncFormatter(power_of_ten))
         ax.xaxis.set_minor_formatter(NullFormatter())
