@@ -32,12 +32,19 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader
 from mkdocs.exceptions import Abort
 
-from . import engine, exercises, liveserve, notebooks, present, searchtext
+from . import (
+    engine,
+    exercises,
+    liveserve,
+    notebooks,
+    pagehtml,
+    present,
+    searchtext,
+)
 from .atomic import BuildLock, SiteSwap
 from .deck import Deck, read_deck
 from .engine import markup, prose
 from .engine.guard import fingerprint, tampering
-from .exercises.fragments import code_breaks
 from .live import Verified
 from .macros import TemplateProblem, Templates
 from .mathrender import MathRenderer
@@ -54,10 +61,6 @@ _ID = re.compile(r'\sid="([^"]+)"')  # an element id in an exercise's HTML
 #: A code block's text, its highlighting's tags, an import of mha_ref.
 _CODE = re.compile(r"<code\b[^>]*>(.*?)</code>", re.S)
 _TAG = re.compile(r"<[^>]+>")
-#: pymdownx's anchor on each code line carries a ``name`` beside its
-#: ``id``, the same value (HTML5 links to ids): 24 bytes a line, 0.9 KB
-#: of slide 15, the page the bench's page-weight budget is measured on.
-_LINE_NAME = re.compile(r' name="__codelineno-[\w-]+"')
 #: mkdocs-jupyter's hidden copy of a code cell, which its copy button copies.
 _COPY_TEXT = re.compile(r'<div(?=[^>]*\bclass="clipboard-copy-txt")')
 _PACKAGE_IMPORT = re.compile(r"^\s*(?:from|import)\s+mha_ref\b", re.M)
@@ -366,7 +369,7 @@ class Build:
                     "expected each ```exercise fence on lines of its own"
                 )
                 self.problems.append(Problem(where, 1, message))
-        html = code_breaks(_LINE_NAME.sub("", html))
+        html = pagehtml.tidy(html)
         # Notes, answers' folds, code, widget controls: not for search.
         html = searchtext.exclude_from_search(html, notebook)
         if notebook:  # htmlmin keeps what a `pre` attribute marks as it

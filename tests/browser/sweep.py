@@ -179,7 +179,7 @@ COPY = """
 # Each line break inside inline code that splits a token: code breaks at
 # a space, before ".name", and in a table cell after an underscore
 # between words, a bracket or a "*" (the <wbr> the build puts there:
-# code_breaks in lessonbuild/exercises/fragments.py), never mid-word
+# code_breaks in lessonbuild/pagehtml.py), never mid-word
 # ("transpose(1" / "," / "2)" on a phone's order widget, "num_" /
 # "heads" in a line).
 BROKEN_CODE = """

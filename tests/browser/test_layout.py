@@ -39,7 +39,7 @@ FINDINGS = {
     "breaks": (
         "inline code broken inside a token",
         "the build marks where code may break (code_breaks in "
-        "lessonbuild/exercises/fragments.py); give it room or a break",
+        "lessonbuild/pagehtml.py); give it room or a break",
     ),
 }
 

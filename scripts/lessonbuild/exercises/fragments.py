@@ -7,29 +7,6 @@ import re
 import markdown
 
 _ONE_PARAGRAPH = re.compile(r"^<p>(?P<inner>.*)</p>$", re.DOTALL)
-#: Inline code with nothing but text in it (no highlighting spans).
-_INLINE_CODE = re.compile(r"<code>([^<]*)</code>")
-#: A command-line flag in inline code (``-m``, ``--dirty``): after a
-#: space or at the start, so ``-1`` or ``dim=-1`` is no flag.
-_FLAG = re.compile(r"(?<![^\s])(--?[A-Za-z][\w-]*)")
-#: Where a line of inline code may break besides its spaces: before
-#: ``.name`` (not after ``self``: ``self.W_O`` reads as one; nor before a
-#: file's extension: ``my_mha.py``). Without it a phone's narrow steps
-#: (slide 33's order widget, 165 px of code) broke tokens anywhere
-#: ("transpose(1" / "," / "2)", "vie" / "w(B").
-_CODE_BREAK = re.compile(
-    r"(?<=[\w)\]])(?<!\bself)(?=\.[A-Za-z_])(?!\.(?:py|md|ipynb|zip)\b)"
-)
-#: In a table cell, a phone's column shared by three, also after an
-#: underscore between words (``average_attn_`` / ``weights``, not
-#: ``d_`` / ``model``), an opening bracket or a product's ``*``
-#: (``3*h*d_model*`` / ``d_k``); in running text a name moves to the
-#: next line whole ("num_" / "heads" read as two names).
-_CELL_BREAK = re.compile(
-    _CODE_BREAK.pattern
-    + r"|(?<=[a-z]{3}_)(?=[a-z]{4})|(?<=[(\[])(?=\w)|(?<=\w\*)(?=\w)"
-)
-_CELL = re.compile(r"<t[dh][\s>].*?</t[dh]>", re.DOTALL)
 
 
 class Fragments:
@@ -61,23 +38,3 @@ class Fragments:
         if m and "<p>" not in m["inner"] and "<p " not in m["inner"]:
             return m["inner"]
         return out
-
-
-def code_breaks(html: str) -> str:
-    """Each inline code of a page breaking between tokens only: ``<wbr>``
-    at :data:`_CODE_BREAK` (:data:`_CELL_BREAK` in a table cell), and a
-    command-line flag (:data:`_FLAG`) kept whole, as browsers break after
-    any hyphen ("python -" / "m mha_ref.grade"). No character is added:
-    copying is unchanged."""
-
-    def marked(breaks):
-        def one(m):
-            text = _FLAG.sub(r'<span class="code-flag">\1</span>', m[1])
-            return f"<code>{breaks.sub('<wbr>', text)}</code>"
-
-        return one
-
-    # Cells first: their code, once marked, is no plain-text code below.
-    in_cells = marked(_CELL_BREAK)
-    html = _CELL.sub(lambda c: _INLINE_CODE.sub(in_cells, c[0]), html)
-    return _INLINE_CODE.sub(marked(_CODE_BREAK), html)
