@@ -39,11 +39,6 @@ HASH_SEEDS = (0, 1)
 SILENCE_SLACK = 60.0
 #: What ``Pool.background`` adds to a server's niceness.
 BACKGROUND_NICE = 10
-#: glibc's heap on transparent huge pages (where the kernel offers them),
-#: so a fork copies and an exit frees a fraction of the page-table
-#: entries: a fork and exit of a server holding torch, 26.6 -> 13.4 ms.
-#: Elsewhere it does nothing; a run never sees it (run_environment).
-FORK_ENV = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
 
 
 @dataclass(frozen=True)
@@ -460,7 +455,7 @@ def _start(root: Path, index: int, tmp: Path, limits: Limits) -> _Server:
     # every time, and a snippet's two runs see two hash orders.
     seed = str(HASH_SEEDS[index % len(HASH_SEEDS)])
     env = {k: v for k, v in os.environ.items() if _kept(k)}
-    env |= {"PYTHONHASHSEED": seed, **FORK_ENV}
+    env["PYTHONHASHSEED"] = seed
     with open(folder / "server.log", "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, str(SERVER), str(root), str(tmp)],
