@@ -968,6 +968,69 @@ def test_a_fold_step_on_stage_is_open_however_it_was_reached(
     assert not wrong, "\n".join(wrong)
 
 
+def test_a_fold_clicked_on_a_screen_reached_by_the_clicker_shows(
+    browser, built_site
+):
+    """Every fold an instructor opens by clicking (a hint, a model answer
+    to compare), on a screen reached by → from the one before at its
+    last step: its panel shows on stage. The panel a step left on top
+    in screen 1 of slides 24 and 48 hid a hint clicked on screen 2."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    try:
+        page = context.new_page()
+        page.goto(built_site.as_uri() + "/present.html#/1")
+        wait_ready(page)
+        every = screens(page)
+        wrong, clicked = [], 0
+        for (h0, v0, _), (h, v, name) in zip(every, every[1:]):
+            count = page.evaluate(
+                f"document.querySelectorAll('.reveal .slides > section')[{h}]"
+                f".querySelectorAll(':scope > section')[{v}]"
+                ".querySelectorAll('details:not(.fragment) > summary').length"
+            )
+            if not count:
+                continue
+            page.evaluate(f"Reveal.slide({h0}, {v0})")
+            page.evaluate(LAST_STEP_JS)
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function(
+                "([h, v]) => { const i = Reveal.getIndices();"
+                " return i.h === h && i.v === v; }",
+                arg=[h, v],
+            )
+            for i in range(count):
+                summary = page.locator(
+                    ".reveal .slides > section > section.present "
+                    "details:not(.fragment) > summary"
+                ).nth(i)
+                if not summary.is_visible():
+                    continue  # a later step's, or an exercise's shut key
+                summary.click()
+                clicked += 1
+                seen = summary.evaluate(CLICKED_JS, [WIDTH, HEIGHT])
+                if seen:
+                    wrong.append(f"{name}: {seen}")
+                summary.evaluate("(s) => { s.parentElement.open = false; }")
+    finally:
+        context.close()
+    assert clicked, "no fold to click found in the deck"
+    assert not wrong, "\n".join(wrong)
+
+
+#: A fold just clicked open: is its panel shown, and on stage?
+CLICKED_JS = """(summary, [width, height]) => {
+  const fold = summary.parentElement;
+  const title = summary.textContent.trim().slice(0, 40);
+  if (!fold.open) return `"${title}" did not open`;
+  if (!fold.checkVisibility({visibilityProperty: true, opacityProperty: true}))
+    return `"${title}" opened hidden`;
+  const r = fold.getBoundingClientRect();
+  if (r.top < 0 || r.left < 0 || r.bottom > height + 1 || r.right > width + 1)
+    return `"${title}" off stage (${Math.round(r.top)}-${Math.round(r.bottom)})`;
+  return "";
+}"""
+
+
 #: The current screen's fold steps: which are shown but closed, or
 #: hidden but open.
 FOLDS_JS = """() => {
