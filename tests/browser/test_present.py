@@ -239,6 +239,31 @@ def test_the_speaker_view_shows_the_longest_notes_whole(deck, lesson):
     speaker.close()
 
 
+def test_the_speaker_view_shows_each_formula_once(deck, lesson):
+    """The notes' formulas in the speaker view, from disk as over http:
+    one layer of each shows (from file:// the window could not load
+    KaTeX's CSS, and every formula read twice: "T T", "h h")."""
+    number = next(
+        s.number for s in lesson.slides if any("\\(" in n.text for n in s.notes)
+    )
+    page = deck.open(f"present.html#/{number}")
+    wait_ready(page)
+    with deck.context.expect_page() as popup:
+        page.keyboard.press("s")
+    speaker = popup.value
+    notes = speaker.locator(".speaker-controls-notes .value")
+    expect(notes).to_contain_text(note_line(lesson, number), timeout=90_000)
+    layers = notes.evaluate(
+        """(value) => [...value.querySelectorAll('.katex')].map((k) =>
+          [...k.querySelectorAll(':scope > .katex-mathml, :scope > .katex-html')]
+            .filter((layer) => layer.getBoundingClientRect().width > 2)
+            .length)"""
+    )
+    assert layers, f"no formula in slide {number}'s notes"
+    assert set(layers) == {1}, f"layers shown per formula: {layers}"
+    speaker.close()
+
+
 def test_reading_page_hides_notes_until_the_switch(deck, lesson):
     page = deck.open(reading_page(lesson, SLIDE))
     notes = page.locator("details.instructor")
