@@ -384,8 +384,8 @@ CASES = [
         "expected one of: predict",
     ),
     (
-        FILL.replace("form: (B, T, T)", "form: (B, h, T_k, T)"),
-        ":9: wrong form '(B, h, T_k, T)' cannot be evaluated in every "
+        FILL.replace("form: (B, T, T)", "form: (B, h, T, T*bias)"),
+        ":9: wrong form '(B, h, T, T*bias)' cannot be evaluated in every "
         "variant; expected every symbol it uses to be a column",
     ),
 ]

@@ -184,6 +184,13 @@
     return parts.some((p) => !ROUNDED.test(p) &&
       (p.replace(NUMBER, " ").match(NAME) || []).length > 0);
   }
+  // Why an answer was not read: the symbols of its scope, as written.
+  const WRITTEN = { t: "T", t_q: "T_q", t_k: "T_k", b: "B" };
+  function unreadable(what, scope) {
+    const names = [...new Set(Object.values(SYMBOLS))].filter((k) => k in scope);
+    return `could not be read as a number or ${what} in the lesson's ` +
+      `symbols (${names.map((k) => WRITTEN[k] || k).join(", ")}).`;
+  }
   function close(a, b) {
     return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
   }
@@ -1100,9 +1107,8 @@
           box = template(`template[data-ex-otherwise="${r}"]`);
           if (verdict.unread) {
             const p = document.createElement("p");
-            p.textContent = "This could not be read as a number or " +
-              (cell.shape ? "a shape" : "an expression") + " in the " +
-              "lesson's symbols (d_model, h, d_k, T, B).";
+            p.textContent = "This " +
+              unreadable(cell.shape ? "a shape" : "an expression", spec.scopes[v]);
             box.insertBefore(p, box.firstChild);
           } else if (cell.shape && verdict.axes !== cell.answer[v].length) {
             const p = document.createElement("p");
@@ -1137,19 +1143,30 @@
         // quantity it asks for ("d_k" in the d_k cell, right for every
         // variant without a thought): it says so, and nothing is graded
         // or unlocked.
+        // Nor, on new numbers drawn after a try, a formula: the key has
+        // shown it, and pasting it passed every set without a sum.
+        const later = w.state.triedVariant != null &&
+          w.state.triedVariant !== w.state.variant;
         const says = [];
+        let formulas = 0;
         const bad = cells.filter((td, r) => {
           const c = spec.cells[r];
           const v = judgeCell(math, input(td).value, c, w.state.variant, spec);
           if (v.named) says.push(`The cell for ${c.asks} holds ${c.asks} ` +
             "itself: say what it is, as a number or from the other symbols.");
-          return v.unread || v.named;
+          const formula = later && !v.unread && !v.named &&
+            usesSymbols(splitAnswer(input(td).value, c.shape));
+          formulas += formula;
+          return v.unread || v.named || formula;
         });
-        const unread = bad.length - says.length;
+        const unread = bad.length - says.length - formulas;
         if (unread) {
-          says.unshift(`${unread} of ${cells.length} cells could not be read ` +
-            "as a number or an expression in the lesson's symbols " +
-            "(d_model, h, d_k, T, B).");
+          says.unshift(`${unread} of ${cells.length} cells ` +
+            unreadable("an expression", spec.scopes[w.state.variant]));
+        }
+        if (formulas) {
+          says.push(`${formulas} of ${cells.length} cells hold a formula: ` +
+            "work it out for these new numbers.");
         }
         if (bad.length) {
           clearWhy();

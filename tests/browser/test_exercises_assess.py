@@ -432,6 +432,71 @@ def test_try_another_changes_the_numbers_and_grades_the_new_answer(
                 assert "wrong" in mark, (name, "the old numbers' answer")
 
 
+def fill_and_check(section, texts: list[str]):
+    """Type ``texts`` into the blanks, press Check; the feedback panel."""
+    cells = section.locator("input.ex-cell")
+    for i, text in enumerate(texts):
+        cells.nth(i).fill(text)
+    section.get_by_role("button", name="Check", exact=True).click()
+    return section.locator(".ex-feedback")
+
+
+def test_a_formula_on_new_numbers_is_no_attempt(lesson_pages, lesson_fill_ins):
+    """After a try (here a wrong one: "0" everywhere) the key shows each
+    cell's formula; pasted on the numbers "Try another" draws, it passed
+    every set without a sum (a student's study pass). On new numbers a
+    formula is refused, nothing graded or opened; the numbers are."""
+    for name, exercise in lesson_fill_ins.items():
+        page = lesson_pages.open(name)
+        section = page.locator("section.ex-fill-in")
+        zeros = ["0"] * len(exercise.cells)
+        expect(fill_and_check(section, zeros)).to_contain_text("right")
+        section.get_by_role("button", name="Try another").click()
+        formulas = [cell.formula for cell in exercise.cells]
+        feedback = fill_and_check(section, formulas)
+        expect(feedback).to_contain_text("hold a formula")
+        assert all(hidden_keys(section)), f"{name}: the key opened"
+        assert section.get_attribute("data-ex-tried") is None, name
+        row = shown_variant(section, exercise)
+        numbers = [row[cell.column] for cell in exercise.cells]
+        expect(fill_and_check(section, numbers)).to_contain_text(
+            f"All {len(numbers)} right"
+        )
+
+
+def test_self_attentions_weights_take_t_q_and_t_k(
+    lesson_pages, lesson_fill_ins
+):
+    """The lesson writes the weights (B, h, T_q, T_k); a fill-in whose
+    numbers give T alone (self-attention) takes T_q and T_k for it, and
+    says which symbols it reads when it cannot read an answer."""
+    found = 0
+    for name, exercise in lesson_fill_ins.items():
+        page = lesson_pages.open(name)
+        section = page.locator("section.ex-fill-in")
+        spec = section.locator("script.ex-spec").evaluate(
+            "s => JSON.parse(s.textContent)"
+        )
+        rows = [
+            r
+            for r, cell in enumerate(exercise.cells)
+            if cell.formula.replace(" ", "").lower() == "(b,h,t,t)"
+        ]
+        if not rows or "t_q" in exercise.symbols:
+            continue
+        found += 1
+        assert "T" in exercise.symbols or "t" in exercise.symbols, name
+        mark, _ = grade(section, rows[0], "(B, h, T_q, T_k)")
+        assert "right" in mark, (name, mark)
+        texts = ["0"] * len(exercise.cells)
+        texts[rows[0]] = "(B, h, T_q, banana)"
+        feedback = fill_and_check(section, texts)
+        expect(feedback).to_contain_text("could not be read")
+        expect(feedback).to_contain_text("h, T, T_q, T_k")
+        assert spec["scopes"][0]["t_q"] == spec["scopes"][0]["t"], name
+    assert found, "no self-attention fill-in asks for the weights' shape"
+
+
 def pick_and_check(section, letter: str):
     """Pick option ``letter``, press Check; the feedback panel."""
     section.locator(f'.ex-option[data-ex-option="{letter}"] label').click()

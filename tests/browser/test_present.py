@@ -244,7 +244,9 @@ def test_the_speaker_view_shows_each_formula_once(deck, lesson):
     one layer of each shows (from file:// the window could not load
     KaTeX's CSS, and every formula read twice: "T T", "h h")."""
     number = next(
-        s.number for s in lesson.slides if any("\\(" in n.text for n in s.notes)
+        s.number
+        for s in lesson.slides
+        if any("\\(" in n.text for n in s.notes)
     )
     page = deck.open(f"present.html#/{number}")
     wait_ready(page)
@@ -255,7 +257,8 @@ def test_the_speaker_view_shows_each_formula_once(deck, lesson):
     expect(notes).to_contain_text(note_line(lesson, number), timeout=90_000)
     layers = notes.evaluate(
         """(value) => [...value.querySelectorAll('.katex')].map((k) =>
-          [...k.querySelectorAll(':scope > .katex-mathml, :scope > .katex-html')]
+          [...k.querySelectorAll(
+            ':scope > .katex-mathml, :scope > .katex-html')]
             .filter((layer) => layer.getBoundingClientRect().width > 2)
             .length)"""
     )
@@ -1007,7 +1010,7 @@ def test_a_fold_clicked_on_a_screen_reached_by_the_clicker_shows(
         wait_ready(page)
         every = screens(page)
         wrong, clicked = [], 0
-        for (h0, v0, _), (h, v, name) in zip(every, every[1:]):
+        for (h0, v0, _), (h, v, name) in zip(every, every[1:], strict=False):
             count = page.evaluate(
                 f"document.querySelectorAll('.reveal .slides > section')[{h}]"
                 f".querySelectorAll(':scope > section')[{v}]"
@@ -1050,8 +1053,10 @@ CLICKED_JS = """(summary, [width, height]) => {
   if (!fold.checkVisibility({visibilityProperty: true, opacityProperty: true}))
     return `"${title}" opened hidden`;
   const r = fold.getBoundingClientRect();
-  if (r.top < 0 || r.left < 0 || r.bottom > height + 1 || r.right > width + 1)
-    return `"${title}" off stage (${Math.round(r.top)}-${Math.round(r.bottom)})`;
+  if (r.top < 0 || r.left < 0 || r.bottom > height + 1 ||
+      r.right > width + 1)
+    return `"${title}" off stage (${Math.round(r.top)}` +
+      `-${Math.round(r.bottom)})`;
   return "";
 }"""
 

@@ -588,7 +588,11 @@ def _fill_in(c, data, common, tables, cls):
         if isinstance(cell, Mapping) and isinstance(cell.get("column"), str)
     }
     variants = _variants(table, answer_columns)
-    points = _random_points(common.get("id") or prompt or table_id)
+    scopes = variants[2]
+    self_attention = all(s.get("t_q") == s.get("t_k") for s in scopes)
+    points = _random_points(
+        common.get("id") or prompt or table_id, self_attention
+    )
     if prompt:
         line0 = data.line_of("prompt")
         _placeholders(c, prompt, line0, "the prompt", table, table_id)
@@ -608,15 +612,17 @@ def _fill_in(c, data, common, tables, cls):
     )
 
 
-def _random_points(seed: str) -> list[dict[str, float]]:
+def _random_points(seed: str, self_attention: bool) -> list[dict[str, float]]:
     """Four random, consistent values of the lesson's symbols (h divides
-    d_model), the same on every build: symbolic answers are compared at
-    each, besides the variant's own numbers."""
+    d_model; T_k = T_q in self-attention), the same on every build:
+    symbolic answers are compared at each, besides the variant's own
+    numbers."""
     rng = random.Random(seed)
     points = []
     for _ in range(4):
         h, d_k = rng.randint(2, 12), rng.randint(3, 40)
         t_q, t_k = rng.randint(2, 40), rng.randint(2, 40)
+        t_k = t_q if self_attention else t_k
         point = dict(h=h, d_k=d_k, d_model=h * d_k, t=t_q, t_q=t_q, t_k=t_k)
         point.update(b=rng.randint(1, 9), bias=rng.randint(0, 1))
         points.append(point)
@@ -773,6 +779,10 @@ def _variants(table: Table, answer_columns):
                 scope[answers.canonical_symbol(col)] = value
         if "d_k" not in scope and {"d_model", "h"} <= set(scope):
             scope["d_k"] = scope["d_model"] / scope["h"]
+        # T alone is self-attention: T_q = T_k = T, the lesson's names
+        # for the weights' axes, (B, h, T_q, T_k).
+        if "t" in scope and not {"t_q", "t_k"} & set(scope):
+            scope["t_q"] = scope["t_k"] = scope["t"]
         scopes.append(scope)
     return rows, symbols, scopes
 
