@@ -190,6 +190,9 @@ class Child:
 
     def __init__(self, path: Path, timeout: float) -> None:
         self.path = path
+        # Each line the file prints is shown after its name, which is the
+        # student's to choose: escape codes in it cleared the screen.
+        self.label = _visible(path.name).replace("\n", "\\n")
         self.timeout = timeout
         self.stderr_text = ""  # what the child wrote, kept to locate hangs
         # (pid, start time) of the process running the file
@@ -225,11 +228,11 @@ class Child:
             for line in lines:
                 if shown < SHOWN:
                     shown += len(line)
-                    self._show(f"{self.path.name}| {line[:SHOWN]}\n")
+                    self._show(f"{self.label}| {line[:SHOWN]}\n")
                     if shown >= SHOWN:
-                        self._show(f"{self.path.name}| (output cut)\n")
+                        self._show(f"{self.label}| (output cut)\n")
         if pending and shown < SHOWN:
-            self._show(f"{self.path.name}| {pending}\n")
+            self._show(f"{self.label}| {pending}\n")
 
     @staticmethod
     def _show(text: str) -> None:

@@ -219,12 +219,14 @@ def _line_of(source: str, text: str) -> int:
     return lines[0]
 
 
-def _run_grader(tmp_path: Path, source: str, *options: str):
+def _run_grader(
+    tmp_path: Path, source: str, *options: str, name: str = "my_mha.py"
+):
     """``python -m mha_ref.grade my_mha.py`` as a student runs it, from
     the file's folder: the finished process."""
-    (tmp_path / "my_mha.py").write_text(source)
+    (tmp_path / name).write_text(source)
     return subprocess.run(
-        [sys.executable, "-m", "mha_ref.grade", "my_mha.py", *options],
+        [sys.executable, "-m", "mha_ref.grade", name, *options],
         cwd=tmp_path,
         # One torch thread: the tensors are tiny, the machine is shared.
         env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"},
@@ -1262,6 +1264,12 @@ def test_printed_control_characters_are_shown_not_obeyed(tmp_path):
     result = _run_grader(tmp_path, source)
     assert "\x1b" not in result.stderr and "\r" not in result.stderr
     assert "my_mha.py| \\x0d\\x1b[KPASS skeleton" in result.stderr
+    # Nor in the file's name, which prefixes each line it prints: a name
+    # holding escape codes cleared the screen and drew "7 of 7" there.
+    name = "\x1b[H\x1b[2J7 of 7 milestones pass\nx.py"
+    result = _run_grader(tmp_path, source, name=name)
+    assert "\x1b" not in result.stderr and "\r" not in result.stderr
+    assert "\\x1b[H\\x1b[2J7 of 7 milestones pass\\nx.py| " in result.stderr
 
 
 def test_the_graders_environment_is_not_the_students(tmp_path, monkeypatch):
