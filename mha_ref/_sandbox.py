@@ -64,6 +64,21 @@ _TORCH_MHA_C = {
 }
 
 
+#: The profile function of the request under way, or None. A thread
+#: keeps the hook it started with: one the file started while it was
+#: imported ran the reference for later requests unseen, so every
+#: thread's hook hands on to this (:func:`_in_thread`).
+_CURRENT: list = [None]
+#: Bound before the student's file runs (one that replaced them with
+#: no-ops hid its calls).
+_SET_PROFILE, _SET_THREAD_PROFILE = sys.setprofile, threading.setprofile
+
+
+def _in_thread(frame, event, arg) -> None:
+    if (profile := _CURRENT[0]) is not None:
+        profile(frame, event, arg)
+
+
 @contextlib.contextmanager
 def _watching(
     seen: set[str], student: Path, torch_mha: set[str] | None = None
@@ -99,13 +114,14 @@ def _watching(
             name = os.path.basename(frame.f_code.co_filename)
             seen.add(f"{name}: {frame.f_code.co_qualname}")
 
-    sys.setprofile(profile)
-    threading.setprofile(profile)  # and any thread the student starts
+    _CURRENT[0] = profile
+    _SET_PROFILE(profile)
+    _SET_THREAD_PROFILE(_in_thread)  # any thread the student starts
     try:
         yield
     finally:
-        sys.setprofile(None)
-        threading.setprofile(None)
+        _CURRENT[0] = None
+        _SET_PROFILE(None)
 
 
 def encode(message: dict) -> bytes:
@@ -356,6 +372,7 @@ def main(argv: list[str]) -> None:
     sys.stdout = sys.stderr
     torch.set_num_threads(1)  # tiny tensors; the machine may be shared
     runner = _Runner(path, timeout, sys.__stderr__)
+    _SET_THREAD_PROFILE(_in_thread)  # threads the file starts on import
     faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
     try:
         reply = runner.load()

@@ -370,8 +370,35 @@ def test_correct_modules_pass(tmp_path, source, capsys):
             "split_heads",
             "shapes",
         ),
+        # Handed to a thread the file started while it was imported: the
+        # thread kept the import's hook, and every milestone passed.
+        (
+            _bug(
+                "from torch import nn\n",
+                "from torch import nn\nimport queue, threading\n"
+                "import mha_ref\n"
+                "JOBS, DONE = queue.Queue(), queue.Queue()\n"
+                "def work():\n"
+                "    while True:\n"
+                "        state, h, args = JOBS.get()\n"
+                "        ref = mha_ref.MultiHeadAttention("
+                "state['W_Q.weight'].shape[0], h)\n"
+                "        ref.load_state_dict(state)\n"
+                "        DONE.put(ref(*args))\n"
+                "threading.Thread(target=work, daemon=True).start()\n",
+                "    def forward(self, query, key, value, mask=None, "
+                "is_causal=False):\n",
+                "    def forward(self, query, key, value, mask=None, "
+                "is_causal=False):\n"
+                "        JOBS.put((self.state_dict(), self.h, "
+                "(query, key, value, mask, is_causal)))\n"
+                "        return DONE.get()\n",
+            ),
+            "MultiHeadAttention.__init__",
+            "shapes",
+        ),
     ],
-    ids=["imported", "subclassed", "delegated", "one-helper"],
+    ids=["imported", "subclassed", "delegated", "one-helper", "thread"],
 )
 def test_a_file_that_runs_the_reference_fails(
     tmp_path, source, entry, first, capsys
