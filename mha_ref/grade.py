@@ -1070,6 +1070,17 @@ def check_masks(s: Session) -> str:
             "scores.masked_fill(~mask, float('-inf')) before the softmax",
         )  # fmt: skip
         earlier = allowed
+    # One sequence, as at inference: a mask squeezed to find its rows
+    # lost its batch axis there (mask.squeeze() of (1, 1, 1, T_k)).
+    one, allowed = x[:1], padding([3], 5)
+    what = "one sequence (B = 1) and its padding mask (1, 1, 1, T_k)"
+    got = s.forward(module, (one, one, one), where=f"with {what}", mask=allowed)
+    compare(
+        module, (one, one, one), got, twin(module, one, one, one, allowed),
+        f"with {what}", suspects=[("your forward ignores mask", {})],
+        otherwise="keep the batch axis of the mask, even of length 1: "
+        "use it whole, without squeeze()",
+    )  # fmt: skip
     return "padding and causal masks (True = may attend) match torch"
 
 

@@ -84,8 +84,9 @@ check("my_mha.py", upto="h>1")
 # %% [markdown]
 # ## After the milestones: masks
 #
-# `mask` is boolean, `True` = may attend (a padding mask `(B, 1, 1, T_k)`
-# or a `(T_q, T_k)` mask broadcast over the heads). `is_causal=True`
+# `mask` is boolean, `True` = may attend (a padding mask `(B, 1, 1, T_k)`,
+# also for one sequence, `B = 1`, or a `(T_q, T_k)` mask broadcast over
+# the heads). `is_causal=True`
 # lets query $i$ see keys $0..i$ — also when $T_q \ne T_k$ — and
 # combines with `mask`: a key must be allowed by both.
 

@@ -540,7 +540,7 @@ BUGS = {
     "batch size typed in": (
         "        B, T, _ = x.shape\n",
         "        T = x.shape[1]\n        B = 2\n",
-        {"h>1"},
+        {"h>1", "masks"},  # masks: one sequence (B = 1) too
         ["B=3", "is a size typed into forward"],
     ),
     "d_model typed in": (
@@ -555,6 +555,16 @@ BUGS = {
         '            scores = scores.masked_fill(~mask[0], float("-inf"))\n',
         {"masks", "causal"},
         ["the first sequence's mask is used for the whole batch"],
+    ),
+    # The padding mask squeezed to its rows: at B = 1 the batch axis
+    # went too, and forward raised (inference runs one sequence).
+    "a squeezed mask": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "            if mask.dim() == 4:\n"
+        "                mask = mask.squeeze()[:, None, None, :]\n"
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        {"masks"},
+        ["one sequence (B = 1)", "IndexError"],
     ),
     # (output, weights) returned the other way round.
     "output and weights swapped": (
