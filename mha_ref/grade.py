@@ -1074,7 +1074,8 @@ def check_masks(s: Session) -> str:
     # lost its batch axis there (mask.squeeze() of (1, 1, 1, T_k)).
     one, allowed = x[:1], padding([3], 5)
     what = "one sequence (B = 1) and its padding mask (1, 1, 1, T_k)"
-    got = s.forward(module, (one, one, one), where=f"with {what}", mask=allowed)
+    args = (one, one, one)
+    got = s.forward(module, args, where=f"with {what}", mask=allowed)
     compare(
         module, (one, one, one), got, twin(module, one, one, one, allowed),
         f"with {what}", suspects=[("your forward ignores mask", {})],
