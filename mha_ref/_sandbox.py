@@ -234,11 +234,21 @@ class _Runner:
         context = torch.enable_grad() if grads else torch.no_grad()
         given = {**dict(zip(ARGUMENTS, args, strict=False)), **kwargs}
         kept = {k: t.clone() for k, t in given.items() if torch.is_tensor(t)}
+        weights = {n: _weight(module, n) for n in PROJECTIONS}
         with context:
             result = module(*args, **kwargs)
         items = _items(result)
         changed = [k for k, t in kept.items() if not torch.equal(t, given[k])]
+        # A forward that rescales a weight (to fold a scale in) gave each
+        # call different numbers: blamed on randomness in eval mode.
+        moved = [
+            n
+            for n, w in weights.items()
+            if w is not None and not _same(w, _weight(module, n))
+        ]
         reply = {"ok": True, "items": items, "changed": changed}
+        if moved:
+            reply["moved"] = moved
         if grads and isinstance(items, list) and len(items) == 2:
             out, weights = result
             try:
@@ -289,6 +299,16 @@ class _Runner:
             finally:
                 faulthandler.cancel_dump_traceback_later()
             send(replies, reply)
+
+
+def _weight(module, name: str) -> torch.Tensor | None:
+    """A copy of ``module.<name>.weight``, or None if it has none."""
+    weight = getattr(getattr(module, name, None), "weight", None)
+    return weight.detach().clone() if torch.is_tensor(weight) else None
+
+
+def _same(a: torch.Tensor, b: torch.Tensor | None) -> bool:
+    return b is not None and a.shape == b.shape and torch.equal(a, b)
 
 
 def _arm_watchdog(timeout: float, file) -> None:

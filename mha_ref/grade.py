@@ -516,6 +516,18 @@ class Session:
                 f"(another layer may use the same ones); use out-of-place "
                 f"operations ({example})"
             )
+        if reply.get("moved"):
+            moved = reply["moved"]
+            if not isinstance(moved, (list, tuple)):  # a forged reply
+                moved = ["?"]
+            raise Failed(
+                f"forward changed the weights of "
+                f"{', '.join(str(n) for n in moved)} (.weight.data /= ..., "
+                f"copy_, mul_): a forward pass leaves the parameters as "
+                f"they are, or each call computes something else; scale "
+                f"the scores (q @ k.transpose(-2, -1) / sqrt(d_k)), not "
+                f"the weights"
+            )
         if isinstance(items, str) or len(items) != 2:
             what = (
                 items

@@ -566,6 +566,15 @@ BUGS = {
         {"masks"},
         ["one sequence (B = 1)", "IndexError"],
     ),
+    # The scale folded into W_Q on every call: each call computed other
+    # numbers, and the grader blamed randomness in eval mode.
+    "W_Q rescaled in place": (
+        "        q = self.split(self.W_Q(query))\n",
+        "        self.W_Q.weight.data /= 2\n"
+        "        q = self.split(self.W_Q(query))\n",
+        {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["changed the weights of W_Q", "not the weights"],
+    ),
     # (output, weights) returned the other way round.
     "output and weights swapped": (
         "        return self.W_O(self.merge(weights @ v)), weights\n",
