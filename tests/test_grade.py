@@ -575,6 +575,15 @@ BUGS = {
         {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
         ["changed the weights of W_Q", "not the weights"],
     ),
+    # The heads' average returned in every head's place: the output is
+    # right, and the hint sent the student to a split that was right.
+    "weights averaged, head axis kept": (
+        "        return self.W_O(self.merge(weights @ v)), weights\n",
+        "        return self.W_O(self.merge(weights @ v)), "
+        "weights.mean(1, keepdim=True).expand_as(weights)\n",
+        {"h>1", "masks", "causal", "T_q!=T_k"},
+        ["the heads' average", "(B, h, T_q, T_k)"],
+    ),
     # (output, weights) returned the other way round.
     "output and weights swapped": (
         "        return self.W_O(self.merge(weights @ v)), weights\n",
