@@ -1087,6 +1087,17 @@ def check_masks(s: Session) -> str:
                 "mask is (B, 1, 1, T_k), one row per sequence; use it "
                 "whole, without indexing it", {"allowed": allowed[:1]},
             ))  # fmt: skip
+            # Scores as (B*h, T_q, T_k), row b*h + i for head i of
+            # sequence b; mask.repeat(h, 1, 1) gives it mask[(b*h + i) % B].
+            B, h, T_k = allowed.size(0), module.h, allowed.size(-1)
+            rows = torch.arange(B * h) % B
+            suspects.append((
+                "each (sequence, head) row of your scores got another "
+                "sequence's mask: with scores as (B*h, T_q, T_k), repeat "
+                "the mask with repeat_interleave(h, dim=0), not "
+                "repeat(h, 1, 1)",
+                {"allowed": allowed[rows].view(B, h, 1, T_k)},
+            ))  # fmt: skip
         suspects.append((
             "you read mask True as blocked (nn.MultiheadAttention's "
             "convention); here True = may attend: "

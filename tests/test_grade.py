@@ -584,6 +584,19 @@ BUGS = {
         {"h>1", "masks", "causal", "T_q!=T_k"},
         ["the heads' average", "(B, h, T_q, T_k)"],
     ),
+    # Scores as (B*h, T_q, T_k), the mask repeated batch after batch
+    # (repeat) where each sequence's rows are together (repeat_interleave).
+    "mask repeated, not interleaved": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "            B, h, t_q, t_k = scores.shape\n"
+        "            rows = mask.expand(B, 1, t_q, t_k).reshape(B, t_q, t_k)\n"
+        "            flat = scores.reshape(B * h, t_q, t_k)\n"
+        "            flat = flat.masked_fill(\n"
+        '                ~rows.repeat(h, 1, 1), float("-inf"))\n'
+        "            scores = flat.view(B, h, t_q, t_k)\n",
+        {"masks", "causal"},
+        ["repeat_interleave(h, dim=0)"],
+    ),
     # (output, weights) returned the other way round.
     "output and weights swapped": (
         "        return self.W_O(self.merge(weights @ v)), weights\n",
