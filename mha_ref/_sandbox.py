@@ -114,9 +114,8 @@ def _watching(
             name = os.path.basename(frame.f_code.co_filename)
             seen.add(f"{name}: {frame.f_code.co_qualname}")
 
-    _CURRENT[0] = profile
+    _CURRENT[0] = profile  # and so every thread's hook (main sets it)
     _SET_PROFILE(profile)
-    _SET_THREAD_PROFILE(_in_thread)  # any thread the student starts
     try:
         yield
     finally:
@@ -234,7 +233,7 @@ class _Runner:
         context = torch.enable_grad() if grads else torch.no_grad()
         given = {**dict(zip(ARGUMENTS, args, strict=False)), **kwargs}
         kept = {k: t.clone() for k, t in given.items() if torch.is_tensor(t)}
-        weights = {n: _weight(module, n) for n in PROJECTIONS}
+        before = {n: _weight(module, n) for n in PROJECTIONS}
         with context:
             result = module(*args, **kwargs)
         items = _items(result)
@@ -243,7 +242,7 @@ class _Runner:
         # call different numbers: blamed on randomness in eval mode.
         moved = [
             n
-            for n, w in weights.items()
+            for n, w in before.items()
             if w is not None and not _same(w, _weight(module, n))
         ]
         reply = {"ok": True, "items": items, "changed": changed}
