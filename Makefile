@@ -22,7 +22,7 @@ export NO_MKDOCS_2_WARNING := 1
         fastcheck site-diff pre-commit hooks bytecode present codemirror insert-slide
 
 help:
-	@echo "make serve           build and serve the site on http://127.0.0.1:8000"
+	@echo "make serve           build and serve the site on http://127.0.0.1:8000 (PORT=...)"
 	@echo "make present         serve the site and open the deck (present.html)"
 	@echo "make test            every check: lint, strict build, tests (README: how long)"
 	@echo "make test-fast       the tests without a browser, in parallel (the inner loop)"
@@ -92,16 +92,21 @@ node:
 	@node -e 'process.exit(process.versions.node.split(".")[0] >= 18 ? 0 : 1)' || { \
 	  echo "error: node v18 or later is needed, found $$(node --version)" >&2; exit 1; }
 
+# Where serve listens: make serve PORT=8001 (or ADDR=0.0.0.0:8000 to
+# reach it from another machine on the network).
+PORT ?= 8000
+ADDR ?= 127.0.0.1:$(PORT)
+
 # --dirty: a rebuild renders only the pages an edit changed, judged by
 # the lesson plugin from what each page is made of (rebuild.py), so the
 # preview is the site a clean build writes.
 serve: $(STAMP) bytecode node
-	$(BIN)/mkdocs serve --dirty -a 127.0.0.1:8000
+	$(BIN)/mkdocs serve --dirty -a $(ADDR)
 
 # The same serve, then the deck opened in the browser. Served pages (not
 # a static build) let every code block be edited and run (live.py).
 present: $(STAMP) bytecode node
-	$(BIN)/python -m lessonbuild.liveserve present --addr 127.0.0.1:8000
+	$(BIN)/python -m lessonbuild.liveserve present --addr $(ADDR)
 
 # The live-code editor (CodeMirror 6), rebuilt from package-lock.json
 # into docs/assets/vendor/codemirror/ (committed: serving needs no npm).
@@ -112,7 +117,7 @@ build: $(STAMP) bytecode node
 	$(BIN)/mkdocs build --strict
 
 # Biome (pinned in package.json/package-lock.json) lints the site's own
-# JavaScript and CSS; vendored libraries are left alone (biome.json).
+# JavaScript and CSS; vendored libraries are left alone (biome.jsonc).
 BIOME := node_modules/.bin/biome
 $(BIOME): package.json package-lock.json | node
 	npm ci --no-audit --no-fund --loglevel=error

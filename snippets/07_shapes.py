@@ -22,6 +22,7 @@ print("W^O   :", shape_str(W_O.shape))
 # --8<-- [end:show]
 
 from mha_ref import publish_table  # noqa: E402
+from mha_ref.tables import publish_value  # noqa: E402
 
 h = mha.num_heads
 d_model = h * d_k
@@ -64,3 +65,7 @@ rows = [
     ],
 ]
 publish_table("roles", ["role", "symbol", "shape", "at d=512, h=8"], rows)
+# The prose's two shapes: one head's slice, and a full d_model x d_model
+# matrix (W^O; W^Q at h = 1).
+publish_value("per_head", shape_str(per_head))
+publish_value("full", shape_str(W_O.shape))

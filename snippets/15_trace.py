@@ -29,6 +29,7 @@ from mha_ref import (  # noqa: E402
     shape_str,
     split_heads,
 )
+from mha_ref.tables import publish_value  # noqa: E402
 
 # The same weights, one step at a time, through the reference module.
 ref = from_torch_mha(mha)
@@ -63,3 +64,7 @@ rows = [
     ["output", same(output), r"after \(W^O\) — matches input shape"],
 ]
 publish_table("shapes", ["tensor", "shape", "note"], rows)
+# The two shapes named in the prose of this slide and the slides either
+# side of it (what PyTorch returned).
+publish_value("output", shape_str(out.shape))
+publish_value("weights", shape_str(aw.shape))

@@ -25,7 +25,14 @@ for B, T, d_model, h in [
     rows.append([B, T, d_model, h, mha.d_k, *shapes])
 # --8<-- [end:show]
 from mha_ref import publish_table  # noqa: E402
+from mha_ref.tables import publish_value  # noqa: E402
 
 columns = ["B", "T", "d_model", "h", "d_k"]
 columns += ["averaged", "queries", "output", "weights"]
 publish_table("shapes", columns, rows)
+# The first layer is the question asked with no options first
+# (slides/38-answer-it-before-you-see-the-options-check.html).
+case = dict(zip(columns, rows[0], strict=True))
+publish_value("case", ", ".join(f"{c}={case[c]}" for c in columns[:4]))
+for column in ("averaged", "queries", "weights"):
+    publish_value(column, case[column])

@@ -16,6 +16,7 @@ print("rows sum to 1:", torch.allclose(row_sums, torch.ones_like(row_sums)))
 # --8<-- [end:show]
 
 from mha_ref import count_parameters, publish_table  # noqa: E402
+from mha_ref.tables import publish_value  # noqa: E402
 
 params = count_parameters(model)
 rows = [
@@ -24,3 +25,5 @@ rows = [
     ["params", f"4·{d_model}²={4 * d_model**2:,}", f"{params:,}"],
 ]
 publish_table("shapes", ["tensor", "expected shape", "actual shape"], rows)
+publish_value("output", shape_str(out.shape))
+publish_value("weights", shape_str(attn_w.shape))

@@ -80,6 +80,7 @@ if __name__ == "__main__":
     # Site only: the program computes what mha_ref computes, and the
     # table of the slide (and of its fill-in exercise) comes from it.
     from mha_ref import from_torch_mha, publish_table
+    from mha_ref.tables import publish_value
 
     rows = []
     for d_model, h in [(8, 2), (512, 8)]:
@@ -94,3 +95,4 @@ if __name__ == "__main__":
         rows.append([d_model, h, f"{params:,}", *map(str, shapes)])
     columns = ["d_model", "h", "params", "output shape", "attn shape"]
     publish_table("runs", columns, rows)
+    publish_value("weights", rows[-1][-1])  # the d_model=512 layer's

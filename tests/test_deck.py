@@ -165,6 +165,9 @@ PARTS = {
     part.name: [s.number for s in part.slides] for part in lesson_deck().parts
 }
 SLIDE_COUNT = len(lesson_deck().slides)
+#: The author's slides, which the deck keeps in order as its first ones
+#: (a contributor's slide after them has no source facts to check).
+SOURCE_SLIDES = sorted(LESSON)
 
 
 def page_text(site: Path, slide) -> str:
@@ -215,17 +218,20 @@ def test_deck_is_numbered_one_to_fifty_five_without_gaps():
 def test_slide_front_matter_matches_the_lesson(number):
     """Title and kind are the lesson's; the part contains the slide."""
     slide = deck()[number]
-    source = LESSON[number]
-    assert slide.title == RETITLED.get(number, source.title)
-    assert slide.kind == source.kind
+    if number in LESSON:
+        source = LESSON[number]
+        assert slide.title == RETITLED.get(number, source.title)
+        assert slide.kind == source.kind
     assert slide.kind in KINDS
     assert number in PARTS[slide.part]
     assert re.search(r"^# .+", slide.text, re.M), "page has no # heading"
 
 
 def test_lesson_source_parses_into_fifty_five_slides():
-    """The fact source is whole (a broken parse would pass vacuously)."""
-    assert sorted(LESSON) == list(range(1, SLIDE_COUNT + 1))
+    """The fact source is whole (a broken parse would pass vacuously),
+    and the deck starts with every one of its slides."""
+    assert SOURCE_SLIDES == list(range(1, 56)), "the author's export has 55"
+    assert SLIDE_COUNT >= len(SOURCE_SLIDES)
     assert LESSON[37].options["A"] == "262,144 (4 · 256²)"
     assert LESSON[41].tempts["B"].startswith("view(B, T*h, d_k) merges")
 
@@ -259,7 +265,7 @@ def key_facts(number: int) -> list[str]:
     return [f for f in facts if not any(w in normalise(f) for w in wrong)]
 
 
-@pytest.mark.parametrize("number", range(1, SLIDE_COUNT + 1))
+@pytest.mark.parametrize("number", SOURCE_SLIDES)
 def test_slide_shows_the_lessons_key_facts(built_site, number):
     """Title, options, hints, answers, explanations, table values appear."""
     text = skeleton(page_text(built_site, deck()[number]))

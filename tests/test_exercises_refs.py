@@ -200,6 +200,50 @@ def test_every_broken_reference_is_reported_at_its_line():
     assert "expected ids as quoted strings" in text
 
 
+def test_a_typed_slide_number_or_option_letter_names_the_call_to_write():
+    """Typed into prose or an exercise's text, "slide 40" and "option B"
+    fail at their lines, each naming the ref() that renders them; in
+    code, or as a ref() call, they are fine."""
+    page = "docs/slides/42-typed.md"
+    text = """
+        ---
+        title: Typed
+        slide: 42
+        kind: Check
+        part: P
+        ---
+
+        # Typed
+
+        As slide 40 showed, `slide 40` in code is code.
+
+        ```exercise
+        kind: eliminate
+        id: typed
+        question: Which one? Not option B.
+        options:
+          - text: a
+            rules_out: r
+          - id: second
+            text: b
+            correct: true
+        explanation: e
+        ```
+
+        ```python
+        print("option B")
+        ```
+        """
+    deck = deck_of({**PAGES, page: text})
+    problems = RefIndex.from_deck(deck).check(deck)
+    found = [(p.line, p.message) for p in problems if p.path == page]
+    assert [line for line, _ in found] == [10, 15], found
+    assert found[0][1].startswith("'slide 40' is typed by hand")
+    assert '{{ ref("split") }}' in found[0][1]
+    assert found[1][1].startswith("'option B' is typed by hand")
+    assert '{{ ref("typed", "second") }}' in found[1][1]
+
+
 def test_two_calls_in_one_expression_are_reported_not_a_crash():
     """``{{ ref("a") + ref("b") }}`` reads as one call whose arguments
     are ``"a") + ref("b"``: a problem at its line, not a traceback."""

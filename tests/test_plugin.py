@@ -156,6 +156,44 @@ def test_a_serve_rebuild_renders_again_only_the_exercises_an_edit_changed(
         assert after[uri] is before[uri], f"{uri} was rendered again"
 
 
+def test_a_save_during_a_rebuild_that_ran_nothing_is_not_blamed_on_snippets(
+    tmp_path, monkeypatch
+):
+    """Under serve, an editor saving a slide while a fully cached rebuild
+    reads the pages is the next rebuild's edit: no snippet ran, so none
+    is blamed for it (the guard compares only around code that ran)."""
+    from mkdocs.config import load_config
+
+    from lessonbuild import build as build_module
+    from lessonbuild.settings import CACHE_ENV
+    from tests.lesson_site import REPO
+
+    root = copy_lesson(tmp_path)
+    monkeypatch.setenv(CACHE_ENV, str(REPO / ".cache" / "engine"))
+    monkeypatch.setenv("NO_MKDOCS_2_WARNING", "1")
+    saved = "docs/slides/03-what-survived-from-scaled-dot-product.md"
+    real = build_module.fingerprint
+    calls = []
+
+    def saved_meanwhile(where):
+        found = real(where)
+        calls.append(saved)
+        if len(calls) > 1:  # after the pages were read: the editor saved
+            found[saved] = "saved by the editor"
+        return found
+
+    monkeypatch.setattr(build_module, "fingerprint", saved_meanwhile)
+    config = load_config(str(root / "mkdocs.yml"))
+    plugin = config.plugins["lesson"]
+    plugin.on_startup(command="serve", dirty=False)
+    try:
+        plugin.on_config(config)
+        assert plugin.build.result.ran == 0  # every snippet was cached
+        assert plugin.build.failure is None, plugin.build.failure
+    finally:
+        plugin.on_shutdown()
+
+
 @pytest.mark.parametrize(
     ("block", "name", "expected"),
     [

@@ -79,17 +79,35 @@ def test_slides_22_and_23_show_the_new_heads_everywhere(h32_site):
 def test_a_hand_typed_published_number_fails_the_build_at_its_line(
     tmp_path,
 ):
+    """A count (slide 23) and a shape (slide 15's trace: the weights
+    nn.MultiheadAttention returned for B=1, h=2, T=4), typed by hand
+    into prose: both reported in one build, each at its line, naming
+    the reference to write."""
     root = copy_lesson(tmp_path)
-    slide = root / "docs" / "slides" / "23-verify-param-count-for-any-h.md"
-    lines = slide.read_text(encoding="utf-8").splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if line.startswith("**Why"))
-    lines.insert(at, "So each model holds 1,048,576 weights.\n\n")
-    slide.write_text("".join(lines), encoding="utf-8")
+    typed = {
+        "23-verify-param-count-for-any-h.md": (
+            "So each model holds 1,048,576 weights.",
+            "'1,048,576' is typed by hand",
+            '{{ value("23_params.total") }}',
+        ),
+        "15-trace-d-model-8-h-2-d-k-4-seq-4-batch-1.md": (
+            "The weights come out as (1,2,4,4) here.",
+            "'(1,2,4,4)' is typed by hand",
+            '{{ value("15_trace.weights") }}',
+        ),
+    }
+    expected = []
+    for name, (sentence, message, reference) in typed.items():
+        slide = root / "docs" / "slides" / name
+        lines = slide.read_text(encoding="utf-8").splitlines(keepends=True)
+        at = next(i for i, line in enumerate(lines) if line.startswith("# "))
+        lines.insert(at + 1, f"\n{sentence}\n")
+        slide.write_text("".join(lines), encoding="utf-8")
+        expected.append((f"docs/slides/{name}:{at + 3}: {message}", reference))
     result = build(root)
     assert result.returncode != 0
-    assert (
-        f"docs/slides/23-verify-param-count-for-any-h.md:{at + 1}: "
-        "'1,048,576' is typed by hand"
-    ) in result.stderr, result.stderr[-3000:]
-    assert '{{ value("23_params.total") }}' in result.stderr
+    for where, reference in expected:
+        assert where in result.stderr, result.stderr[-3000:]
+        line = next(x for x in result.stderr.splitlines() if where in x)
+        assert reference in line, line
     assert not (root / "site").exists()

@@ -14,7 +14,7 @@ from lessonbuild.engine.prose import expand_values, hand_typed
 VALUES = {
     "23_params.total": "1,048,576",
     "23_params.heads": "1, 2, 4, 8, 16",
-    "15_trace.out": "(1, 4, 8)",
+    "15_trace.output": "(1, 4, 8)",
     "17_flops.ratio": "0.031",
     "15_trace.heads": "2",
 }
@@ -52,7 +52,7 @@ def test_lists_shapes_and_fractions_are_copies():
     )
     assert [line for line, _ in found] == [3, 5, 7], found
     assert "23_params.heads" in found[0][1]
-    assert "15_trace.out" in found[1][1]
+    assert "15_trace.output" in found[1][1]
     assert "17_flops.ratio" in found[2][1]
     # Arithmetic can derive one number, never a list or a shape: only the
     # number's message offers it.

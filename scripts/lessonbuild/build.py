@@ -185,7 +185,10 @@ class Build:
         if problems or self.result.problems or exercise_problems:
             self.result.finish()  # every problem at once: theirs too
         problems += self.result.problems
-        problems += tampering(self.fingerprint, fingerprint(root))
+        # Only code that ran can have written; a save while the pages of
+        # a fully cached serve rebuild were read is the next rebuild's.
+        if self.result.ran:
+            problems += tampering(self.fingerprint, fingerprint(root))
         problems += exercise_problems
         # The engine's own line first: the report's count, the total of
         # every check, is then the last word (not "1 problem" after "11").

@@ -72,7 +72,7 @@ def hand_typed(slides, values: Mapping[str, str]) -> list[Problem]:
     return [
         _problem(slide, number, match, value_id, text)
         for slide in slides
-        for number, line in _prose_lines(slide)
+        for number, line in prose_lines(slide)
         for value_id, text, pattern in patterns
         for match in pattern.finditer(line)
         if not _derived(line, match, text)
@@ -99,7 +99,7 @@ def _problem(slide, number: int, match, value_id: str, text: str) -> Problem:
     )
 
 
-def _prose_lines(slide):
+def prose_lines(slide):
     """(1-based line, text) of the prose: outside front matter, code
     and Output fences (exercise YAML is prose), macros removed."""
     hidden = set()

@@ -21,7 +21,9 @@ which a student can open and which is checked like the calls.
 
 ``check`` reports every call and address naming a missing slide,
 exercise or option at its file and line, before any page is rendered
-(the build, and ``make fastcheck``).
+(the build, and ``make fastcheck``), and every "slide 40" or "option C"
+typed into a page's prose, notes or exercise text, naming the call to
+write instead.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..engine.prose import prose_lines
 from ..problems import Problem
 from ..yamltext import Mapping, YamlProblem, load_yaml
 from .model import did_you_mean
@@ -42,6 +45,13 @@ _CALL = re.compile(r"\{\{-?\s*ref\((?P<args>[^{}]*?)\)\s*-?\}\}")
 _ADDRESS = re.compile(
     r"slides/(?P<stem>[0-9]{2}-[a-z0-9-]+)\.html(?:#(?P<anchor>[a-z0-9-]+))?"
 )
+#: "slide 40", "Slides 42", "option C", "Options B": typed, they go stale.
+_TYPED = re.compile(
+    r"\b(?:(?P<slide>[Ss]lides?)\s+(?P<number>\d+)\b"
+    r"|(?P<option>[Oo]ptions?)\s+(?P<letter>[A-Z])\b)"
+)
+#: Inline code: code, not a reference.
+_CODE = re.compile(r"`[^`]*`")
 #: A slide file's number, before its name.
 _NUMBER = re.compile(r"^[0-9]+-")
 #: Folders of Python whose comments, docstrings and messages may name a
@@ -247,6 +257,12 @@ class RefIndex:
                 line = page.text.count("\n", 0, m.start()) + 1
                 if message := self._check_call(m, deck.docs_rel(page)):
                     problems.append(Problem(page.path, line, message))
+            stem = Path(deck.docs_rel(page)).stem
+            for line, text in prose_lines(page):
+                problems += (
+                    Problem(page.path, line, self._typed(m, stem))
+                    for m in _TYPED.finditer(_CODE.sub(" ", text))
+                )
         # Code may name the lesson's pages; a deck that holds none of the
         # slides the code names (a test fixture reusing mha_ref) is not
         # the deck those addresses are about, so they are not its to check.
@@ -285,6 +301,45 @@ class RefIndex:
         except (RefError, TypeError) as exc:
             return str(exc)
         return None
+
+    def _typed(self, m: re.Match, stem: str) -> str:
+        """What to write instead of a typed "slide 40" or "option C"."""
+        typed = m[0]
+        if m["slide"]:
+            number = int(m["number"])
+            named = [
+                _NUMBER.sub("", s)
+                for s, (n, _) in self.slides.items()
+                if n == number
+            ]
+            call = f'{{{{ ref("{named[0] if named else "slide-stem"}") }}}}'
+            return (
+                f"{typed!r} is typed by hand, and slides move; write {call} "
+                "(a slide's file name without its number and .md), which "
+                "renders the number and links to it"
+            )
+        letter = m["letter"]
+        here = [
+            (ex_id, ex)
+            for ex_id, ex in self.exercises.items()
+            if ex.stem == stem
+        ]
+        named = [
+            f'{{{{ ref("{ex_id}", "{option}") }}}}'
+            for ex_id, ex in here
+            for option, at in ex.options.items()
+            if at == letter
+        ]
+        write = (
+            f"write {' or '.join(named)}"
+            if named
+            else "give the option an id (- id: its-name) and write "
+            '{{ ref("exercise-id", "its-name") }}'
+        )
+        return (
+            f"{typed!r} is typed by hand, and options get reordered; "
+            f"{write}, which renders its letter"
+        )
 
     def _check_address(self, stem: str, anchor: str | None) -> str | None:
         if stem not in self.slides:
