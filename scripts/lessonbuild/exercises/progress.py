@@ -55,8 +55,11 @@ def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
             for k in exercise_keys(deck, slide, prefix)
         ]
         first = part.slides[0]
+        # Raw HTML: MkDocs rewrites no link in it, so this is the built
+        # page's address, not its source's.
         link = posixpath.relpath(
-            deck.docs_rel(first), posixpath.dirname(page_uri) or "."
+            deck.docs_rel(first).removesuffix(".md") + ".html",
+            posixpath.dirname(page_uri) or ".",
         )
         plural = " slides" if untimed != 1 else " slide"
         minutes = f"{total:g} min" + _untimed(untimed, plural)
