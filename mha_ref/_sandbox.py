@@ -79,9 +79,18 @@ def _in_thread(frame, event, arg) -> None:
         profile(frame, event, arg)
 
 
+#: What turns the hook off (a file that called ``sys.setprofile(None)``
+#: in forward, then the reference, passed every milestone).
+_UNHOOK_C = {_SET_PROFILE: "sys.setprofile"}
+_UNHOOK = {threading.setprofile.__code__: "threading.setprofile"}
+
+
 @contextlib.contextmanager
 def _watching(
-    seen: set[str], student: Path, torch_mha: set[str] | None = None
+    seen: set[str],
+    student: Path,
+    torch_mha: set[str] | None = None,
+    hidden: set[str] | None = None,
 ):
     """Add to ``seen`` each ``mha_ref`` function that the code run
     inside calls (``mha.py: MultiHeadAttention.forward``), where the
@@ -90,7 +99,9 @@ def _watching(
     Add to ``torch_mha`` each entry into PyTorch's own multi-head
     attention (:data:`_TORCH_MHA`). A profile hook sees every Python
     call (and each call of a C function): through a subclass, a wrapper
-    or a function taken from the package."""
+    or a function taken from the package. Add to ``hidden`` each call
+    that changes the hook (:data:`_UNHOOK_C`, :data:`_UNHOOK`), and a
+    hook found changed at the end: what ran after it went unseen."""
 
     def inside(frame) -> bool:
         file = frame.f_code.co_filename if frame else ""
@@ -99,16 +110,23 @@ def _watching(
     mine = (__file__, str(student))
 
     torch_mha = set() if torch_mha is None else torch_mha
+    hidden = set() if hidden is None else hidden
+    ending = False
 
     def profile(frame, event, arg):
         if event == "c_call":
             if (name := _TORCH_MHA_C.get(arg)) is not None:
                 torch_mha.add(name)
+            # (Not this function's own call that ends the watch.)
+            if (name := _UNHOOK_C.get(arg)) is not None and not ending:
+                hidden.add(name)
             return
         if event != "call":
             return
         if (name := _TORCH_MHA.get(frame.f_code)) is not None:
             torch_mha.add(name)
+        if (name := _UNHOOK.get(frame.f_code)) is not None:
+            hidden.add(name)
         # The entry into the reference, not the helpers it calls on.
         if inside(frame) and not inside(frame.f_back):
             name = os.path.basename(frame.f_code.co_filename)
@@ -119,6 +137,9 @@ def _watching(
     try:
         yield
     finally:
+        if sys.getprofile() is not profile:
+            hidden.add("sys.setprofile")
+        ending = True
         _CURRENT[0] = None
         _SET_PROFILE(None)
 
@@ -286,13 +307,16 @@ class _Runner:
             _arm_watchdog(self.timeout, self.dump)
             seen: set[str] = set()
             torch_mha: set[str] = set()
+            hidden: set[str] = set()
             try:
-                with _watching(seen, self.path, torch_mha):
+                with _watching(seen, self.path, torch_mha, hidden):
                     reply = getattr(self, op)(**request)
                 if seen:
                     reply["reference"] = sorted(seen)
                 if torch_mha:
                     reply["torch_mha"] = sorted(torch_mha)
+                if hidden:
+                    reply["hidden"] = sorted(hidden)
             except BaseException as error:  # noqa: BLE001 - the student's
                 reply = {"ok": False, **_error(error, self.path)}
             finally:

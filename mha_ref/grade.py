@@ -84,8 +84,43 @@ D_MODEL = 8  # the value checks' width
 #: 32x32 gradients); a bigger one is not the grader's (32 MB of empty
 #: lists took 41 s and 2.85 GB to load).
 MAX_REPLY = 1 << 20
+#: What a reply may hold once loaded, counted as it is walked (a list
+#: met twice counts twice): a forged 1.4 KB reply of nested lists that
+#: share their levels was formatted into a 322 MB message here (1.2 GB
+#: of this process's memory; one more level is ten times that).
+REPLY_ITEMS, REPLY_CHARS, REPLY_DEPTH = 20_000, 1 << 20, 8
 #: Of what the student's code prints: what is shown, and what is kept.
 SHOWN, KEPT = 1 << 20, 1 << 20
+
+
+def _bounded(reply: dict) -> bool:
+    """Does the reply hold only what the child sends (dicts with str
+    keys, lists, str, numbers, None, tensors) within :data:`REPLY_ITEMS`
+    items, :data:`REPLY_CHARS` characters and :data:`REPLY_DEPTH` levels,
+    so that formatting any part of it stays small?"""
+    items = chars = 0
+    stack = [(reply, 0)]
+    while stack:
+        item, depth = stack.pop()
+        items += 1
+        if items > REPLY_ITEMS or depth > REPLY_DEPTH:
+            return False
+        if isinstance(item, str):
+            chars += len(item)
+        elif isinstance(item, dict):
+            if not all(isinstance(k, str) for k in item):
+                return False
+            chars += sum(map(len, item))
+            stack += ((v, depth + 1) for v in item.values())
+        elif isinstance(item, (list, tuple)):
+            stack += ((v, depth + 1) for v in item)
+        elif item is not None and not isinstance(
+            item, (int, float, torch.Tensor)
+        ):
+            return False
+        if chars > REPLY_CHARS:
+            return False
+    return True
 
 
 class Failed(Exception):
@@ -275,6 +310,13 @@ class Child:
                 reply.get("types", ()),
                 reply.get("where", ""),
             )
+        if reply.get("hidden"):
+            raise Failed(
+                f"{subject} called {', '.join(map(str, reply['hidden']))}, "
+                f"which turns off the hook this grader sees your code's "
+                f"calls with: what ran after it cannot be graded as yours; "
+                f"remove the call"
+            )
         if reply.get("reference"):
             raise Failed(
                 f"{subject} ran the lesson's reference, not your code "
@@ -340,9 +382,12 @@ class Child:
                 f"the grading process sent an unreadable reply {during} "
                 f"({type(error).__name__})"
             ) from None
-        if not isinstance(reply, dict):
+        if not isinstance(reply, dict) or not _bounded(reply):
             self.close()
-            raise StudentError(f"the grading process sent {type(reply)}")
+            raise StudentError(
+                f"the grading process sent, for {during}, a reply that is "
+                f"not the grader's: your file wrote into its reply pipe"
+            )
         return reply
 
     def _read(self, size: int, deadline: float, during: str) -> bytes:
@@ -978,26 +1023,34 @@ def check_many_heads(s: Session) -> str:
         otherwise="in train mode too the module computes exactly what it "
         "computes in eval mode (the lesson's module has no dropout)",
     )  # fmt: skip
-    wrong = [
-        name
-        for name in PROJECTIONS
-        if got_grads[name] is None
-        or not torch.allclose(got_grads[name], want_grads[name], atol=1e-4)
-    ]
-    if wrong:
-        none = [name for name in wrong if got_grads[name] is None]
-        raise Failed(
-            f"after one backward pass in train mode the gradients of "
-            f"{', '.join(wrong)} differ from nn.MultiheadAttention's"
-            + (f" ({', '.join(none)}: none at all)" if none else "")
-            + ": the values are right, so the graph is cut: do not "
-            ".detach() the weights, and do not change them in place "
-            "(softmax_, exp_, /=): use torch.softmax(scores, dim=-1)"
-        )
+    _same_gradients(
+        got_grads, want_grads, "after one backward pass in train mode",
+        "do not .detach() the weights, and do not change them in place "
+        "(softmax_, exp_, /=): use torch.softmax(scores, dim=-1)",
+    )  # fmt: skip
     return (
         "outputs and per-head weights equal nn.MultiheadAttention, h=2, 4"
         " (B=3, d_model=12); eval repeats; gradients match"
     )
+
+
+def _same_gradients(got: dict, want: dict, when: str, fix: str) -> None:
+    """The four weights' gradients equal ``nn.MultiheadAttention``'s
+    (None: the student's graph gave that weight none)."""
+    wrong = [
+        name
+        for name in PROJECTIONS
+        if got[name] is None
+        or not torch.allclose(got[name], want[name], atol=1e-4)
+    ]
+    if wrong:
+        none = [name for name in wrong if got[name] is None]
+        raise Failed(
+            f"{when} the gradients of {', '.join(wrong)} differ from "
+            f"nn.MultiheadAttention's"
+            + (f" ({', '.join(none)}: none at all)" if none else "")
+            + f": the values are right, so the graph is cut: {fix}"
+        )
 
 
 def _forward_hinted(s: Session, module, args, where, hint, **kwargs):
@@ -1059,6 +1112,28 @@ def _plain_first(s: Session, module, inputs, where, without) -> tuple:
     return got
 
 
+PADDING = "padding mask (B, 1, 1, T_k), lengths 3 and 5"
+
+
+def _masked_gradients(s: Session, module, x, allowed) -> None:
+    """One backward pass in train mode with a padding mask: the four
+    weights' gradients equal nn.MultiheadAttention's."""
+    grads = (torch.randn(2, 5, D_MODEL, generator=s.gen),
+             torch.randn(2, 2, 5, 5, generator=s.gen))  # fmt: skip
+    where = "with a padding mask in train mode"
+    got, got_grads = s.forward(
+        module, (x, x, x), where=where, train=True, grads=grads,
+        mask=allowed,
+    )  # fmt: skip
+    want, want_grads = twin(module, x, x, x, allowed, grads=grads)
+    compare(module, (x, x, x), got, want, where)
+    _same_gradients(
+        got_grads, want_grads, "after one backward pass with a mask",
+        "masking must stay in the graph: no torch.no_grad() or .detach() "
+        "around the scores or the mask step",
+    )  # fmt: skip
+
+
 def check_masks(s: Session) -> str:
     """A padding mask (B, 1, 1, T_k) and a causal (T, T) mask via mask=."""
     module = s.module(2)
@@ -1068,7 +1143,7 @@ def check_masks(s: Session) -> str:
     # The shorter sequence first: its row, used for the whole batch
     # (mask[0]), is not the same as no mask.
     masks = {
-        "padding mask (B, 1, 1, T_k), lengths 3 and 5": padding([3, 5], 5),
+        PADDING: padding([3, 5], 5),
         "causal mask (T, T)": causal(5, 5),
     }
     earlier = None  # the mask of the call before
@@ -1110,6 +1185,28 @@ def check_masks(s: Session) -> str:
             "scores.masked_fill(~mask, float('-inf')) before the softmax",
         )  # fmt: skip
         earlier = allowed
+    # Three sequences at h = 2: a mask laid out for B == h (expanded as
+    # (h, B, ...)) ran, and matched, at B = h = 2 and B = 1 only.
+    x3, allowed = s.inputs(3, 5), padding([2, 5, 4], 5)
+    what = "three sequences (B = 3, h = 2) and their padding mask"
+    got = _forward_hinted(
+        s, module, (x3, x3, x3), f"with {what}",
+        "at B = h = 2 it ran: the mask's batch axis is B, whatever h is",
+        mask=allowed,
+    )  # fmt: skip
+    compare(
+        module, (x3, x3, x3), got, twin(module, x3, x3, x3, allowed),
+        f"with {what}", suspects=[("your forward ignores mask", {})],
+        otherwise="each sequence gets its own row of the mask, whatever "
+        "h is: mask (B, 1, 1, T_k) broadcasts over (B, h, T_q, T_k); "
+        "with scores as (B*h, T_q, T_k), mask.repeat_interleave(h, dim=0)",
+    )  # fmt: skip
+    # Gradients through the masked path (a mask helper under
+    # @torch.no_grad() gave W_Q and W_K none, with every value right),
+    # once h>1 found them right without a mask: a difference is then
+    # the mask's.
+    if "h>1" in s.passed:
+        _masked_gradients(s, module, x, masks[PADDING])
     # One sequence, as at inference: a mask squeezed to find its rows
     # lost its batch axis there (mask.squeeze() of (1, 1, 1, T_k)).
     one, allowed = x[:1], padding([3], 5)
@@ -1122,7 +1219,10 @@ def check_masks(s: Session) -> str:
         otherwise="keep the batch axis of the mask, even of length 1: "
         "use it whole, without squeeze()",
     )  # fmt: skip
-    return "padding and causal masks (True = may attend) match torch"
+    return (
+        "padding and causal masks (True = may attend) match torch, at "
+        "B = 1, 2 and 3; gradients too"
+    )
 
 
 def _causal_suspects(T_q: int, T_k: int) -> list:

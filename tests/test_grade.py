@@ -597,6 +597,29 @@ BUGS = {
         {"masks", "causal"},
         ["repeat_interleave(h, dim=0)"],
     ),
+    # The mask expanded as (h, B, ...) for scores laid out (B*h, ...):
+    # right wherever B == h or B == 1, so at B = h = 2 it passed 7 of 7
+    # (an expert's audit).
+    "mask laid out for B == h": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "            B, h, t_q, t_k = scores.shape\n"
+        "            rows = mask.expand(h, B, t_q, t_k)\n"
+        "            rows = rows.reshape(h * B, t_q, t_k)\n"
+        "            flat = scores.reshape(B * h, t_q, t_k)\n"
+        '            flat = flat.masked_fill(~rows, float("-inf"))\n'
+        "            scores = flat.view(B, h, t_q, t_k)\n",
+        {"masks"},
+        ["B = 3, h = 2", "the mask's batch axis is B"],
+    ),
+    # The masking step under torch.no_grad(): every value right, and no
+    # gradient for W_Q or W_K whenever a mask is given (an expert's audit).
+    "mask step without gradients": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "            with torch.no_grad():\n"
+        '                scores = scores.masked_fill(~mask, float("-inf"))\n',
+        {"masks"},
+        ["W_Q, W_K", "none at all", "no torch.no_grad()"],
+    ),
     # (output, weights) returned the other way round.
     "output and weights swapped": (
         "        return self.W_O(self.merge(weights @ v)), weights\n",
@@ -1451,6 +1474,56 @@ def test_a_child_that_stops_reading_cannot_hang_the_grader(tmp_path):
     status, lines, stdout = _grade(tmp_path, source, "--timeout", "2")
     assert status == 1 and lines["skeleton"][0] == "FAIL", stdout
     assert stdout.splitlines()[-1] == "0 of 7 milestones pass", stdout
+
+
+def test_a_reply_that_formats_huge_is_refused_small(tmp_path):
+    """A 1.4 KB forged reply of nested lists sharing their levels made
+    the grader format a 322 MB message (an expert's audit; each level
+    more is ten times that): refused as not the grader's, in a few
+    lines."""
+    source = (
+        "import io, os, struct, sys, torch\n"
+        "leaf = [0] * 10\n"
+        "for _ in range(5):\n"
+        "    leaf = [leaf] * 10\n"
+        "buffer = io.BytesIO()\n"
+        "torch.save({'ok': False, 'error': leaf, 'where': 'x'}, buffer)\n"
+        "data = buffer.getvalue()\n"
+        "os.write(int(sys.argv[-1]), struct.pack('<Q', len(data)) + data)\n"
+        + CORRECT
+    )
+    status, lines, stdout = _grade(tmp_path, source)
+    assert status == 1, stdout[:2000]
+    assert lines["load"][0] == "FAIL", stdout[:2000]
+    assert "not the grader's" in lines["load"][1], stdout[:2000]
+    assert len(stdout) < 5_000, f"{len(stdout)} characters printed"
+
+
+def test_a_file_that_turns_off_the_hook_fails(tmp_path, capsys):
+    """``sys.setprofile(None)`` in forward, then the reference: the hook
+    that sees the reference's calls was off, and every milestone
+    passed. Each milestone that calls forward fails, naming the call."""
+    source = _bug(
+        "    def forward(self, query, key, value, mask=None, "
+        "is_causal=False):\n",
+        "    def forward(self, query, key, value, mask=None, "
+        "is_causal=False):\n"
+        "        import sys\n"
+        "        import mha_ref\n"
+        "        sys.setprofile(None)\n"
+        "        ref = mha_ref.MultiHeadAttention(self.h * self.d_k, "
+        "self.h)\n"
+        "        ref.load_state_dict(self.state_dict())\n"
+        "        return ref(query, key, value, mask, is_causal)\n"
+        "\n"
+        "    def unused(self, query, key, value, mask=None, "
+        "is_causal=False):\n",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1, stdout
+    for name in MILESTONES[MILESTONES.index("shapes") :]:
+        assert lines[name][0] == "FAIL", stdout
+        assert "called sys.setprofile" in lines[name][1], stdout
 
 
 @pytest.mark.parametrize("forgery", list(FORGERIES))
