@@ -24,8 +24,10 @@ from .tables import TABLES_ENV
 
 #: Colours that read on white and on Material's dark slate alike.
 PALETTE = ["#3f6fd8", "#e0793a", "#2a9d6f", "#c0448f", "#8c6bd1", "#b58b00"]
-#: Mid-grey for text and lines: legible in both colour schemes.
-INK = "#777777"
+#: Mid-grey for text and lines: at least 4.5:1 on white and, inverted
+#: as docs/assets/figures.css shows a figure in the dark scheme, on
+#: Material's slate (#777777 was 4.48 and 4.42).
+INK = "#6e6e6e"
 
 
 def style() -> dict:

@@ -22,6 +22,7 @@ import pytest
 import lessonbuild.exercises as ex
 from lessonbuild import engine
 from lessonbuild.deck import read_deck
+from lessonbuild.engine.prose import expand_values
 from lessonbuild.exercises import answers
 from lessonbuild.exercises.model import FillIn
 from lessonbuild.exercises.render import fill_in_view
@@ -46,7 +47,8 @@ def lesson():
     for slide in deck.slides:
         for fence in slide.exercises:
             exercise, problems = ex.validate(
-                fence.body,
+                # As the build does: published values in first.
+                expand_values(fence.body, result.values),
                 path=slide.path,
                 first_line=fence.line,
                 tables=result.tables,

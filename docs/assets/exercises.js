@@ -125,6 +125,8 @@
     let s = String(text).trim().toLowerCase();
     s = s.replace(/\u2212/g, "-").replace(/\u00f7/g, "/");
     s = s.replace(/[\u00b7\u22c5\u2217]/g, "*").replace(/\*\*/g, "^");
+    // Python's d_model // h: the lesson's sizes divide exactly.
+    s = s.replace(/\/\//g, "/");
     return s.replace(/[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+/g, (m) => {
       let digits = "";
       for (let i = 0; i < m.length; i++) digits += SUPERSCRIPT.indexOf(m[i]);
@@ -1012,9 +1014,9 @@
 
   // The variants of an exercise whose numbers the snippet engine
   // computed (its data-ex-spec): one is shown at a time, remembered in
-  // state.variant; a first visit draws one at random, except in the deck,
-  // which starts on the first (the author's: the numbers the slides
-  // around it use, as slide 39's "slide 38's layer was one such" says).
+  // state.variant. A first visit, on the page as in the deck, shows the
+  // first (the author's: the numbers the prose around it, the slide
+  // before and its "Verify it" run use); "Try another" draws the others.
   // Returns null for an exercise without variants.
   function drawVariant(w) {
     const script = one(w.el, "script.ex-spec");
@@ -1022,7 +1024,7 @@
     if (!spec?.vars) return null;
     const n = spec.vars.length;
     if (!(w.state.variant >= 0 && w.state.variant < n)) {
-      w.state.variant = w.el.closest(".reveal") ? 0 : Math.floor(Math.random() * n);
+      w.state.variant = 0;
     }
     function show() {
       const vars = spec.vars[w.state.variant];

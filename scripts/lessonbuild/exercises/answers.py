@@ -12,7 +12,8 @@ tests/test_exercises_variants.py does on the shared cases of
 tests/exercise_fixtures/answer_cases.json.
 
 1. ``split``: lower-case, unicode operators to ASCII (``·`` ``×`` ``÷``
-   ``−``, superscript digits), ``**`` to ``^``, ``torch.Size(...)`` and
+   ``−``, superscript digits), ``**`` to ``^``, ``//`` to ``/`` (the
+   lesson's sizes divide exactly), ``torch.Size(...)`` and
    the outer brackets dropped; a shape is cut at its commas (or at ``×``
    when it has none, or at the spaces of ``2 5 8``), a number loses its
    thousands separators.
@@ -59,7 +60,10 @@ def canonical_symbol(name: str) -> str | None:
 
 
 def _common(text: str) -> str:
-    s = str(text).strip().lower().translate(_OPERATORS).replace("**", "^")
+    # "//" as Python writes d_model // h: the lesson's sizes divide
+    # exactly, so it is the division.
+    s = str(text).strip().lower().translate(_OPERATORS)
+    s = s.replace("**", "^").replace("//", "/")
     return re.sub(
         r"[⁰¹²³⁴⁵⁶⁷⁸⁹]+", lambda m: "^" + m[0].translate(_SUPERSCRIPT), s
     )
