@@ -734,6 +734,8 @@ def reference(
         "none": 1.0,
     }[scale]
     scores = q @ k.transpose(-2, -1) / divisor  # (B, h, T_q, T_k)
+    if isinstance(allowed, str):  # "causal": a mask the call did not ask for
+        allowed = causal(q.size(-2), k.size(-2))
     if allowed is not None:
         scores = scores.masked_fill(~allowed, float("-inf"))
     weights = torch.softmax(scores, dim=softmax_dim)  # (B, h, T_q, T_k)
@@ -802,6 +804,13 @@ VALUE_SUSPECTS: tuple[tuple[str, dict], ...] = (
         {"softmax_dim": -2},
     ),
     ("you never apply W_O: return self.W_O(merged heads)", {"w_o": False}),
+    (
+        "your forward masks the future though this call did not ask for "
+        "it: is_causal must default to False (forward(query, key, value, "
+        "mask=None, is_causal=False)), and a causal mask applies only when "
+        "it is True",
+        {"allowed": "causal"},
+    ),
     (
         "you project the key with W_V; the values are W_V(value), and "
         "value may differ from key",
@@ -1167,10 +1176,11 @@ def check_masks(s: Session) -> str:
             B, h, T_k = allowed.size(0), module.h, allowed.size(-1)
             rows = torch.arange(B * h) % B
             suspects.append((
-                "each (sequence, head) row of your scores got another "
-                "sequence's mask: with scores as (B*h, T_q, T_k), repeat "
-                "the mask with repeat_interleave(h, dim=0), not "
-                "repeat(h, 1, 1)",
+                "head i of each sequence got sequence i's mask: the "
+                "mask's batch axis must meet the scores' batch axis, not "
+                "the head axis (mask (B, 1, 1, T_k) over scores (B, h, "
+                "T_q, T_k); with scores as (B*h, T_q, T_k), "
+                "repeat_interleave(h, dim=0), not repeat(h, 1, 1))",
                 {"allowed": allowed[rows].view(B, h, 1, T_k)},
             ))  # fmt: skip
         suspects.append((

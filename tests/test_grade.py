@@ -620,6 +620,16 @@ BUGS = {
         {"masks"},
         ["W_Q, W_K", "none at all", "no torch.no_grad()"],
     ),
+    # is_causal defaulting to True: every call without it masked the
+    # future, and the hint was the formula's (an expert's audit).
+    "is_causal on by default": (
+        "    def forward(self, query, key, value, mask=None, "
+        "is_causal=False):\n",
+        "    def forward(self, query, key, value, mask=None, "
+        "is_causal=True):\n",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["masks the future", "is_causal must default to False"],
+    ),
     # (output, weights) returned the other way round.
     "output and weights swapped": (
         "        return self.W_O(self.merge(weights @ v)), weights\n",
