@@ -1145,10 +1145,11 @@
         // quantity it asks for ("d_k" in the d_k cell, right for every
         // variant without a thought): it says so, and nothing is graded
         // or unlocked.
-        // Nor, on new numbers drawn after a try, a formula: the key has
-        // shown it, and pasting it passed every set without a sum.
-        const later = w.state.triedVariant != null &&
-          w.state.triedVariant !== w.state.variant;
+        // Nor, on new numbers drawn after a try (or any numbers after a
+        // reset), a formula: the key has shown it, and pasting it passed
+        // every set without a sum.
+        const later = w.state.seen || (w.state.triedVariant != null &&
+          w.state.triedVariant !== w.state.variant);
         const says = [];
         let formulas = 0;
         const bad = cells.filter((td, r) => {
@@ -1168,7 +1169,7 @@
         }
         if (formulas) {
           says.push(`${formulas} of ${cells.length} cells hold a formula: ` +
-            "work it out for these new numbers.");
+            "work it out for these numbers.");
         }
         if (bad.length) {
           clearWhy();
@@ -1353,7 +1354,11 @@
       if (!b || !el.contains(b) || b.disabled) return;
       const action = b.getAttribute("data-ex-action");
       if (action === "reset") {
+        // A key once shown stays seen: after a reset, pasting its
+        // formulas passed every cell without a sum.
+        const seen = w.state.seen || w.state.triedVariant != null;
         forget(w.key);
+        if (seen) store(w.key, { seen: true });
         const fresh = pristine.cloneNode(true);
         el.replaceWith(fresh);
         const renewed = init(fresh);

@@ -462,6 +462,13 @@ def test_a_formula_on_new_numbers_is_no_attempt(lesson_pages, lesson_fill_ins):
         expect(fill_and_check(section, numbers)).to_contain_text(
             f"All {len(numbers)} right"
         )
+        # Reset does not forget the key was seen: the formulas pasted
+        # on the numbers it shows passed "All right".
+        section.get_by_role("button", name="Reset").click()
+        section = page.locator("section.ex-fill-in")
+        feedback = fill_and_check(section, formulas)
+        expect(feedback).to_contain_text("hold a formula")
+        assert all(hidden_keys(section)), f"{name}: the key opened"
 
 
 def test_self_attentions_weights_take_t_q_and_t_k(
