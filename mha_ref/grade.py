@@ -1424,6 +1424,13 @@ def _lesson_hint(error) -> str:
             ": after transpose(1, 2) the tensor is not contiguous: call "
             ".contiguous() before .view(B, T, d_model)"
         )
+    if 'missing the required "forward" function' in str(error):
+        return (
+            f": the class in your file has no forward; define {SIGNATURE} "
+            f"in it (in the project notebook, a %%writefile cell writes "
+            f"the file whole: after changing an earlier cell, run the "
+            f"cells again from milestone 1 down)"
+        )
     return ""
 
 

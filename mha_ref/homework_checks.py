@@ -238,7 +238,9 @@ def check_causal_self_attention(cls, base=MultiHeadAttention) -> str:
         raise HomeworkCheckFailed(
             f"a query attends to a later position (largest weight above "
             f"the diagonal: {leak:.3f}); expected 0: position t may see "
-            f"positions 0..t only"
+            f"positions 0..t only (a mask is True where a query may "
+            f"attend: causal_mask(T, T) is True on and below the "
+            f"diagonal)"
         )
     changed = x.clone()
     changed[:, 4:] = torch.randn(2, 3, 16, generator=generator)
@@ -269,8 +271,15 @@ def check_causal_self_attention(cls, base=MultiHeadAttention) -> str:
             "causal mask on the same weights: use x as query, key and "
             "value, and change nothing but the mask"
         )
+    theirs = (
+        ""
+        if not base.__module__.startswith("mha_ref")
+        else " (on mha_ref's module, not yours: save the project's "
+        "my_mha.py beside this notebook and run task 3 again to check "
+        "it on your own)"
+    )
     return (
         f"{base.__name__} from {base.__module__}: no weight above the "
         f"diagonal, the past ignores the future, and outputs and weights "
-        f"equal torch's causal MultiheadAttention"
+        f"equal torch's causal MultiheadAttention{theirs}"
     )

@@ -27,7 +27,6 @@
 # here they all pass.
 
 # %%
-import matplotlib.pyplot as plt
 import sympy
 import torch
 
@@ -98,6 +97,10 @@ homework_checks.report(
 # column = key position. The blank upper triangle is the causal mask.
 
 # %%
+# The only cell that needs matplotlib (the setup cell installs it where
+# it can): without it, every other cell still runs.
+import matplotlib.pyplot as plt
+
 example = batch.tokens[0]  # (T,)
 result = specialise.specialisation(model, batch)
 role = {head: name for name, head in result["heads"].items()}

@@ -1101,6 +1101,19 @@ def test_skeleton_failures_are_named(tmp_path, old, new, words, capsys):
         assert word in lines["skeleton"][1], lines["skeleton"][1]
 
 
+def test_a_class_without_forward_is_told_how_it_lost_it(tmp_path, capsys):
+    """The project notebook writes my_mha.py with %%writefile, one cell a
+    milestone: run again alone, the first cell dropped the forward the
+    next one had added, and torch's message named nothing of the file."""
+    source = CORRECT[: CORRECT.index("    def forward(")]  # its last
+    assert "def forward" not in source and "def merge" in source
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1, stdout
+    assert lines["skeleton"][0] == "PASS", stdout
+    assert "has no forward" in lines["shapes"][1], stdout
+    assert "run the cells again from milestone 1" in lines["shapes"][1]
+
+
 def test_forward_returning_one_tensor_is_named(tmp_path, capsys):
     source = _bug(
         "return self.W_O(self.merge(weights @ v)), weights",

@@ -88,10 +88,14 @@ def to_ipynb(py_path: Path | str):
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     at = 1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0
     offered = {Path(src).name: uri for uri, src in HOMEWORK.items()}
+    # Only a notebook that draws installs matplotlib (the project's
+    # installed it, unused, on every first run).
+    figures = any("matplotlib" in cell.source for cell in nb.cells)
     if at and path.name in offered:  # a notebook the site offers
-        nb.cells[0].source += "\n\n" + download_line(offered[path.name])
+        line = download_line(offered[path.name], figures=figures)
+        nb.cells[0].source += "\n\n" + line
     package = path.resolve().parent.parent / "mha_ref"
-    nb.cells.insert(at, nbformat.from_dict(setup_cell(package)))
+    nb.cells.insert(at, nbformat.from_dict(setup_cell(package, figures)))
     # Ids cell-0, cell-1, ... instead of random ones: the same source
     # makes the same file, byte for byte.
     for number, cell in enumerate(nb.cells):
@@ -100,15 +104,19 @@ def to_ipynb(py_path: Path | str):
     return nb
 
 
-def download_line(uri: str) -> str:
+def download_line(uri: str, figures: bool = True) -> str:
     """The notebook page's download link (the page sits beside its
     ``.ipynb``); in Jupyter, the notebook's own file."""
     name = Path(uri).name
+    installs = (
+        ", and installs matplotlib for the figures where it is missing"
+        if figures
+        else ""
+    )
     return (
         f'<a href="{name}" download>Download this notebook ({name})</a>: '
         "it runs in JupyterLab, VS Code or Colab with torch installed "
-        "(its first cell unpacks the lesson's `mha_ref`, and installs "
-        "matplotlib for the figures where it is missing)."
+        f"(its first cell unpacks the lesson's `mha_ref`{installs})."
     )
 
 
@@ -129,12 +137,13 @@ def package_zip(package: Path) -> bytes:
     return buffer.getvalue()
 
 
-def setup_cell(package: Path) -> dict:
+def setup_cell(package: Path, figures: bool = True) -> dict:
     """The first cell of every notebook the site offers, hidden in
     Jupyter: it unpacks the copy of ``mha_ref`` the notebook carries and
-    puts it first on ``sys.path``, and installs matplotlib (which the
-    figures need and torch does not) where it is missing. The package
-    travels as :func:`package_zip` in base64 (76-character lines)."""
+    puts it first on ``sys.path``, and, in a notebook with ``figures``,
+    installs matplotlib (which they need and torch does not) where it is
+    missing. The package travels as :func:`package_zip` in base64
+    (76-character lines)."""
     import base64
     import hashlib
 
@@ -160,7 +169,9 @@ if not (folder / "mha_ref" / "__init__.py").is_file():
         folder = unpacked
 sys.path.insert(0, str(folder))
 print("mha_ref {digest} ready")
-
+"""
+    if figures:
+        source += """
 # The figures draw with matplotlib: installed here if this Jupyter lacks
 # it (Colab and most Jupyter installs have it already). Where it cannot
 # be (no network), every cell but the figures' still runs.
@@ -180,7 +191,7 @@ if importlib.util.find_spec("matplotlib") is None:
         "execution_count": None,
         "metadata": {"jupyter": {"source_hidden": True}, "tags": ["setup"]},
         "outputs": [],
-        "source": source,
+        "source": source.rstrip("\n"),
     }
 
 
