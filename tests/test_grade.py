@@ -1101,6 +1101,18 @@ def test_skeleton_failures_are_named(tmp_path, old, new, words, capsys):
         assert word in lines["skeleton"][1], lines["skeleton"][1]
 
 
+def test_the_project_slide_states_the_interface_the_grader_calls():
+    """A student working from the slides and the command line learned the
+    interface only from failures: the project's first slide states it,
+    as the grader writes it."""
+    (slide,) = (ROOT / "docs" / "slides").glob("42-*.md")
+    text = " ".join(slide.read_text(encoding="utf-8").split())
+    assert f"`{grade.SIGNATURE}`" in text
+    assert "`MultiHeadAttention(d_model, num_heads)`" in text
+    for name in ("W_Q", "W_K", "W_V", "W_O"):
+        assert f"`{name}`" in text
+
+
 def test_a_class_without_forward_is_told_how_it_lost_it(tmp_path, capsys):
     """The project notebook writes my_mha.py with %%writefile, one cell a
     milestone: run again alone, the first cell dropped the forward the
