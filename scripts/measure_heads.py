@@ -137,12 +137,10 @@ def markdown(record: dict) -> str:
         f"{record['pytorch']}, {record['pytorch_build']} build, "
         f"{record['date']}), B = {record['B']}, T = {record['T']}, "
         f"d_model = {record['d_model']}; medians of {record['repeats']} "
-        f"interleaved rounds (a ratio is the median of each round's "
-        f"ratio, so it need not equal the quotient of the two medians); "
-        f"load average {before} before, {after} after "
-        f"on {record['cores']} cores, so compare the ratios, not the "
-        "milliseconds. By `scripts/measure_heads.py` in the course's "
-        "repository (`make measure-heads`); not checked by the build.*",
+        f"interleaved rounds (ratios: per-round medians); load {before} "
+        f"before, {after} after on {record['cores']} cores: compare the "
+        "ratios, not the ms. By `make measure-heads`; not checked by the "
+        "build.*",
     ]
     return "\n".join(lines) + "\n"
 

@@ -437,6 +437,83 @@ def test_an_inserted_slide_shows_its_content_and_the_moves(tmp_path):
     assert "removed" not in summary
 
 
+def test_a_slide_inserted_mid_deck_is_one_row_and_one_line(tmp_path):
+    """Each view of a slide carries its number: the deck section
+    (data-slide, "Slide N:", ids sN-ex1, its reading link), the page (its
+    Present link, its exercises' keys), the notebook (the "N. Title"
+    heading, its id, the cells' ids), and every link to it ("slide N").
+    An insertion changed them all, and the summary listed ~50 slides (a
+    contributor's review). Read at their new numbers, the moved slides
+    are one "Renumbered" line; one moved and edited keeps its edit."""
+    from lessonbuild.sitediff import compare, to_markdown
+
+    titles = {"a": "Alpha", "b": "Beta", "c": "Gamma", "new": "Fresh"}
+
+    def page(n, name, body):
+        return PAGE.format(
+            title=titles[name],
+            body=f'<a class="slide-present" href="../present.html#/{n}">P'
+            f"</a><p>{body}</p>"
+            f'<section data-ex-key="lesson81:slides/0{n}-{name}.html:1">'
+            "<p>Predict it.</p></section>",
+        )
+
+    def deck(order):
+        screens = "".join(
+            f'<section data-slide="{n}" data-reading="slides/0{n}-{name}.html"'
+            f' aria-label="Slide {n}: {titles[name]}"><h1 id="s{n}-{name}">'
+            f'{titles[name]}</h1><div id="s{n}-ex1" aria-labelledby='
+            f'"s{n}-ex1-for s{n}-ex1-item0"></div><a class="deck-reading" '
+            f'href="slides/0{n}-{name}.html">read</a></section>'
+            for n, name in enumerate(order, start=1)
+        )
+        return (
+            f'<div class="reveal"><div class="slides">{screens}'
+            "</div></div><script></script>"
+        )
+
+    def notebook(order):
+        return "".join(
+            f'<div class="jp-Cell" id="cell-id=slide-{n}"><h2 id="{n}-'
+            f'{name}">{n}. {titles[name]}<a class="anchor-link" href="#{n}-'
+            f'{name}">¶</a></h2></div><div id="cell-id=slide-{n}-1"><pre>'
+            f"# see slides/0{n}-{name}.html</pre></div>"
+            for n, name in enumerate(order, start=1)
+        )
+
+    def site(folder, order, bodies):
+        pages = {
+            f"slides/0{n}-{name}.html": page(n, name, bodies.get(name, name))
+            for n, name in enumerate(order, start=1)
+        }
+        c = order.index("c") + 1
+        pages["slides/01-a.html"] = page(
+            1, "a", f'see <a href="0{c}-c.html">slide {c}</a>'
+        )
+        pages["present.html"] = PAGE.format(title="Deck", body=deck(order))
+        pages["notebooks/lesson-81.html"] = PAGE.format(
+            title="Notebook", body=notebook(order)
+        )
+        for rel, text in pages.items():
+            (tmp_path / folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / folder / rel).write_text(text)
+        return tmp_path / folder
+
+    old = site("old", ["a", "b", "c"], {})
+    new = site("new", ["a", "new", "b", "c"], {"b": "beta, edited"})
+    changes, _ = compare(old, new)
+    summary = to_markdown(changes, 4)
+    assert [(c.path, c.status) for c in changes] == [
+        ("slides/02-new.html", "added"),
+        ("slides/03-b.html", "moved from `slides/02-b.html`"),
+        ("slides/04-c.html", "moved from `slides/03-c.html`"),
+    ], summary
+    assert "<del>b</del> <ins>beta, edited</ins>" in summary
+    assert "| `slides/04-c.html` |" not in summary
+    assert "| `slides/01-a.html` |" not in summary
+    assert "Renumbered, content unchanged (1;" in summary
+
+
 def test_a_redrawn_figure_and_changed_code_are_shown(tmp_path):
     """A figure is compared by its image file and alt text, and a changed
     code block by a line diff (a trial's redrawn figure was not listed)."""
@@ -626,3 +703,32 @@ def test_a_base_from_before_the_switch_is_matched_minified(
     monkeypatch.setattr(sitediff, "build_tree", build_tree)
     assert sitediff.main(["--base", base, "--repo", str(repo)]) == 0
     assert (asked, made) == ([(base, True)], [True])
+
+
+def test_a_bad_revision_or_folder_is_a_message_not_a_diff(tmp_path, capsys):
+    """A revision git does not know, a folder outside git, and a site
+    folder that is no build: each a one-line reason and exit 2 (the
+    first two were tracebacks; the missing folder compared as a site
+    with no page, every page "removed", and exited 0)."""
+    from lessonbuild.sitediff import main
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    built = tmp_path / "built"
+    built.mkdir()
+    (built / "index.html").write_text("<html></html>")
+    cases = {
+        "needed a single revision": ["--base", "nosuch", "--repo", str(repo)],
+        "not a git repository": ["--base", "main", "--repo", str(tmp_path)],
+        "not a built site": [str(built), str(tmp_path / "nope")],
+    }
+    for words, argv in cases.items():
+        try:
+            status = main(argv)
+        except SystemExit as usage:  # argparse's error: exit status 2
+            status = usage.code
+        out, err = capsys.readouterr()
+        assert status == 2, argv
+        assert words in err.lower(), err
+        assert "Traceback" not in err and "Site diff" not in out

@@ -75,8 +75,29 @@ _COPY_TARGET = re.compile(r' (for|id)="cell-\d+"')
 #: themselves show those changes.
 _DERIVED = re.compile(
     r'<p class="deck-pacing">.*?</p>'
-    r'|<span class="(?:deck|slide)-number"[^>]*>[^<]*</span>',
+    r'|<span class="(?:deck|slide)-number"[^>]*>[^<]*</span>'
+    # The lesson notebook's cell ids carry slide numbers (a slide inserted
+    # before them renumbers them all), and a notebook's setup cell prints
+    # the hash of the mha_ref it carries (any edit of the package).
+    r"|(?<=cell-id=slide-)[\d-]+|(?<=mha_ref )[0-9a-f]{12}(?= ready)",
     re.S,
+)
+#: Where a slide's number stands in its own views (deck section, page,
+#: notebook cells): read as the new number in a renumbered slide's old
+#: views, so a move alone changes none of them.
+_OWN_NUMBER = (
+    'data-slide="{}"',
+    'aria-label="Slide {}:',
+    'present.html#/{}"',
+    '"s{}-',
+    " s{}-",
+    ">{}. ",
+    'id="{}-',
+    'href="#{}-',
+    "slide {}'s",
+    '<a href="#">{}</a>',
+    '<a href="#">slide {}</a>',
+    '<a href="#">Slide {}</a>',
 )
 #: A page's own image file (not a data: URI): its content is hashed in.
 _IMG = re.compile(r'<img\b[^>]*?\bsrc="([^"#?:]+)"')
@@ -325,6 +346,45 @@ def _renumbered(old: dict, new: dict) -> dict[str, str]:
     return {came[name]: gone[name] for name in gone.keys() & came.keys()}
 
 
+def _as_moved(html: str, before: str, after: str) -> str:
+    """A view of the slide page ``before`` as if it had ``after``'s number
+    and address all along (only those: a move shows as one line)."""
+    old_stem, new_stem = Path(before).stem, Path(after).stem
+    html = html.replace(old_stem, new_stem)
+    n_old = int(SLIDE_PAGE.search(before)["n"])
+    n_new = int(SLIDE_PAGE.search(after)["n"])
+    for form in _OWN_NUMBER:
+        html = html.replace(form.format(n_old), form.format(n_new))
+    return html
+
+
+def _link_forms(moved: dict[str, str]) -> list:
+    """For each renumbered slide, a pattern of a link to its old address
+    and what it reads as at the new one ("slide 30" -> "slide 31")."""
+    forms = []
+    for after, before in moved.items():
+        old_stem, new_stem = Path(before).stem, Path(after).stem
+        n_new = int(SLIDE_PAGE.search(after)["n"])
+        link = re.compile(
+            rf'(<a [^>]*href="[^"]*?){re.escape(old_stem)}(\.html[^"]*"'
+            rf"[^>]*>(?:[Ss]lides? )?)\d+(</a>)"
+        )
+        new = rf"\g<1>{new_stem}\g<2>{n_new}\g<3>"
+        forms.append((old_stem, new_stem, link, new))
+    return forms
+
+
+def _moved_links(html: str, forms: list) -> str:
+    """Links and addresses of renumbered slides as the new site writes
+    them: every page that names a moved slide changed its "slide N" (and
+    code its ``slides/NN-name.html``), and a move is one line of the
+    summary, not a row for each page that names it."""
+    for old_stem, new_stem, link, new in forms:
+        if old_stem in html:
+            html = link.sub(new, html).replace(old_stem, new_stem)
+    return html
+
+
 def compare(old_site, new_site) -> tuple[list[Change], int]:
     """The reading pages whose views differ, and the number of pages.
     A site is a build's folder, or what :func:`read_site` read of it.
@@ -335,11 +395,15 @@ def compare(old_site, new_site) -> tuple[list[Change], int]:
         for site in (old_site, new_site)
     )
     moved = _renumbered(old, new)
+    links = _link_forms(moved)
     changes = []
     paths = sorted((set(old) - set(moved.values())) | set(new), key=_order)
     for path in paths:
         before = moved.get(path, path)
         a, b = old.get(before, {}), new.get(path, {})
+        if path in moved:
+            a = {view: _as_moved(a[view], before, path) for view in a}
+        a = {view: _moved_links(a[view], links) for view in a}
         views = [v for v in sorted(set(a) | set(b)) if a.get(v) != b.get(v)]
         others = [v for v in views if v != PAGE]
         if path in moved:
@@ -620,6 +684,25 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     if len(args.sites) not in (0, 2) or bool(args.sites) == bool(args.base):
         parser.error("give two site folders, or --base REV")
+    # A folder that is no build compared as a site with no page: every
+    # page "removed", exit 0, a result that reads like a real one.
+    for site in [*args.sites, *filter(None, [args.head_site])]:
+        if not site.is_dir() or not any(site.rglob("*.html")):
+            parser.error(f"{site} is not a built site (no HTML page in it)")
+    try:
+        return _run(args, started)
+    except subprocess.CalledProcessError as error:
+        what = " ".join(error.cmd[3:])  # after "git -C <repo>"
+        print(
+            f"sitediff: git {what} failed: {error.stderr.strip()}\n"
+            "expected a git work tree (--repo) and a revision it has "
+            "(--base, --head)",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def _run(args, started: float) -> int:
     with tempfile.TemporaryDirectory(prefix="sitediff-") as tmp:
         if args.sites:
             old, new = args.sites
