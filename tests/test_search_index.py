@@ -350,3 +350,14 @@ def test_tex_reads_as_text(tex, text):
     from lessonbuild.searchtext import tex_to_text
 
     assert tex_to_text(tex) == text
+
+
+def test_the_index_is_written_as_utf8_not_escapes(built_site):
+    """Every first visit downloads the index: written with each character
+    outside ASCII as six bytes of escape (\\u2014), it is 1.1 KB bigger
+    than the same JSON in UTF-8; what a search finds is the same."""
+    raw = (built_site / "search" / "search_index.json").read_bytes()
+    text = raw.decode("utf-8")
+    assert "—" in text and "\\u2014" not in text
+    data = json.loads(text)
+    assert data["docs"] and all("location" in d for d in data["docs"])

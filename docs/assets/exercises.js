@@ -292,6 +292,7 @@
   };
   Widget.prototype.announce = function (text) {
     const live = this.live;
+    if (this.shown) this.bringIntoView();
     // Clear first so the same message twice is announced twice.
     this.silence();
     this.announcing = window.setTimeout(() => {
@@ -306,9 +307,25 @@
     this.announcing = null;
     this.live.textContent = "";
   };
+  // A verdict just given, announced, is brought into view on a reading
+  // page: on a phone it landed below the screen after Check, and its
+  // explanation is the teaching. It comes to a third of the way down
+  // (the answer above it stays in sight); the deck keeps it in its own
+  // stage (present.js).
+  Widget.prototype.bringIntoView = function () {
+    this.shown = false;
+    const verdict = !DECK && !this.panel.hidden && one(this.panel, ".ex-verdict");
+    if (!verdict) return;
+    const header = one(document, ".md-header");
+    const top = header ? header.getBoundingClientRect().bottom : 0;
+    const box = verdict.getBoundingClientRect();
+    const h = window.innerHeight;
+    if (box.top < top || box.bottom > h) window.scrollBy(0, box.top - Math.max(top, h / 3));
+  };
   // Verdict line plus optional cloned content, in the visible panel.
   Widget.prototype.feedback = function (status, message, extra) {
     const panel = this.panel;
+    this.shown = true;
     panel.innerHTML = "";
     panel.className = `ex-feedback ex-feedback--${status}`;
     const p = document.createElement("p");
@@ -332,6 +349,7 @@
     return `${WORDS[status]} ${message}`;
   };
   Widget.prototype.clearFeedback = function () {
+    this.shown = false;
     this.panel.innerHTML = "";
     this.panel.hidden = true;
   };
@@ -1372,6 +1390,7 @@
       }
     });
     KINDS[kind](w);
+    w.shown = false; // a restored answer's note is no verdict to scroll to
     // The deck's presenter shows the key as a step (present.js): it is
     // on the page from then, with what the kind fills in at a try.
     el.addEventListener("lesson:reveal", () => {

@@ -499,6 +499,7 @@ class Build:
         """After every plugin wrote into the site: move it into place in
         one step (``atomic.SiteSwap``)."""
         if self.swap is not None:
+            searchtext.compact_index(Path(config.site_dir))
             self.swap.publish()
             config.site_dir = str(self.swap.final)
             self.swap = None

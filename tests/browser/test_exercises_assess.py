@@ -17,7 +17,10 @@ from lessonbuild import engine
 from lessonbuild.deck import read_deck
 from lessonbuild.exercises.model import Check, Eliminate, FillIn
 from lessonbuild.settings import read_settings
-from tests.browser.conftest import attempt_nothing_then_something
+from tests.browser.conftest import (
+    attempt_nothing_then_something,
+    wait_for_widgets,
+)
 from tests.test_exercises_variants import CASES, case_spec, right_forms
 
 pytestmark = pytest.mark.browser
@@ -740,3 +743,37 @@ def test_try_another_on_an_eliminate_redraws_and_clears_every_strike(
             expect(compare).to_contain_text(f"What rules out {o.letter}")
             for column in re.findall(r"(?<![\w\\}])\{(\w+)\}", o.note):
                 expect(compare).to_contain_text(second[column])
+
+
+def test_on_a_phone_a_verdict_comes_into_view(lesson_pages, lesson_fill_ins):
+    """At 390x844 the verdict a tap on Check gave landed below the
+    screen on every graded kind (a phone study pass: 30-800 px below),
+    and its explanation is the teaching: it comes into view, below the
+    sticky header; a restored answer's note does not move the page."""
+    phone = {
+        "viewport": {"width": 390, "height": 844},
+        "is_mobile": True,
+        "has_touch": True,
+    }
+    name, exercise = next(iter(lesson_fill_ins.items()))
+    page = lesson_pages.open(name, **phone)
+    section = page.locator("section.ex-fill-in")
+    cells = section.locator("input.ex-cell")
+    for i in range(len(exercise.cells)):
+        cells.nth(i).fill("1")
+    check = section.get_by_role("button", name="Check", exact=True)
+    check.scroll_into_view_if_needed()
+    check.tap()
+    verdict = section.locator(".ex-feedback .ex-verdict")
+    expect(verdict).to_contain_text("right")
+    expect(verdict).to_be_in_viewport(ratio=1)
+    header = page.locator(".md-header").bounding_box()
+    page.wait_for_function(
+        "([el, top]) => el.getBoundingClientRect().top >= top",
+        arg=[verdict.element_handle(), header["y"] + header["height"]],
+    )
+    # Opened again: the answer is back with a note, the page stays put.
+    page.goto(page.url)
+    wait_for_widgets(page)
+    expect(section.locator(".ex-feedback")).to_contain_text("from last time")
+    assert page.evaluate("window.scrollY") == 0
