@@ -467,6 +467,21 @@
     window.Reveal.on("slidechanged", fitScreen);
   }
 
+  // reveal.js sets a print page's screen (page - stage) / 2 = 14 px from
+  // its top, and counts its pages by the screen's height alone: a screen
+  // up to 27 px shorter than a page ran over it, and Chromium moved the
+  // last lines to a page it never prints (slide 29's answer lost its
+  // explanation). Such a screen starts at the page's top.
+  function fitPrintPages() {
+    all(document, ".pdf-page").forEach((page) => {
+      const screen = page.querySelector(":scope > section");
+      if (screen && screen.offsetTop + screen.scrollHeight > page.clientHeight) {
+        screen.style.top = "0px";
+      }
+    });
+    document.documentElement.setAttribute("data-deck-ready", "");
+  }
+
   function start() {
     if (PRINT) {
       makeNotes(); // before a fold becomes a page of its own
@@ -554,9 +569,12 @@
       });
     });
     watchAnswers();
+    // The handout is ready once reveal.js has laid out its pages, which
+    // it finishes after "ready".
+    if (PRINT) window.Reveal.on("pdf-ready", fitPrintPages);
     window.Reveal.on("ready", () => {
       if (!RECEIVER && !PRINT) backToPlace();
-      document.documentElement.setAttribute("data-deck-ready", "");
+      if (!PRINT) document.documentElement.setAttribute("data-deck-ready", "");
       // The speaker view's preview frames never show notes.
       if (RECEIVER) return;
       if (window.requestIdleCallback) window.requestIdleCallback(makeNotes);

@@ -1509,7 +1509,9 @@ PRINT_JS = """(stage) => {
     least = Math.min(least, scale);
     const n = Math.round(pdfPage.offsetHeight / pageHeight);
     pages += n;
-    if (section.scrollHeight > pdfPage.offsetHeight + 2)
+    // From the page's top: reveal.js sets a screen 14 px down, and a
+    // last line 3 px over the page went to a page never printed.
+    if (section.offsetTop + section.scrollHeight > pdfPage.offsetHeight)
       found.push(`slide ${name}: cut at the bottom of its ${n} page(s)`);
     for (const el of section.querySelectorAll(
         'button, input, textarea, select'))
