@@ -212,7 +212,11 @@
     const math = `<link rel="stylesheet" href="${new URL(CONFIG.katex, document.baseURI).href}">`;
     all(document, ".reveal .slides > section").forEach((stack, i) => {
       const html = (notes[i].includes('class="katex') ? math : "") + notes[i];
-      all(stack, ":scope > section").forEach((screen) => {
+      // The speaker view needs them on every screen; the notes edition
+      // prints them once a slide, after its first screen (a five-screen
+      // slide printed its notes five times, 24 of 222 pages).
+      const screens = all(stack, ":scope > section");
+      (PRINT ? screens.slice(0, 1) : screens).forEach((screen) => {
         const aside = document.createElement("aside");
         aside.className = "notes";
         aside.innerHTML = html;
@@ -283,7 +287,16 @@
   function foldsToPages() {
     all(document, ".reveal .slides > section > section").forEach((screen) => {
       let after = screen;
-      all(screen, "details.deck-fold").forEach((fold) => {
+      // In the order the deck offers them: an exercise's hint (a fold
+      // to click) first, then the steps by their index (slides 45, 47
+      // and 49 step to their hint before the answer the page has first).
+      const folds = all(screen, "details.deck-fold");
+      const order = (fold) => {
+        if (fold.matches(".ex-key--hint")) return -1;
+        const index = fold.getAttribute("data-fragment-index");
+        return index === null ? Number.POSITIVE_INFINITY : Number(index);
+      };
+      folds.sort((a, b) => order(a) - order(b)).forEach((fold) => {
         const page = document.createElement("section");
         page.className = "deck-fold-page";
         const meta = screen.querySelector(".deck-meta");
@@ -292,6 +305,10 @@
         body.className = "md-typeset deck-body";
         fold.open = true;
         fold.hidden = false; // an exercise's key, shut until an attempt
+        // Shown as its step shows it: a fill-in's key with the numbers of
+        // the variant on the page, not "(after you have tried)".
+        const exercise = fold.matches(".ex-key") && fold.closest(".exercise");
+        if (exercise) exercise.dispatchEvent(new CustomEvent("lesson:reveal"));
         body.appendChild(fold);
         page.appendChild(body);
         after.parentNode.insertBefore(page, after.nextSibling);

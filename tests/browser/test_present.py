@@ -1493,6 +1493,7 @@ PRINT_JS = """(stage) => {
   const found = [];
   let pages = 0, least = 1;
   const pageHeight = document.querySelector('.pdf-page').offsetHeight;
+  const notesPages = document.querySelectorAll('.speaker-notes-pdf').length;
   for (const notes of document.querySelectorAll('.speaker-notes-pdf')) {
     pages += 1;
     if (notes.offsetHeight > pageHeight + 2)
@@ -1523,7 +1524,7 @@ PRINT_JS = """(stage) => {
       if (!d.checkVisibility())  // an exercise's key, still hidden
         found.push(`slide ${name}: a fold that prints blank`);
   }
-  return {found, pages, least};
+  return {found, pages, least, notesPages};
 }"""
 
 
@@ -1556,6 +1557,9 @@ def test_the_handout_prints_every_page_readable(
         f"a page prints at {printed['least']:.0%} of the stage"
     )
     assert not printed["found"], "\n".join(printed["found"])
+    # Each slide's notes once, not after every one of its screens.
+    slides = len(read_deck(ROOT).slides)
+    assert printed["notesPages"] == (slides if edition == "notes" else 0)
 
     out = tmp_path / f"lesson-{edition}.pdf"
     run = subprocess.run(
