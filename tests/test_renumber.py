@@ -5,11 +5,12 @@ lesson passes its fast checks with no reference rewritten by hand."""
 from __future__ import annotations
 
 import re
+import shutil
 
 from lessonbuild import renumber
 from lessonbuild.deck import read_deck
 from lessonbuild.fastcheck import fast_problems
-from tests.lesson_site import copy_lesson
+from tests.lesson_site import REPO, copy_lesson
 
 
 def test_a_slide_inserted_at_25_moves_the_later_ones(tmp_path, capsys):
@@ -24,10 +25,21 @@ def test_a_slide_inserted_at_25_moves_the_later_ones(tmp_path, capsys):
         'for-head-splitting") }}.\n',
         encoding="utf-8",
     )
+    documents = root / "CONTRIBUTING.md"
+    if not documents.exists():  # a copy's own, not a link to ours
+        shutil.copy(REPO / "CONTRIBUTING.md", documents)
+    ours = {p: p.read_bytes() for p in (REPO / "scripts").rglob("*.py")}
     assert (
         renumber.main(["docs/slides/25-bias-terms.md", "--root", str(root)])
         == 0
     )
+    # The documents at the top followed; scripts/, linked into the copy
+    # from the project, is the project's and stays as it was.
+    text = documents.read_text(encoding="utf-8")
+    assert "slides/38-check-yourself-parameter-count" in text
+    assert "slides/37-check-yourself" not in text
+    assert "slides/23-verify-param-count-for-any-h" in text  # before 25
+    assert ours == {p: p.read_bytes() for p in ours}
     deck = read_deck(root)
     assert [s.number for s in deck.slides] == list(range(1, 57))
     by_number = {s.number: s.path for s in deck.slides}

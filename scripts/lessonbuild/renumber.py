@@ -7,9 +7,10 @@ them (34 problems at the first build). Here the new slide's front matter
 says the number it takes; every other slide with that number or a later
 one moves up by one: its file is renamed (``git mv`` where git tracks
 it) and its ``slide:`` line rewritten, and each ``slides/NN-name.html``
-(or ``.md``) address and each ``ref("NN-name")`` under the folders that
-name slides follows. A ``ref("name")`` needs nothing. Students' saved
-answers are keyed by a page's address: they stay with the old one.
+(or ``.md``) address and each ``ref("NN-name")`` under the folders and
+in the documents that name slides follows. A ``ref("name")`` needs
+nothing. Students' saved answers are keyed by a page's address: they
+stay with the old one.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from .deck import read_deck
 
 #: Where a slide may be named by its address or stem (slides themselves
 #: are read and written through the deck: deck.py is their one reader).
-FOLDERS = ("snippets", "mha_ref", "notebooks", "tests")
+FOLDERS = ("snippets", "mha_ref", "notebooks", "tests", "scripts")
+#: And the contributor's documents at the top (CONTRIBUTING's preview
+#: example named slide 23's address, a 404 after an insertion).
+DOCUMENTS = ("README.md", "CONTRIBUTING.md", "ARCHITECTURE.md")
 SUFFIXES = {".py", ".yml", ".json", ".txt", ".html", ".md"}
 _FILE = re.compile(r"^(\d+)-(.+)\.md$")
 
@@ -111,18 +115,24 @@ def apply(deck, moves: dict[str, Path]) -> list[str]:
         else:
             old.rename(moved)
         done.append(f"{rel} -> {moved.name}")
+    paths = [root / name for name in DOCUMENTS]
     for folder in FOLDERS:
         base = root / folder
-        for path in sorted(base.rglob("*")) if base.is_dir() else ():
-            if path.suffix not in SUFFIXES or not path.is_file():
-                continue
-            text = path.read_text(encoding="utf-8", errors="surrogateescape")
-            changed = readdress(text)
-            if changed != text:
-                path.write_text(
-                    changed, encoding="utf-8", errors="surrogateescape"
-                )
-                done.append(f"{path.relative_to(root)}: addresses updated")
+        paths += sorted(base.rglob("*")) if base.is_dir() else ()
+    for path in paths:
+        if path.suffix not in SUFFIXES or not path.is_file():
+            continue
+        # Through a link, a file is another tree's (a test's copy of the
+        # lesson links scripts/ to the project's): never rewritten here.
+        if not path.resolve().is_relative_to(root.resolve()):
+            continue
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        changed = readdress(text)
+        if changed != text:
+            path.write_text(
+                changed, encoding="utf-8", errors="surrogateescape"
+            )
+            done.append(f"{path.relative_to(root)}: addresses updated")
     return done
 
 
