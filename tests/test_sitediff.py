@@ -732,3 +732,34 @@ def test_a_bad_revision_or_folder_is_a_message_not_a_diff(tmp_path, capsys):
         assert status == 2, argv
         assert words in err.lower(), err
         assert "Traceback" not in err and "Site diff" not in out
+
+
+def test_a_change_only_the_deck_shows_is_shown_in_words(tmp_path):
+    """A paragraph made reading-only leaves the deck and keeps the page's
+    words: the row said "—" and nothing below it told what the class no
+    longer sees (a contributor's review)."""
+    from lessonbuild.sitediff import compare, to_markdown
+
+    def deck(body):
+        return (
+            '<div class="reveal"><div class="slides"><section data-reading='
+            f'"slides/01-x.html"><h2>S</h2>{body}</section></div></div>'
+            "<script></script>"
+        )
+
+    words = "<p>Consecutive rows walk the features.</p>"
+    old, new = _sites(
+        tmp_path,
+        {"slides/01-x.html": words, "present.html": deck(words)},
+        {
+            "slides/01-x.html": f'<div class="reading">{words}</div>',
+            "present.html": deck(""),
+        },
+    )
+    changes, total = compare(old, new)
+    summary = to_markdown(changes, total)
+    assert [(c.path, c.views) for c in changes] == [
+        ("slides/01-x.html", ["present.html"])
+    ], summary
+    assert "what present.html shows" in summary
+    assert "<del>Consecutive rows walk the features.</del>" in summary

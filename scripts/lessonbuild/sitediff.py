@@ -416,7 +416,8 @@ def compare(old_site, new_site) -> tuple[list[Change], int]:
             continue
         if PAGE not in views:
             title = _title(b.get(PAGE) or a.get(PAGE) or "")
-            changes.append(Change(path, title, status, others))
+            texts = _view_texts(a, b, others)
+            changes.append(Change(path, title, status, others, texts=texts))
             continue
         pa, pb = read_page(a.get(PAGE, "")), read_page(b.get(PAGE, ""))
         figures = _changed(pa.figures, pb.figures)
@@ -437,10 +438,29 @@ def compare(old_site, new_site) -> tuple[list[Change], int]:
                 else "",
             )
         )
+        ch = changes[-1]
+        if not (ch.prose or ch.texts or ch.outputs or ch.code or ch.tables
+                or ch.figures):  # fmt: skip
+            ch.texts = _view_texts(a, b, others)
     pages = sum(
         PAGE in old.get(moved.get(p, p), {}) | new.get(p, {}) for p in paths
     )
     return changes, pages
+
+
+def _view_texts(a: dict, b: dict, views: list[str]) -> list[tuple]:
+    """The words of each other view that changed, where the page itself
+    shows no change (a paragraph made reading-only leaves the deck: the
+    row said only "—")."""
+    def words(html: str) -> str:  # a tag apart from its neighbours
+        return _text(_TAG.sub(" ", html))
+
+    found = []
+    for view in views:
+        old, new = words(a.get(view, "")), words(b.get(view, ""))
+        if old != new:
+            found.append((f"what {view} shows", word_diff(old, new)))
+    return found
 
 
 # --- the summary -------------------------------------------------------------
