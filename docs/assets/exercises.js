@@ -717,9 +717,12 @@
       draw(letter);
       w.save();
       const left = need - Object.keys(w.state.struck).length;
+      // (No template inside a template: the minifier drops its spaces,
+      // and a screen reader said "restored.2to strike".)
+      const more = left > 0 ? ` ${left} to strike.` : "";
       w.announce(on
         ? `${letter} struck. Say what rules it out in its box.`
-        : `${letter} restored.${left > 0 ? ` ${left} to strike.` : ""}`);
+        : `${letter} restored.${more}`);
       if (on) focusOn(reason(letter));
     }
     function check(quiet) {
@@ -887,8 +890,8 @@
       const message = right === items.length
         ? w.feedback("right", "All " + right + " items are in the right bucket. " +
           "Each bucket's explanation is shown under it.")
-        : w.feedback("wrong", right + " of " + items.length + " items are in the " +
-          "right bucket. Move the ones marked wrong and check again, or " +
+        : w.feedback("wrong", right + " of " + items.length + (right === 1 ? " items is" : " items are") +
+          " in the right bucket. Move the ones marked wrong and check again, or " +
           "open the answer below.");
       if (!quiet) w.announce(message);
     }
@@ -984,8 +987,8 @@
       const message = right === n
         ? w.feedback("right", "All " + n + " steps are in order. The order " +
           "and the why are shown below.")
-        : w.feedback("wrong", right + " of " + n + " steps are in the right " +
-          "place. Move the ones marked wrong and check again, or open the " +
+        : w.feedback("wrong", right + " of " + n + (right === 1 ? " steps is" : " steps are") +
+          " in the right place. Move the ones marked wrong and check again, or open the " +
           "answer below.");
       if (!quiet) {
         w.announce(right === n
@@ -1138,11 +1141,14 @@
         }
         why.appendChild(box);
         why.hidden = false;
-        notes.push(`${speech(one(w.el, `#${w.el.id}-row${r}`))}: ${speech(box)}`);
+        const row = one(w.el, `#${w.el.id}-row${r}`);
+        notes.push(`${speech(row)}: ${speech(box)}`);
       });
       fillKey(math);
+      // (No template inside a template: the minifier drops its spaces.)
+      const all = right === 1 ? "Right" : `All ${right} right`;
       const message = right === cells.length
-        ? w.feedback("right", `All ${right} right for these numbers. ` +
+        ? w.feedback("right", `${all} for these numbers. ` +
           "Try another set to check it was no accident.")
         : w.feedback("wrong", `${right} of ${cells.length} right. ` +
           "Each wrong cell says why; fix them and check again.");
@@ -1435,6 +1441,8 @@
     if (!button.hasAttribute("data-ready")) {
       button.setAttribute("data-ready", "");
       button.addEventListener("click", () => {
+        // One tap, near where a thumb scrolls, erased every answer.
+        if (!window.confirm("Clear every answer saved in this browser?")) return;
         rows.forEach((row) => {
           JSON.parse(row.getAttribute("data-ex-keys")).forEach(forget);
         });

@@ -498,8 +498,10 @@ class Build:
     def publish_site(self, config) -> None:
         """After every plugin wrote into the site: move it into place in
         one step (``atomic.SiteSwap``)."""
+        # (Serve's rebuilds too: its site is the clean build's, byte for
+        # byte, tests/test_rebuild.py.)
+        searchtext.compact_index(Path(config.site_dir))
         if self.swap is not None:
-            searchtext.compact_index(Path(config.site_dir))
             self.swap.publish()
             config.site_dir = str(self.swap.final)
             self.swap = None
