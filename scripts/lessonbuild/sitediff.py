@@ -452,6 +452,7 @@ def _view_texts(a: dict, b: dict, views: list[str]) -> list[tuple]:
     """The words of each other view that changed, where the page itself
     shows no change (a paragraph made reading-only leaves the deck: the
     row said only "—")."""
+
     def words(html: str) -> str:  # a tag apart from its neighbours
         return _text(_TAG.sub(" ", html))
 
