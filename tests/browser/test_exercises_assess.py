@@ -785,3 +785,38 @@ def test_on_a_phone_a_verdict_comes_into_view(lesson_pages, lesson_fill_ins):
     wait_for_widgets(page)
     expect(section.locator(".ex-feedback")).to_contain_text("from last time")
     assert page.evaluate("window.scrollY") == 0
+
+
+def test_on_a_phone_a_moved_step_keeps_its_button_under_the_finger(
+    lesson_pages,
+):
+    """Each tap on a step's up arrow moved the step, and the arrow with
+    it, 115-150 px up the page, until it went under the header (a phone
+    study pass): the page follows the step, the arrow stays put."""
+    page = lesson_pages.open(
+        KIND_SLIDES["order"],
+        viewport={"width": 390, "height": 844},
+        is_mobile=True,
+        has_touch=True,
+    )
+    section = page.locator("section.ex-order")
+    last = section.locator(".ex-step").last
+    text = last.locator(".ex-step__text").inner_text()
+    up = last.get_by_role("button", name="Move up")
+    up.scroll_into_view_if_needed()
+    texts = section.locator(".ex-step .ex-step__text")
+    for moves in range(1, 4):
+        button = (
+            section.locator(".ex-step")
+            .filter(has_text=text)
+            .get_by_role("button", name="Move up")
+        )
+        top = button.bounding_box()["y"]
+        button.tap()
+        page.wait_for_function(
+            "([el, y]) => Math.abs(el.getBoundingClientRect().top - y) < 2",
+            arg=[button.element_handle(), top],
+        )
+        # It did move: up one place a tap.
+        order = texts.all_inner_texts()
+        assert order.index(text) == len(order) - 1 - moves, order
