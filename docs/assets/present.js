@@ -551,17 +551,25 @@
         { keyCode: 82, key: "R", description: "Reading page, at this screen" },
         toReading
       );
-      // reveal.js's line says all four arrows; ↑ and ↓ go to the
-      // slide's first and last screen.
-      window.Reveal.registerKeyboardShortcut(
-        "Shift + &#8592;/&#8593/&#8594;/&#8595;",
-        "Jump to the first/last slide (← →) or screen of this slide (↑ ↓)"
-      );
-      // Typing in an answer box keeps → and Space (PageDown still moves).
-      window.Reveal.registerKeyboardShortcut(
-        "ESC in an answer box",
-        "Leave it: → and Space move the deck again"
-      );
+      // The help ("?") in this deck's words, once reveal.js has written
+      // its own lines (it does so as it starts: ours, set before, were
+      // overwritten).
+      window.Reveal.on("ready", () => {
+        const help = [
+          // reveal.js names the keys of the next and previous slide;
+          // here each goes one step, and a clicker's keys are those.
+          ["&#8594;  ,  &#8595;  ,  SPACE  ,  N  ,  L  ,  J", "Next step (clicker: PageDown)"],
+          ["&#8592;  ,  &#8593;  ,  P  ,  H  ,  K", "Previous step (PageUp)"],
+          // ↑ and ↓ go to the slide's first and last screen.
+          [
+            "Shift + &#8592;/&#8593/&#8594;/&#8595;",
+            "First/last slide (← →), screen of this slide (↑ ↓)",
+          ],
+          // Typing in an answer box keeps → and Space (PageDown moves).
+          ["ESC in an answer box", "Leave it: → and Space move the deck again"],
+        ];
+        for (const [keys, what] of help) window.Reveal.registerKeyboardShortcut(keys, what);
+      });
     }
     for (const event of ["ready", "slidechanged", "fragmentshown", "fragmenthidden"]) {
       window.Reveal.on(event, openSteps);

@@ -1120,6 +1120,12 @@ def test_the_help_overlay_fits(deck):
     expect(help_).to_contain_text("Reading page")
     # A clicker's → in an answer box types: the way out is listed.
     expect(help_).to_contain_text("ESC in an answer box")
+    # In this deck's words: → is a step, a clicker's keys are named, and
+    # Shift+↑/↓ is the slide's screens (reveal.js's lines were shown).
+    expect(help_).to_contain_text("Next step (clicker: PageDown)")
+    expect(help_).to_contain_text("screen of this slide")
+    expect(help_).not_to_contain_text("Jump to first/last slide")
+    expect(help_).not_to_contain_text("Next slide")
     # A clicker's → closes the help and moves nothing behind it.
     where = page.evaluate("JSON.stringify(Reveal.getIndices())")
     page.keyboard.press("ArrowRight")
