@@ -763,3 +763,32 @@ def test_a_change_only_the_deck_shows_is_shown_in_words(tmp_path):
     ], summary
     assert "what present.html shows" in summary
     assert "<del>Consecutive rows walk the features.</del>" in summary
+
+
+def test_a_changed_variant_of_an_exercise_is_shown_as_a_table(tmp_path):
+    """The numbers an exercise's "Try another" draws live in its spec, not
+    its text: a variants list edited in a snippet changed nothing a
+    reviewer could see (a contributor's review)."""
+    import json
+
+    from lessonbuild.sitediff import compare, to_markdown
+
+    def page(second):
+        spec = {"vars": [{"d_model": "512", "h": "16"}, second]}
+        return (
+            '<section class="exercise"><p>How many parameters?</p>'
+            '<script type="application/json" class="ex-spec">'
+            f"{json.dumps(spec)}</script></section>"
+        )
+
+    old, new = _sites(
+        tmp_path,
+        {"slides/01-x.html": page({"d_model": "640", "h": "10"})},
+        {"slides/01-x.html": page({"d_model": "480", "h": "10"})},
+    )
+    changes, total = compare(old, new)
+    summary = to_markdown(changes, total)
+    assert [c.path for c in changes] == ["slides/01-x.html"], summary
+    assert "variants of exercise 1" in summary
+    assert "| − | 640 | 10 |" in summary and "| + | 480 | 10 |" in summary
+    assert "**Exercise 1**" not in summary  # its words did not change

@@ -26,6 +26,7 @@ import argparse
 import difflib
 import hashlib
 import html as htmlmod
+import json
 import os
 import re
 import shutil
@@ -226,6 +227,12 @@ def read_page(html: str) -> Page:
     for n, section in enumerate(
         _found(main, "section", class_="exercise"), start=1
     ):
+        # The numbers each variant draws (the page's spec, not its text):
+        # a changed variant was invisible to a review.
+        for spec in _found(section, "script", class_="ex-spec"):
+            if rows := _variant_rows(spec.get_text()):
+                tables[f"variants of exercise {n}"] = rows
+            spec.extract()
         texts[f"exercise {n}"] = " ".join(section.get_text(" ").split())
         section.extract()
     for notes in _found(main, "details", class_="instructor"):
@@ -236,6 +243,18 @@ def read_page(html: str) -> Page:
         notes.extract()
     prose = " ".join(main.get_text(" ").split())
     return Page(title, outputs, tables, code, figures, texts, prose)
+
+
+def _variant_rows(spec: str) -> list[list[str]]:
+    """An exercise spec's variants as a table: the names, then a row of
+    values each (none where the spec has no variants)."""
+    try:
+        variants = json.loads(spec).get("vars") or []
+    except (ValueError, AttributeError):
+        return []
+    names = sorted({k for v in variants if isinstance(v, dict) for k in v})
+    rows = [[str(v.get(k, "")) for k in names] for v in variants]
+    return [names, *rows] if names else []
 
 
 def _main_html(html: str) -> str:
