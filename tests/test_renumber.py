@@ -66,3 +66,31 @@ def test_a_slide_without_a_number_is_refused_and_nothing_moves(
     assert renumber.main([str(new), "--root", str(root)]) == 2
     assert "no 'slide: N' in its front matter" in capsys.readouterr().err
     assert sorted(p.name for p in new.parent.glob("*.md")) == names
+
+
+def test_in_git_the_moves_are_staged_and_the_new_slide_named(tmp_path, capsys):
+    """The moved slides are renamed with git mv; the new slide is not
+    tracked yet, and a contributor left it out of their commit: the
+    tool says to add it."""
+    import subprocess
+
+    root = copy_lesson(tmp_path)
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A", "docs"], check=True)
+    subprocess.run([*git, "commit", "-qm", "lesson"], check=True)
+    part = read_deck(root).slides[-1].meta["part"]
+    (root / "docs" / "slides" / "55-extra.md").write_text(
+        f"---\ntitle: Extra\nslide: 55\nkind: Concept\npart: {part!r}\n"
+        "---\n\n# Extra\n\nMore.\n",
+        encoding="utf-8",
+    )
+    status = renumber.main(["docs/slides/55-extra.md", "--root", str(root)])
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "git add docs/slides/55-extra.md" in out
+    staged = subprocess.run(
+        [*git, "diff", "--cached", "--name-status"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "R" in staged and "56-" in staged, staged

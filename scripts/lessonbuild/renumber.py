@@ -153,6 +153,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print("\n".join(done) or "nothing to move: no slide has that number")
+    new = (
+        (root / args.slide).resolve()
+        if not args.slide.is_absolute()
+        else args.slide
+    )
+    tracked = subprocess.run(
+        ["git", "-C", str(root), "ls-files", "--error-unmatch", str(new)],
+        capture_output=True,
+    )
+    if tracked.returncode != 0 and (root / ".git").exists():
+        # The moved slides are staged (git mv); the new one is not.
+        print(
+            f"git add {new.relative_to(root)}  (the new slide is not tracked)"
+        )
     print("now: make build (snippets keep their names; rename one with its")
     print("includes if you like)")
     return 0
