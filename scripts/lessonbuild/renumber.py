@@ -153,20 +153,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print("\n".join(done) or "nothing to move: no slide has that number")
-    new = (
-        (root / args.slide).resolve()
-        if not args.slide.is_absolute()
-        else args.slide
-    )
-    tracked = subprocess.run(
-        ["git", "-C", str(root), "ls-files", "--error-unmatch", str(new)],
+    # The moved slides are staged (git mv); the new one is not yet.
+    slide = (root / args.slide).resolve()  # as given, or under --root
+    if (root / ".git").exists() and subprocess.run(
+        ["git", "-C", str(root), "ls-files", "--error-unmatch", str(slide)],
         capture_output=True,
-    )
-    if tracked.returncode != 0 and (root / ".git").exists():
-        # The moved slides are staged (git mv); the new one is not.
-        print(
-            f"git add {new.relative_to(root)}  (the new slide is not tracked)"
-        )
+    ).returncode:
+        print(f"git add {slide.relative_to(root)}  (the new slide)")
     print("now: make build (snippets keep their names; rename one with its")
     print("includes if you like)")
     return 0

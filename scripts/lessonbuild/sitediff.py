@@ -424,7 +424,6 @@ def compare(old_site, new_site) -> tuple[list[Change], int]:
             a = {view: _as_moved(a[view], before, path) for view in a}
         a = {view: _moved_links(a[view], links) for view in a}
         views = [v for v in sorted(set(a) | set(b)) if a.get(v) != b.get(v)]
-        others = [v for v in views if v != PAGE]
         if path in moved:
             status = f"moved from `{before}`"
         elif PAGE not in a or PAGE not in b:
@@ -433,38 +432,42 @@ def compare(old_site, new_site) -> tuple[list[Change], int]:
             status = "changed"
         if not views and path not in moved:
             continue
-        if PAGE not in views:
-            title = _title(b.get(PAGE) or a.get(PAGE) or "")
-            texts = _view_texts(a, b, others)
-            changes.append(Change(path, title, status, others, texts=texts))
-            continue
-        pa, pb = read_page(a.get(PAGE, "")), read_page(b.get(PAGE, ""))
-        figures = _changed(pa.figures, pb.figures)
-        texts = _changed(pa.texts, pb.texts)
-        changes.append(
-            Change(
-                path,
-                pb.title or pa.title,
-                status,
-                others,
-                outputs=_changed(pa.outputs, pb.outputs),
-                tables=_changed(pa.tables, pb.tables),
-                code=_changed(pa.code, pb.code),
-                figures=[(n, _figure_change(x, y)) for n, x, y in figures],
-                texts=[(n, word_diff(x, y)) for n, x, y in texts],
-                prose=word_diff(pa.prose, pb.prose)
-                if pa.prose != pb.prose
-                else "",
-            )
-        )
-        ch = changes[-1]
-        if not (ch.prose or ch.texts or ch.outputs or ch.code or ch.tables
-                or ch.figures):  # fmt: skip
-            ch.texts = _view_texts(a, b, others)
+        changes.append(_change(path, status, a, b, views))
     pages = sum(
         PAGE in old.get(moved.get(p, p), {}) | new.get(p, {}) for p in paths
     )
     return changes, pages
+
+
+def _change(path: str, status: str, a: dict, b: dict, views) -> Change:
+    """What changed in one reading page's views; where its own page shows
+    nothing, the words of the other views that changed."""
+    others = [v for v in views if v != PAGE]
+    if PAGE not in views:
+        title = _title(b.get(PAGE) or a.get(PAGE) or "")
+        ch = Change(path, title, status, others)
+    else:
+        pa, pb = read_page(a.get(PAGE, "")), read_page(b.get(PAGE, ""))
+        figures = _changed(pa.figures, pb.figures)
+        texts = _changed(pa.texts, pb.texts)
+        ch = Change(
+            path,
+            pb.title or pa.title,
+            status,
+            others,
+            outputs=_changed(pa.outputs, pb.outputs),
+            tables=_changed(pa.tables, pb.tables),
+            code=_changed(pa.code, pb.code),
+            figures=[(n, _figure_change(x, y)) for n, x, y in figures],
+            texts=[(n, word_diff(x, y)) for n, x, y in texts],
+            prose=word_diff(pa.prose, pb.prose)
+            if pa.prose != pb.prose
+            else "",
+        )
+    if not (ch.prose or ch.texts or ch.outputs or ch.code or ch.tables
+            or ch.figures):  # fmt: skip
+        ch.texts = _view_texts(a, b, others)
+    return ch
 
 
 def _view_texts(a: dict, b: dict, views: list[str]) -> list[tuple]:
