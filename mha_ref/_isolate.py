@@ -46,6 +46,7 @@ import contextlib
 import ctypes
 import os
 import sys
+import tempfile
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x20000, 0x10000000, 0x20000000
 CLONE_NEWNET, CLONE_NEWIPC = 0x40000000, 0x08000000
@@ -204,7 +205,10 @@ def _wall_in(libc) -> None:
         flags = MS_NOSUID | MS_NODEV
         _mount(libc, "tmpfs", "/dev/shm", "tmpfs", flags, SCRATCH_SIZE)
         _read_only(libc, "/dev", True)
-        os.environ["TMPDIR"] = "/dev/shm"  # where tempfile writes
+        # Where tempfile writes: its cached choice too, made in the
+        # zygote when an import asked (torch._dynamo's does) and now
+        # read-only here.
+        os.environ["TMPDIR"] = tempfile.tempdir = "/dev/shm"
 
 
 def _own_proc(libc) -> None:

@@ -1387,6 +1387,38 @@ def test_a_graded_file_writes_nothing_that_outlives_it(tmp_path):
     assert key not in {int(line.split()[0]) for line in segments}
 
 
+def test_every_file_graded_in_one_process_may_write_temporary_files(tmp_path):
+    """The project notebook grades each step in one kernel, each file in
+    a child of one zygote. Its own TMPDIR is the one place a child may
+    write, but tempfile's cached choice, made in the zygote when torch
+    imported, named the read-only /tmp: every file but the first lost
+    tempfile.mkstemp."""
+    probe = (
+        "import os, sys, tempfile\n"
+        "try:\n"
+        "    os.close(tempfile.mkstemp()[0])\n"
+        "    sys.stderr.write('TEMP done\\n')\n"
+        "except OSError as error:\n"
+        "    sys.stderr.write(f'TEMP refused {error}\\n')\n"
+    )
+    (tmp_path / "my_mha.py").write_text(probe + CORRECT)
+    result = subprocess.run(
+        [
+            sys.executable, "-c",
+            "from mha_ref import grade\n"
+            "for _ in range(3):\n"
+            "    grade.grade('my_mha.py', upto='skeleton')\n",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )  # fmt: skip
+    temp = [line for line in result.stderr.splitlines() if "TEMP" in line]
+    assert temp == ["my_mha.py| TEMP done"] * 3, result.stdout + result.stderr
+
+
 def test_printed_control_characters_are_shown_not_obeyed(tmp_path):
     """A carriage return and escape codes in what the file prints could
     draw PASS lines over the grader's: they are shown as \\xNN."""
