@@ -467,14 +467,35 @@ TORCH_MHA_LAYER = _bug(
     ),
 )
 
+# torch's second layer, pure Python, for quantization: handed the four
+# Linears it passed 7 of 7 (an expert's audit). Sequence-first: its
+# batch_first path merges the heads wrongly.
+TORCH_MHA_QUANTIZABLE = _bug(
+    FORWARD,
+    _TORCH_MHA.format(
+        call="""\
+        from torch.ao.nn.quantizable import MultiheadAttention
+        layer = MultiheadAttention(d, self.h, bias=False)
+        layer.linear_Q, layer.linear_K = self.W_Q, self.W_K
+        layer.linear_V, layer.out_proj = self.W_V, self.W_O
+        layer.train(self.training)
+        out, w = layer(query.transpose(0, 1), key.transpose(0, 1),
+                       value.transpose(0, 1), attn_mask=blocked,
+                       average_attn_weights=False)
+        return out.transpose(0, 1), w
+"""
+    ),
+)
+
 
 @pytest.mark.parametrize(
     ("source", "entry"),
     [
         (TORCH_MHA_FUNCTIONAL, "F.multi_head_attention_forward"),
         (TORCH_MHA_LAYER, "nn.MultiheadAttention"),
+        (TORCH_MHA_QUANTIZABLE, "torch.ao.nn.quantizable.MultiheadAttention"),
     ],
-    ids=["functional", "layer"],
+    ids=["functional", "layer", "quantizable layer"],
 )
 def test_a_forward_that_runs_torchs_multi_head_attention_fails(
     tmp_path, source, entry, capsys
@@ -490,6 +511,60 @@ def test_a_forward_that_runs_torchs_multi_head_attention_fails(
         assert lines[name][0] == "FAIL", stdout
         assert "ran PyTorch's own multi-head attention" in lines[name][1]
         assert entry in lines[name][1], stdout
+
+
+def test_a_correct_module_passes_where_torchs_own_rounding_missed(
+    tmp_path, capsys
+):
+    """On this seed nn.MultiheadAttention in float32 was 1.38e-05 off a
+    correct module at h=1 (an expert's audit: the module was nearer the
+    exact value than torch), and the direct view, which is the split
+    itself at h=1, was named as its bug. The expected values are exact
+    (float64) and the tolerance scales with the output."""
+    (tmp_path / "my_mha.py").write_text(CORRECT)
+    status = grade.main([str(tmp_path / "my_mha.py"), "--seed", "764489"])
+    stdout = capsys.readouterr().out
+    assert status == 0, stdout
+    assert stdout.splitlines()[-1] == "7 of 7 milestones pass", stdout
+
+
+def test_a_suspect_that_gives_the_expected_values_is_never_named():
+    """At h=1 the direct view is the right split: whatever differs, it
+    is not the cause (it was named for a correct module's rounding)."""
+    gen = torch.Generator().manual_seed(0)
+    weights = {
+        name: torch.randn(8, 8, generator=gen) for name in grade.PROJECTIONS
+    }
+    module = grade.Module(0, 1, weights, [])
+    x = torch.randn(2, 5, 8, generator=gen)  # (B, T, d_model)
+    right = grade.reference(module, x, x, x)
+    want = (right[0] + 1e-3, right[1])  # an expected value the suspect misses
+    with pytest.raises(grade.Failed) as failed:
+        grade.compare(
+            module, (x, x, x), right, want, "at h=1",
+            suspects=grade.VALUE_SUSPECTS, otherwise="OTHERWISE",
+        )  # fmt: skip
+    assert "direct view" not in str(failed.value), failed.value
+
+
+def test_a_finite_fill_is_named_not_blamed_on_precision(tmp_path, capsys):
+    """Blocked keys filled with -10: numbers close to the right ones,
+    which got the lower-precision hint (an expert's audit). How much
+    weight leaks depends on the draw (it may stay under the tolerance
+    in a later milestone): one seed, so the test is the same each run."""
+    source = _bug(
+        'scores.masked_fill(~mask, float("-inf"))',
+        "scores.masked_fill(~mask, -10.0)",
+    )
+    (tmp_path / "my_mha.py").write_text(source)
+    status = grade.main([str(tmp_path / "my_mha.py"), "--seed", "1"])
+    lines = _parse(capsys.readouterr().out)
+    assert status == 1
+    status, detail = lines["masks"]
+    assert status == "FAIL", detail
+    assert "blocked keys still get weight" in detail, detail
+    assert "not a finite number" in detail, detail
+    assert "lower precision" not in detail, detail
 
 
 def test_a_students_file_saved_in_the_package_is_still_theirs(tmp_path):
@@ -683,8 +758,8 @@ BUGS = {
     "sequence length typed in": (
         "        B, T, _ = x.shape\n",
         "        B = x.shape[0]\n        T = 5\n",
-        {"causal", "T_q!=T_k"},
-        ["at T=5 it ran", "take sizes from this call"],
+        {"h>1", "causal", "T_q!=T_k"},
+        ["T=4", "T=5", "it ran", "is a size typed into forward"],
     ),
     # A padding mask made (B, h, T_q, T_q): it fits only while the
     # queries are as many as the keys.
@@ -772,7 +847,7 @@ BUGS = {
     ),
     "in-place softmax": (
         "weights = torch.softmax(scores, dim=-1)",
-        "weights = scores.exp_()\n"
+        "weights = (scores - scores.amax(-1, keepdim=True)).exp_()\n"
         "        weights /= weights.sum(dim=-1, keepdim=True)",
         {"h>1"},
         ["backward", "inplace operation", "out of place"],
@@ -793,13 +868,13 @@ BUGS = {
         "allowed = torch.ones(t_q, t_k, dtype=torch.bool).tril()",
         "allowed = torch.ones(t_q, t_q, dtype=torch.bool).tril()",
         {"T_q!=T_k"},
-        ["is_causal=True, T_q=3, T_k=7", "(T_q, T_k)", "not (T_q, T_q)"],
+        ["is_causal=True, T_q=5, T_k=7", "(T_q, T_k)", "not (T_q, T_q)"],
     ),
     "causal mask bottom-right": (
         "dtype=torch.bool).tril()",
         "dtype=torch.bool).tril(t_k - t_q)",
         {"T_q!=T_k"},
-        ["is_causal=True, T_q=3, T_k=7", "bottom-right", "keys 0..i"],
+        ["is_causal=True, T_q=5, T_k=7", "bottom-right", "keys 0..i"],
     ),
     "dropout in eval mode": (
         "weights = torch.softmax(scores, dim=-1)",
@@ -876,6 +951,73 @@ BUGS = {
         "scores.masked_fill(mask,",
         {"masks", "causal"},
         ["padding mask", "True as blocked", "True = may attend"],
+    ),
+    # An expert's audit (stop 56): each passed 7 of 7 or got another's
+    # hint. The causal mask applied under no_grad ("a constant"): W_Q
+    # and W_K learn nothing in a GPT built on it.
+    "causal mask under no_grad": (
+        '            scores = scores.masked_fill(~allowed, float("-inf"))\n',
+        "            with torch.no_grad():\n"
+        "                scores = scores.masked_fill(\n"
+        '                    ~allowed, float("-inf")\n'
+        "                )\n",
+        {"causal"},
+        [
+            "with is_causal=True in train mode",
+            "W_Q, W_K: none at all",
+            "no torch.no_grad()",
+        ],
+    ),
+    # exp() / sum: right on small scores, NaN on trained-size ones.
+    "softmax without the max taken out": (
+        "weights = torch.softmax(scores, dim=-1)",
+        "weights = scores.exp() / scores.exp().sum(-1, keepdim=True)",
+        {"h>1"},
+        ["large inputs", "inf or NaN", "softmax is unstable"],
+    ),
+    # A merge that tells the axes apart by their sizes.
+    "merge skipped when T equals h": (
+        "        B, h, T, d_k = x.shape\n",
+        "        B, h, T, d_k = x.shape\n"
+        "        if T == h:  # already (B, T, h, d_k)?\n"
+        "            return x.contiguous().view(B, T, h * d_k)\n",
+        {"h>1"},
+        ["T=4", "merge skips the transpose"],
+    ),
+    # A causal mask cached by T_q alone, met again with another T_k.
+    "causal mask cached by T_q": (
+        "import math\n",
+        "import math\n_MASKS = {}\n",
+        "allowed = torch.ones(t_q, t_k, dtype=torch.bool).tril()",
+        "allowed = _MASKS.setdefault(\n"
+        "                t_q, torch.ones(t_q, t_k, dtype=torch.bool).tril()\n"
+        "            )",
+        {"T_q!=T_k"},
+        ["T_q=5, T_k=7", "an earlier call with the same T_q"],
+    ),
+    "masked_fill's result dropped": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        '            scores.masked_fill(~mask, float("-inf"))\n',
+        {"masks", "causal"},
+        ["ignores mask", "masked_fill returns a new tensor"],
+    ),
+    # The output from a second computation that scales otherwise; the
+    # weights returned are right (F.scaled_dot_product_attention with
+    # scale=sqrt(d_k) does this).
+    "output computed apart from the weights": (
+        "return self.W_O(self.merge(weights @ v)), weights",
+        "again = torch.softmax(q @ k.transpose(-2, -1), dim=-1)\n"
+        "        return self.W_O(self.merge(again @ v)), weights",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["output differs", "your weights are right", "scale= multiplies"],
+    ),
+    # Self-attention's forward: the grader's third tensor went to mask.
+    "forward(x, mask, is_causal)": (
+        "def forward(self, query, key, value, mask=None, is_causal=False):",
+        "def forward(self, x, mask=None, is_causal=False):\n"
+        "        query = key = value = x",
+        {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["forward(x, mask, is_causal) takes mask", "query, key and value"],
     ),
 }
 
