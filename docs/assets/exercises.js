@@ -1139,7 +1139,10 @@
             box.insertBefore(p, box.firstChild);
           } else if (cell.shape && verdict.axes !== cell.answer[v].length) {
             const p = document.createElement("p");
-            p.textContent = `Count the axes: this shape has ${verdict.axes}.`;
+            // Both counts: "this shape has 3" was read as the answer's.
+            const axes = (n) => `${n} ${n === 1 ? "axis" : "axes"}`;
+            p.textContent = `Count the axes: yours has ${axes(verdict.axes)}, ` +
+              `the answer ${axes(cell.answer[v].length)}.`;
             box.insertBefore(p, box.firstChild);
           }
         }

@@ -398,12 +398,17 @@ def deck_notebook(deck, outputs: dict[str, str]):
                 # The page locks this run until its exercise is tried: here
                 # it keeps no output, so the answer takes a run.
                 metadata["after_exercise"] = True
+                first = (
+                    f"*Answer slide {slide.number}'s exercise first: this "
+                    f"run shows its answer.*"
+                    if slide.exercises
+                    # A reference kept for after the project (slide 51)
+                    else f"*Try it yourself first: this cell is slide "
+                    f"{slide.number}'s reference, and its run shows the "
+                    f"answer.*"
+                )
                 cells.append(
-                    _markdown_cell(
-                        "*Answer slide "
-                        f"{slide.number}'s exercise first: this run shows "
-                        "its answer.*"
-                    )
+                    _markdown_cell(first)
                     | {"id": f"slide-{slide.number}-{k}-first"}
                 )
             cells.append(

@@ -586,6 +586,29 @@ def test_each_fill_in_takes_equivalent_forms_and_explains_wrong_ones(
                 ), f"{name} {cell.column}: {wrong.form!r} got {said!r}"
 
 
+def test_a_shape_with_other_axes_is_told_both_counts(
+    lesson_pages, lesson_fill_ins
+):
+    """The message "Count the axes: this shape has 3" was read as the
+    answer's count (a student's study pass): the verdict names both."""
+    for name, exercise in lesson_fill_ins.items():
+        shaped = [(r, c) for r, c in enumerate(exercise.cells) if c.shape]
+        if not shaped:
+            continue
+        page = lesson_pages.open(name)
+        section = page.locator("section.ex-fill-in")
+        row = shown_variant(section, exercise)
+        r, cell = shaped[0]
+        sizes = row[cell.column].strip("()[] ").split(",")
+        typed = "(" + ", ".join([*sizes, "1"]) + ")"  # one axis more
+        mark, why = grade(section, r, typed)
+        assert "wrong" in mark, (name, typed)
+        n = len(sizes)
+        assert f"yours has {n + 1} axes, the answer {n} axes" in why, why
+        return
+    pytest.fail("no fill-in asks for a shape")
+
+
 def words_of(markdown: str) -> str:
     """A few words of an explanation as the page shows them: the first
     stretch of plain text (math and code render differently)."""

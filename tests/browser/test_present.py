@@ -1267,6 +1267,16 @@ OVERFLOW_JS = """(width) => {
         r.bottom > arrows.top && r.top < arrows.bottom)
       found.push(`${name(el)} under the navigation arrows`);
   }
+  // The screen itself, with its margins: taller than the stage, present.js
+  // shows it grown, scrolling under a "more below" cue that covers its
+  // last line (slide 43 was, every element inside the stage).
+  const screen = Reveal.getCurrentSlide();
+  const grown = screen.classList.contains('deck-grown');
+  screen.classList.remove('deck-grown');
+  const over = screen.scrollHeight - Reveal.getConfig().height;
+  screen.classList.toggle('deck-grown', grown);
+  if (over > 1)
+    found.push(`the screen is ${over}px taller than the stage`);
   return found;
 }"""
 
