@@ -16,8 +16,10 @@ Why each milestone exists: shapes and parameter counts cannot see the
 lesson's silent traps (a wrong head split keeps every shape), and at
 ``h = 1`` most wrong splits *are* the right one. So values are compared
 at ``h > 1`` against ``torch.nn.MultiheadAttention`` holding the same
-weights, an implementation that shares no code with the student's; one
-backward pass in train mode is compared with its gradients. When values
+weights, an implementation that shares no code with the student's, run
+in float64 (so that the tolerance meets the student's rounding alone);
+backward passes in train mode (no mask, a padding mask, ``is_causal``)
+are compared with its gradients. When values
 differ, the grader recomputes the reference with each known bug and
 names the one that reproduces the student's numbers; a mask, causal or
 cross-attention hint is given only once the same call without it is
