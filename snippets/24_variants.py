@@ -10,7 +10,7 @@ from mha_ref import MultiHeadAttention, count_parameters
 torch.manual_seed(24)
 rows = []
 for d_model, h, bias in [
-    (256, 4, 0),
+    (512, 8, 1),
     (384, 6, 1),
     (640, 10, 0),
     (768, 12, 1),

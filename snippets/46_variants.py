@@ -22,7 +22,7 @@ def per_head(d_model: int, h: int, bias: bool) -> int:
 
 
 rows = []
-for d_model, h in [(48, 3), (80, 5), (144, 9), (200, 8), (352, 11)]:
+for d_model, h in [(48, 6), (80, 5), (144, 9), (200, 8), (352, 11)]:
     ours = count_parameters(MultiHeadAttention(d_model, h))
     rows.append(
         [

@@ -10,7 +10,7 @@ from mha_ref import MultiHeadAttention, shape_str
 torch.manual_seed(47)
 rows = []
 for B, T, d_model, h in [
-    (3, 7, 12, 3),
+    (2, 7, 12, 3),
     (4, 6, 20, 5),
     (1, 9, 24, 6),
     (5, 3, 28, 7),

@@ -10,7 +10,7 @@ from mha_ref import MultiHeadAttention, shape_str, split_heads
 torch.manual_seed(48)
 rows = []
 for B, T_q, T_k, d_model, h in [
-    (2, 3, 7, 12, 3),
+    (2, 5, 7, 12, 3),
     (4, 5, 2, 20, 4),
     (3, 6, 10, 30, 5),
     (1, 4, 9, 16, 8),

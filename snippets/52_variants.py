@@ -11,7 +11,7 @@ from mha_ref import MultiHeadAttention, shape_str, to_torch_mha
 torch.manual_seed(52)
 rows = []
 for B, T, d_model, h in [
-    (2, 6, 16, 4),
+    (2, 6, 20, 4),
     (3, 4, 30, 5),
     (1, 7, 36, 6),
     (4, 5, 21, 7),

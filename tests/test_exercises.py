@@ -22,9 +22,22 @@ TABLES = {
     "47_variants.forward": {
         "columns": ["B", "T", "d_model", "h", "out", "attn_w"],
         "rows": [
-            ["2", "5", "8", "2", "(2, 5, 8)", "(2, 2, 5, 5)"],
+            ["2", "5", "12", "3", "(2, 5, 12)", "(2, 3, 5, 5)"],
             ["3", "7", "12", "3", "(3, 7, 12)", "(3, 3, 7, 7)"],
         ],
+    },
+    # First variants a wrong answer reads right in (a student's study
+    # pass): B = h, and h = 4 with 4*d_model^2.
+    "47_variants.same": {
+        "columns": ["B", "T", "d_model", "h", "out", "attn_w"],
+        "rows": [
+            ["2", "5", "8", "2", "(2, 5, 8)", "(2, 2, 5, 5)"],
+            ["4", "7", "12", "3", "(4, 7, 12)", "(4, 3, 7, 7)"],
+        ],
+    },
+    "24_variants.params": {
+        "columns": ["d_model", "h", "params"],
+        "rows": [["256", "4", "262,144"], ["384", "6", "589,824"]],
     },
 }
 #: A fill-in over TABLES' variants, its cell's formula on line 6.
@@ -348,7 +361,8 @@ CASES = [
         FILL.replace("47_variants.forward", "47_variant.forward"),
         ":3: fill-in names unknown table '47_variant.forward' (did you mean "
         "'47_variants.forward'?); expected a table a snippet publishes "
-        "(<snippet stem>.<name>): 23_params.by_heads, 47_variants.forward",
+        "(<snippet stem>.<name>): 23_params.by_heads, 24_variants.params, "
+        "47_variants.forward, 47_variants.same",
     ),
     (
         FILL.replace("column: attn_w", "column: attn"),
@@ -357,13 +371,28 @@ CASES = [
     ),
     (
         FILL.replace("(B, h, T, T)", "(B, T, h, T)"),
-        ":7: cell 1 (attn_w), variant B=2, T=5, d_model=8, h=2: the snippet "
-        "engine computed '(2, 2, 5, 5)', but the formula '(B, T, h, T)' "
-        "gives (2, 5, 2, 5); mha_ref or the formula changed",
+        ":7: cell 1 (attn_w), variant B=2, T=5, d_model=12, h=3: the "
+        "snippet engine computed '(2, 3, 5, 5)', but the formula '(B, T, h, "
+        "T)' gives (2, 5, 3, 5); mha_ref or the formula changed",
     ),
     (
         FILL.replace("form: (B, T, T)", "form: (B, h, T, T)"),
         ":9: wrong form '(B, h, T, T)' equals the answer in every variant",
+    ),
+    (
+        FILL.replace("47_variants.forward", "47_variants.same"),
+        ":3: the first variant gives B and h the same value, 2: an answer "
+        "that swaps them reads right. Give the first row of the variants "
+        "table numbers that differ",
+    ),
+    (
+        FILL.replace("47_variants.forward", "24_variants.params")
+        .replace("column: attn_w", "column: params")
+        .replace("(B, h, T, T)", "4*d_model^2")
+        .replace("(B, T, T)", "d_model^2"),
+        ":3: the first variant gives h the value 4, a number the formula "
+        "'4*d_model^2' writes: an answer with h in its place reads right. "
+        "Give the first row of the variants table another h",
     ),
     (
         FILL.replace("{T}", "{seq}"),
@@ -445,7 +474,7 @@ def test_valid_exercises_become_data():
     assert exercise.symbols == ["B", "T", "d_model", "h"]
     assert [c.column for c in exercise.cells] == ["attn_w"]
     assert [r["attn_w"] for r in exercise.rows] == [
-        "(2, 2, 5, 5)",
+        "(2, 3, 5, 5)",
         "(3, 3, 7, 7)",
     ]
 
@@ -590,7 +619,7 @@ def test_fill_in_prints_no_answer_and_shows_the_first_variant(fragments):
     text = re.sub(
         r"<script.*?</script>|<template.*?</template>", "", html, flags=re.S
     )
-    assert "(2, 2, 5, 5)" not in text and "(3, 3, 7, 7)" not in text
+    assert "(2, 3, 5, 5)" not in text and "(3, 3, 7, 7)" not in text
     assert re.search(r'data-ex-var="B">2<', text)
     assert "<code>(B, h, T, T)</code>" in text  # the key: the formula
     spec = json.loads(
@@ -601,7 +630,7 @@ def test_fill_in_prints_no_answer_and_shows_the_first_variant(fragments):
             re.S,
         )[1]
     )
-    assert spec["cells"][0]["answer"] == [[2, 2, 5, 5], [3, 3, 7, 7]]
+    assert spec["cells"][0]["answer"] == [[2, 3, 5, 5], [3, 3, 7, 7]]
     assert '<template data-ex-why="0-0">' in html
 
 

@@ -601,6 +601,10 @@ def _fill_in(c, data, common, tables, cls):
         for i in range(len(raw_cells))
     ]
     rows, symbols, scopes = variants
+    formulas = [cell.formula for cell in cells if cell]
+    shown = {answers.canonical_symbol(col): col for col in symbols}
+    first = {shown.get(k, k): v for k, v in scopes[0].items()}  # as typed
+    _first_variant_apart(c, data.line_of("variants"), first, formulas)
     return dict(
         prompt=prompt,
         variants=table_id,
@@ -610,6 +614,47 @@ def _fill_in(c, data, common, tables, cls):
         cells=cells,
         points=points,
     )
+
+
+#: A formula's own numbers (4 in 4*d_model^2), not an exponent's.
+_CONSTANT = re.compile(r"(?<![\w.^])\d+(?![\w.])")
+
+
+def _first_variant_apart(c, line: int, scope: dict, formulas) -> None:
+    """The first variant is the one every student meets first (the deck
+    and handout show it): each symbol has a value of its own, and none a
+    number the formulas write. B = h = 3 marked (h, B, T, T) right for
+    (B, h, T, T), and h = 4 marked h*d_model^2 right for 4*d_model^2
+    (a student's study pass)."""
+    named = {k: v for k, v in scope.items() if k.lower() != "bias"}
+    lengths = [k for k in named if k.lower() in ("t", "t_q", "t_k")]
+    if len({named[k] for k in lengths}) == 1:  # self-attention: one T
+        for k in lengths[1:]:
+            named.pop(k)
+    seen: dict[float, str] = {}
+    for name, value in named.items():
+        if value in seen:
+            c.add(
+                line,
+                f"the first variant gives {seen[value]} and {name} the same "
+                f"value, {value:g}: an answer that swaps them reads right. "
+                f"Give the first row of the variants table numbers that "
+                f"differ",
+            )
+        seen.setdefault(value, name)
+    told = set()
+    for formula in formulas:
+        for number in map(float, _CONSTANT.findall(formula)):
+            if number > 1 and number in seen and number not in told:
+                told.add(number)
+                c.add(
+                    line,
+                    f"the first variant gives {seen[number]} the value "
+                    f"{number:g}, a number the formula {formula!r} writes: "
+                    f"an answer with {seen[number]} in its place reads "
+                    f"right. Give the first row of the variants table "
+                    f"another {seen[number]}",
+                )
 
 
 def _random_points(seed: str, self_attention: bool) -> list[dict[str, float]]:

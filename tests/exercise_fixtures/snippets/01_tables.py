@@ -28,7 +28,7 @@ for d_model, h in [(512, 8), (96, 4), (60, 5), (1024, 16)]:
 publish_table("params", ["d_model", "h", "params"], sizes)
 
 shapes = []
-for B, T, d_model, h in [(2, 5, 8, 2), (3, 7, 12, 3), (4, 6, 20, 5)]:
+for B, T, d_model, h in [(2, 5, 12, 3), (3, 7, 12, 3), (4, 6, 20, 5)]:
     mha = MultiHeadAttention(d_model, h)
     x = torch.randn(B, T, d_model)  # (B, T, d_model)
     output, attn_w = mha(x, x, x)
