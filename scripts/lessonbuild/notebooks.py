@@ -367,7 +367,9 @@ def deck_notebook(deck, outputs: dict[str, str]):
         _markdown_cell(
             f"# {deck.slides[0].title}\n\n"
             "Every code cell is one of the lesson's snippets, in slide "
-            "order, with the output the site verified. The first cell "
+            "order, with the output the site verified (but the runs "
+            "that show an exercise's answer: run those once you have "
+            "answered). The first cell "
             "unpacks the copy of `mha_ref` this notebook carries, so it "
             "runs wherever torch and Jupyter do; change a cell and run "
             "it again to see what changes.\n\n" + download_line(DECK_NOTEBOOK)
