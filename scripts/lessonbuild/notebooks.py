@@ -367,7 +367,7 @@ def deck_notebook(deck, outputs: dict[str, str]):
         _markdown_cell(
             f"# {deck.slides[0].title}\n\n"
             "Every code cell is one of the lesson's snippets, in slide "
-            "order, with the output the site verified (but the runs "
+            "order, with the output the site verified (except the runs "
             "that show an exercise's answer: run those once you have "
             "answered). The first cell "
             "unpacks the copy of `mha_ref` this notebook carries, so it "
