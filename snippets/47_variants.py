@@ -11,10 +11,10 @@ torch.manual_seed(47)
 rows = []
 for B, T, d_model, h in [
     (2, 7, 12, 3),
-    (4, 6, 20, 5),
+    (3, 6, 20, 5),
     (1, 9, 24, 6),
     (5, 3, 28, 7),
-    (2, 11, 18, 9),
+    (3, 11, 18, 9),
 ]:
     model = MultiHeadAttention(d_model, h)
     x = torch.randn(B, T, d_model)  # (B, T, d_model)

@@ -12,9 +12,9 @@ torch.manual_seed(52)
 rows = []
 for B, T, d_model, h in [
     (2, 6, 20, 4),
-    (3, 4, 30, 5),
-    (1, 7, 36, 6),
-    (4, 5, 21, 7),
+    (2, 4, 30, 5),
+    (1, 7, 48, 6),
+    (4, 5, 42, 7),
     (2, 9, 40, 8),
 ]:
     twin = to_torch_mha(MultiHeadAttention(d_model, h))  # batch_first

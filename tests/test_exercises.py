@@ -23,7 +23,7 @@ TABLES = {
         "columns": ["B", "T", "d_model", "h", "out", "attn_w"],
         "rows": [
             ["2", "5", "12", "3", "(2, 5, 12)", "(2, 3, 5, 5)"],
-            ["3", "7", "12", "3", "(3, 7, 12)", "(3, 3, 7, 7)"],
+            ["5", "7", "12", "3", "(5, 7, 12)", "(5, 3, 7, 7)"],
         ],
     },
     # First variants a wrong answer reads right in (a student's study
@@ -32,7 +32,8 @@ TABLES = {
         "columns": ["B", "T", "d_model", "h", "out", "attn_w"],
         "rows": [
             ["2", "5", "8", "2", "(2, 5, 8)", "(2, 2, 5, 5)"],
-            ["4", "7", "12", "3", "(4, 7, 12)", "(4, 3, 7, 7)"],
+            ["5", "7", "12", "3", "(5, 7, 12)", "(5, 3, 7, 7)"],
+            ["3", "7", "12", "3", "(3, 7, 12)", "(3, 3, 7, 7)"],
         ],
     },
     "24_variants.params": {
@@ -382,8 +383,14 @@ CASES = [
     (
         FILL.replace("47_variants.forward", "47_variants.same"),
         ":3: the first variant gives B and h the same value, 2: an answer "
-        "that swaps them reads right. Give the first row of the variants "
-        "table numbers that differ",
+        "that swaps them reads right. Give row 1 of the variants table "
+        "numbers that differ",
+    ),
+    (  # "Try another" too: a later variant is held to it
+        FILL.replace("47_variants.forward", "47_variants.same"),
+        ":3: variant 3 gives B and h the same value, 3: an answer that "
+        "swaps them reads right. Give row 3 of the variants table numbers "
+        "that differ",
     ),
     (
         FILL.replace("47_variants.forward", "24_variants.params")
@@ -392,7 +399,7 @@ CASES = [
         .replace("(B, T, T)", "d_model^2"),
         ":3: the first variant gives h the value 4, a number the formula "
         "'4*d_model^2' writes: an answer with h in its place reads right. "
-        "Give the first row of the variants table another h",
+        "Give row 1 of the variants table another h",
     ),
     (
         FILL.replace("{T}", "{seq}"),
@@ -475,7 +482,7 @@ def test_valid_exercises_become_data():
     assert [c.column for c in exercise.cells] == ["attn_w"]
     assert [r["attn_w"] for r in exercise.rows] == [
         "(2, 3, 5, 5)",
-        "(3, 3, 7, 7)",
+        "(5, 3, 7, 7)",
     ]
 
 
@@ -619,7 +626,7 @@ def test_fill_in_prints_no_answer_and_shows_the_first_variant(fragments):
     text = re.sub(
         r"<script.*?</script>|<template.*?</template>", "", html, flags=re.S
     )
-    assert "(2, 3, 5, 5)" not in text and "(3, 3, 7, 7)" not in text
+    assert "(2, 3, 5, 5)" not in text and "(5, 3, 7, 7)" not in text
     assert re.search(r'data-ex-var="B">2<', text)
     assert "<code>(B, h, T, T)</code>" in text  # the key: the formula
     spec = json.loads(
@@ -630,7 +637,7 @@ def test_fill_in_prints_no_answer_and_shows_the_first_variant(fragments):
             re.S,
         )[1]
     )
-    assert spec["cells"][0]["answer"] == [[2, 3, 5, 5], [3, 3, 7, 7]]
+    assert spec["cells"][0]["answer"] == [[2, 3, 5, 5], [5, 3, 7, 7]]
     assert '<template data-ex-why="0-0">' in html
 
 

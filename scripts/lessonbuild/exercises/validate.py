@@ -603,8 +603,9 @@ def _fill_in(c, data, common, tables, cls):
     rows, symbols, scopes = variants
     formulas = [cell.formula for cell in cells if cell]
     shown = {answers.canonical_symbol(col): col for col in symbols}
-    first = {shown.get(k, k): v for k, v in scopes[0].items()}  # as typed
-    _first_variant_apart(c, data.line_of("variants"), first, formulas)
+    for i, scope in enumerate(scopes):
+        typed = {shown.get(k, k): v for k, v in scope.items()}
+        _variant_apart(c, data.line_of("variants"), i, typed, formulas)
     return dict(
         prompt=prompt,
         variants=table_id,
@@ -620,12 +621,13 @@ def _fill_in(c, data, common, tables, cls):
 _CONSTANT = re.compile(r"(?<![\w.^])\d+(?![\w.])")
 
 
-def _first_variant_apart(c, line: int, scope: dict, formulas) -> None:
-    """The first variant is the one every student meets first (the deck
-    and handout show it): each symbol has a value of its own, and none a
-    number the formulas write. B = h = 3 marked (h, B, T, T) right for
-    (B, h, T, T), and h = 4 marked h*d_model^2 right for 4*d_model^2
-    (a student's study pass)."""
+def _variant_apart(c, line: int, i: int, scope: dict, formulas) -> None:
+    """Each variant gives each symbol a value of its own, and none a
+    number the formulas write: else a wrong answer reads right there (a
+    student's study pass: B = h = 3 took (h, B, T, T) for (B, h, T, T),
+    h = 4 took h*d_model^2 for 4*d_model^2). The first, the one every
+    student meets first (the deck shows it), most of all."""
+    which = "the first variant" if i == 0 else f"variant {i + 1}"
     named = {k: v for k, v in scope.items() if k.lower() != "bias"}
     lengths = [k for k in named if k.lower() in ("t", "t_q", "t_k")]
     if len({named[k] for k in lengths}) == 1:  # self-attention: one T
@@ -636,10 +638,9 @@ def _first_variant_apart(c, line: int, scope: dict, formulas) -> None:
         if value in seen:
             c.add(
                 line,
-                f"the first variant gives {seen[value]} and {name} the same "
-                f"value, {value:g}: an answer that swaps them reads right. "
-                f"Give the first row of the variants table numbers that "
-                f"differ",
+                f"{which} gives {seen[value]} and {name} the same value, "
+                f"{value:g}: an answer that swaps them reads right. Give "
+                f"row {i + 1} of the variants table numbers that differ",
             )
         seen.setdefault(value, name)
     told = set()
@@ -649,11 +650,11 @@ def _first_variant_apart(c, line: int, scope: dict, formulas) -> None:
                 told.add(number)
                 c.add(
                     line,
-                    f"the first variant gives {seen[number]} the value "
-                    f"{number:g}, a number the formula {formula!r} writes: "
-                    f"an answer with {seen[number]} in its place reads "
-                    f"right. Give the first row of the variants table "
-                    f"another {seen[number]}",
+                    f"{which} gives {seen[number]} the value {number:g}, a "
+                    f"number the formula {formula!r} writes: an answer "
+                    f"with {seen[number]} in its place reads right. Give "
+                    f"row {i + 1} of the variants table another "
+                    f"{seen[number]}",
                 )
 
 

@@ -22,13 +22,13 @@ for h in [1, 2, 4, 8, 16]:
 publish_table("by_heads", ["h", "d_k", "params (d=512)"], rows)
 
 sizes = []
-for d_model, h in [(512, 8), (96, 4), (60, 5), (1024, 16)]:
+for d_model, h in [(512, 8), (96, 6), (60, 5), (1024, 16)]:
     m = MultiHeadAttention(d_model, h)
     sizes.append([d_model, h, f"{count_parameters(m):,}"])
 publish_table("params", ["d_model", "h", "params"], sizes)
 
 shapes = []
-for B, T, d_model, h in [(2, 5, 12, 3), (3, 7, 12, 3), (4, 6, 20, 5)]:
+for B, T, d_model, h in [(2, 5, 12, 3), (3, 7, 8, 4), (4, 6, 15, 5)]:
     mha = MultiHeadAttention(d_model, h)
     x = torch.randn(B, T, d_model)  # (B, T, d_model)
     output, attn_w = mha(x, x, x)
