@@ -230,10 +230,13 @@ class _Runner:
                 else None,
             }
         try:
-            # "**" for a **kwargs (a decorated forward takes any keyword).
+            # "**" for a **kwargs (a decorated forward takes any keyword),
+            # "*" for an *args (any number of tensors).
+            kind = inspect.Parameter
+            stars = {kind.VAR_KEYWORD: "**", kind.VAR_POSITIONAL: "*"}
             names = [
-                "**" if p.kind is p.VAR_KEYWORD else p.name
-                for p in inspect.signature(module.forward).parameters.values()
+                stars.get(q.kind, q.name)
+                for q in inspect.signature(module.forward).parameters.values()
             ]
         except (TypeError, ValueError):
             names = []

@@ -304,6 +304,14 @@ def _statuses(lines):
         # Its own kind of ValueError for a bad head count: a ValueError.
         "class HeadCountError(ValueError):\n    pass\n\n\n"
         + CORRECT.replace("raise ValueError(", "raise HeadCountError("),
+        # The tensors as *args: it takes three (the signature check must
+        # not read "args" as one parameter).
+        CORRECT.replace(
+            "def forward(self, query, key, value, "
+            "mask=None, is_causal=False):",
+            "def forward(self, *tensors, mask=None, is_causal=False):\n"
+            "        query, key, value = tensors",
+        ),
     ],
     ids=[
         "mha_ref",
@@ -313,6 +321,7 @@ def _statuses(lines):
         "fused",
         "decorated",
         "valueerror-subclass",
+        "star-args",
     ],
 )
 def test_correct_modules_pass(tmp_path, source, capsys):
@@ -753,7 +762,7 @@ BUGS = {
         "/ math.sqrt(self.d_k)",
         "/ math.sqrt(self.h)",
         {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
-        ["the scores are not scaled", "sqrt(h) at h=1"],
+        ["the scores are not scaled", "sqrt(h) is at h=1"],
     ),
     "sequence length typed in": (
         "        B, T, _ = x.shape\n",
@@ -1011,13 +1020,22 @@ BUGS = {
         {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
         ["output differs", "your weights are right", "scale= multiplies"],
     ),
-    # Self-attention's forward: the grader's third tensor went to mask.
+    # Self-attention's forward: the grader's key went to mask, and every
+    # later line named something else (a project student's run).
     "forward(x, mask, is_causal)": (
         "def forward(self, query, key, value, mask=None, is_causal=False):",
         "def forward(self, x, mask=None, is_causal=False):\n"
         "        query = key = value = x",
         {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
         ["forward(x, mask, is_causal) takes mask", "query, key and value"],
+    ),
+    "forward(x)": (
+        "def forward(self, query, key, value, mask=None, is_causal=False):",
+        "def forward(self, x):\n"
+        "        query = key = value = x\n"
+        "        mask, is_causal = None, False",
+        {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["forward(x) takes fewer than three tensors", grade.SIGNATURE],
     ),
 }
 
@@ -1051,6 +1069,10 @@ LATER_LINES = {
     "masks after the softmax": {
         "causal": (["fix milestone masks first", "how a mask is applied"],
                    [])
+    },
+    "forward(x, mask, is_causal)": {
+        name: (["not graded until milestone shapes passes"], ["mask_scores"])
+        for name in ("h=1", "h>1", "masks", "causal", "T_q!=T_k")
     },
     # A value bug at h>1: the mask lines send the student back, no guess.
     "direct view": {
@@ -1120,6 +1142,21 @@ def test_syntax_error_is_reported_with_its_line(tmp_path):
     assert "SyntaxError" in lines["load"][1]
     assert f"my_mha.py:{line}" in lines["load"][1]
     assert stdout.splitlines()[-1] == "0 of 7 milestones pass"
+
+
+def test_a_file_that_starts_indented_is_told_how_the_notebook_writes_it(
+    tmp_path, capsys
+):
+    """A %%writefile -a cell run without -a (or alone) leaves a file
+    that starts mid-class: Python's "unexpected indent" alone did not
+    say why (a project student's run)."""
+    status, lines, _ = _grade_here(
+        tmp_path, "    def forward(self, query, key, value):\n", capsys
+    )
+    assert status == 1
+    detail = lines["load"][1]
+    assert "IndentationError" in detail, detail
+    assert "%%writefile -a" in detail and "from milestone 1" in detail
 
 
 def test_import_error_is_reported_with_its_line(tmp_path, capsys):
