@@ -858,8 +858,13 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.shape != b.shape:
         return False
     a, b = a.nan_to_num(0.0), b.nan_to_num(0.0)
-    scale = max(1.0, b.abs().max().item()) if b.numel() else 1.0
-    return torch.allclose(a, b, atol=ATOL * scale, rtol=ATOL)
+    return torch.allclose(a, b, atol=ATOL * _scale(b), rtol=ATOL)
+
+
+def _scale(t: torch.Tensor) -> float:
+    """The largest value's size, at least 1: what an absolute tolerance
+    is measured against (``_close``, ``_near``)."""
+    return max(1.0, t.nan_to_num(0.0).abs().max().item()) if t.numel() else 1.0
 
 
 def _differences(got, want) -> list[str]:
@@ -950,7 +955,7 @@ def _near(got, want) -> bool:
     return all(
         a.shape == b.shape
         and (a.nan_to_num(0.0) - b.nan_to_num(0.0)).abs().max().item()
-        < 1e-2 * max(1.0, b.nan_to_num(0.0).abs().max().item())
+        < 1e-2 * _scale(b)
         for a, b in zip(got, want, strict=True)
     )
 
@@ -1575,9 +1580,7 @@ def _lesson_hint(error) -> str:
             ": after transpose(1, 2) the tensor is not contiguous: call "
             ".contiguous() before .view(B, T, d_model)"
         )
-    if "unexpected indent" in str(error) or "expected an indented" in str(
-        error
-    ):
+    if any(w in str(error) for w in ("unexpected indent", "an indented")):
         return (
             ": in the project notebook, a %%writefile -a cell adds to the "
             "file and %%writefile (without -a) starts it anew: run the "
