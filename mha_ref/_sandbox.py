@@ -25,6 +25,7 @@ layer the grader compares against: those calls are reported too.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import copy
 import faulthandler
@@ -84,10 +85,41 @@ def _in_thread(frame, event, arg) -> None:
         profile(frame, event, arg)
 
 
+_START_THREAD = _thread.start_new_thread
+
+
+def _hooked_start(function, args, kwargs=None):
+    """``_thread.start_new_thread`` with the hook set in the new thread:
+    ``threading.setprofile`` reaches only ``threading.Thread``, and a
+    file that ran torch's layer in a raw thread passed 7 of 7 (an
+    expert's audit)."""
+
+    def run(*args, **kwargs):
+        _SET_PROFILE(_in_thread)
+        return function(*args, **kwargs)
+
+    return _START_THREAD(run, args, kwargs or {})
+
+
 #: What turns the hook off (a file that called ``sys.setprofile(None)``
 #: in forward, then the reference, passed every milestone).
 _UNHOOK_C = {_SET_PROFILE: "sys.setprofile"}
 _UNHOOK = {threading.setprofile.__code__: "threading.setprofile"}
+
+
+def _is_reference(file: str) -> bool:
+    """A module of the reference package, wherever it was imported from:
+    this folder, or a copy of the package (the site's ``mha_ref.zip``,
+    imported under another name, passed 7 of 7: an expert's audit)."""
+    folder, name = os.path.split(file)
+    return folder == _REFERENCE or (
+        os.path.basename(folder) == "mha_ref" and name in _REFERENCE_FILES
+    )
+
+
+_REFERENCE_FILES = frozenset(
+    name for name in os.listdir(_REFERENCE) if name.endswith(".py")
+)
 
 
 @contextlib.contextmanager
@@ -110,7 +142,7 @@ def _watching(
 
     def inside(frame) -> bool:
         file = frame.f_code.co_filename if frame else ""
-        return os.path.dirname(file) == _REFERENCE and file not in mine
+        return _is_reference(file) and file not in mine
 
     mine = (__file__, str(student))
 
@@ -260,6 +292,23 @@ class _Runner:
         for name in PROJECTIONS:
             getattr(module, name).weight.grad = None
         context = torch.enable_grad() if grads else torch.no_grad()
+        leaves = {}  # with grads: each input, to read its gradient from
+        if grads:
+            # One leaf per tensor: self-attention passes one tensor three
+            # times, and its gradient is what the three uses add up to.
+            made = []  # (argument, its leaf); `id` is the module's here
+            for name, arg in zip(ARGUMENTS, args, strict=False):
+                if torch.is_tensor(arg) and arg.is_floating_point():
+                    leaf = next((f for a, f in made if a is arg), None)
+                    if leaf is None:
+                        leaf = arg.detach().requires_grad_()
+                        made.append((arg, leaf))
+                    leaves[name] = leaf
+            # A copy in the graph: a leaf changed in place would raise.
+            args = [
+                leaves[n].clone() if n in leaves else a
+                for n, a in zip(ARGUMENTS, args, strict=False)
+            ]
         given = {**dict(zip(ARGUMENTS, args, strict=False)), **kwargs}
         kept = {k: t.clone() for k, t in given.items() if torch.is_tensor(t)}
         before = {n: _weight(module, n) for n in PROJECTIONS}
@@ -287,7 +336,7 @@ class _Runner:
             reply["grads"] = {
                 name: _plain(getattr(module, name).weight.grad)
                 for name in PROJECTIONS
-            }
+            } | {name: _plain(leaf.grad) for name, leaf in leaves.items()}
         return reply
 
     def elsewhere(self, id, args, kwargs) -> dict:
@@ -424,6 +473,8 @@ def main(argv: list[str]) -> None:
     torch.set_num_threads(1)  # tiny tensors; the machine may be shared
     runner = _Runner(path, timeout, sys.__stderr__)
     _SET_THREAD_PROFILE(_in_thread)  # threads the file starts on import
+    _thread.start_new_thread = threading._start_new_thread = _hooked_start
+    _thread.start_new = _hooked_start  # its old name
     faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
     try:
         reply = runner.load()

@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -424,6 +425,32 @@ def test_a_file_that_runs_the_reference_fails(
         assert f"mha.py: {entry}" in lines[name][1], stdout
 
 
+def test_the_reference_imported_from_a_copy_of_the_package_fails(
+    tmp_path, capsys
+):
+    """The site's ``mha_ref.zip`` beside the file, imported under another
+    name: its code is named by the zip's path, not the package's folder,
+    and passed 7 of 7 (an expert's audit)."""
+    package = Path(grade.__file__).parent
+    with zipfile.ZipFile(tmp_path / "mha_ref.zip", "w") as archive:
+        for file in package.glob("*.py"):
+            archive.write(file, f"mha_ref/{file.name}")
+    source = (
+        "import importlib, sys, types\n"
+        "from pathlib import Path\n"
+        "package = types.ModuleType('zref')\n"
+        "package.__path__ = [str(Path(__file__).with_name('mha_ref.zip'))"
+        " + '/mha_ref']\n"
+        "sys.modules['zref'] = package\n"
+        "MultiHeadAttention = importlib.import_module('zref.mha')"
+        ".MultiHeadAttention\n"
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1, stdout
+    assert lines["skeleton"][0] == "FAIL", stdout
+    assert "ran the lesson's reference" in lines["skeleton"][1], stdout
+
+
 # forward hands the work to PyTorch's own multi-head attention: the
 # layer the grader compares against, so every value matched. Both build
 # its mask (True = blocked, one per head) the same way, then call it.
@@ -476,6 +503,29 @@ TORCH_MHA_LAYER = _bug(
     ),
 )
 
+# torch's layer run in a thread of _thread.start_new_thread, which
+# threading.setprofile does not reach: 7 of 7 (an expert's audit).
+TORCH_MHA_RAW_THREAD = _bug(
+    FORWARD,
+    _TORCH_MHA.format(
+        call="""\
+        import _thread, queue
+        done = queue.Queue()
+        def run():
+            layer = nn.MultiheadAttention(
+                d, self.h, bias=False, batch_first=True)
+            with torch.no_grad():
+                layer.in_proj_weight.copy_(torch.cat(
+                    [self.W_Q.weight, self.W_K.weight, self.W_V.weight]))
+                layer.out_proj.weight.copy_(self.W_O.weight)
+            done.put(layer(query, key, value, attn_mask=blocked,
+                           average_attn_weights=False))
+        _thread.start_new_thread(run, ())
+        return done.get()
+"""
+    ),
+)
+
 # torch's second layer, pure Python, for quantization: handed the four
 # Linears it passed 7 of 7 (an expert's audit). Sequence-first: its
 # batch_first path merges the heads wrongly.
@@ -503,8 +553,9 @@ TORCH_MHA_QUANTIZABLE = _bug(
         (TORCH_MHA_FUNCTIONAL, "F.multi_head_attention_forward"),
         (TORCH_MHA_LAYER, "nn.MultiheadAttention"),
         (TORCH_MHA_QUANTIZABLE, "torch.ao.nn.quantizable.MultiheadAttention"),
+        (TORCH_MHA_RAW_THREAD, "nn.MultiheadAttention"),
     ],
-    ids=["functional", "layer", "quantizable layer"],
+    ids=["functional", "layer", "quantizable layer", "raw thread"],
 )
 def test_a_forward_that_runs_torchs_multi_head_attention_fails(
     tmp_path, source, entry, capsys
@@ -625,7 +676,7 @@ BUGS = {
         "        B, T, _ = x.shape\n",
         "        T = x.shape[1]\n        B = 2\n",
         {"h>1", "masks"},  # masks: one sequence (B = 1) too
-        ["B=3", "is a size typed into forward"],
+        ["B=5", "is a size typed into forward"],
     ),
     "d_model typed in": (
         "        return x.transpose(1, 2).contiguous().view(B, T, h * d_k)\n",
@@ -767,7 +818,7 @@ BUGS = {
     "sequence length typed in": (
         "        B, T, _ = x.shape\n",
         "        B = x.shape[0]\n        T = 5\n",
-        {"h>1", "causal", "T_q!=T_k"},
+        {"h>1", "masks", "causal", "T_q!=T_k"},
         ["T=4", "T=5", "it ran", "is a size typed into forward"],
     ),
     # A padding mask made (B, h, T_q, T_q): it fits only while the
@@ -1036,6 +1087,118 @@ BUGS = {
         "        mask, is_causal = None, False",
         {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
         ["forward(x) takes fewer than three tensors", grade.SIGNATURE],
+    ),
+    # The rest from an expert's audit: each passed 7 of 7 before.
+    # A "self-attention fast path" chosen by shape: key and value taken
+    # from the query whenever the three have one shape.
+    "key and value from the query when shapes match": (
+        "        k = self.split(self.W_K(key))\n",
+        "        if query.shape == key.shape == value.shape:\n"
+        "            key = value = query\n"
+        "        k = self.split(self.W_K(key))\n",
+        {"T_q!=T_k"},
+        ["T_q = T_k = 5", "projected from the query"],
+    ),
+    # The inputs detached "to leave the caller's tensors alone": every
+    # value and weight gradient right, none for the layers before.
+    "inputs detached": (
+        "        q = self.split(self.W_Q(query))\n",
+        "        query, key, value = (\n"
+        "            t.clone().detach() for t in (query, key, value))\n"
+        "        q = self.split(self.W_Q(query))\n",
+        {"h>1"},
+        ["gradients of the inputs", ".detach()"],
+    ),
+    # Scores clamped "against overflow": wrong wherever one exceeds 50.
+    "scores clamped": (
+        "        if mask is not None:\n",
+        "        scores = scores.clamp(-50, 50)\n"
+        "        if mask is not None:\n",
+        {"h>1"},
+        ["large inputs", "do not clamp"],
+    ),
+    # The mask's convention guessed from how much of it is True.
+    "mask convention guessed": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "            if mask.float().mean() < 0.5:\n"
+        "                mask = ~mask\n"
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        {"masks"},
+        ["three sequences", "however much of the mask is True"],
+    ),
+    # A 2-D mask whose first size is B read as (B, T_k) padding.
+    "2-D mask told by B": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "            if mask.dim() == 2 and mask.size(0) == scores.size(0):\n"
+        "                mask = mask[:, None, None, :]\n"
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        {"masks"},
+        ["B = T = 4", "number of dimensions"],
+    ),
+    # Every 4-D mask read as padding (its last row): a decoder's
+    # (B, 1, T, T) mask lost its causal part.
+    "4-D mask read as padding": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "            if mask.dim() == 4:\n"
+        "                mask = mask[:, :, -1:, :]\n"
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        {"masks"},
+        ["(B, 1, T, T)", "a row per query"],
+    ),
+    # is_causal dropped for one query (a KV cache's rule); top-left, one
+    # query sees key 0 only.
+    "one query skips causal": (
+        "        if is_causal:\n",
+        "        if is_causal and query.size(1) > 1:\n",
+        {"T_q!=T_k"},
+        ["T_q=1", "ignores is_causal"],
+    ),
+    # nn.MultiheadAttention's (T, B, d) layout guessed from the sizes.
+    "layout guessed from sizes": (
+        "        q = self.split(self.W_Q(query))\n",
+        "        if query.size(0) > query.size(1):\n"
+        "            query, key, value = (\n"
+        "                t.transpose(0, 1) for t in (query, key, value))\n"
+        "        q = self.split(self.W_Q(query))\n",
+        {"h>1", "T_q!=T_k"},
+        ["(B, T, d_model)", "do not guess the layout"],
+    ),
+    # The batch size kept from the first call: the B = 3 call with a
+    # mask raised in split, and was named a mask problem.
+    "batch size kept from the first call": (
+        "        B, T, _ = x.shape\n",
+        "        if not hasattr(self, 'batch'):\n"
+        "            self.batch = x.shape[0]\n"
+        "        B, T = self.batch, x.shape[1]\n",
+        {"masks"},
+        ["with B = 3 and no mask", "kept from an earlier call"],
+    ),
+    # Weights reshaped, not transposed, to (B, h, T_q, T_k): the output
+    # right, and the split's hint sent the student to a right split.
+    "weights reshaped": (
+        "        return self.W_O(self.merge(weights @ v)), weights\n",
+        "        return self.W_O(self.merge(weights @ v)), "
+        "weights.transpose(1, 2).reshape(weights.shape)\n",
+        {"h>1", "masks", "causal", "T_q!=T_k"},
+        ["your output is right", "transpose or permute"],
+    ),
+    "output through W_V": (
+        "        return self.W_O(self.merge(weights @ v)), weights\n",
+        "        return self.W_V(self.merge(weights @ v)), weights\n",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["through W_V, not W_O"],
+    ),
+    "residual inside the layer": (
+        "        return self.W_O(self.merge(weights @ v)), weights\n",
+        "        return query + self.W_O(self.merge(weights @ v)), weights\n",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["adds the query", "residual"],
+    ),
+    "scale inverted": (
+        "/ math.sqrt(self.d_k)",
+        "/ (1 / math.sqrt(self.d_k))",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["multiply the scores by sqrt(d_k)"],
     ),
 }
 
