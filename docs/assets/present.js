@@ -62,7 +62,8 @@
     if (event.altKey || event.ctrlKey || event.metaKey) return;
     if (event.key === "s" || event.key === "S") makeNotes(); // before reveal opens the speaker view
     const el = document.activeElement;
-    if (event.key === "Escape" && typing(el)) {
+    // (Escape in the jump box (G) is reveal.js's own: it goes back.)
+    if (event.key === "Escape" && typing(el) && !el.matches(".jump-to-slide-input")) {
       el.blur();
       event.preventDefault();
       event.stopPropagation();
@@ -579,6 +580,23 @@
     // reveal.js showed an earlier screen with every step taken, its
     // answers open before the class was asked. On the screen it was
     // opened from, the steps stay as they were.
+    // A jump (G, then a number) lands the same way: reveal.js showed a
+    // screen behind the one it left with its answers open ("let's go
+    // back to slide 30" gave the class slide 30's answer). Escape, or
+    // an empty box, returns to the screen and step the jump began on.
+    let jumpFrom = null;
+    document.addEventListener("focusin", (event) => {
+      if (event.target.matches(".jump-to-slide-input")) jumpFrom = window.Reveal.getIndices();
+    });
+    window.Reveal.on("slidechanged", ({ indexh, indexv }) => {
+      if (!jumpFrom || !document.querySelector(".reveal .jump-to-slide")) return;
+      if (jumpFrom.h === indexh && (jumpFrom.v || 0) === (indexv || 0)) return;
+      // (Once reveal.js is done: it shows the steps after this event.)
+      setTimeout(() => {
+        const { h, v } = window.Reveal.getIndices();
+        if (h === indexh && v === (indexv || 0)) window.Reveal.slide(h, v, -1);
+      });
+    });
     let overviewFrom = null;
     window.Reveal.on("overviewshown", () => {
       overviewFrom = window.Reveal.getIndices();

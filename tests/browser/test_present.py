@@ -1143,6 +1143,39 @@ def test_shift_arrows_jump_to_the_first_and_last_slide(deck):
     page.wait_for_function("Reveal.isLastSlide()")
 
 
+@pytest.mark.parametrize("deck", ["file"], indirect=True)
+def test_a_jump_lands_on_its_first_step_and_escape_goes_back(deck, lesson):
+    """G, then a slide's number: reveal.js showed a slide behind the
+    current one with every step taken (a rehearsal: "back to slide 30"
+    gave the class its answer). The jump lands on the screen's first
+    step, as the overview does; Escape in the box, which the deck's own
+    Escape (leave a text field) swallowed, goes back to where it began."""
+    target = next(
+        s.number for s in lesson.slides if s.number > 2 and s.exercises
+    )
+    page = deck.open(f"present.html#/{target + 3}")
+    wait_ready(page)
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("g")
+    page.keyboard.type(str(target))
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"Reveal.getIndices().h === {target - 1}")
+    shown = (
+        "Reveal.getCurrentSlide().querySelectorAll('.fragment.visible').length"
+    )
+    assert page.evaluate("Reveal.getIndices().f") == -1
+    assert page.evaluate(shown) == 0
+    landed = page.evaluate("Reveal.getIndices()")
+    page.keyboard.press("g")
+    page.keyboard.type(str(target + 2))
+    page.wait_for_function(f"Reveal.getIndices().h === {target + 1}")
+    page.keyboard.press("Escape")
+    page.wait_for_function(f"Reveal.getIndices().h === {target - 1}")
+    assert page.evaluate("Reveal.getIndices()") == landed
+    assert not page.evaluate("Reveal.isOverview()")
+    assert not page.locator(".reveal .jump-to-slide").count()
+
+
 #: Every screen of the deck laid out one under the other, every step
 #: shown and every fold open, so that one axe run sees all of them.
 ALL_SCREENS_JS = """() => {
