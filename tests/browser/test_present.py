@@ -1674,7 +1674,8 @@ DIMMED_CONTRAST = """() => {
           .map((v, i) => v * alpha + bg[i] * (1 - alpha));
         const [a, b] = [lum(shown), lum(bg)];
         found.push([(Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05),
-                    el.textContent.trim().slice(0, 30)]);
+                    el.textContent.trim().slice(0, 30),
+                    el.matches('.c, .c1')]);
       }
     }
   }
@@ -1687,7 +1688,9 @@ def test_dimmed_code_lines_stay_readable(deck):
     """On a code step the other lines dim, but every word of them keeps
     3:1 against the code's background (WCAG's large-text minimum): at
     40 % opacity keywords and comments fell to 1.7:1, gone on a
-    washed-out projector."""
+    washed-out projector. Comments, which carry the shapes the lesson
+    teaches (``# (B, h, T_q, d_k)``), keep 4.5:1 (a rehearsal measured
+    3.5:1 dimmed)."""
     page = deck.open("present.html")
     wait_ready(page)
     screens = page.evaluate(
@@ -1701,6 +1704,10 @@ def test_dimmed_code_lines_stay_readable(deck):
         page.evaluate(f"Reveal.slide({i['h']}, {i['v']}, 0)")
         found = page.evaluate(DIMMED_CONTRAST)
         seen += len(found)
-        low += [(i["h"], round(r, 2), text) for r, text in found if r < 3]
+        low += [
+            (i["h"], round(r, 2), text)
+            for r, text, comment in found
+            if r < (4.5 if comment else 3)
+        ]
     assert seen > 50, seen
     assert not low, low[:10]
