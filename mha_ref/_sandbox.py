@@ -228,6 +228,7 @@ class _Runner:
         self.dump = dump  # where a stuck call's stack is written
         self.cls = None
         self.modules: dict[int, nn.Module] = {}
+        self.buffers: dict[tuple, torch.Tensor] = {}  # (place, shape, dtype)
 
     # -- each request ------------------------------------------------
 
@@ -286,8 +287,27 @@ class _Runner:
                 getattr(module, name).weight.copy_(value)
         return {"ok": True}
 
+    def _in_place(self, args: list) -> list:
+        """Each input tensor copied into the storage the last call of
+        that place and shape had: a forward that keys a cache on
+        ``data_ptr()`` then gets a stale answer on every new input, not
+        only when the allocator happens to reuse an address (an expert's
+        module passed 7 of 7 or not by the grader's order of calls). One
+        tensor passed as several arguments stays one tensor."""
+        out = []
+        for place, arg in enumerate(args):
+            earlier = zip(args[:place], out, strict=True)
+            twin = next((o for a, o in earlier if a is arg), None)
+            if twin is None and torch.is_tensor(arg):
+                key = (place, tuple(arg.shape), arg.dtype)
+                twin = self.buffers.setdefault(key, torch.empty_like(arg))
+                twin.copy_(arg)
+            out.append(arg if twin is None else twin)
+        return out
+
     def call(self, id, args, kwargs, train=False, grads=None) -> dict:
         module = self.modules[id]
+        args = self._in_place(args)
         module.train(train)
         for name in PROJECTIONS:
             getattr(module, name).weight.grad = None
