@@ -429,6 +429,16 @@ class Child:
             if found
             else "no line of your file on the stack"
         )
+        if "torch/_dynamo" in dump or "torch/_inductor" in dump:
+            # A correct module's torch.compile (an audit): compiling takes
+            # longer than a call may, and its compiler needs more scratch
+            # space than the grading process has.
+            return (
+                f"no result after {self.timeout:g} s from {during}, still "
+                f"compiling (torch.compile, at {where}): the grader cannot "
+                f"wait for a compiler; grade the module without "
+                f"torch.compile"
+            )
         return (
             f"no result after {self.timeout:g} s from {during}, still running "
             f"at {where}: look for a loop that never ends"

@@ -1406,6 +1406,22 @@ def test_forward_that_never_returns_is_stopped(tmp_path):
     assert {lines[n][0] for n in MILESTONES[2:]} == {"SKIP"}, stdout
 
 
+def test_a_module_that_compiles_is_told_to_grade_without_compiling(
+    tmp_path,
+):
+    """torch.compile in a correct module (an audit): compiling outlasted
+    the time limit, and the verdict sent the student looking for a loop
+    that never ends."""
+    source = _bug(
+        "        weights = torch.softmax(scores, dim=-1)\n",
+        "        weights = torch.compile(torch.softmax)(scores, dim=-1)\n",
+    )
+    status, lines, stdout = _grade(tmp_path, source, "--timeout", "1")
+    assert status == 1
+    assert "still compiling (torch.compile" in lines["shapes"][1], stdout
+    assert "grade the module without torch.compile" in lines["shapes"][1]
+
+
 def test_a_call_that_stops_its_own_watchdog_still_times_out(tmp_path):
     """The child's watchdog can be cancelled by the student's code; the
     grader keeps the limit itself: a call past it fails, the rest is
