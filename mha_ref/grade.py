@@ -1998,7 +1998,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = grade(args.path, args.timeout, seed=seed)
     total = len(MILESTONES)
     if failed:
-        print(f"(the numbers came from --seed {seed}: add it to see the same)")
+        print(f"(these numbers came from --seed {seed}: rerun with it)")
     print(f"{total - failed} of {total} milestones pass")
     return 1 if failed else 0
 
