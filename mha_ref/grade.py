@@ -19,10 +19,10 @@ at ``h > 1`` against ``torch.nn.MultiheadAttention`` holding the same
 weights, an implementation that shares no code with the student's, run
 in float64 (so that the tolerance meets the student's rounding alone);
 backward passes in train mode (no mask, a padding mask, ``is_causal``)
-are compared with its gradients. When values
-differ, the grader recomputes the reference with each known bug and
-names the one that reproduces the student's numbers; a mask, causal or
-cross-attention hint is given only once the same call without it is
+are compared with its gradients, of the weights and of the inputs. When
+values differ, the grader recomputes the reference with each known bug
+and names the one that reproduces the student's numbers; a mask, causal
+or cross-attention hint is given only once the same call without it is
 right.
 
 Why it cannot be fooled: the student's file runs in a child process
