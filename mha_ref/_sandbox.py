@@ -287,48 +287,49 @@ class _Runner:
                 getattr(module, name).weight.copy_(value)
         return {"ok": True}
 
-    def _in_place(self, args: list) -> list:
-        """Each input tensor copied into the storage the last call of
-        that place and shape had: a forward that keys a cache on
+    def _inputs(self, args: list, grads) -> tuple[list, dict]:
+        """The arguments forward gets, and with ``grads`` the leaf of each
+        input (by name) to read its gradient from.
+
+        Each tensor is copied into the storage the last call of that
+        place and shape had: a forward that keys a cache on
         ``data_ptr()`` then gets a stale answer on every new input, not
         only when the allocator happens to reuse an address (an expert's
         module passed 7 of 7 or not by the grader's order of calls). One
-        tensor passed as several arguments stays one tensor."""
-        out = []
+        tensor passed as several arguments stays one tensor
+        (self-attention: its gradient is what the uses add up to). A leaf
+        is passed as a copy in the graph: changed in place, a leaf raises.
+        """
+        out, leaves, made = [], {}, []  # made: (argument, passed, leaf)
         for place, arg in enumerate(args):
-            earlier = zip(args[:place], out, strict=True)
-            twin = next((o for a, o in earlier if a is arg), None)
-            if twin is None and torch.is_tensor(arg):
+            if not torch.is_tensor(arg):
+                out.append(arg)
+                continue
+            found = next((m for m in made if m[0] is arg), None)
+            if found is None:
                 key = (place, tuple(arg.shape), arg.dtype)
-                twin = self.buffers.setdefault(key, torch.empty_like(arg))
-                twin.copy_(arg)
-            out.append(arg if twin is None else twin)
-        return out
+                if key not in self.buffers:
+                    self.buffers[key] = torch.empty_like(arg)
+                passed = self.buffers[key].copy_(arg)
+                leaf = None
+                if grads and passed.is_floating_point():
+                    leaf = passed.detach().requires_grad_()
+                    passed = leaf.clone()
+                found = (arg, passed, leaf)
+                made.append(found)
+            _, passed, leaf = found
+            out.append(passed)
+            if leaf is not None:
+                leaves[ARGUMENTS[place]] = leaf
+        return out, leaves
 
     def call(self, id, args, kwargs, train=False, grads=None) -> dict:
         module = self.modules[id]
-        args = self._in_place(args)
+        args, leaves = self._inputs(args, grads)
         module.train(train)
         for name in PROJECTIONS:
             getattr(module, name).weight.grad = None
         context = torch.enable_grad() if grads else torch.no_grad()
-        leaves = {}  # with grads: each input, to read its gradient from
-        if grads:
-            # One leaf per tensor: self-attention passes one tensor three
-            # times, and its gradient is what the three uses add up to.
-            made = []  # (argument, its leaf); `id` is the module's here
-            for name, arg in zip(ARGUMENTS, args, strict=False):
-                if torch.is_tensor(arg) and arg.is_floating_point():
-                    leaf = next((f for a, f in made if a is arg), None)
-                    if leaf is None:
-                        leaf = arg.detach().requires_grad_()
-                        made.append((arg, leaf))
-                    leaves[name] = leaf
-            # A copy in the graph: a leaf changed in place would raise.
-            args = [
-                leaves[n].clone() if n in leaves else a
-                for n, a in zip(ARGUMENTS, args, strict=False)
-            ]
         given = {**dict(zip(ARGUMENTS, args, strict=False)), **kwargs}
         kept = {k: t.clone() for k, t in given.items() if torch.is_tensor(t)}
         before = {n: _weight(module, n) for n in PROJECTIONS}

@@ -1250,8 +1250,8 @@ def _same_gradients(got: dict, want: dict, when: str, fix: str) -> None:
             or not torch.allclose(got[name], want[name], atol=1e-4)
         ]
 
-    inputs = wrong(ARGUMENTS[:3])
-    if not wrong(PROJECTIONS) and inputs:
+    weights, inputs = wrong(PROJECTIONS), wrong(ARGUMENTS[:3])
+    if inputs and not weights:
         raise Failed(
             f"{when} the gradients of the inputs ({', '.join(inputs)}) "
             f"differ from nn.MultiheadAttention's, the weights' are "
@@ -1259,11 +1259,10 @@ def _same_gradients(got: dict, want: dict, when: str, fix: str) -> None:
             f"gradient reaches the layers before attention; do not "
             f".detach() (or clone().detach()) query, key or value"
         )
-    wrong = wrong(PROJECTIONS)
-    if wrong:
-        none = [name for name in wrong if got[name] is None]
+    if weights:
+        none = [name for name in weights if got[name] is None]
         raise Failed(
-            f"{when} the gradients of {', '.join(wrong)} differ from "
+            f"{when} the gradients of {', '.join(weights)} differ from "
             f"nn.MultiheadAttention's"
             + (f" ({', '.join(none)}: none at all)" if none else "")
             + f": the values are right, so the graph is cut: {fix}"
