@@ -58,12 +58,38 @@
     if (el.tagName === "SELECT") return true;
     return el.tagName === "INPUT" && !/^(radio|checkbox|button|submit|reset)$/.test(el.type);
   }
+  // The jump box (G, then a slide's number): reveal.js's moved the deck
+  // as the number was typed and landed with the screen's steps taken, a
+  // screen behind showing its answers ("back to slide 30" gave the class
+  // slide 30's answer, and typing "30" showed slide 3's on the way). Here
+  // a number moves the deck on Enter only, to the screen's first step.
+  // Every other key is reveal.js's: Escape closes the box where the
+  // jump began (the deck's own Escape, leave a text field, swallowed
+  // it), and a word is searched for as reveal.js does.
+  function jumpBox(event, box) {
+    if (event.key !== "Enter" || !/^\d+$/.test(box.value.trim())) return;
+    event.preventDefault();
+    event.stopPropagation();
+    const h = Number(box.value.trim()) - 1;
+    box.blur(); // reveal.js closes the box when it loses the focus
+    if (h >= 0 && h < window.Reveal.getHorizontalSlides().length) window.Reveal.slide(h, 0, -1);
+  }
+  // (Typing a number no longer moves the deck: see jumpBox.)
+  window.addEventListener(
+    "input",
+    (event) => {
+      if (event.target.matches?.(".jump-to-slide-input") && /^\d*$/.test(event.target.value.trim())) {
+        event.stopPropagation();
+      }
+    },
+    true,
+  );
   function onKey(event) {
     if (event.altKey || event.ctrlKey || event.metaKey) return;
     if (event.key === "s" || event.key === "S") makeNotes(); // before reveal opens the speaker view
     const el = document.activeElement;
-    // (Escape in the jump box (G) is reveal.js's own: it goes back.)
-    if (event.key === "Escape" && typing(el) && !el.matches(".jump-to-slide-input")) {
+    if (el?.matches?.(".jump-to-slide-input")) return jumpBox(event, el);
+    if (event.key === "Escape" && typing(el)) {
       el.blur();
       event.preventDefault();
       event.stopPropagation();
@@ -132,6 +158,9 @@
     const fold = event.target;
     if (!fold.open || !fold.matches?.("details.ex-key.fragment")) return;
     if (fold.classList.contains("visible") || pending) return;
+    // (A toggle is told a task later: one the deck made as it stepped
+    // on and then left the screen stays that screen's, not the next's.)
+    if (!window.Reveal.getCurrentSlide()?.contains(fold)) return;
     pending = requestAnimationFrame(() => {
       pending = null;
       const first = fold.closest(".exercise").querySelector(
@@ -580,23 +609,6 @@
     // reveal.js showed an earlier screen with every step taken, its
     // answers open before the class was asked. On the screen it was
     // opened from, the steps stay as they were.
-    // A jump (G, then a number) lands the same way: reveal.js showed a
-    // screen behind the one it left with its answers open ("let's go
-    // back to slide 30" gave the class slide 30's answer). Escape, or
-    // an empty box, returns to the screen and step the jump began on.
-    let jumpFrom = null;
-    document.addEventListener("focusin", (event) => {
-      if (event.target.matches(".jump-to-slide-input")) jumpFrom = window.Reveal.getIndices();
-    });
-    window.Reveal.on("slidechanged", ({ indexh, indexv }) => {
-      if (!jumpFrom || !document.querySelector(".reveal .jump-to-slide")) return;
-      if (jumpFrom.h === indexh && (jumpFrom.v || 0) === (indexv || 0)) return;
-      // (Once reveal.js is done: it shows the steps after this event.)
-      setTimeout(() => {
-        const { h, v } = window.Reveal.getIndices();
-        if (h === indexh && v === (indexv || 0)) window.Reveal.slide(h, v, -1);
-      });
-    });
     let overviewFrom = null;
     window.Reveal.on("overviewshown", () => {
       overviewFrom = window.Reveal.getIndices();

@@ -1147,9 +1147,11 @@ def test_shift_arrows_jump_to_the_first_and_last_slide(deck):
 def test_a_jump_lands_on_its_first_step_and_escape_goes_back(deck, lesson):
     """G, then a slide's number: reveal.js showed a slide behind the
     current one with every step taken (a rehearsal: "back to slide 30"
-    gave the class its answer). The jump lands on the screen's first
-    step, as the overview does; Escape in the box, which the deck's own
-    Escape (leave a text field) swallowed, goes back to where it began."""
+    gave the class its answer), and moved there as the number was
+    typed. The jump lands on the screen's first step, nothing of its
+    exercise shown, and only on Enter; Escape in the box, which the
+    deck's own Escape (leave a text field) swallowed, closes it where
+    the jump began."""
     target = next(
         s.number for s in lesson.slides if s.number > 2 and s.exercises
     )
@@ -1165,13 +1167,17 @@ def test_a_jump_lands_on_its_first_step_and_escape_goes_back(deck, lesson):
     )
     assert page.evaluate("Reveal.getIndices().f") == -1
     assert page.evaluate(shown) == 0
+    opened = (
+        "Reveal.getCurrentSlide().querySelectorAll('details[open]').length"
+    )
+    assert page.evaluate(opened) == 0
     landed = page.evaluate("Reveal.getIndices()")
     page.keyboard.press("g")
     page.keyboard.type(str(target + 2))
-    page.wait_for_function(f"Reveal.getIndices().h === {target + 1}")
     page.keyboard.press("Escape")
-    page.wait_for_function(f"Reveal.getIndices().h === {target - 1}")
+    page.wait_for_selector(".reveal .jump-to-slide", state="detached")
     assert page.evaluate("Reveal.getIndices()") == landed
+    assert page.evaluate(opened) == 0
     assert not page.evaluate("Reveal.isOverview()")
     assert not page.locator(".reveal .jump-to-slide").count()
 
