@@ -51,8 +51,8 @@ def _gone(pid: int, within: float = 20.0) -> bool:
         try:
             with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
                 state = f.read().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
-            return True
+        except (FileNotFoundError, ProcessLookupError):
+            return True  # (ESRCH: it was reaped between open and read)
         if state in ("Z", "X"):
             return True
         time.sleep(0.1)
