@@ -172,28 +172,42 @@ def test_a_page_whose_code_imports_the_package_links_it(built_site, blocks):
     code imports nothing of it do not."""
     from bs4 import BeautifulSoup
 
-    importing = {
-        rel
-        for rel, _, code, _ in blocks
-        if rel.startswith("slides/")
-        and any(
+    def imports_package(code: str) -> bool:
+        return any(
             line.split()[:2] in (["import", "mha_ref"], ["from", "mha_ref"])
             or line.startswith(("import mha_ref.", "from mha_ref."))
             for line in code.splitlines()
         )
+
+    importing = {
+        rel
+        for rel, _, code, _ in blocks
+        if rel.startswith("slides/") and imports_package(code)
     }
     assert importing, "no copied block imports mha_ref"
     for page in sorted((built_site / "slides").glob("*.html")):
         rel = page.relative_to(built_site).as_posix()
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
         links = [
-            a["href"]
+            a
             for a in soup.select(".notebook-download a[download]")
             if a["href"].endswith("mha_ref.zip")
         ]
         assert bool(links) == (rel in importing), rel
-        for href in links:
-            assert (page.parent / href).resolve().is_file(), (rel, href)
+        for a in links:
+            assert (page.parent / a["href"]).resolve().is_file(), rel
+        if not links:
+            continue
+        # Said once, right above the first block outside an exercise
+        # that imports the package: where a student copies it.
+        assert len(links) == 1, rel
+        first = next(
+            div
+            for div in soup.select("article div.highlight")
+            if not div.find_parent(class_="exercise")
+            and imports_package(div.find("code").get_text())
+        )
+        assert first.find_previous_sibling() is links[0].parent, rel
 
 
 @pytest.fixture

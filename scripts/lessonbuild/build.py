@@ -59,7 +59,12 @@ log = logging.getLogger("mkdocs.plugins.lesson")
 _QUIET = ("mkdocs.plugins.mkdocs_jupyter", "mkdocs.mkdocs-jupyter")
 _ID = re.compile(r'\sid="([^"]+)"')  # an element id in an exercise's HTML
 #: A code block's text, its highlighting's tags, an import of mha_ref.
-_CODE = re.compile(r"<code\b[^>]*>(.*?)</code>", re.S)
+#: A code block as pymdownx.highlight writes it: a div holding a title
+#: span and the pre, no div inside.
+_CODE_BLOCK = re.compile(
+    r"<div\b[^>]*\bhighlight\b[^>]*>(?:(?!</div>).)*?<pre\b[^>]*>(.*?)</pre>",
+    re.S,
+)
 _TAG = re.compile(r"<[^>]+>")
 #: mkdocs-jupyter's hidden copy of a code cell, which its copy button copies.
 _COPY_TEXT = re.compile(r'<div(?=[^>]*\bclass="clipboard-copy-txt")')
@@ -355,7 +360,7 @@ class Build:
             page.meta.setdefault("search", {})["exclude"] = True
         if notebook:
             html = notebooks.mark_math(html)  # typeset below, like slides
-        html += self._notebook_link(page, html)
+        html = self._notebook_links(page, html)
         stash = self.widgets.get(uri)
         if stash:
             html, missing = exercises.fill_placeholders(html, stash)
@@ -385,35 +390,34 @@ class Build:
             self.problems += self.math.render_html(html, path, text)[1]
         return html
 
-    def _notebook_link(self, page, html: str) -> str:
-        """A slide that runs code offers the lesson notebook to download,
-        and ``mha_ref.zip`` where a code block it shows imports the
-        package (copied on its own, it raised ModuleNotFoundError, and
-        only the home page said why)."""
+    def _notebook_links(self, page, html: str) -> str:
+        """A slide that runs code offers the lesson notebook to download
+        (under the page), and ``mha_ref.zip`` right above the first code
+        block that imports the package: copied on its own, that block
+        raised ModuleNotFoundError, and the note had sat at the end of the
+        page, screens below the code on a phone."""
         slide = self._slide(page)
         if slide is None or slide.number is None:
-            return ""
-        snippets = [
-            i.path for i in slide.includes if i.path.startswith("snippets/")
-        ]
-        if not snippets:
-            return ""
+            return html
+        if not any(i.path.startswith("snippets/") for i in slide.includes):
+            return html
         up = "../" * page.file.src_uri.count("/")
-        package = ""
-        code = (unescape(_TAG.sub("", c)) for c in _CODE.findall(html))
-        if any(_PACKAGE_IMPORT.search(text) for text in code):
-            package = (
-                " Copied on its own, a block that imports "
-                f'<code>mha_ref</code> needs <a href="{up}'
-                f'{notebooks.PACKAGE_ZIP}" download>'
-                f"{notebooks.PACKAGE_ZIP}</a> unzipped in the folder you "
-                "save it in."
-            )
-        return (
+        for block in _CODE_BLOCK.finditer(html):
+            if _PACKAGE_IMPORT.search(unescape(_TAG.sub("", block[1]))):
+                package = (
+                    '<p class="notebook-download" data-search-exclude>'
+                    "Copied on its own, the block below and every one "
+                    f'here that imports <code>mha_ref</code> need <a href="'
+                    f'{up}{notebooks.PACKAGE_ZIP}" download>'
+                    f"{notebooks.PACKAGE_ZIP}</a> unzipped in the folder "
+                    "you save them in.</p>"
+                )
+                html = html[: block.start()] + package + html[block.start() :]
+                break
+        return html + (
             f'\n<p class="notebook-download" data-search-exclude><a '
             f'href="{up}{notebooks.DECK_NOTEBOOK}" download>Run this code '
-            f"yourself: download the lesson as a notebook (.ipynb)</a>."
-            f"{package}</p>"
+            f"yourself: download the lesson as a notebook (.ipynb)</a>.</p>"
         )
 
     def _source_of(self, page, config) -> tuple[str, str]:
