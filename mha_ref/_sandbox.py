@@ -229,6 +229,7 @@ class _Runner:
         self.cls = None
         self.modules: dict[int, nn.Module] = {}
         self.buffers: dict[tuple, torch.Tensor] = {}  # (place, shape, dtype)
+        self.returned: list[tuple] = []  # (name, tensor, its copy) of a call
 
     # -- each request ------------------------------------------------
 
@@ -261,23 +262,29 @@ class _Runner:
                 "dtype": str(weight.dtype)
                 if isinstance(weight, torch.Tensor)
                 else None,
+                "zero": isinstance(weight, torch.Tensor)
+                and not bool(weight.detach().any()),
             }
         try:
             # "**" for a **kwargs (a decorated forward takes any keyword),
             # "*" for an *args (any number of tensors).
             kind = inspect.Parameter
             stars = {kind.VAR_KEYWORD: "**", kind.VAR_POSITIONAL: "*"}
-            names = [
-                stars.get(q.kind, q.name)
-                for q in inspect.signature(module.forward).parameters.values()
+            parameters = inspect.signature(module.forward).parameters
+            names = [stars.get(q.kind, q.name) for q in parameters.values()]
+            # What a caller passing them by position fills, in order.
+            by_position = (kind.POSITIONAL_ONLY, kind.POSITIONAL_OR_KEYWORD)
+            positional = [
+                q.name for q in parameters.values() if q.kind in by_position
             ]
         except (TypeError, ValueError):
-            names = []
+            names, positional = [], []
         return {
             "ok": True,
             "projections": projections,
             "parameters": sum(p.numel() for p in module.parameters()),
             "forward": names,
+            "positional": positional,
         }
 
     def set(self, id: int, weights: dict) -> dict:
@@ -287,45 +294,50 @@ class _Runner:
                 getattr(module, name).weight.copy_(value)
         return {"ok": True}
 
-    def _inputs(self, args: list, grads) -> tuple[list, dict]:
-        """The arguments forward gets, and with ``grads`` the leaf of each
-        input (by name) to read its gradient from.
+    def _inputs(self, args: list, kwargs: dict, grads) -> tuple:
+        """The arguments forward gets (positional, keyword), and with
+        ``grads`` the leaf of each input (by name) to read its gradient
+        from.
 
         Each tensor is copied into the storage the last call of that
-        place and shape had: a forward that keys a cache on
-        ``data_ptr()`` then gets a stale answer on every new input, not
-        only when the allocator happens to reuse an address (an expert's
-        module passed 7 of 7 or not by the grader's order of calls). One
-        tensor passed as several arguments stays one tensor
-        (self-attention: its gradient is what the uses add up to). A leaf
-        is passed as a copy in the graph: changed in place, a leaf raises.
+        place (position or keyword) and shape had: a forward that keys a
+        cache on ``data_ptr()`` then gets a stale answer on every new
+        input, not only when the allocator happens to reuse an address
+        (an expert's module passed 7 of 7 or not by the grader's order of
+        calls; another cached its mask's bias so, and the masks came by
+        keyword). One tensor passed as several arguments stays one
+        tensor (self-attention: its gradient is what the uses add up to).
+        A leaf is passed as a copy in the graph: changed in place, a leaf
+        raises.
         """
-        out, leaves, made = [], {}, []  # made: (argument, passed, leaf)
-        for place, arg in enumerate(args):
+        leaves, made = {}, []  # made: (argument, passed, leaf)
+
+        def passed(place, arg):
             if not torch.is_tensor(arg):
-                out.append(arg)
-                continue
+                return arg
             found = next((m for m in made if m[0] is arg), None)
             if found is None:
                 key = (place, tuple(arg.shape), arg.dtype)
                 if key not in self.buffers:
                     self.buffers[key] = torch.empty_like(arg)
-                passed = self.buffers[key].copy_(arg)
+                copy = self.buffers[key].copy_(arg)
                 leaf = None
-                if grads and passed.is_floating_point():
-                    leaf = passed.detach().requires_grad_()
-                    passed = leaf.clone()
-                found = (arg, passed, leaf)
+                if grads and copy.is_floating_point():
+                    leaf = copy.detach().requires_grad_()
+                    copy = leaf.clone()
+                found = (arg, copy, leaf)
                 made.append(found)
-            _, passed, leaf = found
-            out.append(passed)
-            if leaf is not None:
-                leaves[ARGUMENTS[place]] = leaf
-        return out, leaves
+            if found[2] is not None and place in range(len(ARGUMENTS)):
+                leaves[ARGUMENTS[place]] = found[2]
+            return found[1]
+
+        out = [passed(place, arg) for place, arg in enumerate(args)]
+        named = {name: passed(name, arg) for name, arg in kwargs.items()}
+        return out, named, leaves
 
     def call(self, id, args, kwargs, train=False, grads=None) -> dict:
         module = self.modules[id]
-        args, leaves = self._inputs(args, grads)
+        args, kwargs, leaves = self._inputs(args, kwargs, grads)
         module.train(train)
         for name in PROJECTIONS:
             getattr(module, name).weight.grad = None
@@ -347,6 +359,23 @@ class _Runner:
         reply = {"ok": True, "items": items, "changed": changed}
         if moved:
             reply["moved"] = moved
+        # What an earlier call returned, as the caller holds it: a forward
+        # that fills a buffer kept on self returned the same tensor each
+        # call, and each call rewrote what the caller had been given.
+        overwritten = [
+            name
+            for name, item, copy in self.returned
+            if not _same(copy, item.detach())
+        ]
+        if overwritten:
+            reply["overwritten"] = overwritten
+        if isinstance(result, tuple | list) and len(result) == 2:
+            named = zip(("output", "weights"), result, strict=True)
+            self.returned = [
+                (name, item, item.detach().clone())
+                for name, item in named
+                if torch.is_tensor(item)
+            ]
         if grads and isinstance(items, list) and len(items) == 2:
             out, weights = result
             try:
@@ -409,7 +438,13 @@ def _weight(module, name: str) -> torch.Tensor | None:
 
 
 def _same(a: torch.Tensor, b: torch.Tensor | None) -> bool:
-    return b is not None and a.shape == b.shape and torch.equal(a, b)
+    """Equal, NaN where NaN (a result may hold NaN: a fully masked row)."""
+    return (
+        b is not None
+        and a.shape == b.shape
+        and a.dtype == b.dtype
+        and bool(((a == b) | (a.isnan() & b.isnan())).all())
+    )
 
 
 def _arm_watchdog(timeout: float, file) -> None:

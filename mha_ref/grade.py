@@ -530,7 +530,9 @@ class Session:
         # Called as forward(x, x, x), a forward(x, mask, is_causal) got
         # the key as its mask: every later line then named something
         # else (a project student's run).
-        problem = _signature_problem(info["forward"])
+        problem = _signature_problem(
+            info["forward"], list(map(str, info.get("positional") or []))
+        )
         if problem:
             raise Failed(
                 problem
@@ -597,6 +599,18 @@ class Session:
                 f"they are, or each call computes something else; scale "
                 f"the scores (q @ k.transpose(-2, -1) / sqrt(d_k)), not "
                 f"the weights"
+            )
+        if reply.get("overwritten"):
+            overwritten = reply["overwritten"]
+            if not isinstance(overwritten, (list, tuple)):  # a forged reply
+                overwritten = ["?"]
+            names = " and ".join(str(name) for name in overwritten)
+            raise Failed(
+                f"the {names} an earlier call returned changed when forward "
+                f"ran {where}: forward fills a tensor it keeps (on self) and "
+                f"returns that same tensor each call, so the caller's "
+                f"earlier result is overwritten; return new tensors each "
+                f"call"
             )
         if isinstance(items, str) or len(items) != 2:
             what = (
@@ -956,6 +970,11 @@ def compare(module, inputs, got, want, where, *, suspects=(), otherwise=""):
             "the weights returned are the heads' average, repeated on "
             "the head axis: return each head's own, (B, h, T_q, T_k)"
         )
+    elif axis := _softmax_axis(got[1]):
+        cause = (
+            f"your softmax runs over the {axis} (the weights sum to 1 "
+            f"there, not over the keys); run it over the keys, dim=-1"
+        )
     else:
         cause = (
             _cause(module, inputs, got, want, suspects)
@@ -965,6 +984,24 @@ def compare(module, inputs, got, want, where, *, suspects=(), otherwise=""):
             or otherwise
         )
     raise Failed(f"{' and '.join(differ)} {where}: {cause}")
+
+
+def _softmax_axis(weights: torch.Tensor) -> str | None:
+    """The axis of (B, h, T_q, T_k) weights that sums to 1 when the keys'
+    does not (a row fully masked sums to 0 or NaN): a softmax over the
+    heads in one branch got the projections' hint (an expert's audit)."""
+
+    def sums_to_one(dim: int, empty_ok: bool) -> bool:
+        total = weights.nan_to_num(0.0).sum(dim)
+        ones = (total - 1).abs() < 1e-4
+        return bool((ones | (total.abs() < 1e-4) if empty_ok else ones).all())
+
+    if sums_to_one(-1, empty_ok=True):
+        return None
+    for dim, axis in ((1, "heads"), (2, "queries")):
+        if weights.size(dim) > 1 and sums_to_one(dim, empty_ok=False):
+            return axis
+    return None
 
 
 #: The weights right and the output not: the formula's hint sent the
@@ -1084,6 +1121,20 @@ def check_skeleton(s: Session) -> str:
     problem = _projection_problem(info, d_model)
     if problem:
         raise Failed(problem)
+    # Two projections that multiply each other, both zero as built: each
+    # one's gradient goes through the other, so training never moves
+    # them (W_Q and W_K zeroed "to start uniform" stayed zero through 50
+    # Adam steps: an expert's audit). One of a pair zero trains.
+    for pair in (("W_Q", "W_K"), ("W_V", "W_O")):
+        if all(info["projections"][name].get("zero") for name in pair):
+            raise Failed(
+                f"{' and '.join(pair)} are all zeros as built: each one's "
+                f"gradient goes through the other, so training never "
+                f"moves them ("
+                + ("the attention stays uniform"
+                   if pair[0] == "W_Q" else "the output stays 0")
+                + "); keep nn.Linear's own initialisation"
+            )  # fmt: skip
     count = info["parameters"]
     if count != 4 * d_model**2:
         why = (
@@ -1179,36 +1230,18 @@ def check_many_heads(s: Session) -> str:
         )  # fmt: skip
         _fresh(s, module, where, x.shape)
     module = s.module(2)
-    # Scores in the hundreds, as trained weights and long inputs make:
-    # an exp() without the row's max taken out first overflows to inf
-    # and NaN; torch.softmax does not. The values are then compared
-    # within LARGE_TOLERANCE, not ATOL: at this size float32's own
-    # rounding of a score moves a weight by up to 9.5e-6 (400 seeds of
-    # the reference against float64; a correct module failed ATOL on
-    # some), where scores clamped to +-50 "against overflow" were off
-    # by 0.5 or more on every one of 50 seeds.
-    x = s.inputs(2, 5) * 20
-    where = "at h=2 on large inputs (x * 20: scores in the hundreds)"
+    # A long sequence: a forward that works through the queries or the
+    # keys in blocks of 8 (a softmax per key block, never rescaled) was
+    # exact up to T = 8, and every call above is shorter (an expert's
+    # audit).
+    x = s.inputs(2, LONG_T)
+    where = f"at h=2 on a long sequence (T={LONG_T})"
     got = s.forward(module, (x, x, x), where=where)
-    broken = [
-        name
-        for name, value in zip(("output", "weights"), got, strict=True)
-        if not value.isfinite().all()
-    ]
-    if broken:
-        raise Failed(
-            f"{' and '.join(broken)} {where} hold inf or NaN: the softmax "
-            f"is unstable: exp() of large scores overflows; subtract each "
-            f"row's max first, or use torch.softmax(scores, dim=-1)"
-        )
-    off = _largest_differences(got, twin(module, x, x, x))
-    if off > LARGE_TOLERANCE:
-        raise Failed(
-            f"output or weights {where} are off by up to {off:.3g} (of "
-            f"the largest value): large scores must give the exact "
-            f"softmax: do not clamp or rescale the scores, take only each "
-            f"row's max out (torch.softmax(scores, dim=-1) does)"
-        )
+    compare(
+        module, (x, x, x), got, twin(module, x, x, x), where,
+        suspects=VALUE_SUSPECTS, otherwise=LONG_HINT,
+    )  # fmt: skip
+    _large(s, module, s.inputs(2, 5), "at h=2")
     x = s.inputs(2, 5)
     grads = (torch.randn(2, 5, D_MODEL, generator=s.gen),
              torch.randn(2, 2, 5, 5, generator=s.gen))  # fmt: skip
@@ -1231,6 +1264,80 @@ def check_many_heads(s: Session) -> str:
         "outputs and per-head weights equal nn.MultiheadAttention, h=2, 4"
         " (B=5, T=4, d_model=12), large inputs too; eval repeats; "
         "gradients match"
+    )
+
+
+#: The longest sequence, called once per milestone that computes values.
+LONG_T = 19
+LONG_HINT = (
+    "right on the shorter sequences, wrong on this one: does forward work "
+    "through the queries or keys in blocks? every query's softmax runs "
+    "over all of its keys at once (a running sum must be rescaled when "
+    "the max changes), and a block of queries keeps its causal offset"
+)
+
+
+def _large(s: Session, module, x, where: str, mask=None):
+    """Scores in the hundreds, as trained weights and long inputs make
+    (the inputs ``x`` * 20): an exp() without the row's max taken out
+    first overflows to inf and NaN; torch.softmax does not. The values
+    are then compared within LARGE_TOLERANCE, not ATOL: at this size
+    float32's own rounding of a score moves a weight by up to 9.5e-6
+    (400 seeds of the reference against float64; a correct module failed
+    ATOL on some), where scores clamped to +-50 "against overflow" were
+    off by 0.5 or more on every one of 50 seeds.
+
+    With a ``mask`` the blocked keys must leave the softmax before it
+    runs: a softmax over every key, then the blocked ones zeroed and the
+    rest renormalised, was NaN (0/0) once a blocked key held the row's
+    largest score by more than float32 holds; a fill of -100 instead of
+    -inf left the blocked keys most of the weight."""
+    x = x * 20
+    where = f"{where} on large inputs (x * 20: scores in the hundreds)"
+    call = {} if mask is None else {"mask": mask}
+    got = s.forward(module, (x, x, x), where=where, **call)
+    broken = [
+        name
+        for name, value in zip(("output", "weights"), got, strict=True)
+        if not value.isfinite().all()
+    ]
+    if broken and mask is not None:
+        raise Failed(
+            f"{' and '.join(broken)} {where} hold inf or NaN: the softmax "
+            f"must see the allowed keys only: taken over every key first "
+            f"(then masked and renormalised), it underflows to 0/0 where a "
+            f"blocked key has the row's largest score; fill the blocked "
+            f"scores first: scores.masked_fill(~mask, float('-inf')), then "
+            f"torch.softmax(scores, dim=-1)"
+        )
+    if broken:
+        raise Failed(
+            f"{' and '.join(broken)} {where} hold inf or NaN: the softmax "
+            f"is unstable: exp() of large scores overflows; subtract each "
+            f"row's max first, or use torch.softmax(scores, dim=-1)"
+        )
+    off = _largest_differences(got, twin(module, x, x, x, mask))
+    if off <= LARGE_TOLERANCE:
+        return
+    # Wrong on a new input of a shape seen before at any scale (K and V
+    # cached by data_ptr: x * 20 sits in x's storage) is named as such,
+    # not as clamped scores.
+    _fresh(s, module, f"at h={module.h}", x.shape)
+    if mask is not None:
+        weights = got[1]  # (B, h, T_q, T_k)
+        leak = weights[~mask.expand_as(weights)].abs().max().item()
+        if leak > ATOL:
+            raise Failed(
+                f"blocked keys get weight (up to {leak:.3g}) {where}: a "
+                f"finite fill (-100, -1e4) is not far enough below scores "
+                f"this large: fill them with float('-inf') "
+                f"(scores.masked_fill(~mask, float('-inf')))"
+            )
+    raise Failed(
+        f"output or weights {where} are off by up to {off:.3g} (of the "
+        f"largest value): large scores must give the exact softmax: do not "
+        f"clamp or rescale the scores, take only each row's max out "
+        f"(torch.softmax(scores, dim=-1) does)"
     )
 
 
@@ -1375,7 +1482,9 @@ def _masked_gradients(s: Session, module, x, allowed, where, **call) -> None:
 
 
 def check_masks(s: Session) -> str:
-    """A padding mask (B, 1, 1, T_k) and a causal (T, T) mask via mask=."""
+    """Masks via ``mask=``: padding (B, 1, 1, T_k), right and left,
+    causal (T, T) and a decoder's (B, 1, T, T), at B = 1 to 4, on large
+    inputs too, with gradients."""
     module = s.module(2)
     _require(module, "mask")
     x = s.inputs(2, 5)
@@ -1514,9 +1623,42 @@ def check_masks(s: Session) -> str:
         otherwise="use the mask whole, whatever its shape: it broadcasts "
         "against the scores (B, h, T_q, T_k)",
     )  # fmt: skip
+    # Padding on the left (as a batch is padded for generation): every
+    # mask above allows a prefix of the keys, and a forward that read
+    # each row as a length (mask.sum(-1)) passed them all.
+    # Of other lengths than the padding mask's, so that reading them as
+    # lengths and reusing that earlier mask (a cache keyed on the mask's
+    # data_ptr: same shape, same storage) give different numbers.
+    allowed = padding([2, 4], 5).flip(-1)  # (B, 1, 1, T_k)
+    where = "with a left-padding mask (B, 1, 1, T_k): the first keys blocked"
+    got = s.forward(module, (x, x, x), where=where, mask=allowed)
+    as_lengths = padding(allowed.sum(-1).flatten().tolist(), 5)
+    compare(
+        module, (x, x, x), got, twin(module, x, x, x, allowed), where,
+        suspects=[(IGNORES_MASK, {}), (
+            "your forward reads each row of the mask as a length and "
+            "allows that many first keys: block exactly the keys where "
+            "mask is False, wherever they are",
+            {"allowed": as_lengths},
+        ), (
+            "forward used the mask of an earlier call of this shape (kept "
+            "on self, or found again by its data_ptr()): use the mask of "
+            "this call", {"allowed": masks[PADDING]},
+        )],
+        otherwise="block exactly the keys where mask is False, wherever "
+        "they are: scores.masked_fill(~mask, float('-inf'))",
+    )  # fmt: skip
+    # Mostly padding (lengths 1 and 2): most rows' largest score is a
+    # blocked key's, which a softmax that takes the max before masking
+    # subtracts (30 seeds: 29 caught with lengths 3 and 5).
+    _large(
+        s, module, x, "with a padding mask (lengths 1 and 2)",
+        mask=padding([1, 2], 5),
+    )  # fmt: skip
     return (
-        "padding, causal and (B, 1, T, T) masks (True = may attend) match "
-        "torch, at B = 1, 2, 3 and 4; gradients too"
+        "padding (left too), causal and (B, 1, T, T) masks (True = may "
+        "attend) match torch, at B = 1, 2, 3 and 4, large inputs too; "
+        "gradients too"
     )
 
 
@@ -1550,15 +1692,18 @@ def _causal_suspects(T_q: int, T_k: int) -> list:
 
 
 def check_causal(s: Session) -> str:
-    """``is_causal=True``: query i sees keys 0..i; a second call at
-    another T on the same module; ``mask`` and ``is_causal`` together."""
+    """``is_causal=True``: query i sees keys 0..i; later calls at other
+    T on the same module, a long one too; ``mask`` and ``is_causal``
+    together, the mask (B, 1, 1, T_k) and (B, 1, T, T)."""
     module = s.module(2)
     _require(module, "is_causal")
     x = s.inputs(2, 5)
     _plain_first(s, module, (x, x, x), "at h=2", "without is_causal")
     for T, where in ((5, "with is_causal=True at T=5"),
                      (7, "with is_causal=True at T=7, the same module's "
-                         "second call (the first was T=5)")):  # fmt: skip
+                         "second call (the first was T=5)"),
+                     (LONG_T, f"with is_causal=True on a long sequence "
+                              f"(T={LONG_T})")):  # fmt: skip
         x = s.inputs(2, T)
         got = _forward_hinted(
             s, module, (x, x, x), where,
@@ -1572,11 +1717,14 @@ def check_causal(s: Session) -> str:
             compare(
                 module, (x, x, x), got, twin(module, x, x, x, causal(T, T)),
                 where, suspects=_causal_suspects(T, T),
-                otherwise=CAUSAL_HINT,
+                otherwise=LONG_HINT if T == LONG_T else CAUSAL_HINT,
             )  # fmt: skip
         except Failed as failed:
             if "masks" in s.passed:
                 raise
+            # Wrong without is_causal too, on a new input: state kept
+            # from an earlier call, not the masking step.
+            _fresh(s, module, "at h=2", x.shape)
             # One masking step serves both: its fault shows here too, and
             # the generic hint (tril, made anew) described what the
             # student wrote (a project student's run): not repeated.
@@ -1616,9 +1764,32 @@ def check_causal(s: Session) -> str:
         otherwise="a key must be allowed by both the mask and the causal "
         "rule: apply both before the softmax",
     )  # fmt: skip
+    # A mask with a row per query, (B, 1, T, T), that allows later keys:
+    # is_causal still applies. nn.MultiheadAttention reads is_causal as a
+    # hint that the mask is causal already, and a forward that dropped
+    # it for such a mask passed the padding mask above (an expert's
+    # audit).
+    # A window (query i sees keys i-1..i+1) and padding: neither a
+    # prefix of the keys nor causal.
+    window = causal(5, 5, 1) & ~causal(5, 5, -2)  # (T_q, T_k)
+    rows = padding([5, 4], 5) & window  # (B, 1, T_q, T_k)
+    both = rows & causal(5, 5)
+    where = "with a mask (B, 1, T, T) that allows later keys and is_causal"
+    got = s.forward(module, (x, x, x), where=where, mask=rows, is_causal=True)
+    compare(
+        module, (x, x, x), got, twin(module, x, x, x, both), where,
+        suspects=[
+            ("is_causal was dropped because the mask has a row per query "
+             "(nn.MultiheadAttention takes is_causal as a hint that the "
+             "mask is causal already): here is_causal always applies: "
+             "combine them (mask & causal)", {"allowed": rows}),
+        ],
+        otherwise="a key must be allowed by both the mask and the causal "
+        "rule: apply both before the softmax",
+    )  # fmt: skip
     return (
-        "query i sees keys 0..i at T=5 and T=7, gradients too; mask & "
-        "causal combine"
+        f"query i sees keys 0..i at T=5, 7 and {LONG_T}, gradients too; "
+        f"mask & causal combine"
         + _on_another_device(s, module, x, mask=pad, is_causal=True)
     )
 
@@ -1649,8 +1820,10 @@ def _on_another_device(s: Session, module: Module, x, **kwargs) -> str:
 
 
 def check_cross(s: Session) -> str:
-    """Cross-attention: 3 queries over 7 keys, value != key, then with a
-    padding mask; then ``is_causal`` with T_q != T_k (top-left)."""
+    """Cross-attention: 3 queries over 7 keys, value != key, three tensors
+    of one length, key is value (with gradients); a padding and a (T_q,
+    T_k) mask; then ``is_causal`` with T_q != T_k (top-left), alone and
+    with a mask."""
     module = s.module(2)
     q, k, v = s.inputs(2, 3), s.inputs(2, 7), s.inputs(2, 7)
     where = "with T_q=3, T_k=7 (value != key)"
@@ -1689,8 +1862,40 @@ def check_cross(s: Session) -> str:
         otherwise="project each of query, key, value with its own matrix, "
         "whatever their sizes",
     )  # fmt: skip
+    # An encoder-decoder call, mha(decoder, encoder, encoder): key is
+    # value. A forward that fused K and V into one projection when key is
+    # value unpacked the two swapped, and one that detached key and value
+    # whenever key is not query gave the encoder no gradient; every call
+    # above passed key and value apart (an expert's audit). In train
+    # mode, its gradients once h>1 found them right for self-attention.
+    q, kv = s.inputs(2, 3), s.inputs(2, 7)
+    where = "with T_q=3, T_k=7 and key is value (mha(q, kv, kv))"
+    grads = None
+    if "h>1" in s.passed:
+        grads = (torch.randn(2, 3, D_MODEL, generator=s.gen),
+                 torch.randn(2, 2, 3, 7, generator=s.gen))  # fmt: skip
+        where += " in train mode"
+    got = s.forward(module, (q, kv, kv), where=where, train=bool(grads),
+                    grads=grads)  # fmt: skip
+    want = twin(module, q, kv, kv, grads=grads)
+    if grads:
+        (got, got_grads), (want, want_grads) = got, want
+    compare(
+        module, (q, kv, kv), got, want, where, suspects=VALUE_SUSPECTS,
+        otherwise="the same tensor as key and value is still two "
+        "projections: self.W_K(key) and self.W_V(value), whatever "
+        "tensors they are",
+    )  # fmt: skip
+    if grads:
+        _same_gradients(
+            got_grads, want_grads, f"after one backward pass {where}",
+            "key and value stay in the graph: do not .detach() them (or "
+            "anything made from them) in cross-attention either",
+        )  # fmt: skip
     q, k, v = s.inputs(2, 3), s.inputs(2, 7), s.inputs(2, 7)
-    done = "T_q=3, T_k=7 and T_q=T_k=5 with value != key match"
+    done = (
+        "T_q=3, T_k=7 and T_q=T_k=5 with value != key, and key is value, match"
+    )
     if "masks" in s.passed:
         # Padding over the keys: (B, 1, 1, T_k) broadcasts against the
         # scores (B, h, T_q, T_k) as it is; made (B, h, T_q, T_q), it
@@ -1708,7 +1913,23 @@ def check_cross(s: Session) -> str:
             otherwise="block a key where mask is False: "
             "scores.masked_fill(~mask, float('-inf')) before the softmax",
         )  # fmt: skip
-        done += ", and with a padding mask"
+        # A (T_q, T_k) mask at B = T_q = 3, neither causal nor a prefix:
+        # a forward that read a 2-D mask whose first size is B as (B,
+        # T_k) padding passed every square one (an expert's audit).
+        q3, k3, v3 = s.inputs(3, 3), s.inputs(3, 7), s.inputs(3, 7)
+        # Every third key left out, from another key in each row.
+        i, j = torch.arange(3)[:, None], torch.arange(7)[None, :]
+        allowed = (i + j) % 3 != 0  # (T_q, T_k)
+        where = "with B = T_q = 3, T_k = 7 and a 2-D mask (T_q, T_k)"
+        got = s.forward(module, (q3, k3, v3), where=where, mask=allowed)
+        compare(
+            module, (q3, k3, v3), got, twin(module, q3, k3, v3, allowed),
+            where, suspects=[(IGNORES_MASK, {})],
+            otherwise="a 2-D mask is (T_q, T_k), whatever B is: tell a "
+            "mask's axes by its number of dimensions, never by comparing "
+            "sizes with B",
+        )  # fmt: skip
+        done += ", and with padding and (T_q, T_k) masks"
     if "causal" not in s.passed:
         return (
             f"{done} (is_causal with T_q != T_k is checked once milestone "
@@ -1733,6 +1954,25 @@ def check_cross(s: Session) -> str:
             where, suspects=_causal_suspects(T_q, T_k),
             otherwise="query i sees keys 0..i: "
             "torch.ones(T_q, T_k, dtype=torch.bool).tril()",
+        )  # fmt: skip
+    if "masks" in s.passed:
+        # The mask and is_causal together where T_q != T_k: a forward that
+        # built the causal part as (T_q, T_q) to combine them raised here
+        # (an expert's audit); every call above combined them at T = 5.
+        q, k, v = s.inputs(2, 3), s.inputs(2, 7), s.inputs(2, 7)
+        pad = padding([7, 4], 7)  # (B, 1, 1, T_k)
+        where = "with T_q=3, T_k=7, a padding mask and is_causal=True"
+        got = _forward_hinted(
+            s, module, (q, k, v), where,
+            "the causal mask combined with mask must be (T_q, T_k), the "
+            "scores' last two sizes, not (T_q, T_q)",
+            mask=pad, is_causal=True,
+        )  # fmt: skip
+        compare(
+            module, (q, k, v), got, twin(module, q, k, v, pad & causal(3, 7)),
+            where, suspects=_causal_suspects(3, 7),
+            otherwise="a key must be allowed by both the mask and the "
+            "causal rule (top-left: query i sees keys 0..i)",
         )  # fmt: skip
     return f"{done}; is_causal top-left, one query too"
 
@@ -1827,12 +2067,28 @@ def _visible(text: str) -> str:
     )
 
 
-def _signature_problem(params: list[str]) -> str:
+def _signature_problem(params: list[str], positional: list[str]) -> str:
     """What keeps ``forward(query, key, value)`` from being called as the
     lesson calls it, or "": a forward of one input (self-attention only)
-    takes the key as its mask, or takes too few arguments."""
+    takes the key as its mask, or takes too few arguments; or a caller
+    passing the mask by position, ``mha(x, x, x, mask)``, would give it
+    to another parameter (``forward(q, k, v, is_causal=False,
+    mask=None)`` passed every keyword call: an expert's audit).
+    ``positional``: the parameters a positional argument fills, in
+    order."""
     if "**" in params[:1]:  # a decorated forward takes anything
         return ""
+    wanted = ("mask", "is_causal")
+    pairs = zip(positional[3:5], wanted, strict=False)  # the first two
+    for place, (name, want) in enumerate(pairs):
+        if name != want:
+            call = ", ".join(("x", "x", "x", *wanted[: place + 1]))
+            return (
+                f"forward({', '.join(params)}) takes {name} as its "
+                f"{('fourth', 'fifth')[place]} argument: a caller passing "
+                f"{want} by position (mha({call})) would give it to "
+                f"{name}; the lesson's signature is {SIGNATURE}"
+            )
     # Up to an *args, which takes the rest
     named = params[: params.index("*")] if "*" in params else params
     early = [p for p in ("mask", "is_causal") if p in named[:3]]

@@ -698,7 +698,7 @@ BUGS = {
         "            if mask.dim() == 4:\n"
         "                mask = mask.squeeze()[:, None, None, :]\n"
         '            scores = scores.masked_fill(~mask, float("-inf"))\n',
-        {"masks"},
+        {"masks", "causal"},
         ["one sequence (B = 1)", "IndexError"],
     ),
     # The scale folded into W_Q on every call: each call computed other
@@ -792,7 +792,7 @@ BUGS = {
         '            scores = scores.masked_fill(~mask, float("-inf"))\n',
         "            self.kept = getattr(self, 'kept', mask)\n"
         '            scores = scores.masked_fill(~self.kept, float("-inf"))\n',
-        {"masks"},
+        {"masks", "causal"},
         ["forward used the mask of its earlier call"],
     ),
     # torch's own words ("Use .reshape(...)") for the lesson's slip.
@@ -1032,7 +1032,7 @@ BUGS = {
     "softmax without the max taken out": (
         "weights = torch.softmax(scores, dim=-1)",
         "weights = scores.exp() / scores.exp().sum(-1, keepdim=True)",
-        {"h>1"},
+        {"h>1", "masks"},
         ["large inputs", "inf or NaN", "softmax is unstable"],
     ),
     # A merge that tells the axes apart by their sizes.
@@ -1114,7 +1114,7 @@ BUGS = {
         "        if mask is not None:\n",
         "        scores = scores.clamp(-50, 50)\n"
         "        if mask is not None:\n",
-        {"h>1"},
+        {"h>1", "masks"},
         ["large inputs", "do not clamp"],
     ),
     # The mask's convention guessed from how much of it is True.
@@ -1123,7 +1123,7 @@ BUGS = {
         "            if mask.float().mean() < 0.5:\n"
         "                mask = ~mask\n"
         '            scores = scores.masked_fill(~mask, float("-inf"))\n',
-        {"masks"},
+        {"masks", "causal"},
         ["three sequences", "however much of the mask is True"],
     ),
     # A 2-D mask whose first size is B read as (B, T_k) padding.
@@ -1142,7 +1142,7 @@ BUGS = {
         "            if mask.dim() == 4:\n"
         "                mask = mask[:, :, -1:, :]\n"
         '            scores = scores.masked_fill(~mask, float("-inf"))\n',
-        {"masks"},
+        {"masks", "causal"},
         ["(B, 1, T, T)", "a row per query"],
     ),
     # is_causal dropped for one query (a KV cache's rule); top-left, one
@@ -1206,7 +1206,8 @@ BUGS = {
         "            self.kv = (self.split(self.W_K(key)),\n"
         "                       self.split(self.W_V(value)))\n"
         "        k, v = self.kv\n",
-        {"h>1", "causal"},  # the others meet each shape's new data once
+        # masks: x * 20 of the large-input call sits in x's storage
+        {"h>1", "masks", "causal"},
         ["on a second input", "keeps something from an earlier call"],
     ),
     "scale inverted": (
@@ -1214,6 +1215,125 @@ BUGS = {
         "/ (1 / math.sqrt(self.d_k))",
         {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
         ["multiply the scores by sqrt(d_k)"],
+    ),
+    # Each row of a mask read as a length (its count of True): right for
+    # every mask that allows a prefix of the keys, wrong for left padding
+    # and for a window (query i sees keys i-1..i+1) with is_causal.
+    "mask read as lengths": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "            n = mask.sum(-1, keepdim=True)\n"
+        "            prefix = torch.arange(mask.size(-1)) < n\n"
+        '            scores = scores.masked_fill(~prefix, float("-inf"))\n',
+        {"masks", "causal"},
+        ["left-padding", "reads each row of the mask as a length"],
+    ),
+    # Encoder-decoder attention, mha(dec, enc, enc): key is value.
+    "key and value swapped when key is value": (
+        "        v = self.split(self.W_V(value))\n",
+        "        v = self.split(self.W_V(value))\n"
+        "        if key is value and key is not query:\n"
+        "            k, v = v, k\n",
+        {"T_q!=T_k"},
+        ["key is value", "self.W_K(key) and self.W_V(value)"],
+    ),
+    "key and value detached in cross-attention": (
+        "        k = self.split(self.W_K(key))\n",
+        "        if key is not query:\n"
+        "            key, value = key.detach(), value.detach()\n"
+        "        k = self.split(self.W_K(key))\n",
+        {"T_q!=T_k"},
+        ["key is value", "gradients of the inputs (key, value)"],
+    ),
+    # nn.MultiheadAttention's reading of is_causal: a hint that the mask
+    # is causal already, so dropped for a mask with a row per query.
+    "is_causal dropped for a mask with a row per query": (
+        "        if is_causal:\n",
+        "        if is_causal and (mask is None or mask.size(-2) == 1):\n",
+        {"causal"},
+        ["a row per query", "mask & causal"],
+    ),
+    "causal part (T_q, T_q) beside a mask": (
+        "            t_q, t_k = scores.shape[-2:]\n",
+        "            t_q, t_k = scores.shape[-2:]\n"
+        "            if mask is not None:\n"
+        "                t_k = t_q\n",
+        {"T_q!=T_k"},
+        ["a padding mask and is_causal", "not (T_q, T_q)"],
+    ),
+    # Zeroed "to start uniform": neither ever gets a gradient.
+    "W_Q and W_K zeroed": (
+        "        self.W_O = nn.Linear(d_model, d_model, bias=False)\n",
+        "        self.W_O = nn.Linear(d_model, d_model, bias=False)\n"
+        "        nn.init.zeros_(self.W_Q.weight)\n"
+        "        nn.init.zeros_(self.W_K.weight)\n",
+        {"skeleton"},
+        ["W_Q and W_K are all zeros as built", "own initialisation"],
+    ),
+    # The weights written into a tensor kept on self, returned each call.
+    "weights returned in a kept buffer": (
+        "        return self.W_O(self.merge(weights @ v)), weights\n",
+        "        if getattr(self, 'buf', None) is None or "
+        "self.buf.shape != weights.shape:\n"
+        "            self.buf = torch.empty_like(weights)\n"
+        "        with torch.no_grad():\n"
+        "            self.buf.copy_(weights)\n"
+        "        return self.W_O(self.merge(weights @ v)), self.buf\n",
+        {"h>1", "masks", "causal"},
+        ["an earlier call returned changed", "return new tensors"],
+    ),
+    # The mask's additive bias cached by the mask's address and shape:
+    # masks come by keyword, and a new mask of a shape seen before sits
+    # in that shape's storage.
+    "mask bias cached by data_ptr": (
+        "        if mask is not None:\n"
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "        if mask is not None:\n"
+        "            cache = self.__dict__.setdefault('biases', {})\n"
+        "            tag = (mask.data_ptr(), tuple(mask.shape))\n"
+        "            if tag not in cache:\n"
+        "                cache[tag] = torch.zeros(mask.shape).masked_fill(\n"
+        '                    ~mask, float("-inf"))\n'
+        "            scores = scores + cache[tag]\n",
+        {"masks"},
+        ["an earlier call of this shape", "data_ptr"],
+    ),
+    "is_causal before mask in the signature": (
+        "value, mask=None, is_causal=False):",
+        "value, is_causal=False, mask=None):",
+        {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["takes is_causal as its fourth argument", "mha(x, x, x, mask)"],
+    ),
+    "softmax over the heads when T_q != T_k": (
+        "        weights = torch.softmax(scores, dim=-1)\n",
+        "        dim = -1 if scores.size(-1) == scores.size(-2) else 1\n"
+        "        weights = torch.softmax(scores, dim=dim)\n",
+        {"T_q!=T_k"},
+        ["your softmax runs over the heads"],
+    ),
+    # The row's max taken over every key, blocked ones too, and the
+    # blocked ones zeroed after exp(): NaN once a blocked key held the
+    # max by more than float32 can take (caught on 200 seeds of 200).
+    "max taken before the mask": (
+        "        if mask is not None:\n"
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "        keep = None if mask is None else mask.to(scores.dtype)\n",
+        "        weights = torch.softmax(scores, dim=-1)\n",
+        "        weights = (scores - scores.amax(-1, keepdim=True)).exp()\n"
+        "        if keep is not None:\n"
+        "            weights = weights * keep\n"
+        "        weights = weights / weights.sum(-1, keepdim=True)\n",
+        {"masks"},
+        ["with a padding mask (lengths 1 and 2)", "the allowed keys only"],
+    ),
+    # A softmax per block of 8 keys, the blocks averaged: exact up to
+    # T = 8, and every call before the long one was shorter.
+    "a softmax per block of keys": (
+        "        weights = torch.softmax(scores, dim=-1)\n",
+        "        blocks = scores.split(8, dim=-1)\n"
+        "        weights = torch.cat([b.softmax(-1) for b in blocks], -1)\n"
+        "        weights = weights / len(blocks)\n",
+        {"h>1", "causal"},
+        ["a long sequence (T=19)", "in blocks"],
     ),
 }
 
