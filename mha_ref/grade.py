@@ -64,7 +64,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -474,6 +474,18 @@ class Module:
     h: int
     weights: dict[str, torch.Tensor]  # name -> (d_model, d_model)
     forward_parameters: list[str]
+    positional: list[str] = field(default_factory=list)  # by position
+
+    def by_position(self, call: dict) -> bool:
+        """Whether ``mask`` and ``is_causal`` may go by position: the
+        lesson's order, or an ``*args`` that takes them (and no keyword
+        parameter of those names: ``forward(self, *tensors, mask=None)``
+        takes the mask by keyword only)."""
+        wanted = ["mask", "is_causal"][: len(call)]
+        names = self.forward_parameters
+        return self.positional[3 : 3 + len(wanted)] == wanted or (
+            "*" in names and not set(wanted) & set(names)
+        )
 
 
 class Session:
@@ -517,10 +529,10 @@ class Session:
         reply["id"] = id
         return reply
 
-    def module(self, h: int, d_model: int = D_MODEL) -> Module:
+    def module(self, h: int, d_model: int = D_MODEL, weights=None) -> Module:
         """A module with random weights of std 2/sqrt(d): scores of a few
         units, so wrong scales and masks move the softmax far beyond the
-        tolerance."""
+        tolerance (or with ``weights``, those)."""
         info = self.new(d_model, h)
         problem = _projection_problem(info, d_model)
         if problem:
@@ -530,16 +542,15 @@ class Session:
         # Called as forward(x, x, x), a forward(x, mask, is_causal) got
         # the key as its mask: every later line then named something
         # else (a project student's run).
-        problem = _signature_problem(
-            info["forward"], list(map(str, info.get("positional") or []))
-        )
+        positional = list(map(str, info.get("positional") or []))
+        problem = _signature_problem(info["forward"], positional)
         if problem:
             raise Failed(
                 problem
                 if self.current == "shapes"
                 else f"not graded until milestone shapes passes: {problem}"
             )
-        weights = {
+        weights = weights or {
             name: torch.randn(d_model, d_model, generator=self.gen)
             * 2
             / d_model**0.5
@@ -551,7 +562,9 @@ class Session:
             id=info["id"],
             weights=weights,
         )
-        return Module(info["id"], h, weights, list(info["forward"]))
+        return Module(
+            info["id"], h, weights, list(info["forward"]), positional
+        )
 
     def inputs(self, B: int, T: int, d_model: int = D_MODEL) -> torch.Tensor:
         return torch.randn(B, T, d_model, generator=self.gen)  # (B, T, d)
@@ -1030,8 +1043,9 @@ WEIGHTS_PATH = (
 #: it got the formula's hint, for a formula that was right).
 PRECISION = (
     "close, but not within float32's tolerance: a step computed in lower "
-    "precision (.half(), float16 or bfloat16 inside forward)? compute in "
-    "the input's dtype, float32"
+    "precision (.half(), float16 or bfloat16 inside forward), or a small "
+    "change to the scores (a clamp, a cap, an eps added)? compute the "
+    "exact formula in the input's dtype, float32"
 )
 
 
@@ -1229,6 +1243,7 @@ def check_many_heads(s: Session) -> str:
             suspects=VALUE_SUSPECTS, otherwise=at_one,
         )  # fmt: skip
         _fresh(s, module, where, x.shape)
+    _reweighted(s, module, x, where)
     module = s.module(2)
     # A long sequence: a forward that works through the queries or the
     # keys in blocks of 8 (a softmax per key block, never rescaled) was
@@ -1260,9 +1275,10 @@ def check_many_heads(s: Session) -> str:
         "do not .detach() the weights, and do not change them in place "
         "(softmax_, exp_, /=): use torch.softmax(scores, dim=-1)",
     )  # fmt: skip
+    _sweep(s, SWEEP_HEADS)
     return (
-        "outputs and per-head weights equal nn.MultiheadAttention, h=2, 4"
-        " (B=5, T=4, d_model=12), large inputs too; eval repeats; "
+        "outputs and per-head weights equal nn.MultiheadAttention, h=1 to "
+        "8, B=1 to 6, T=1 to 19, large inputs too; eval repeats; "
         "gradients match"
     )
 
@@ -1277,7 +1293,7 @@ LONG_HINT = (
 )
 
 
-def _large(s: Session, module, x, where: str, mask=None):
+def _large(s: Session, module, x, where: str, mask=None, is_causal=False):
     """Scores in the hundreds, as trained weights and long inputs make
     (the inputs ``x`` * 20): an exp() without the row's max taken out
     first overflows to inf and NaN; torch.softmax does not. The values
@@ -1291,10 +1307,15 @@ def _large(s: Session, module, x, where: str, mask=None):
     runs: a softmax over every key, then the blocked ones zeroed and the
     rest renormalised, was NaN (0/0) once a blocked key held the row's
     largest score by more than float32 holds; a fill of -100 instead of
-    -inf left the blocked keys most of the weight."""
+    -inf left the blocked keys most of the weight. ``is_causal`` the
+    same: the future zeroed after the softmax."""
     x = x * 20
     where = f"{where} on large inputs (x * 20: scores in the hundreds)"
     call = {} if mask is None else {"mask": mask}
+    if is_causal:
+        call["is_causal"] = True
+        future = causal(x.size(1), x.size(1))
+        mask = future if mask is None else mask & future
     got = s.forward(module, (x, x, x), where=where, **call)
     broken = [
         name
@@ -1307,8 +1328,8 @@ def _large(s: Session, module, x, where: str, mask=None):
             f"must see the allowed keys only: taken over every key first "
             f"(then masked and renormalised), it underflows to 0/0 where a "
             f"blocked key has the row's largest score; fill the blocked "
-            f"scores first: scores.masked_fill(~mask, float('-inf')), then "
-            f"torch.softmax(scores, dim=-1)"
+            f"scores first: scores.masked_fill(~allowed, float('-inf')), "
+            f"then torch.softmax(scores, dim=-1)"
         )
     if broken:
         raise Failed(
@@ -1323,9 +1344,9 @@ def _large(s: Session, module, x, where: str, mask=None):
     # cached by data_ptr: x * 20 sits in x's storage) is named as such,
     # not as clamped scores.
     _fresh(s, module, f"at h={module.h}", x.shape)
-    if mask is not None:
-        weights = got[1]  # (B, h, T_q, T_k)
-        leak = weights[~mask.expand_as(weights)].abs().max().item()
+    blocked = None if mask is None else ~mask.expand_as(got[1])
+    if blocked is not None and blocked.any():
+        leak = got[1][blocked].abs().max().item()  # weights (B, h, T, T)
         if leak > ATOL:
             raise Failed(
                 f"blocked keys get weight (up to {leak:.3g}) {where}: a "
@@ -1406,14 +1427,61 @@ def _fresh(s: Session, module, where: str, shape) -> None:
     (a key cached on ``self``), which a later milestone would otherwise
     be blamed for."""
     y = s.inputs(*shape)  # (B, T, d_model), as the first input
-    got = s.forward(module, (y, y, y), where=f"{where} on a second input")
-    differ = _differences(got, twin(module, y, y, y))
+    where = f"{where} on a second input"
+    got = s.forward(module, (y, y, y), where=where)
+    want = twin(module, y, y, y)
+    differ = _differences(got, want)
     if differ:
+        # State only if the same numbers in another batch (another shape,
+        # so nothing kept for this one applies) come out right: a clamp at
+        # +-15 was wrong on some inputs and not others, and was told it
+        # kept state (an expert's audit).
+        y2 = torch.cat([y, y])  # (2B, T, d_model)
+        want = twin(module, y2, y2, y2)
+        try:
+            again = s.forward(module, (y2, y2, y2), where=f"{where}, twice")
+        except StudentError:  # a key kept from a batch of B: its shape
+            again = want
+        compare(
+            module, (y2, y2, y2), again, want, where,
+            suspects=VALUE_SUSPECTS,
+            otherwise="right on one input, wrong on another: does a step "
+            "depend on the numbers (a clamp, a cap, a threshold, an eps)? "
+            "compute the exact formula",
+        )  # fmt: skip
         raise Failed(
-            f"{' and '.join(differ)} {where} on a second input, though the "
-            f"first input's matched: forward keeps something from an "
+            f"{' and '.join(differ)} {where}, though the first input's "
+            f"matched (and this one does, twice in a batch): forward keeps "
+            f"something from an "
             f"earlier call (a key or mask saved on self); compute "
             f"everything from this call's arguments"
+        )
+
+
+def _reweighted(s: Session, module, x, where: str) -> None:
+    """New weights copied into the same module, in place, as an
+    optimiser's step or ``load_state_dict`` does: the next call computes
+    with them. A fused copy of W_Q, W_K, W_V made on the first call (and
+    made again only when the weights' data_ptr changed) passed every
+    call of the same weights (an expert's audit)."""
+    d_model = x.size(-1)
+    module.weights = {
+        name: torch.randn(d_model, d_model, generator=s.gen) * 2 / d_model**0.5
+        for name in PROJECTIONS
+    }
+    s.child.request(
+        "set", "copying new weights into W_Q, W_K, W_V, W_O",
+        id=module.id, weights=module.weights,
+    )  # fmt: skip
+    where = f"{where} after new weights were copied into W_Q..W_O"
+    got = s.forward(module, (x, x, x), where=where)
+    differ = _differences(got, twin(module, x, x, x))
+    if differ:
+        raise Failed(
+            f"{' and '.join(differ)} {where} (as an optimiser's step or "
+            f"load_state_dict does, in place): forward computed with the "
+            f"old ones, kept in a copy (fused, transposed) made once; use "
+            f"self.W_Q, self.W_K, self.W_V, self.W_O in every call"
         )
 
 
@@ -1655,11 +1723,181 @@ def check_masks(s: Session) -> str:
         s, module, x, "with a padding mask (lengths 1 and 2)",
         mask=padding([1, 2], 5),
     )  # fmt: skip
+    # Gradients under a mask with a row per query: weights zeroed in
+    # place (masked_fill_) for such masks only broke backward (an
+    # expert's audit), and the padding mask above has one row.
+    if "h>1" in s.passed:
+        _masked_gradients(
+            s, module, x, causal(5, 5), "with a causal mask (T, T)",
+            mask=causal(5, 5),
+        )  # fmt: skip
+    _sweep(s, SWEEP_MASKS)
     return (
         "padding (left too), causal and (B, 1, T, T) masks (True = may "
-        "attend) match torch, at B = 1, 2, 3 and 4, large inputs too; "
+        "attend) match torch, at B = 1 to 6, h = 1 to 8, T = 1 to 19, large "
+        "inputs too; "
         "gradients too"
     )
+
+
+# --- the sweeps: each feature over the sizes and layouts the fixed calls
+# leave out ------------------------------------------------------------
+
+#: One sweep call: h, d_model, B, T_q, T_k, the inputs, the mask's kind
+#: (None: no mask) and is_causal. The inputs: "x" one tensor as query,
+#: key and value; "x, x, y" the value another; "q, k, v" three; "q, kv,
+#: kv" key is value; "x transposed" a non-contiguous view.
+#:
+#: Why: each fixed call above was added for one bug an expert wrote, and
+#: the next expert's bugs were paths no fixed call took: h = 1 without
+#: masking, B = 1 without is_causal, key is value without the mask, a
+#: 2-D mask dropping is_causal, batches over 4 cut in chunks, the mask
+#: passed by position and dropped by a decorator, a view() that needs a
+#: contiguous input (13 such modules passed 7 of 7). A sweep crosses
+#: the features with those sizes, and names the call that differs.
+Sweep = tuple[int, int, int, int, int, str, str | None, bool]
+
+SWEEP_HEADS: tuple[Sweep, ...] = (
+    (8, 8, 2, 3, 3, "x", None, False),  # d_k = 1
+    (3, 6, 1, 1, 1, "x", None, False),  # h = 3, one token
+    (4, 12, 3, 9, 9, "x transposed", None, False),
+    (2, 8, 6, 2, 2, "x transposed", None, False),
+)
+SWEEP_MASKS: tuple[Sweep, ...] = (
+    (1, 8, 2, 5, 5, "x", "padding", False),
+    (1, 8, 1, 6, 6, "x", "(T_q, T_k)", False),
+    (4, 12, 6, 3, 3, "x", "padding", False),
+    (3, 6, 5, 9, 9, "x", "(B, 1, T_q, T_k)", False),
+    (8, 8, 1, 1, 1, "x", "(B, 1, 1, T_k)", False),
+    (2, 8, 3, 19, 19, "x", "(B, 1, T_q, T_k)", False),
+    (2, 8, 2, 13, 13, "x transposed", "(T_q, T_k)", False),
+    (2, 8, 4, 9, 9, "x", "left padding", False),
+)
+SWEEP_CAUSAL: tuple[Sweep, ...] = (
+    (1, 8, 2, 5, 5, "x", None, True),
+    (1, 8, 2, 6, 6, "x", "padding", True),
+    (2, 8, 1, 6, 6, "x", None, True),
+    (2, 8, 1, 5, 5, "x", "(T_q, T_k)", True),
+    (4, 12, 3, 12, 12, "x", "(B, 1, T_q, T_k)", True),
+    (3, 6, 5, 9, 9, "x transposed", "(T_q, T_k)", True),
+    (2, 8, 6, 19, 19, "x", "padding", True),
+    (8, 8, 2, 1, 1, "x", None, True),
+)
+SWEEP_CROSS: tuple[Sweep, ...] = (
+    (1, 8, 2, 3, 7, "q, k, v", None, False),
+    (2, 8, 2, 5, 5, "x, x, y", None, False),
+    (2, 8, 2, 3, 7, "q, kv, kv", "padding", False),
+    (1, 8, 1, 4, 9, "q, kv, kv", "(T_q, T_k)", True),
+    (4, 12, 3, 1, 6, "q, k, v", "(B, 1, 1, T_k)", True),
+    (3, 6, 5, 9, 2, "q, k, v", "(B, 1, T_q, T_k)", False),
+    (2, 8, 1, 13, 19, "q, kv, kv", None, True),
+    (8, 8, 2, 6, 1, "q, k, v", None, False),
+)
+SWEEP_HINT = (
+    "the calls above matched and this one does not: does forward take "
+    "another path for some sizes or arguments (h = 1, B = 1, one token, a "
+    "long sequence, key is value, a 2-D mask, arguments by position, a "
+    "non-contiguous input)? every path must project, scale, mask and "
+    "merge alike; take every size from this call's tensors"
+)
+
+
+def _sweep_inputs(s: Session, kind: str, B, T_q, T_k, d_model) -> list:
+    """query, key, value for one sweep call (each (B, T, d_model))."""
+    if kind == "x transposed":
+        x = torch.randn(T_q, B, d_model, generator=s.gen).transpose(0, 1)
+        return [x, x, x]  # a (B, T, d_model) view, not contiguous
+    q = s.inputs(B, T_q, d_model)
+    if kind == "x":
+        return [q, q, q]
+    if kind == "x, x, y":
+        return [q, q, s.inputs(B, T_q, d_model)]
+    kv = s.inputs(B, T_k, d_model)
+    if kind == "q, kv, kv":
+        return [q, kv, kv]
+    return [q, kv, s.inputs(B, T_k, d_model)]  # "q, k, v"
+
+
+def _sweep_mask(s: Session, kind: str, B, T_q, T_k) -> torch.Tensor:
+    """A mask of one kind, True = may attend; never a row with no key
+    (key 0 is allowed in every row, so is_causal leaves one too)."""
+    if kind in ("padding", "left padding"):
+        lengths = torch.randint(1, T_k + 1, (B,), generator=s.gen).tolist()
+        rows = padding(lengths, T_k)  # (B, 1, 1, T_k)
+        return rows.flip(-1) if kind == "left padding" else rows
+    shape = {
+        "(T_q, T_k)": (T_q, T_k),
+        "(B, 1, 1, T_k)": (B, 1, 1, T_k),
+        "(B, 1, T_q, T_k)": (B, 1, T_q, T_k),
+    }[kind]
+    allowed = torch.rand(shape, generator=s.gen) < 0.6
+    allowed[..., 0] = True
+    return allowed
+
+
+def _sweep(s: Session, calls: tuple[Sweep, ...]) -> None:
+    """Each call against nn.MultiheadAttention; every other one passes
+    mask and is_causal by position, where the signature takes them so.
+    A mask or is_causal the milestones before have not passed is left
+    out (a mask's fault is that milestone's to name), and the whole
+    sweep while h>1 has not passed: its sizes would fail for the fault
+    h>1 named, a second time with less to say."""
+    if s.current != "h>1" and "h>1" not in s.passed:
+        return
+    for n, (h, d_model, B, T_q, T_k, inputs, kind, is_causal) in enumerate(
+        calls
+    ):
+        kind = kind if "masks" in s.passed or s.current == "masks" else None
+        is_causal = is_causal and (
+            "causal" in s.passed or s.current == "causal"
+        )
+        module = s.module(h, d_model)
+        args = _sweep_inputs(s, inputs, B, T_q, T_k, d_model)
+        mask = None if kind is None else _sweep_mask(s, kind, B, T_q, T_k)
+        allowed = mask
+        if is_causal:
+            future = causal(T_q, T_k)
+            allowed = future if mask is None else mask & future
+        call = {}  # by keyword, or in this order by position
+        if mask is not None or is_causal:
+            call["mask"] = mask
+        if is_causal:
+            call["is_causal"] = True
+        positional = n % 2 == 1 and call and module.by_position(call)
+        sizes = f"T={T_q}"
+        if not inputs.startswith("x"):
+            sizes = f"T_q={T_q}, T_k={T_k}"
+        where = f"at h={h}, d_model={d_model}, B={B}, {sizes}" + {
+            "x transposed": ", the input a non-contiguous view",
+            "x, x, y": ", value not key",
+            "q, kv, kv": ", key is value",
+        }.get(inputs, "")
+        if kind is not None:
+            where += f", with a {kind} mask"
+        if is_causal:
+            where += " and is_causal=True" if kind else ", with is_causal=True"
+        if positional:
+            where += " (passed by position)"
+        got = s.forward(
+            module, args + list(call.values()) if positional else args,
+            where=where, **({} if positional else call),
+        )  # fmt: skip
+        suspects = [(IGNORES_MASK, {})] if kind else []
+        if kind and is_causal:
+            suspects += [
+                ("is_causal was dropped because a mask was given: a key "
+                 "must be allowed by both, combine them (mask & causal)",
+                 {"allowed": mask}),
+                ("the mask was dropped because is_causal was given: a key "
+                 "must be allowed by both, combine them (mask & causal)",
+                 {"allowed": causal(T_q, T_k)}),
+            ]  # fmt: skip
+        elif is_causal:
+            suspects += _causal_suspects(T_q, T_k)
+        compare(
+            module, args, got, twin(module, *args, allowed), where,
+            suspects=suspects, otherwise=SWEEP_HINT,
+        )  # fmt: skip
 
 
 CAUSAL_HINT = (
@@ -1787,9 +2025,11 @@ def check_causal(s: Session) -> str:
         otherwise="a key must be allowed by both the mask and the causal "
         "rule: apply both before the softmax",
     )  # fmt: skip
+    _large(s, module, s.inputs(2, 5), "with is_causal=True", is_causal=True)
+    _sweep(s, SWEEP_CAUSAL)
     return (
-        f"query i sees keys 0..i at T=5, 7 and {LONG_T}, gradients too; "
-        f"mask & causal combine"
+        f"query i sees keys 0..i at T=1 to {LONG_T}, B=1 to 6, h=1 to 8, "
+        f"large inputs and gradients too; mask & causal combine"
         + _on_another_device(s, module, x, mask=pad, is_causal=True)
     )
 
@@ -1931,6 +2171,7 @@ def check_cross(s: Session) -> str:
         )  # fmt: skip
         done += ", and with padding and (T_q, T_k) masks"
     if "causal" not in s.passed:
+        _sweep(s, SWEEP_CROSS)
         return (
             f"{done} (is_causal with T_q != T_k is checked once milestone "
             f"causal passes)"
@@ -1974,6 +2215,7 @@ def check_cross(s: Session) -> str:
             otherwise="a key must be allowed by both the mask and the "
             "causal rule (top-left: query i sees keys 0..i)",
         )  # fmt: skip
+    _sweep(s, SWEEP_CROSS)
     return f"{done}; is_causal top-left, one query too"
 
 

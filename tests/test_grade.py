@@ -1032,7 +1032,7 @@ BUGS = {
     "softmax without the max taken out": (
         "weights = torch.softmax(scores, dim=-1)",
         "weights = scores.exp() / scores.exp().sum(-1, keepdim=True)",
-        {"h>1", "masks"},
+        {"h>1", "masks", "causal"},
         ["large inputs", "inf or NaN", "softmax is unstable"],
     ),
     # A merge that tells the axes apart by their sizes.
@@ -1114,7 +1114,7 @@ BUGS = {
         "        if mask is not None:\n",
         "        scores = scores.clamp(-50, 50)\n"
         "        if mask is not None:\n",
-        {"h>1", "masks"},
+        {"h>1", "masks", "causal"},
         ["large inputs", "do not clamp"],
     ),
     # The mask's convention guessed from how much of it is True.
@@ -1324,6 +1324,62 @@ BUGS = {
         "        weights = weights / weights.sum(-1, keepdim=True)\n",
         {"masks"},
         ["with a padding mask (lengths 1 and 2)", "the allowed keys only"],
+    ),
+    # Paths the fixed calls never took (an expert's audit: 13 modules
+    # passed 7 of 7); the sweeps cross each feature with h = 1, B = 1,
+    # key is value, 2-D masks, arguments by position, strided inputs.
+    "masks skipped at h = 1": (
+        "        if mask is not None:\n",
+        "        if mask is not None and self.h > 1:\n",
+        "        if is_causal:\n",
+        "        if is_causal and self.h > 1:\n",
+        {"masks", "causal"},
+        ["at h=1", "ignores mask"],
+    ),
+    "is_causal dropped beside a 2-D mask": (
+        "        if is_causal:\n",
+        "        if is_causal and (mask is None or mask.dim() == 4):\n",
+        {"causal"},
+        ["a (T_q, T_k) mask and is_causal=True", "is_causal was dropped"],
+    ),
+    "is_causal dropped for one sequence": (
+        "        if is_causal:\n",
+        "        if is_causal and query.size(0) > 1:\n",
+        {"causal"},
+        ["B=1", "ignores is_causal"],
+    ),
+    # A checking decorator that hands on query, key, value and keywords:
+    # a mask passed by position was dropped.
+    "a decorator drops arguments by position": (
+        "class MultiHeadAttention(nn.Module):\n",
+        "def checked(forward):\n"
+        "    import functools\n\n"
+        "    @functools.wraps(forward)\n"
+        "    def run(self, query, key, value, *rest, **named):\n"
+        "        return forward(self, query, key, value, **named)\n\n"
+        "    return run\n\n\n"
+        "class MultiHeadAttention(nn.Module):\n",
+        "    def forward(self, query, key, value, mask=None,",
+        "    @checked\n    def forward(self, query, key, value, mask=None,",
+        {"masks", "causal"},
+        ["(passed by position)"],
+    ),
+    "a view that needs a contiguous input": (
+        "        q = self.split(self.W_Q(query))\n",
+        "        flat = query.view(-1, query.size(-1))\n"
+        "        q = self.split(self.W_Q(flat).view(query.shape))\n",
+        {"h>1"},
+        ["the input a non-contiguous view", "view size is not compatible"],
+    ),
+    # W_Q copied at the first call and kept: right until the weights
+    # change in place (an optimiser's step, load_state_dict).
+    "W_Q copied once and kept": (
+        "        q = self.split(self.W_Q(query))\n",
+        "        if not hasattr(self, 'kept'):\n"
+        "            self.kept = self.W_Q.weight.detach().clone()\n"
+        "        q = self.split(query @ self.kept.T)\n",
+        {"h>1"},
+        ["after new weights were copied", "made once"],
     ),
     # A softmax per block of 8 keys, the blocks averaged: exact up to
     # T = 8, and every call before the long one was shorter.
