@@ -1511,6 +1511,14 @@ IGNORES_MASK = (
 )
 
 
+def _with_mask(s: Session, module, inputs, allowed, where, **hints) -> None:
+    """One call with ``mask=allowed``, compared (``hints``: compare's
+    suspects and otherwise)."""
+    got = s.forward(module, inputs, where=where, mask=allowed)
+    want = twin(module, *inputs, allowed)
+    compare(module, inputs, got, want, where, **hints)
+
+
 def _finite_fill(got, allowed, where: str) -> None:
     """Blocked keys that keep a sliver of weight: a finite fill (-10,
     -100) instead of -inf; its numbers are close, and were named as
@@ -1653,35 +1661,31 @@ def check_masks(s: Session) -> str:
         )  # fmt: skip
     # A (T, T) mask where T = B: a forward that read a 2-D mask whose
     # first size is B as (B, T_k) padding passed at B = 2, T = 5.
-    x4, allowed = s.inputs(4, 4), causal(4, 4)
-    what = "a causal mask (T, T) at B = T = 4"
-    got = s.forward(module, (x4, x4, x4), where=f"with {what}", mask=allowed)
-    compare(
-        module, (x4, x4, x4), got, twin(module, x4, x4, x4, allowed),
-        f"with {what}", suspects=[(IGNORES_MASK, {})],
+    x4 = s.inputs(4, 4)
+    _with_mask(
+        s, module, (x4, x4, x4), causal(4, 4),
+        "with a causal mask (T, T) at B = T = 4",
+        suspects=[(IGNORES_MASK, {})],
         otherwise="a 2-D mask is (T_q, T_k), whatever B is: tell a mask's "
         "axes by its number of dimensions, never by comparing sizes "
         "with B",
     )  # fmt: skip
     # One sequence, as at inference: a mask squeezed to find its rows
     # lost its batch axis there (mask.squeeze() of (1, 1, 1, T_k)).
-    one, allowed = x[:1], padding([3], 5)
-    what = "one sequence (B = 1) and its padding mask (1, 1, 1, T_k)"
-    args = (one, one, one)
-    got = s.forward(module, args, where=f"with {what}", mask=allowed)
-    compare(
-        module, (one, one, one), got, twin(module, one, one, one, allowed),
-        f"with {what}", suspects=[(IGNORES_MASK, {})],
+    one = x[:1]
+    _with_mask(
+        s, module, (one, one, one), padding([3], 5),
+        "with one sequence (B = 1) and its padding mask (1, 1, 1, T_k)",
+        suspects=[(IGNORES_MASK, {})],
         otherwise="keep the batch axis of the mask, even of length 1: "
         "use it whole, without squeeze()",
     )  # fmt: skip
     # A decoder's mask (B, 1, T, T), padding and causal in one: a forward
     # that read every 4-D mask as padding (its last row) passed.
     allowed = masks[PADDING] & masks["causal mask (T, T)"]
-    where = "with a padding and causal mask (B, 1, T, T)"
-    got = s.forward(module, (x, x, x), where=where, mask=allowed)
-    compare(
-        module, (x, x, x), got, twin(module, x, x, x, allowed), where,
+    _with_mask(
+        s, module, (x, x, x), allowed,
+        "with a padding and causal mask (B, 1, T, T)",
         suspects=[(IGNORES_MASK, {}), (
             "your forward reads a 4-D mask as padding, one row per "
             "sequence: a (B, 1, T_q, T_k) mask has a row per query; use "
@@ -1698,11 +1702,10 @@ def check_masks(s: Session) -> str:
     # lengths and reusing that earlier mask (a cache keyed on the mask's
     # data_ptr: same shape, same storage) give different numbers.
     allowed = padding([2, 4], 5).flip(-1)  # (B, 1, 1, T_k)
-    where = "with a left-padding mask (B, 1, 1, T_k): the first keys blocked"
-    got = s.forward(module, (x, x, x), where=where, mask=allowed)
     as_lengths = padding(allowed.sum(-1).flatten().tolist(), 5)
-    compare(
-        module, (x, x, x), got, twin(module, x, x, x, allowed), where,
+    _with_mask(
+        s, module, (x, x, x), allowed,
+        "with a left-padding mask (B, 1, 1, T_k): the first keys blocked",
         suspects=[(IGNORES_MASK, {}), (
             "your forward reads each row of the mask as a length and "
             "allows that many first keys: block exactly the keys where "
@@ -2160,11 +2163,10 @@ def check_cross(s: Session) -> str:
         # Every third key left out, from another key in each row.
         i, j = torch.arange(3)[:, None], torch.arange(7)[None, :]
         allowed = (i + j) % 3 != 0  # (T_q, T_k)
-        where = "with B = T_q = 3, T_k = 7 and a 2-D mask (T_q, T_k)"
-        got = s.forward(module, (q3, k3, v3), where=where, mask=allowed)
-        compare(
-            module, (q3, k3, v3), got, twin(module, q3, k3, v3, allowed),
-            where, suspects=[(IGNORES_MASK, {})],
+        _with_mask(
+            s, module, (q3, k3, v3), allowed,
+            "with B = T_q = 3, T_k = 7 and a 2-D mask (T_q, T_k)",
+            suspects=[(IGNORES_MASK, {})],
             otherwise="a 2-D mask is (T_q, T_k), whatever B is: tell a "
             "mask's axes by its number of dimensions, never by comparing "
             "sizes with B",
