@@ -79,12 +79,17 @@ FILE_SIZE, MORE_MEMORY = 64 << 20, 8 << 30
 #: there. The kernel does not hold uid 0 of the machine to it.
 TASKS = 64
 #: For uid 0 (a grader run as root: a container, Colab), the bound is
-#: the PID namespace's own ``pid_max`` (Linux 6.14+), at the least the
-#: kernel takes (its reserved 300 pids, plus one): a fork bomb as root
-#: stops at 300 processes and threads instead of at the machine's limit,
-#: which it had used up, so that nothing else on the machine could start.
+#: the PID namespace's own ``pid_max`` (Linux 6.14+): a fork bomb as
+#: root stops there instead of at the machine's limit, which it had used
+#: up, so that nothing else on the machine could start. The kernel
+#: hands out pids in turn and, once past its reserved 300, reuses only
+#: those from 300 on: at 301 (the least it takes) a file that starts a
+#: thread in every call had no pid left after 300 in all (a thread pool
+#: per call failed a correct module: an expert's audit). TASKS more
+#: than that are reused as threads end, as ``RLIMIT_NPROC`` counts them.
 #: Before 6.14 that file set the machine's own limit: not written there.
-PIDS, PER_NAMESPACE_PID_MAX = 301, (6, 14)
+RESERVED_PIDS, PER_NAMESPACE_PID_MAX = 300, (6, 14)
+PIDS = RESERVED_PIDS + TASKS
 
 
 @contextlib.contextmanager

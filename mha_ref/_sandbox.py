@@ -75,9 +75,9 @@ _TORCH_MHA_C = {
 #: imported ran the reference for later requests unseen, so every
 #: thread's hook hands on to this (:func:`_in_thread`).
 _CURRENT: list = [None]
-#: Bound before the student's file runs (one that replaced them with
+#: Bound before the student's file runs (one that replaced it with
 #: no-ops hid its calls).
-_SET_PROFILE, _SET_THREAD_PROFILE = sys.setprofile, threading.setprofile
+_SET_PROFILE = sys.setprofile
 
 
 def _in_thread(frame, event, arg) -> None:
@@ -286,6 +286,14 @@ class _Runner:
             "forward": names,
             "positional": positional,
         }
+
+    def drop(self, ids: list) -> dict:
+        """Forget modules the grader is done with (a module holding a
+        large buffer, kept for every call of a sweep, ran out of the
+        child's memory: an expert's audit)."""
+        for id in ids:
+            self.modules.pop(id, None)
+        return {"ok": True}
 
     def set(self, id: int, weights: dict) -> dict:
         module = self.modules[id]
@@ -528,7 +536,11 @@ def main(argv: list[str]) -> None:
     sys.stdout = sys.stderr
     torch.set_num_threads(1)  # tiny tensors; the machine may be shared
     runner = _Runner(path, timeout, sys.__stderr__)
-    _SET_THREAD_PROFILE(_in_thread)  # threads the file starts on import
+    # Every thread the file starts, on import too, sets the hook first
+    # thing (threading.Thread starts through _thread too). Not through
+    # threading.setprofile as well: a Thread's bootstrap then called
+    # sys.setprofile under the hook, which read as the file turning it
+    # off (a thread pool over the heads failed 7 of 7: an expert's audit).
     _thread.start_new_thread = threading._start_new_thread = _hooked_start
     _thread.start_new = _hooked_start  # its old name
     faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)

@@ -498,10 +498,12 @@ class Session:
         self.passed: set[str] = set()
         self.current = ""  # the milestone running
         self.child: Child | None = None
+        self.live: list[int] = []  # modules the child holds
 
     def start(self) -> None:
         """Start the child and import the student's file in it."""
         self.child = Child(self.path, self.timeout)
+        self.live = []
         reply = self.child.load()
         if not reply.get("ok"):
             raise StudentError(
@@ -527,7 +529,15 @@ class Session:
             id=id, args=[d_model, h],
         )  # fmt: skip
         reply["id"] = id
+        self.live.append(id)
         return reply
+
+    def drop(self, ids: list[int] | None = None) -> None:
+        """Let the child forget these modules (default: every one)."""
+        ids = list(self.live) if ids is None else ids
+        if ids:
+            self.child.request("drop", "forgetting modules", ids=ids)
+        self.live = [i for i in self.live if i not in ids]
 
     def module(self, h: int, d_model: int = D_MODEL, weights=None) -> Module:
         """A module with random weights of std 2/sqrt(d): scores of a few
@@ -1901,6 +1911,7 @@ def _sweep(s: Session, calls: tuple[Sweep, ...]) -> None:
             module, args, got, twin(module, *args, allowed), where,
             suspects=suspects, otherwise=SWEEP_HINT,
         )  # fmt: skip
+        s.drop([module.id])
 
 
 CAUSAL_HINT = (
@@ -2421,6 +2432,7 @@ def _grade(path, timeout, seed, milestones, report) -> int:
                     report("FAIL", name, f"could not restart: {error}")
                     continue
             try:
+                session.drop()  # the last milestone's modules
                 detail = run(session)
             except (Failed, StudentError) as error:
                 report("FAIL", name, str(error))

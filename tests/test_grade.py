@@ -313,6 +313,26 @@ def _statuses(lines):
             "def forward(self, *tensors, mask=None, is_causal=False):\n"
             "        query, key, value = tensors",
         ),
+        # A thread pool in every call: after 300 threads in all the
+        # sandbox had no pid left to give (as root), and a module that
+        # started 4 a call failed (an expert's audit).
+        CORRECT.replace(
+            "        weights = torch.softmax(scores, dim=-1)\n",
+            "        from concurrent.futures import ThreadPoolExecutor\n\n"
+            "        with ThreadPoolExecutor(4) as pool:\n"
+            "            parts = list(pool.map(\n"
+            "                lambda s: torch.softmax(s, dim=-1),\n"
+            "                scores.unbind(1)))\n"
+            "        weights = torch.stack(parts, 1)\n",
+        ),
+        # nanoGPT's causal buffer, 256 MiB a module: every module the
+        # grader made stayed alive in the sandbox, whose memory ran out.
+        CORRECT.replace(
+            "        self.W_O = nn.Linear(d_model, d_model, bias=False)\n",
+            "        self.W_O = nn.Linear(d_model, d_model, bias=False)\n"
+            "        self.register_buffer(\n"
+            "            'tril', torch.ones(8192, 8192).tril())\n",
+        ),
     ],
     ids=[
         "mha_ref",
@@ -323,6 +343,8 @@ def _statuses(lines):
         "decorated",
         "valueerror-subclass",
         "star-args",
+        "thread-pool",
+        "large-buffer",
     ],
 )
 def test_correct_modules_pass(tmp_path, source, capsys):
