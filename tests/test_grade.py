@@ -774,7 +774,7 @@ BUGS = {
         '            scores = scores.masked_fill(~mask, float("-inf"))\n',
         "            with torch.no_grad():\n"
         '                scores = scores.masked_fill(~mask, float("-inf"))\n',
-        {"masks"},
+        {"masks", "causal"},
         ["W_Q, W_K", "none at all", "no torch.no_grad()"],
     ),
     # is_causal defaulting to True: every call without it masked the
@@ -1411,7 +1411,7 @@ BUGS = {
         "        weights = torch.cat([b.softmax(-1) for b in blocks], -1)\n"
         "        weights = weights / len(blocks)\n",
         {"h>1", "causal"},
-        ["a long sequence (T=19)", "in blocks"],
+        ["a long sequence (T=40)", "in blocks"],
     ),
 }
 
