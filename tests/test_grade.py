@@ -1375,7 +1375,7 @@ BUGS = {
         "        if is_causal:\n",
         "        if is_causal and self.h > 1:\n",
         {"masks", "causal"},
-        ["at h=1", "ignores mask"],
+        ["at h=1", "here your forward ignores mask", "on every path"],
     ),
     "is_causal dropped beside a 2-D mask": (
         "        if is_causal:\n",
@@ -1457,6 +1457,11 @@ def test_each_bug_fails_its_milestone_with_its_hint(tmp_path, bug, capsys):
 
 # What a later line must (and must not) say, beyond the first failure.
 LATER_LINES = {
+    # A PASS claims only the sizes that ran: the sweeps wait for h>1.
+    "batch size typed in": {
+        "causal": (["once h>1 passes"], ["B = 1 to 6"]),
+        "T_q!=T_k": (["once h>1 passes"], ["B = 1 to 6"]),
+    },
     # At h=1 the flat split's weights lack the head axis; the cause is
     # the split, not an average over heads.
     "flat split": {"h=1": (["no head axis", "split to (B, h, T, d_k)"],
