@@ -549,10 +549,8 @@ class Session:
             self.child.request("drop", "forgetting modules", ids=ids)
         self.live = [i for i in self.live if i not in ids]
 
-    def module(self, h: int, d_model: int = D_MODEL, weights=None) -> Module:
-        """A module with random weights of std 2/sqrt(d): scores of a few
-        units, so wrong scales and masks move the softmax far beyond the
-        tolerance (or with ``weights``, those)."""
+    def module(self, h: int, d_model: int = D_MODEL) -> Module:
+        """A module holding :meth:`weights`."""
         info = self.new(d_model, h)
         problem = _projection_problem(info, d_model)
         if problem:
@@ -570,12 +568,7 @@ class Session:
                 if self.current == "shapes"
                 else f"not graded until milestone shapes passes: {problem}"
             )
-        weights = weights or {
-            name: torch.randn(d_model, d_model, generator=self.gen)
-            * 2
-            / d_model**0.5
-            for name in PROJECTIONS
-        }
+        weights = self.weights(d_model)
         self.child.request(
             "set",
             "copying weights into W_Q, W_K, W_V, W_O",
@@ -585,6 +578,17 @@ class Session:
         return Module(
             info["id"], h, weights, list(info["forward"]), positional
         )
+
+    def weights(self, d_model: int) -> dict[str, torch.Tensor]:
+        """Random W_Q..W_O of std 2/sqrt(d): scores of a few units, so
+        wrong scales and masks move the softmax far beyond the
+        tolerance."""
+        return {
+            name: torch.randn(d_model, d_model, generator=self.gen)
+            * 2
+            / d_model**0.5
+            for name in PROJECTIONS
+        }
 
     def inputs(self, B: int, T: int, d_model: int = D_MODEL) -> torch.Tensor:
         return torch.randn(B, T, d_model, generator=self.gen)  # (B, T, d)
@@ -1307,7 +1311,7 @@ def check_many_heads(s: Session) -> str:
         "do not .detach() the weights, and do not change them in place "
         "(softmax_, exp_, /=): use torch.softmax(scores, dim=-1)",
     )  # fmt: skip
-    _sweep(s, SWEEP_HEADS)  # (h>1 has the sizes of its own)
+    _sweep(s, SWEEP_HEADS)  # (always runs in h>1: the line names its sizes)
     return (
         "outputs and per-head weights equal nn.MultiheadAttention, h=1 to "
         "8, B=1 to 6, T=1 to 40, large inputs too; eval repeats; "
@@ -1382,7 +1386,7 @@ def _large(s: Session, module, x, where: str, mask=None, is_causal=False):
         if leak > ATOL:
             raise Failed(
                 f"blocked keys get weight (up to {leak:.3g}) {where}: a "
-                f"finite fill (-100, -1e4) is not far enough below scores "
+                f"finite fill (-100, say) is not far enough below scores "
                 f"this large: fill them with float('-inf') "
                 f"(scores.masked_fill(~mask, float('-inf')))"
             )
@@ -1506,11 +1510,7 @@ def _reweighted(s: Session, module, x, where: str) -> None:
     with them. A fused copy of W_Q, W_K, W_V made on the first call (and
     made again only when the weights' data_ptr changed) passed every
     call of the same weights (an expert's audit)."""
-    d_model = x.size(-1)
-    module.weights = {
-        name: torch.randn(d_model, d_model, generator=s.gen) * 2 / d_model**0.5
-        for name in PROJECTIONS
-    }
+    module.weights = s.weights(x.size(-1))
     s.child.request(
         "set", "copying new weights into W_Q, W_K, W_V, W_O",
         id=module.id, weights=module.weights,

@@ -58,9 +58,9 @@ log = logging.getLogger("mkdocs.plugins.lesson")
 #: to a contributor. Its warnings and errors still show.
 _QUIET = ("mkdocs.plugins.mkdocs_jupyter", "mkdocs.mkdocs-jupyter")
 _ID = re.compile(r'\sid="([^"]+)"')  # an element id in an exercise's HTML
-#: A code block's text, its highlighting's tags, an import of mha_ref.
-#: A code block as pymdownx.highlight writes it: a div holding a title
-#: span and the pre, no div inside.
+#: A code block as pymdownx.highlight writes it (a div holding a title
+#: span and the pre, no div inside), its highlighting's tags, an import
+#: of mha_ref.
 _CODE_BLOCK = re.compile(
     r"<div\b[^>]*\bhighlight\b[^>]*>(?:(?!</div>).)*?<pre\b[^>]*>(.*?)</pre>",
     re.S,
