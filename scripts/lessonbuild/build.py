@@ -183,7 +183,9 @@ class Build:
         )
         exercise_problems = self._render_exercises(config, deck)
         problems = list(deck.problems)
-        problems += prose.hand_typed(deck.pages, self.result.values)
+        problems += prose.hand_typed(
+            deck.pages, self.result.values, self.result.tables
+        )
         for page in deck.pages:  # raw HTML, titles (engine/markup.py)
             problems += markup.page_problems(page)
         problems += markup.symlink_problems(Path(config.docs_dir), root)

@@ -64,7 +64,9 @@ def _cut(text: str, limit: int, joint: str) -> str:
 
 def report(problems: list[Problem]) -> str:
     """All problems, one block each, then their count. (A drift ends on
-    its own "accept with" line: outputs.compare.)"""
-    n = len(problems)
-    lines = [str(p) for p in problems]
+    its own "accept with" line: outputs.compare.) A block found twice is
+    shown once: two references on one line naming the same missing
+    exercise were two lines no one could tell apart."""
+    lines = list(dict.fromkeys(str(p) for p in problems))
+    n = len(lines)
     return "\n".join([*lines, f"{n} problem{'' if n == 1 else 's'} found."])

@@ -131,6 +131,11 @@ def load_yaml(
         mark = exc.problem_mark or exc.context_mark
         line = mark.line if mark is not None else 0
         what = exc.problem or exc.context or "invalid YAML"
+        if what == "found character that cannot start any token" and mark:
+            # libyaml leaves out which character (PyYAML's own names it).
+            row = (text.splitlines()[line : line + 1] or [""])[0]
+            char = row[mark.column : mark.column + 1]
+            what = f"found character {char!r} that cannot start any token"
         raise YamlProblem(line, what) from None
     except yaml.YAMLError as exc:
         raise YamlProblem(0, str(exc)) from None

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from ..problems import Problem
 
@@ -60,26 +60,34 @@ def expand_values(text: str, values: Mapping[str, str]) -> str:
     )
 
 
-def hand_typed(slides, values: Mapping[str, str]) -> list[Problem]:
-    """Every published value typed by hand into a slide's prose."""
+def hand_typed(
+    slides, values: Mapping[str, str], tables: Iterable[str] = ()
+) -> list[Problem]:
+    """Every published value typed by hand into a slide's prose.
+
+    ``tables``: the ids of the published tables; a number typed into a
+    Markdown table row is told the table its snippet publishes."""
     patterns = [
         (value_id, text, pattern)
         for value_id, text in sorted(values.items())
         if (pattern := _copy_pattern(text)) is not None
     ]
-    if not patterns:
-        return []
+    found: dict[tuple, int] = {}  # (path, line, typed, id, ...) -> times
+    for slide in slides:
+        for number, line in prose_lines(slide):
+            for value_id, text, pattern in patterns:
+                for match in pattern.finditer(line):
+                    if not _derived(line, match, text):
+                        row = line.lstrip().startswith("|")
+                        typed = match[0].strip()
+                        key = (slide.path, number, typed, value_id, text, row)
+                        found[key] = found.get(key, 0) + 1
     return [
-        _problem(slide, number, match, value_id, text)
-        for slide in slides
-        for number, line in prose_lines(slide)
-        for value_id, text, pattern in patterns
-        for match in pattern.finditer(line)
-        if not _derived(line, match, text)
+        _problem(*key, times, sorted(tables)) for key, times in found.items()
     ]
 
 
-def _problem(slide, number: int, match, value_id: str, text: str) -> Problem:
+def _problem(path, number, typed, value_id, text, row, times, tables):
     stem = value_id.split(".")[0]
     # Arithmetic beside it can derive one number, not a list or a shape.
     derive = (
@@ -88,13 +96,21 @@ def _problem(slide, number: int, match, value_id: str, text: str) -> Problem:
         if len(_numbers(text)) == 1
         else ""
     )
+    where = f" ({times} times on this line)" if times > 1 else ""
+    own = [t for t in tables if t.split(".")[0] == stem]
+    write = (
+        "write the table the snippet publishes, "
+        + " or ".join(f'{{{{ table("{t}") }}}}' for t in own)
+        + ", so every row is what the run computed"
+        if row and own
+        else f'write {{{{ value("{value_id}") }}}} so the page shows what '
+        f"the run computed{derive}"
+    )
     return Problem(
-        slide.path,
+        path,
         number,
-        f"{match.group(0).strip()!r} is typed by hand, but "
-        f"snippets/{stem}.py publishes it as {value_id!r}; write "
-        f'{{{{ value("{value_id}") }}}} so the page shows what the run '
-        f"computed{derive}",
+        f"{typed!r} is typed by hand{where}, but snippets/{stem}.py "
+        f"publishes it as {value_id!r}; {write}",
         kind="table",
     )
 

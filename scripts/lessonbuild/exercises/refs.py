@@ -50,6 +50,10 @@ _TYPED = re.compile(
     r"\b(?:(?P<slide>[Ss]lides?)\s+(?P<number>\d+)\b"
     r"|(?P<option>[Oo]ptions?)\s+(?P<letter>[A-Z])\b)"
 )
+#: An exercise's own ``id:`` line (a top-level key of its YAML).
+_ID_LINE = re.compile(
+    r"""^id:[ \t]*["']?([a-z0-9][a-z0-9-]*)["']?[ \t]*$""", re.MULTILINE
+)
 #: Inline code: code, not a reference.
 _CODE = re.compile(r"`[^`]*`")
 #: A slide file's number, before its name.
@@ -91,6 +95,12 @@ class RefIndex:
     #: the name that survives a slide inserted before it.
     names: dict[str, str] = field(default_factory=dict)
     exercises: dict[str, _Exercise] = field(default_factory=dict)
+    #: The ids of exercises whose YAML does not parse (read off their
+    #: ``id:`` lines): a reference to one is not reported, as the
+    #: exercise's own problem says what to fix (one unquoted ': ' gave
+    #: five "names no exercise (did you mean ...?)" lines besides it,
+    #: each pointing at another exercise).
+    unparsed: set[str] = field(default_factory=set)
     problems: list[Problem] = field(default_factory=list)
 
     @classmethod
@@ -114,7 +124,9 @@ class RefIndex:
         try:
             data, _ = load_yaml(fence.body)
         except YamlProblem:
-            return  # the exercise's own validation reports it
+            # The exercise's own validation reports it.
+            self.unparsed.update(_ID_LINE.findall(fence.body))
+            return
         if not isinstance(data, Mapping) or not isinstance(
             data.get("id"), str
         ):
@@ -296,6 +308,9 @@ class RefIndex:
                 "ref(exercise id, option id), or ref(first, to=last); "
                 "keyword arguments: to, cap"
             )
+        named = [*args, kwargs.get("to")]
+        if any(isinstance(n, str) and n in self.unparsed for n in named):
+            return None  # its exercise's YAML error is reported there
         try:
             self.render(*args, page=src_uri, **kwargs)
         except (RefError, TypeError) as exc:

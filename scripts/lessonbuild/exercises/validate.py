@@ -34,6 +34,11 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _MATH = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
 
 
+#: A value that starts with a character YAML reserves (`, @, %), and
+#: the character (yamltext names it).
+_CANNOT_START = re.compile(r"found character '(.+?)' that cannot start")
+
+
 class TablesUnavailable(Exception):
     """The table source (the snippet engine) could not be loaded."""
 
@@ -179,6 +184,13 @@ def validate(
                 "; a ': ' inside an unquoted value starts a new key; quote "
                 "the value ('…') or write it as a block scalar (|)"
             )
+        elif start := _CANNOT_START.search(exc.message):
+            message += (
+                f"; an unquoted value may not start with {start[1]}: quote "
+                'the value ("…") or write it as a block scalar (|)'
+            )
+        elif "tab character" in exc.message:
+            message += "; indent with spaces: YAML does not take tabs"
         elif "alias" not in exc.message and "block scalar" not in exc.message:
             message += (
                 "; expected a YAML mapping such as 'kind: check' followed "
