@@ -101,6 +101,42 @@ def _hooked_start(function, args, kwargs=None):
     return _START_THREAD(run, args, kwargs or {})
 
 
+#: Python 3.13 and later: how ``threading.Thread`` starts its thread
+#: (``threading._start_joinable_thread``; before, ``_start_new_thread``).
+_START_JOINABLE = getattr(_thread, "start_joinable_thread", None)
+
+
+def _hooked_joinable(function, *args, **kwargs):
+    """``_thread.start_joinable_thread`` with the hook set in the new
+    thread: unhooked, a ``threading.Thread`` running torch's layer would
+    pass on Python 3.13."""
+
+    def run():
+        _SET_PROFILE(_in_thread)
+        return function()
+
+    return _START_JOINABLE(run, *args, **kwargs)
+
+
+def _hook_thread_starts() -> None:
+    """Every thread the file starts sets the hook first thing, raw
+    (``_thread``) or through ``threading``, which keeps its own name for
+    the function it starts threads with: CPython's private names, so a
+    Python whose ``threading`` has neither fails here, by name."""
+    _thread.start_new_thread = _thread.start_new = _hooked_start
+    if _START_JOINABLE is not None:
+        _thread.start_joinable_thread = _hooked_joinable
+        threading._start_joinable_thread = _hooked_joinable
+    elif hasattr(threading, "_start_new_thread"):
+        threading._start_new_thread = _hooked_start
+    else:
+        raise RuntimeError(
+            f"Python {sys.version.split()[0]}: threading starts its threads "
+            "through neither _start_joinable_thread nor _start_new_thread; "
+            "the grader cannot watch them (mha_ref/_sandbox.py)"
+        )
+
+
 #: What turns the hook off (a file that called ``sys.setprofile(None)``
 #: in forward, then the reference, passed every milestone).
 _UNHOOK_C = {_SET_PROFILE: "sys.setprofile"}
@@ -537,12 +573,11 @@ def main(argv: list[str]) -> None:
     torch.set_num_threads(1)  # tiny tensors; the machine may be shared
     runner = _Runner(path, timeout, sys.__stderr__)
     # Every thread the file starts, on import too, sets the hook first
-    # thing (threading.Thread starts through _thread too). Not through
-    # threading.setprofile as well: a Thread's bootstrap then called
-    # sys.setprofile under the hook, which read as the file turning it
-    # off (a thread pool over the heads failed 7 of 7: an expert's audit).
-    _thread.start_new_thread = threading._start_new_thread = _hooked_start
-    _thread.start_new = _hooked_start  # its old name
+    # thing. Not through threading.setprofile as well: a Thread's
+    # bootstrap then called sys.setprofile under the hook, which read as
+    # the file turning it off (a thread pool over the heads failed 7 of
+    # 7: an expert's audit).
+    _hook_thread_starts()
     faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
     try:
         reply = runner.load()

@@ -2335,3 +2335,78 @@ def test_a_failing_run_names_its_seed_and_the_seed_repeats_it(
     assert found, first
     assert grade.main([str(tmp_path / "my_mha.py"), "--seed", found[1]]) == 1
     assert capsys.readouterr().out == first
+
+
+#: Runs the grader's thread hooks (mha_ref/_sandbox.py's functions, taken
+#: from its text: the module imports torch, which another Python here
+#: lacks) and reports, for a threading.Thread, a thread pool's workers
+#: and a raw _thread thread, whether each ran under the hook.
+_HOOKED_THREADS = """\
+import ast, sys, threading, _thread, concurrent.futures
+tree = ast.parse(open(sys.argv[1]).read())
+names = {"_hooked_start", "_hooked_joinable", "_hook_thread_starts",
+         "_in_thread"}
+ns = {"_thread": _thread, "threading": threading, "sys": sys,
+      "_CURRENT": [None], "_SET_PROFILE": sys.setprofile,
+      "_START_THREAD": _thread.start_new_thread,
+      "_START_JOINABLE": getattr(_thread, "start_joinable_thread", None)}
+for node in tree.body:
+    if isinstance(node, ast.FunctionDef) and node.name in names:
+        exec(compile(ast.Module([node], []), "_sandbox.py", "exec"), ns)
+ns["_hook_thread_starts"]()
+hooked = lambda *_: sys.getprofile() is ns["_in_thread"]
+seen = []
+t = threading.Thread(target=lambda: seen.append(hooked()))
+t.start(); t.join()
+with concurrent.futures.ThreadPoolExecutor(2) as pool:
+    seen += pool.map(hooked, range(3))
+done = threading.Event()
+_thread.start_new_thread(lambda: (seen.append(hooked()), done.set()), ())
+done.wait(10)
+print(seen)
+"""
+
+
+def _pythons() -> list[str]:
+    """Each CPython 3.11 or later found here (PATH, pyenv), by version."""
+    found = {}
+    candidates = [shutil.which(f"python3.{m}") for m in range(11, 20)]
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates += sorted(map(str, pyenv.glob("versions/3.*/bin/python3")))
+    for exe in filter(None, candidates):
+        try:
+            version = subprocess.run(
+                [exe, "-c", "import sys; print(sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            ).stdout.strip()
+        except OSError:
+            continue
+        if version and eval(version) >= (3, 11):  # noqa: S307 - a tuple
+            found.setdefault(version, exe)
+    return list(found.values())
+
+
+def test_every_thread_the_file_starts_is_hooked_on_each_python_here():
+    """The grader watches the student's threads by wrapping how threads
+    start, names CPython keeps private: ``threading.Thread`` starts
+    through ``_start_new_thread`` up to 3.12 and
+    ``_start_joinable_thread`` from 3.13, where the hook once missed
+    every Thread (torch's layer run in one would have passed). Each
+    Python here runs the hook's own code (a student's venv may hold any
+    of them); where neither name exists the hook raises, naming the
+    version."""
+    sandbox = Path(grade.__file__).with_name("_sandbox.py")
+    for exe in {sys.executable, *_pythons()}:
+        run = subprocess.run(
+            [exe, "-c", _HOOKED_THREADS, str(sandbox)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert run.stdout.strip() == "[True, True, True, True, True]", (
+            exe,
+            run.stdout,
+            run.stderr[-2000:],
+        )
