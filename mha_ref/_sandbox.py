@@ -300,6 +300,11 @@ class _Runner:
                 else None,
                 "zero": isinstance(weight, torch.Tensor)
                 and not bool(weight.detach().any()),
+                # Every output feature the same function of the input.
+                "rows_equal": isinstance(weight, torch.Tensor)
+                and weight.dim() == 2
+                and weight.size(0) > 1
+                and bool((weight.detach() == weight.detach()[:1]).all()),
             }
         try:
             # "**" for a **kwargs (a decorated forward takes any keyword),
@@ -379,18 +384,28 @@ class _Runner:
         named = {name: passed(name, arg) for name, arg in kwargs.items()}
         return out, named, leaves
 
-    def call(self, id, args, kwargs, train=False, grads=None) -> dict:
+    def call(
+        self, id, args, kwargs, train=False, grads=None, grad_on=False
+    ) -> dict:
+        """One forward; with ``grads`` one backward pass too. Without,
+        under ``no_grad``, unless ``grad_on`` (model.eval() alone leaves
+        gradients on)."""
         module = self.modules[id]
         args, kwargs, leaves = self._inputs(args, kwargs, grads)
         module.train(train)
         for name in PROJECTIONS:
             getattr(module, name).weight.grad = None
-        context = torch.enable_grad() if grads else torch.no_grad()
+        grad_on = bool(grads or grad_on)
+        context = torch.enable_grad() if grad_on else torch.no_grad()
         given = {**dict(zip(ARGUMENTS, args, strict=False)), **kwargs}
         kept = {k: t.clone() for k, t in given.items() if torch.is_tensor(t)}
         before = {n: _weight(module, n) for n in PROJECTIONS}
+        state = set(module.state_dict())
         with context:
             result = module(*args, **kwargs)
+            # Switched by a bare torch.set_grad_enabled(False) in forward:
+            # every later computation of the caller's loses its graph.
+            grad_mode = torch.is_grad_enabled()
         items = _items(result)
         changed = [k for k, t in kept.items() if not torch.equal(t, given[k])]
         # A forward that rescales a weight (to fold a scale in) gave each
@@ -403,6 +418,15 @@ class _Runner:
         reply = {"ok": True, "items": items, "changed": changed}
         if moved:
             reply["moved"] = moved
+        if grad_mode != grad_on:
+            reply["grad_mode"] = "on" if grad_mode else "off"
+        # A buffer or parameter registered in forward: the module's
+        # state_dict then depends on whether it was called (a trained
+        # model's checkpoint did not load into a fresh one).
+        if registered := sorted(set(module.state_dict()) - state):
+            reply["registered"] = registered
+        if grads and (graphs := _graphs_kept(module)):
+            reply["kept_graph"] = graphs
         # What an earlier call returned, as the caller holds it: a forward
         # that fills a buffer kept on self returned the same tensor each
         # call, and each call rewrote what the caller had been given.
@@ -473,6 +497,32 @@ class _Runner:
             finally:
                 faulthandler.cancel_dump_traceback_later()
             send(replies, reply)
+
+
+def _graphs_kept(module: nn.Module) -> list[str]:
+    """The attributes of the module (and its submodules) that hold, after
+    a call in train mode, a tensor of that call's graph, in a list, tuple
+    or dict too: each training step's graph then stays in memory (a list
+    of attention maps appended to in forward)."""
+    found = []
+    for prefix, sub in module.named_modules():
+        for name, value in vars(sub).items():
+            if name.startswith("_"):  # nn.Module's own (_parameters, ...)
+                continue
+            stack, seen = [value], 0
+            while stack and seen < 10_000:
+                item, seen = stack.pop(), seen + 1
+                if torch.is_tensor(item):
+                    if item.grad_fn is not None:
+                        found.append(
+                            f"self.{prefix + '.' if prefix else ''}{name}"
+                        )
+                        break
+                elif isinstance(item, list | tuple):
+                    stack.extend(item)
+                elif isinstance(item, dict):
+                    stack.extend(item.values())
+    return found
 
 
 def _weight(module, name: str) -> torch.Tensor | None:

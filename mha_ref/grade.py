@@ -595,18 +595,19 @@ class Session:
 
     def forward(
         self, module: Module, args: tuple, *, where: str, train=False,
-        grads=None, **kwargs,
+        grads=None, grad_on=False, **kwargs,
     ):  # fmt: skip
         """Call the student's forward; (output, weights) checked for
         structure, ``None`` and dtype before anything is compared, and
         shapes; with ``grads`` also the gradients of the four weights and
-        of query, key and value."""
+        of query, key and value. ``grad_on``: called with gradients on,
+        without a backward pass."""
         query, key = args[0], args[1]
         B, T_q, d_model = query.shape
         T_k = key.size(1)
         reply = self.child.request(
             "call", f"forward {where}", id=module.id, args=list(args),
-            kwargs=kwargs, train=train, grads=grads,
+            kwargs=kwargs, train=train, grads=grads, grad_on=grad_on,
         )  # fmt: skip
         items = reply["items"]
         if reply.get("changed"):
@@ -636,6 +637,32 @@ class Session:
                 f"they are, or each call computes something else; scale "
                 f"the scores (q @ k.transpose(-2, -1) / sqrt(d_k)), not "
                 f"the weights"
+            )
+        if reply.get("grad_mode") in ("on", "off"):
+            raise Failed(
+                f"forward turned gradients {reply['grad_mode']} and left "
+                f"them so (torch.set_grad_enabled(...) as a statement): "
+                f"every later computation of the caller's then "
+                f"{'loses' if reply['grad_mode'] == 'off' else 'builds'} "
+                f"its graph; use it as a block, with "
+                f"torch.set_grad_enabled(...): (or torch.no_grad():), "
+                f"which restores the mode"
+            )
+        if reply.get("registered"):
+            names = ", ".join(str(n) for n in list(reply["registered"])[:4])
+            raise Failed(
+                f"forward registered {names} on the module (register_buffer "
+                f"or a new nn.Parameter in forward): its state_dict then "
+                f"depends on whether it was called, and a saved model does "
+                f"not load into a new one; register it in __init__, or "
+                f"keep it a local tensor"
+            )
+        if reply.get("kept_graph"):
+            names = ", ".join(str(n) for n in list(reply["kept_graph"])[:4])
+            raise Failed(
+                f"forward keeps a tensor of the call's graph in {names}: "
+                f"in training each step's graph then stays in memory; "
+                f"keep a .detach()ed copy, or none"
             )
         if reply.get("overwritten"):
             overwritten = reply["overwritten"]
@@ -720,7 +747,8 @@ def _projection_problem(info: dict, d_model: int) -> str | None:
         if layer["dtype"] != "torch.float32":
             return (
                 f"{name}.weight is {layer['dtype']}, expected torch.float32:"
-                f" create the layers without dtype= and without .double()"
+                f" create the layers without dtype=, .double() or "
+                f"torch.set_default_dtype"
             )
     return None
 
@@ -810,18 +838,31 @@ def _merge_by_view(ctx: torch.Tensor) -> torch.Tensor:
     return ctx.contiguous().view(B, T, h * d_k)  # (B, T, d_model), scrambled
 
 
+def _merge_features_first(ctx: torch.Tensor) -> torch.Tensor:
+    """A merge that keeps every shape, in (d_k, h) order: each output
+    feature interleaves the heads, ``(B, h, T, d_k) -> (B, T, d)``."""
+    B, h, T, d_k = ctx.shape
+    return ctx.permute(0, 2, 3, 1).reshape(B, T, d_k * h)  # scrambled
+
+
 def reference(
     module: Module, query, key, value, allowed=None, *,
     split: Callable = split_heads, merge: Callable = merge_heads,
     scale: str = "d_k", softmax_dim: int = -1, w_o: bool = True,
     value_from: str = "value", key_from: str = "key",
     out_weight: str = "W_O", residual: bool = False,
+    stored: tuple[str, ...] = (), weights_unmasked: bool = False,
 ):  # fmt: skip
     """Multi-head attention from the module's weights, with one bug in.
 
-    Only used to name a bug; the expected values come from :func:`twin`.
+    ``stored``: the projections multiplied by ``weight`` as stored, not
+    its transpose, as ``nn.Linear`` does; ``weights_unmasked``: the
+    weights returned are the softmax before any mask (the output keeps
+    it). Only used to name a bug; the expected values come from
+    :func:`twin`.
     """
-    w, h = module.weights, module.h
+    w, h = dict(module.weights), module.h
+    w |= {name: w[name].T for name in stored}
     given = {"value": value, "key": key, "query": query}
     q = split(query @ w["W_Q"].T, h)  # (B, h, T_q, d_k)
     k = split(given[key_from] @ w["W_K"].T, h)  # (B, h, T_k, d_k)
@@ -837,12 +878,14 @@ def reference(
     scores = q @ k.transpose(-2, -1) / divisor  # (B, h, T_q, T_k)
     if isinstance(allowed, str):  # "causal": a mask the call did not ask for
         allowed = causal(q.size(-2), k.size(-2))
+    unmasked = torch.softmax(scores, dim=softmax_dim)  # (B, h, T_q, T_k)
     if allowed is not None:
         scores = scores.masked_fill(~allowed, float("-inf"))
     weights = torch.softmax(scores, dim=softmax_dim)  # (B, h, T_q, T_k)
     merged = merge(weights @ v)  # (B, T_q, d_model)
     out = merged @ w[out_weight].T if w_o else merged
-    return (out + query if residual else out), weights
+    returned = unmasked if weights_unmasked else weights
+    return (out + query if residual else out), returned
 
 
 def causal(T_q: int, T_k: int, offset: int = 0) -> torch.Tensor:
@@ -909,6 +952,23 @@ VALUE_SUSPECTS: tuple[tuple[str, dict], ...] = (
     (
         "your softmax runs over the queries; run it over the keys, dim=-1",
         {"softmax_dim": -2},
+    ),
+    (
+        "your merge orders each position's features as (d_k, h), the "
+        "heads interleaved: transpose(1, 2) to (B, T, h, d_k), then "
+        "reshape to (B, T, d_model), so head 0's d_k features come first",
+        {"merge": _merge_features_first},
+    ),
+    (
+        "you multiply by W_O.weight as it is stored: nn.Linear computes "
+        "x @ weight.T; call self.W_O(merged heads)",
+        {"stored": ("W_O",)},
+    ),
+    (
+        "you multiply by each projection's weight as it is stored: "
+        "nn.Linear computes x @ weight.T; call self.W_Q(query), "
+        "self.W_K(key), self.W_V(value) and self.W_O(...)",
+        {"stored": ("W_Q", "W_K", "W_V", "W_O")},
     ),
     ("you never apply W_O: return self.W_O(merged heads)", {"w_o": False}),
     (
@@ -997,12 +1057,22 @@ def _cause(module, inputs, got, want, suspects) -> str | None:
     return None
 
 
-def compare(module, inputs, got, want, where, *, suspects=(), otherwise=""):
-    """Raise Failed naming what differs and its likely cause."""
+def compare(
+    module, inputs, got, want, where, *, suspects=(), otherwise="",
+    because="",
+):  # fmt: skip
+    """Raise Failed naming what differs and its likely cause.
+
+    ``because``: the cause when anything differs, as the calls before
+    leave only it (train mode after eval mode passed: the output path's
+    hint sent a module with dropout to look for a second SDPA call).
+    """
     differ = _differences(got, want)
     if not differ:
         return
-    if _averaged(got[1], want[1]):
+    if because:
+        cause = because
+    elif _averaged(got[1], want[1]):
         cause = (
             "the weights returned are the heads' average, repeated on "
             "the head axis: return each head's own, (B, h, T_q, T_k)"
@@ -1017,7 +1087,7 @@ def compare(module, inputs, got, want, where, *, suspects=(), otherwise=""):
             _cause(module, inputs, got, want, suspects)
             or (_near(got, want) and PRECISION)
             or (_close(got[1], want[1]) and OUTPUT_PATH)
-            or (_close(got[0], want[0]) and WEIGHTS_PATH)
+            or (_close(got[0], want[0]) and _weights_path(module, inputs, got))
             or otherwise
         )
     raise Failed(f"{' and '.join(differ)} {where}: {cause}")
@@ -1046,8 +1116,10 @@ def _softmax_axis(weights: torch.Tensor) -> str | None:
 #: F.scaled_dot_product_attention call given scale=sqrt(d_k), or the
 #: mask as floats).
 OUTPUT_PATH = (
-    "your weights are right, so the output is computed apart from them: "
-    "it is weights @ v for each head, merged, then W_O, nothing added; "
+    "your weights are right, so the output is computed apart from them "
+    "or from them wrongly: it is weights @ v for each head, the heads "
+    "merged back as (B, T, h, d_k) -> (B, T, d_model), then "
+    "self.W_O(...), nothing added; "
     "if a second computation makes it (F.scaled_dot_product_attention), "
     "it must get the same scores: its scale= multiplies them "
     "(1/sqrt(d_k)) and its boolean attn_mask means True = may attend, "
@@ -1057,10 +1129,30 @@ OUTPUT_PATH = (
 #: from an einsum's (B, T_q, h, T_k) layout; an expert's audit: the
 #: split hint sent the student to a split that was right).
 WEIGHTS_PATH = (
-    "your output is right, so only the weights you return are laid out "
-    "wrong: return each head's weights as (B, h, T_q, T_k), moving axes "
-    "with transpose or permute, not reshape or view"
+    "your output is right, so only the weights you return are wrong: "
+    "return the very weights that multiply v (after the mask and "
+    "is_causal, after the softmax), each head's as (B, h, T_q, T_k), "
+    "moving axes with transpose or permute, not reshape or view"
 )
+
+
+#: The output right and the weights returned the softmax before the
+#: mask (an expert's audit: told its layout was wrong).
+UNMASKED_WEIGHTS = (
+    "your output is right, but the weights you return are the softmax "
+    "of the scores before any mask (mask or is_causal): return the "
+    "weights that multiply v, after the masking"
+)
+
+
+def _weights_path(module, inputs, got) -> str:
+    """Which hint a right output with wrong weights gets."""
+    try:
+        unmasked = reference(module, *inputs)[1]
+    except RuntimeError:  # inputs the plain formula cannot take
+        return WEIGHTS_PATH
+    # (The expected weights differ from these: the call masked.)
+    return UNMASKED_WEIGHTS if _close(got[1], unmasked) else WEIGHTS_PATH
 
 
 #: Off by a thousandth, as a softmax in float16 is (an expert's audit:
@@ -1185,6 +1277,18 @@ def check_skeleton(s: Session) -> str:
                    if pair[0] == "W_Q" else "the output stays 0")
                 + "); keep nn.Linear's own initialisation"
             )  # fmt: skip
+    # Every row of every projection the same (nn.init.constant_): each
+    # head, and each feature in it, starts as every other and gets the
+    # same gradient, so training keeps them the same (rows of W_Q and
+    # the heads' weights still identical after 50 Adam steps: an
+    # expert's audit).
+    if all(info["projections"][n].get("rows_equal") for n in PROJECTIONS):
+        raise Failed(
+            "every row of W_Q, W_K, W_V and W_O is the same as built (a "
+            "constant initialisation): the heads start identical and "
+            "training keeps them identical; keep nn.Linear's own "
+            "(random) initialisation"
+        )
     count = info["parameters"]
     if count != 4 * d_model**2:
         why = (
@@ -1303,14 +1407,22 @@ def check_many_heads(s: Session) -> str:
     want, want_grads = twin(module, x, x, x, grads=grads)
     compare(
         module, (x, x, x), got, want, "at h=2 in train mode",
-        otherwise="in train mode too the module computes exactly what it "
-        "computes in eval mode (the lesson's module has no dropout)",
+        because="in train mode too the module computes exactly what it "
+        "computes in eval mode, as it did in the calls before (the "
+        "lesson's module has no dropout: take any nn.Dropout out)",
     )  # fmt: skip
     _same_gradients(
         got_grads, want_grads, "after one backward pass in train mode",
-        "do not .detach() the weights, and do not change them in place "
-        "(softmax_, exp_, /=): use torch.softmax(scores, dim=-1)",
+        "do not .detach() the attention weights (the softmax) you return "
+        "or use, and do not change them in place (softmax_, exp_, /=): "
+        "use torch.softmax(scores, dim=-1)",
     )  # fmt: skip
+    # Eval mode with gradients on, as model.eval() alone leaves them: a
+    # forward that turned them off for inference with a bare
+    # torch.set_grad_enabled(False) left the caller's autograd off.
+    where = "at h=2 in eval mode with gradients on"
+    got = s.forward(module, (x, x, x), where=where, grad_on=True)
+    compare(module, (x, x, x), got, twin(module, x, x, x), where)
     _sweep(s, SWEEP_HEADS)  # (always runs in h>1: the line names its sizes)
     return (
         "outputs and per-head weights equal nn.MultiheadAttention, h=1 to "

@@ -61,11 +61,14 @@ check("my_mha.py", upto="skeleton")
 # `(output, weights)`: output `(B, T_q, d_model)`, per-head weights
 # `(B, h, T_q, T_k)`. Project, split each tensor into heads by **its
 # own** length, scale the scores by $1/\sqrt{d_k}$, softmax over the
-# keys, weigh the values, merge the heads back, apply `W_O`. The grader
+# keys, weigh the values, merge the heads back, apply `W_O`. No
+# dropout: train mode computes what eval mode does. Return the very
+# weights that multiply the values, in the graph (not detached), as
+# `nn.MultiheadAttention` does. The grader
 # checks the shapes (milestone 2), compares your numbers with
 # single-head attention at $h = 1$ (milestone 3), then with
 # `torch.nn.MultiheadAttention` at $h > 1$ (the check a wrong split
-# cannot pass), and runs one backward pass.
+# cannot pass), and runs one backward pass through both.
 
 # %%
 # %%writefile -a my_mha.py
@@ -84,9 +87,10 @@ check("my_mha.py", upto="h>1")
 # %% [markdown]
 # ## After the milestones: masks
 #
-# `mask` is boolean, `True` = may attend (a padding mask `(B, 1, 1, T_k)`,
-# also for one sequence, `B = 1`, or a `(T_q, T_k)` mask broadcast over
-# the heads). `is_causal=True`
+# `mask` is boolean, `True` = may attend, and broadcasts over the
+# scores `(B, h, T_q, T_k)`: a padding mask `(B, 1, 1, T_k)` (also for
+# one sequence, `B = 1`), a `(T_q, T_k)` mask shared by the batch, or
+# one per sequence, `(B, 1, T_q, T_k)`. `is_causal=True`
 # lets query $i$ see keys $0..i$ — also when $T_q \ne T_k$ — and
 # combines with `mask`: a key must be allowed by both.
 

@@ -711,6 +711,81 @@ def test_a_mask_made_on_the_cpu_passes_with_a_note_for_the_gpu(
 
 # (edits for _bug, milestones that fail, words the first failure must hold)
 BUGS = {
+    # Round 9 of an expert's audit: each passed, or was told another
+    # cause. The merge in (d_k, h) order: sent to a second SDPA call.
+    "merge in (d_k, h) order": (
+        "        return x.transpose(1, 2).contiguous().view(B, T, h * d_k)\n",
+        "        return x.permute(0, 2, 3, 1).reshape(B, T, h * d_k)\n",
+        {"h>1", "masks", "causal", "T_q!=T_k"},
+        ["merge orders each position's features as (d_k, h)"],
+    ),
+    # W_O's weight used as stored: x @ weight, not x @ weight.T.
+    "W_O multiplied as stored": (
+        "        return self.W_O(self.merge(weights @ v)), weights\n",
+        "        return self.merge(weights @ v) @ self.W_O.weight, weights\n",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["W_O.weight as it is stored", "x @ weight.T"],
+    ),
+    # The output masked, the weights returned before the mask: told
+    # their layout was wrong.
+    "weights returned before the mask": (
+        "        weights = torch.softmax(scores, dim=-1)\n"
+        "        return self.W_O(self.merge(weights @ v)), weights\n",
+        "        weights = torch.softmax(scores, dim=-1)\n"
+        "        raw = torch.softmax(q @ k.transpose(-2, -1) / "
+        "math.sqrt(self.d_k), dim=-1)\n"
+        "        return self.W_O(self.merge(weights @ v)), raw\n",
+        {"masks", "causal"},
+        ["softmax of the scores before any mask"],
+    ),
+    # Dropout on the weights in train mode (the Annotated Transformer):
+    # told to look for a second SDPA call.
+    "dropout in train mode": (
+        "        weights = torch.softmax(scores, dim=-1)\n",
+        "        weights = torch.softmax(scores, dim=-1)\n"
+        "        out_w = nn.functional.dropout(weights, 0.1, self.training)\n"
+        "        return self.W_O(self.merge(out_w @ v)), weights\n",
+        {"h>1"},
+        ["in train mode too", "no dropout"],
+    ),
+    # nn.init.constant_ on every projection: 7 of 7; the heads never
+    # separate in training.
+    "constant initialisation": (
+        "        self.W_O = nn.Linear(d_model, d_model, bias=False)\n",
+        "        self.W_O = nn.Linear(d_model, d_model, bias=False)\n"
+        "        for lin in (self.W_Q, self.W_K, self.W_V, self.W_O):\n"
+        "            nn.init.constant_(lin.weight, 0.02)\n",
+        {"skeleton"},
+        ["constant initialisation", "heads start identical"],
+    ),
+    # torch.set_grad_enabled(False) as a statement in eval mode: the
+    # caller's autograd stayed off.
+    "gradients left off": (
+        "        q = self.split(self.W_Q(query))\n",
+        "        if not self.training:\n"
+        "            torch.set_grad_enabled(False)\n"
+        "        q = self.split(self.W_Q(query))\n",
+        {"h>1"},
+        ["turned gradients off and left them so"],
+    ),
+    # A buffer registered in forward: a trained model's state_dict did
+    # not load into a new one.
+    "buffer registered in forward": (
+        "        q = self.split(self.W_Q(query))\n",
+        "        self.register_buffer('seen', torch.ones(1))\n"
+        "        q = self.split(self.W_Q(query))\n",
+        {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["forward registered seen", "register it in __init__"],
+    ),
+    # Attention maps kept for plotting, with their graph: memory grows
+    # each training step.
+    "weights kept with their graph": (
+        "        weights = torch.softmax(scores, dim=-1)\n",
+        "        weights = torch.softmax(scores, dim=-1)\n"
+        "        self.maps = getattr(self, 'maps', []) + [weights]\n",
+        {"h>1"},
+        ["keeps a tensor of the call's graph in self.maps"],
+    ),
     # Sizes typed into forward: right for every call of the first shape
     # (B=2, d_model=8), so only a call of another shape shows them.
     "batch size typed in": (
