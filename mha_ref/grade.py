@@ -1441,6 +1441,11 @@ LONG_HINT = (
 )
 
 
+def _finite(got) -> bool:
+    """Output and weights hold no inf or NaN."""
+    return all(bool(value.isfinite().all()) for value in got)
+
+
 def _large(s: Session, module, x, where: str, mask=None, is_causal=False):
     """Scores in the hundreds, as trained weights and long inputs make
     (the inputs ``x`` * 20): an exp() without the row's max taken out
@@ -1470,7 +1475,16 @@ def _large(s: Session, module, x, where: str, mask=None, is_causal=False):
         for name, value in zip(("output", "weights"), got, strict=True)
         if not value.isfinite().all()
     ]
-    if broken and mask is not None:
+    if (
+        broken
+        and mask is not None
+        and _finite(
+            s.forward(module, (x, x, x), where=f"{where}, without a mask")
+        )
+    ):
+        # Unmasked the same call is finite: the mask is the cause (a
+        # global max, NaN with or without it, got this hint: an expert's
+        # audit).
         raise Failed(
             f"{' and '.join(broken)} {where} hold inf or NaN: the softmax "
             f"must see the allowed keys only: taken over every key first "
@@ -1728,7 +1742,18 @@ def check_masks(s: Session) -> str:
     earlier = None  # the mask of the call before
     for what, allowed in masks.items():
         where = f"with a {what}"
-        got = s.forward(module, (x, x, x), where=where, mask=allowed)
+        try:
+            got = s.forward(module, (x, x, x), where=where, mask=allowed)
+        except StudentError as error:
+            # The same call ran without it (_plain_first): a mask given an
+            # axis more (the Annotated Transformer's unsqueeze(1)) made the
+            # scores 5-D, and the merge's view raised (an expert's audit).
+            raise StudentError(
+                f"{error}: without the mask this call runs, so the cause "
+                f"is how forward uses the mask, {tuple(allowed.shape)}: it "
+                f"broadcasts over the scores (B, h, T_q, T_k) as given "
+                f"(unsqueeze nothing: an axis more makes the scores 5-D)"
+            ) from None
         suspects = [(IGNORES_MASK, {})]
         if earlier is not None:
             suspects.append((

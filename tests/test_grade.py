@@ -738,6 +738,24 @@ BUGS = {
         {"masks", "causal"},
         ["softmax of the scores before any mask"],
     ),
+    # The Annotated Transformer's mask.unsqueeze(1) on a mask already
+    # (B, 1, 1, T_k): the scores went 5-D and the merge raised, unnamed.
+    "mask given an axis": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "            mask = mask.unsqueeze(1) if mask.dim() == 4 else mask\n"
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        {"masks", "causal"},
+        ["without the mask this call runs", "unsqueeze nothing"],
+    ),
+    # exp(s - s.max()) over the whole tensor: NaN on large inputs, mask
+    # or not; the masked calls were told the mask was the cause.
+    "one max for all the scores": (
+        "        weights = torch.softmax(scores, dim=-1)\n",
+        "        e = torch.exp(scores - scores.max())\n"
+        "        weights = e / e.sum(-1, keepdim=True)\n",
+        {"h>1", "masks", "causal"},
+        ["exp() of large scores overflows"],
+    ),
     # Dropout on the weights in train mode (the Annotated Transformer):
     # told to look for a second SDPA call.
     "dropout in train mode": (
@@ -1548,6 +1566,10 @@ LATER_LINES = {
     "forward(x, mask, is_causal)": {
         name: (["not graded until milestone shapes passes"], ["mask_scores"])
         for name in ("h=1", "h>1", "masks", "causal", "T_q!=T_k")
+    },
+    "one max for all the scores": {
+        name: (["exp() of large scores overflows"], ["allowed keys only"])
+        for name in ("masks", "causal")
     },
     # A value bug at h>1: the mask lines send the student back, no guess.
     "direct view": {
