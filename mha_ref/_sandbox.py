@@ -401,6 +401,7 @@ class _Runner:
         kept = {k: t.clone() for k, t in given.items() if torch.is_tensor(t)}
         before = {n: _weight(module, n) for n in PROJECTIONS}
         state = set(module.state_dict())
+        graphs = _graph_tensors(module) if grads else set()
         with context:
             result = module(*args, **kwargs)
             # Switched by a bare torch.set_grad_enabled(False) in forward:
@@ -425,8 +426,8 @@ class _Runner:
         # model's checkpoint did not load into a fresh one).
         if registered := sorted(set(module.state_dict()) - state):
             reply["registered"] = registered
-        if grads and (graphs := _graphs_kept(module)):
-            reply["kept_graph"] = graphs
+        if grads and (kept := _graph_tensors(module) - graphs):
+            reply["kept_graph"] = sorted({path for path, _ in kept})
         # What an earlier call returned, as the caller holds it: a forward
         # that fills a buffer kept on self returned the same tensor each
         # call, and each call rewrote what the caller had been given.
@@ -499,25 +500,32 @@ class _Runner:
             send(replies, reply)
 
 
-def _graphs_kept(module: nn.Module) -> list[str]:
-    """The attributes of the module (and its submodules) that hold, after
-    a call in train mode, a tensor of that call's graph, in a list, tuple
-    or dict too: each training step's graph then stays in memory (a list
-    of attention maps appended to in forward)."""
-    found = []
+#: nn.Module's own attributes (its parameter, buffer and hook dicts):
+#: not the student's; buffers are looked at by name.
+_MODULE_OWN = frozenset(vars(nn.Module()))
+
+
+def _graph_tensors(module: nn.Module) -> set[tuple[str, int]]:
+    """(attribute, id) of each tensor with a graph (``grad_fn``) that the
+    module or its submodules hold in a list, tuple or dict. One that a
+    call in train mode added keeps that call's graph, and a collection
+    grows: each training step's graph then stays in memory (a list of
+    attention maps appended to in forward). A tensor held directly
+    (``self.attn = weights``, as the Annotated Transformer keeps the
+    last map to plot) keeps one call's, replaced by the next: not
+    counted."""
+    found = set()
     for prefix, sub in module.named_modules():
-        for name, value in vars(sub).items():
-            if name.startswith("_"):  # nn.Module's own (_parameters, ...)
+        held = {k: v for k, v in vars(sub).items() if k not in _MODULE_OWN}
+        for name, value in held.items():
+            if not isinstance(value, list | tuple | dict):
                 continue
+            path = f"self.{prefix}.{name}" if prefix else f"self.{name}"
             stack, seen = [value], 0
             while stack and seen < 10_000:
                 item, seen = stack.pop(), seen + 1
-                if torch.is_tensor(item):
-                    if item.grad_fn is not None:
-                        found.append(
-                            f"self.{prefix + '.' if prefix else ''}{name}"
-                        )
-                        break
+                if torch.is_tensor(item) and item.grad_fn is not None:
+                    found.add((path, id(item)))
                 elif isinstance(item, list | tuple):
                     stack.extend(item)
                 elif isinstance(item, dict):

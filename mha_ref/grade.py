@@ -129,6 +129,17 @@ class Failed(Exception):
     """A milestone's verdict: what differed, and the likely cause."""
 
 
+def _names(listed) -> list[str]:
+    """The names a reply lists (arguments, weights, attributes), at most
+    four; "?" for anything but a list of strings (the reply is the
+    child's: a forged one is data, never code)."""
+    if not isinstance(listed, (list, tuple)) or not all(
+        isinstance(name, str) for name in listed
+    ):
+        return ["?"]
+    return [name[:80] for name in listed[:4]]
+
+
 class StudentError(Exception):
     """The student's code raised (or the child ended) during a request."""
 
@@ -611,10 +622,7 @@ class Session:
         )  # fmt: skip
         items = reply["items"]
         if reply.get("changed"):
-            changed = reply["changed"]
-            if not isinstance(changed, (list, tuple)):  # a forged reply
-                changed = ["?"]
-            changed = [str(name) for name in changed]
+            changed = _names(reply["changed"])
             example = (
                 "~mask, x.masked_fill(...), not x.masked_fill_(...)"
                 if "mask" in changed
@@ -627,12 +635,9 @@ class Session:
                 f"operations ({example})"
             )
         if reply.get("moved"):
-            moved = reply["moved"]
-            if not isinstance(moved, (list, tuple)):  # a forged reply
-                moved = ["?"]
             raise Failed(
                 f"forward changed the weights of "
-                f"{', '.join(str(n) for n in moved)} (.weight.data /= ..., "
+                f"{', '.join(_names(reply['moved']))} (.weight.data /= ..., "
                 f"copy_, mul_): a forward pass leaves the parameters as "
                 f"they are, or each call computes something else; scale "
                 f"the scores (q @ k.transpose(-2, -1) / sqrt(d_k)), not "
@@ -649,7 +654,7 @@ class Session:
                 f"which restores the mode"
             )
         if reply.get("registered"):
-            names = ", ".join(str(n) for n in list(reply["registered"])[:4])
+            names = ", ".join(_names(reply["registered"]))
             raise Failed(
                 f"forward registered {names} on the module (register_buffer "
                 f"or a new nn.Parameter in forward): its state_dict then "
@@ -658,17 +663,15 @@ class Session:
                 f"keep it a local tensor"
             )
         if reply.get("kept_graph"):
-            names = ", ".join(str(n) for n in list(reply["kept_graph"])[:4])
+            names = ", ".join(_names(reply["kept_graph"]))
             raise Failed(
-                f"forward keeps a tensor of the call's graph in {names}: "
-                f"in training each step's graph then stays in memory; "
-                f"keep a .detach()ed copy, or none"
+                f"forward keeps a tensor of the call's graph in {names} "
+                f"(a collection it adds to): in training every step's "
+                f"graph then stays in memory; keep .detach()ed copies, or "
+                f"none"
             )
         if reply.get("overwritten"):
-            overwritten = reply["overwritten"]
-            if not isinstance(overwritten, (list, tuple)):  # a forged reply
-                overwritten = ["?"]
-            names = " and ".join(str(name) for name in overwritten)
+            names = " and ".join(_names(reply["overwritten"]))
             raise Failed(
                 f"the {names} an earlier call returned changed when forward "
                 f"ran {where}: forward fills a tensor it keeps (on self) and "

@@ -333,6 +333,14 @@ def _statuses(lines):
             "        self.register_buffer(\n"
             "            'tril', torch.ones(8192, 8192).tril())\n",
         ),
+        # The last map kept with its graph, to plot (the Annotated
+        # Transformer's self.attn): one call's graph, replaced by the next,
+        # unlike a list appended to (BUGS, "weights kept with their
+        # graph").
+        CORRECT.replace(
+            "        weights = torch.softmax(scores, dim=-1)\n",
+            "        weights = self.attn = torch.softmax(scores, dim=-1)\n",
+        ),
     ],
     ids=[
         "mha_ref",
@@ -345,6 +353,7 @@ def _statuses(lines):
         "star-args",
         "thread-pool",
         "large-buffer",
+        "last-map-kept",
     ],
 )
 def test_correct_modules_pass(tmp_path, source, capsys):
