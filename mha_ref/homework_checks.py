@@ -24,6 +24,7 @@ from .mha import MultiHeadAttention
 from .specialise import (
     RELATIONSHIPS,
     SPLIT_THRESHOLD,
+    SpecialisingModel,
     head_masses,
     held_out_batch,
     relationship_keys,
@@ -93,6 +94,7 @@ def check_specialisation(model, attention_mass) -> str:
     """
     batch = held_out_batch()
     untrained, _ = train(seed=0, steps=0, cache_dir=None)
+    model = _trusted_copy(model)
     for name, candidate in (("untrained", untrained), ("your", model)):
         with torch.no_grad():
             _, weights = candidate(batch.tokens)  # (B, h, T, T)
@@ -107,7 +109,7 @@ def check_specialisation(model, attention_mass) -> str:
                     f"attention_mass must return a tensor of shape "
                     f"{tuple(want.shape)} (one mass per head), got {shape}"
                 )
-            if not torch.allclose(got, want, atol=1e-5):
+            if not torch.allclose(got.to(want.dtype), want, atol=1e-5):
                 raise HomeworkCheckFailed(
                     f"attention_mass on the {name} model's "
                     f"'{relationship}' keys: expected "
@@ -137,6 +139,23 @@ def check_specialisation(model, attention_mass) -> str:
     )
 
 
+def _trusted_copy(model) -> SpecialisingModel:
+    """A ``SpecialisingModel`` holding ``model``'s trained weights: the
+    figure is measured with this module's own code, not whatever
+    ``model`` computes (a wrapper that returned one-hot "maps" from an
+    untrained model passed: a student-cheat audit)."""
+    state = getattr(model, "state_dict", None)
+    trusted = SpecialisingModel()
+    try:
+        trusted.load_state_dict(state())
+    except (TypeError, RuntimeError) as error:
+        raise HomeworkCheckFailed(
+            "model must be the SpecialisingModel that train() returned "
+            f"(its weights did not load into one: {str(error)[:200]})"
+        ) from None
+    return trusted.eval()
+
+
 def check_parameter_formula(per_head, w_o, total, h, d_k) -> str:
     """Task (b): the proof's terms and its sum, in symbols ``h, d_k``.
 
@@ -148,18 +167,32 @@ def check_parameter_formula(per_head, w_o, total, h, d_k) -> str:
     typed as the answer) with wrong terms fails.
     """
     terms = {"per_head": per_head, "w_o": w_o, "total": total}
+    ours = {"h": h, "d_k": d_k}
     for name, term in terms.items():
         if not isinstance(term, sympy.Expr):
             raise HomeworkCheckFailed(
                 f"{name} must be a sympy expression in h and d_k, got "
                 f"{type(term).__name__}"
             )
+        # Symbols named h and d_k are these (sympify("3*h*d_k**2") makes
+        # its own, without the notebook's assumptions); 3.0 is 3; a Sum
+        # is its value (each was refused, or told to write d_model).
+        term = term.doit().xreplace(
+            {x: ours[x.name] for x in term.free_symbols if x.name in ours}
+        )
+        terms[name] = term = sympy.nsimplify(term)
         extra = term.free_symbols - {h, d_k}
         if extra:
+            hint = (
+                ": write d_model as h * d_k"
+                if "d_model" in map(str, extra)
+                else ""
+            )
             raise HomeworkCheckFailed(
                 f"{name} may use only the symbols h and d_k, found "
-                f"{sorted(map(str, extra))}: write d_model as h * d_k"
+                f"{sorted(map(str, extra))}{hint}"
             )
+    per_head, w_o, total = terms.values()
     for d_model, heads in _SIZES:
         module = MultiHeadAttention(d_model, heads)
         size = {h: heads, d_k: d_model // heads}
@@ -181,6 +214,19 @@ def check_parameter_formula(per_head, w_o, total, h, d_k) -> str:
                     f"{value}, but the module holds {counted[name]} "
                     f"({_WHAT[name]})"
                 )
+    # Right at every size tried, and still not the count: terms made to
+    # agree there only (3*d_model*d_k + P, d_model**2 - h*P with P zero
+    # at those h) passed.
+    for name, want in (
+        ("per_head", 3 * h * d_k**2),
+        ("w_o", (h * d_k) ** 2),
+    ):
+        off = sympy.expand(terms[name] - want)
+        if off != 0:
+            raise HomeworkCheckFailed(
+                f"{name} matches the sizes tried, but not every h and d_k "
+                f"(it is off by {off}): count {_WHAT[name]} in h and d_k"
+            )
     if sympy.expand(total - (h * per_head + w_o)) != 0:
         raise HomeworkCheckFailed(
             "total is not the sum of the terms: h heads' slices plus W_O"
@@ -206,12 +252,75 @@ _WHAT = {
 }
 
 
+#: (B, T) of task 3's calls: the first also has its future changed; the
+#: rest catch a mask made for one length (T = 7 typed in, a fixed-size
+#: mask that leaks past T = 8, a 16 x 16 one sliced: each passed).
+_CAUSAL_SIZES = ((2, 7), (1, 1), (1, 3), (3, 12), (2, 20))
+_D_MODEL, _H = 16, 4
+
+
+def _torch_layer(module) -> nn.MultiheadAttention:
+    """``nn.MultiheadAttention`` holding ``module``'s W_Q..W_O."""
+    layer = nn.MultiheadAttention(_D_MODEL, _H, bias=False, batch_first=True)
+    with torch.no_grad():
+        stacked = [module.W_Q.weight, module.W_K.weight, module.W_V.weight]
+        layer.in_proj_weight.copy_(torch.cat(stacked))  # (3d, d)
+        layer.out_proj.weight.copy_(module.W_O.weight)
+    return layer
+
+
+def _torch_causal(module, x, grads=False):
+    """Torch's layer with a causal mask on ``module``'s weights: (output,
+    weights); with ``grads``, {name: gradient} of W_Q..W_O after a
+    backward pass of output.sum() + weights.sum()."""
+    layer, T = _torch_layer(module), x.size(1)
+    out, weights = layer(
+        x, x, x, attn_mask=~causal_mask(T, T), average_attn_weights=False
+    )  # (B, T, d_model), (B, h, T, T)
+    if not grads:
+        return out.detach(), weights.detach()
+    (out.sum() + weights.sum()).backward()
+    q, k, v = layer.in_proj_weight.grad.chunk(3)  # each (d, d)
+    return {"W_Q": q, "W_K": k, "W_V": v, "W_O": layer.out_proj.weight.grad}
+
+
+def _base_problem(module, base, x) -> str:
+    """Why ``base`` itself (the student's project module) cannot give
+    causal attention, or "": its forward without a mask, then with
+    ``is_causal``, against torch. A wrong base was blamed on the
+    subclass's mask (bias=True, no 1/sqrt(d_k), mask_scores left as the
+    TODO, the reshape trap)."""
+    T = x.size(1)
+    with torch.no_grad():
+        plain, _ = base.forward(module, x, x, x)
+        try:
+            masked, _ = base.forward(module, x, x, x, is_causal=True)
+        except TypeError:  # a forward without is_causal: its mask then
+            masked, _ = base.forward(module, x, x, x, mask=causal_mask(T, T))
+        want, _ = _torch_layer(module)(x, x, x)
+    if not torch.allclose(plain, want, atol=1e-5):
+        return (
+            f"your {base.__name__} itself differs from "
+            "torch.nn.MultiheadAttention without any mask: fix the "
+            "project's module first (python -m mha_ref.grade my_mha.py "
+            "names the milestone)"
+        )
+    if not torch.allclose(masked, _torch_causal(module, x)[0], atol=1e-5):
+        return (
+            f"your {base.__name__} itself ignores or misapplies "
+            "is_causal=True (or a causal mask): finish its mask_scores "
+            "first (python -m mha_ref.grade my_mha.py, milestone causal)"
+        )
+    return ""
+
+
 def check_causal_self_attention(cls, base=MultiHeadAttention) -> str:
     """Task (c): ``cls(d_model, h)(x)`` is causal self-attention built on
     ``base`` (the student's own module from the project, when there is
-    one): no weight on a later key, the past unchanged by the future, and
-    outputs and per-head weights equal to ``nn.MultiheadAttention`` with a
-    causal mask on the same weights.
+    one): no weight on a later key, the past unchanged by the future,
+    outputs, per-head weights and gradients equal to
+    ``nn.MultiheadAttention`` with a causal mask on the same weights, at
+    every length, and ``base.forward`` does the work.
 
     ``cls.forward(x)`` returns ``(output, weights)`` like ``base``'s.
     """
@@ -223,54 +332,113 @@ def check_causal_self_attention(cls, base=MultiHeadAttention) -> str:
     generator = torch.Generator().manual_seed(0)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
-        module = cls(16, 4)
-    x = torch.randn(2, 7, 16, generator=generator)  # (B, T, d_model)
-    with torch.no_grad():
-        out, weights = module(x)  # (B, T, d_model), (B, h, T, T)
-    if tuple(weights.shape) != (2, 4, 7, 7):
-        raise HomeworkCheckFailed(
-            f"weights are {tuple(weights.shape)}, expected (2, 4, 7, 7) = "
-            f"(B, h, T, T): return the per-head weights"
-        )
-    future = ~causal_mask(7, 7)  # (T, T), True above the diagonal
-    leak = weights[..., future].abs().max().item()
-    if leak != 0.0:
-        raise HomeworkCheckFailed(
-            f"a query attends to a later position (largest weight above "
-            f"the diagonal: {leak:.3f}); expected 0: position t may see "
-            f"positions 0..t only (a mask is True where a query may "
-            f"attend: causal_mask(T, T) is True on and below the "
-            f"diagonal)"
-        )
-    changed = x.clone()
-    changed[:, 4:] = torch.randn(2, 3, 16, generator=generator)
-    with torch.no_grad():
-        out_changed, _ = module(changed)
-    if not torch.allclose(out[:, :4], out_changed[:, :4], atol=1e-6):
-        raise HomeworkCheckFailed(
-            "changing positions 4..6 changed the outputs at 0..3: the "
-            "future leaks into the past; expected identical outputs"
-        )
-    reference = nn.MultiheadAttention(16, 4, bias=False, batch_first=True)
-    with torch.no_grad():
-        stacked = [module.W_Q.weight, module.W_K.weight, module.W_V.weight]
-        reference.in_proj_weight.copy_(torch.cat(stacked))  # (3d, d)
-        reference.out_proj.weight.copy_(module.W_O.weight)
-        want, want_weights = reference(
-            x, x, x, attn_mask=future, average_attn_weights=False
-        )  # (B, T, d_model), (B, h, T, T)
-    if not torch.allclose(weights, want_weights, atol=1e-5):
-        raise HomeworkCheckFailed(
-            "the weights differ from torch.nn.MultiheadAttention's with a "
-            "causal mask on the same weights: block exactly the later "
-            "positions, and change nothing else"
-        )
-    if not torch.allclose(out, want, atol=1e-5):
+        module = cls(_D_MODEL, _H)
+    # Built on the module: its forward runs (torch's own layer, or the
+    # attention written out again from W_Q..W_O, passed).
+    calls = []
+    own = "forward" in vars(base)
+    forward = base.forward
+
+    def counted(self, *args, **kwargs):
+        calls.append(1)
+        return forward(self, *args, **kwargs)
+
+    base.forward = counted
+    try:
+        return _check_causal(module, base, generator, calls)
+    finally:
+        if own:
+            base.forward = forward
+        else:
+            del base.forward
+
+
+def _check_causal(module, base, generator, calls) -> str:
+    for B, T in _CAUSAL_SIZES:
+        x = torch.randn(B, T, _D_MODEL, generator=generator)  # (B, T, d)
+        where = f"at B={B}, T={T}"
+        with torch.no_grad():
+            out, weights = module(x)  # (B, T, d_model), (B, h, T, T)
+        if not calls:
+            raise HomeworkCheckFailed(
+                f"forward never runs your {base.__name__}'s forward: build "
+                "on it (super().forward(x, x, x, ...)), not on another "
+                "layer or a copy of its computation"
+            )
+        if tuple(weights.shape) != (B, _H, T, T):
+            raise HomeworkCheckFailed(
+                f"weights are {tuple(weights.shape)} {where}, expected "
+                f"{(B, _H, T, T)} = (B, h, T, T): return the per-head "
+                "weights"
+            )
+        want, want_weights = _torch_causal(module, x)
+        if torch.allclose(weights, want_weights, atol=1e-5) and torch.allclose(
+            out, want, atol=1e-5
+        ):
+            continue
+        if problem := _base_problem(module, base, x):
+            raise HomeworkCheckFailed(problem)
+        if weights.isnan().any():
+            raise HomeworkCheckFailed(
+                f"the weights hold NaN {where}: a row with every key "
+                "blocked; position t may see positions 0..t, itself "
+                "included (causal_mask(T, T) keeps the diagonal)"
+            )
+        future = ~causal_mask(T, T)  # (T, T), True above the diagonal
+        leak = weights[..., future].abs().max().item() if T > 1 else 0.0
+        if leak != 0.0:
+            raise HomeworkCheckFailed(
+                f"a query attends to a later position {where} (largest "
+                f"weight above the diagonal: {leak:.3f}); expected 0: "
+                "position t may see positions 0..t only (a mask is True "
+                "where a query may attend, and boolean: causal_mask(T, T) "
+                "is True on and below the diagonal; a float mask is added "
+                "to the scores)"
+            )
+        if (B, T) == _CAUSAL_SIZES[0]:
+            changed = x.clone()
+            changed[:, 4:] = torch.randn(2, 3, _D_MODEL, generator=generator)
+            with torch.no_grad():
+                out_changed, _ = module(changed)
+            if not torch.allclose(out[:, :4], out_changed[:, :4], atol=1e-6):
+                raise HomeworkCheckFailed(
+                    "changing positions 4..6 changed the outputs at 0..3: "
+                    "the future leaks into the past; expected identical "
+                    "outputs"
+                )
+        if not torch.allclose(weights, want_weights, atol=1e-5):
+            raise HomeworkCheckFailed(
+                "the weights differ from torch.nn.MultiheadAttention's "
+                f"with a causal mask on the same weights {where}: block "
+                "exactly the later positions, and change nothing else"
+            )
         raise HomeworkCheckFailed(
             "the output differs from torch.nn.MultiheadAttention with a "
-            "causal mask on the same weights: use x as query, key and "
-            "value, and change nothing but the mask"
+            f"causal mask on the same weights {where}: use x as query, "
+            "key and value, and change nothing but the mask"
         )
+    # Trained as a decoder layer: its output carries the gradients (a
+    # forward under torch.no_grad(), or detached, passed).
+    x = torch.randn(2, 7, _D_MODEL, generator=generator)
+    for p in module.parameters():
+        p.grad = None
+    out, weights = module(x)
+    if not (out.requires_grad and weights.requires_grad):
+        raise HomeworkCheckFailed(
+            "the output or weights carry no gradient: a causal "
+            "self-attention layer is trained; no torch.no_grad() or "
+            ".detach() in forward"
+        )
+    (out.sum() + weights.sum()).backward()
+    want = _torch_causal(module, x, grads=True)
+    for name, grad in want.items():
+        got = getattr(module, name).weight.grad
+        if got is None or not torch.allclose(got, grad, atol=1e-4):
+            raise HomeworkCheckFailed(
+                f"after a backward pass the gradient of {name} differs "
+                "from torch.nn.MultiheadAttention's with a causal mask: "
+                "the graph is cut or changed in forward"
+            )
     theirs = (
         ""
         if not base.__module__.startswith("mha_ref")
@@ -278,8 +446,10 @@ def check_causal_self_attention(cls, base=MultiHeadAttention) -> str:
         "my_mha.py beside this notebook and run task 3 again to check "
         "it on your own)"
     )
+    sizes = ", ".join(f"T={T}" for _, T in _CAUSAL_SIZES)
     return (
         f"{base.__name__} from {base.__module__}: no weight above the "
-        f"diagonal, the past ignores the future, and outputs and weights "
-        f"equal torch's causal MultiheadAttention{theirs}"
+        f"diagonal, the past ignores the future, and outputs, weights and "
+        f"gradients equal torch's causal MultiheadAttention at {sizes}"
+        f"{theirs}"
     )

@@ -169,7 +169,9 @@ homework_checks.report(
 # the cell below imports `MultiHeadAttention` from `my_mha.py` (the
 # project notebook writes it; without it, `mha_ref`'s module stands in).
 # The check compares the weights as well as the outputs with
-# `torch.nn.MultiheadAttention` under a causal mask.
+# `torch.nn.MultiheadAttention` under a causal mask, at lengths from 1 to
+# 20, and the gradients after a backward pass (the layer is trained);
+# your module's own `forward` must do the work.
 
 
 # %%

@@ -516,3 +516,139 @@ def test_task_3_runs_the_students_module_or_says_whose(
     said = result.stdout + result.stderr
     assert all(part in said for part in outcome.split("|")), said
     assert ("Traceback" in said) == ("Error" in outcome), said
+
+
+# A student-cheat and expert audit of the three checks: each below passed.
+
+
+class _SevenOnly(MultiHeadAttention):
+    """The mask typed for the length the check used (T = 7)."""
+
+    def forward(self, x):
+        return super().forward(x, x, x, mask=causal_mask(7, 7))
+
+
+class _LeaksPastEight(MultiHeadAttention):
+    """Causal up to T = 8, every key allowed beyond."""
+
+    def forward(self, x):
+        T = x.size(1)
+        mask = torch.ones(T, T, dtype=torch.bool)
+        n = min(T, 8)
+        mask[:n, :n] = causal_mask(n, n)
+        return super().forward(x, x, x, mask=mask)
+
+
+class _Untrainable(MultiHeadAttention):
+    def forward(self, x):
+        with torch.no_grad():
+            return super().forward(x, x, x, is_causal=True)
+
+
+class _TorchsLayer(MultiHeadAttention):
+    """torch's own layer on the module's weights, not the module."""
+
+    def forward(self, x):
+        layer = torch.nn.MultiheadAttention(
+            x.size(-1), self.num_heads, bias=False, batch_first=True
+        )
+        with torch.no_grad():
+            layer.in_proj_weight.copy_(
+                torch.cat([self.W_Q.weight, self.W_K.weight, self.W_V.weight])
+            )
+            layer.out_proj.weight.copy_(self.W_O.weight)
+        T = x.size(1)
+        return layer(
+            x, x, x, attn_mask=~causal_mask(T, T), average_attn_weights=False
+        )
+
+
+class _WithBias(_OwnModule):
+    """A project module with biases: wrong before any mask."""
+
+    def __init__(self, d_model, num_heads):
+        super().__init__(d_model, num_heads)
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            setattr(self, name, torch.nn.Linear(d_model, d_model))
+
+
+class _WithBiasDecoder(_WithBias):
+    def forward(self, x):
+        T = x.size(1)
+        return super().forward(x, x, x, mask=causal_mask(T, T))
+
+
+def test_causal_check_tries_every_length_gradients_and_the_module():
+    """A mask typed for T = 7 raises at another length; one that leaks
+    past T = 8 is named at T = 12; a forward under no_grad cannot train;
+    torch's own layer is not the student's module; and a subclass whose
+    base is wrong before any mask is sent to the base, not its mask."""
+    with pytest.raises(ValueError, match="does not broadcast"):
+        homework_checks.check_causal_self_attention(_SevenOnly)
+    with pytest.raises(HomeworkCheckFailed, match="later position at B=3"):
+        homework_checks.check_causal_self_attention(_LeaksPastEight)
+    with pytest.raises(HomeworkCheckFailed, match="carry no gradient"):
+        homework_checks.check_causal_self_attention(_Untrainable)
+    with pytest.raises(HomeworkCheckFailed, match="never runs your"):
+        homework_checks.check_causal_self_attention(_TorchsLayer)
+    with pytest.raises(HomeworkCheckFailed, match="itself differs"):
+        homework_checks.check_causal_self_attention(
+            _WithBiasDecoder, _WithBias
+        )
+    # The check leaves the classes as it found them.
+    assert "forward" in vars(MultiHeadAttention)
+    assert "forward" not in vars(_WithBias)
+    homework_checks.check_causal_self_attention(_IsCausal)
+
+
+class _Faked(torch.nn.Module):
+    """An untrained model whose maps are replaced by one-hot ones on the
+    two relationships' keys: the heads never split."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, tokens):
+        logits, weights = self.model(tokens)
+        T = weights.size(-1)
+        keys = specialise.relationship_keys(T)  # (R, T)
+        fake = torch.zeros_like(weights)
+        for head in range(2):
+            fake[:, head, torch.arange(T), keys[head]] = 1.0
+        return logits, fake
+
+
+def test_specialisation_check_measures_the_trained_model_itself():
+    """Maps a wrapper fakes (or a bare function) are not the model's:
+    the figure is measured on the trained weights, loaded into the
+    lesson's own model; an answer in float64 is an answer."""
+    untrained, _ = specialise.train(seed=0, steps=0, cache_dir=None)
+    for fake in (_Faked(untrained), lambda tokens: (None, None)):
+        with pytest.raises(HomeworkCheckFailed, match="SpecialisingModel"):
+            homework_checks.check_specialisation(fake, _attention_mass)
+    model, _ = specialise.train(seed=0)
+    homework_checks.check_specialisation(
+        model, lambda w, k: _attention_mass(w, k).double()
+    )
+
+
+def test_parameter_check_reads_symbols_by_name_and_every_h():
+    """sympify's own h and d_k, a float coefficient and an unevaluated
+    Sum are the proof; terms made to agree at the sizes tried only (a
+    polynomial zero at h = 1, 2, 3, 6, 8 added to one, taken from the
+    other) are not."""
+    h, d_k = sympy.symbols("h d_k")  # no assumptions: other symbols
+    i = sympy.Symbol("i")
+    homework_checks.check_parameter_formula(
+        sympy.sympify("3.0*h*d_k**2"),
+        (h * d_k) ** 2,
+        sympy.Sum(3 * h * d_k**2, (i, 1, h)) + (h * d_k) ** 2,
+        H,
+        D_K,
+    )
+    P = (H - 1) * (H - 2) * (H - 3) * (H - 6) * (H - 8)
+    with pytest.raises(HomeworkCheckFailed, match="not every h and d_k"):
+        homework_checks.check_parameter_formula(
+            3 * D * D_K + P, D**2 - H * P, 4 * D**2, H, D_K
+        )
