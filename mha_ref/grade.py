@@ -659,8 +659,10 @@ class Session:
                 f"forward registered {names} on the module (register_buffer "
                 f"or a new nn.Parameter in forward): its state_dict then "
                 f"depends on whether it was called, and a saved model does "
-                f"not load into a new one; register it in __init__, or "
-                f"keep it a local tensor"
+                f"not load into a new one; register it in __init__ (a "
+                f"cache made in forward: register_buffer(..., "
+                f"persistent=False), outside the state_dict), or keep it "
+                f"a local tensor"
             )
         if reply.get("kept_graph"):
             names = ", ".join(_names(reply["kept_graph"]))
