@@ -401,7 +401,7 @@ class _Runner:
         kept = {k: t.clone() for k, t in given.items() if torch.is_tensor(t)}
         before = {n: _weight(module, n) for n in PROJECTIONS}
         state = set(module.state_dict())
-        graphs = _graph_tensors(module) if grads else set()
+        held = _collections(module) if grads else {}
         with context:
             result = module(*args, **kwargs)
             # Switched by a bare torch.set_grad_enabled(False) in forward:
@@ -426,8 +426,8 @@ class _Runner:
         # model's checkpoint did not load into a fresh one).
         if registered := sorted(set(module.state_dict()) - state):
             reply["registered"] = registered
-        if grads and (kept := _graph_tensors(module) - graphs):
-            reply["kept_graph"] = sorted({path for path, _ in kept})
+        if grads and (kept := _grown_with_graphs(held, _collections(module))):
+            reply["kept_graph"] = kept
         # What an earlier call returned, as the caller holds it: a forward
         # that fills a buffer kept on self returned the same tensor each
         # call, and each call rewrote what the caller had been given.
@@ -505,32 +505,47 @@ class _Runner:
 _MODULE_OWN = frozenset(vars(nn.Module()))
 
 
-def _graph_tensors(module: nn.Module) -> set[tuple[str, int]]:
-    """(attribute, id) of each tensor with a graph (``grad_fn``) that the
-    module or its submodules hold in a list, tuple or dict. One that a
-    call in train mode added keeps that call's graph, and a collection
-    grows: each training step's graph then stays in memory (a list of
-    attention maps appended to in forward). A tensor held directly
-    (``self.attn = weights``, as the Annotated Transformer keeps the
-    last map to plot) keeps one call's, replaced by the next: not
-    counted."""
-    found = set()
+def _collections(module: nn.Module) -> dict[str, tuple[int, set[int]]]:
+    """{attribute: (tensors held, ids of those with a graph)} for each
+    list, tuple or dict the module or its submodules hold. One that a
+    call in train mode grew with tensors of its graph keeps every
+    step's graph in memory (a list of attention maps appended to in
+    forward). One that holds as many tensors as before (a dict of this
+    call's k and v, replaced each call), or a tensor held directly
+    (``self.attn = weights``, the Annotated Transformer's last map to
+    plot), keeps one call's graph, freed by the next."""
+    found = {}
     for prefix, sub in module.named_modules():
-        held = {k: v for k, v in vars(sub).items() if k not in _MODULE_OWN}
-        for name, value in held.items():
-            if not isinstance(value, list | tuple | dict):
+        for name, value in vars(sub).items():
+            if name in _MODULE_OWN or not isinstance(
+                value, list | tuple | dict
+            ):
                 continue
             path = f"self.{prefix}.{name}" if prefix else f"self.{name}"
-            stack, seen = [value], 0
+            count, graphs, stack, seen = 0, set(), [value], 0
             while stack and seen < 10_000:
                 item, seen = stack.pop(), seen + 1
-                if torch.is_tensor(item) and item.grad_fn is not None:
-                    found.add((path, id(item)))
+                if torch.is_tensor(item):
+                    count += 1
+                    if item.grad_fn is not None:
+                        graphs.add(id(item))
                 elif isinstance(item, list | tuple):
                     stack.extend(item)
                 elif isinstance(item, dict):
                     stack.extend(item.values())
+            found[path] = (count, graphs)
     return found
+
+
+def _grown_with_graphs(before: dict, after: dict) -> list[str]:
+    """The collections of :func:`_collections` a call grew with tensors
+    of its graph."""
+    grown = []
+    for path, (count, graphs) in after.items():
+        old_count, old_graphs = before.get(path, (0, set()))
+        if count > old_count and graphs - old_graphs:
+            grown.append(path)
+    return sorted(grown)
 
 
 def _weight(module, name: str) -> torch.Tensor | None:

@@ -341,6 +341,14 @@ def _statuses(lines):
             "        weights = torch.softmax(scores, dim=-1)\n",
             "        weights = self.attn = torch.softmax(scores, dim=-1)\n",
         ),
+        # This call's k and v kept in a dict, replaced by the next call's:
+        # a collection that does not grow.
+        CORRECT.replace(
+            "        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)\n",
+            "        self.kv = getattr(self, 'kv', {})\n"
+            "        self.kv['k'], self.kv['v'] = k, v\n"
+            "        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)\n",
+        ),
     ],
     ids=[
         "mha_ref",
@@ -354,6 +362,7 @@ def _statuses(lines):
         "thread-pool",
         "large-buffer",
         "last-map-kept",
+        "kv-replaced",
     ],
 )
 def test_correct_modules_pass(tmp_path, source, capsys):
