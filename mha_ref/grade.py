@@ -856,15 +856,13 @@ def reference(
     scale: str = "d_k", softmax_dim: int = -1, w_o: bool = True,
     value_from: str = "value", key_from: str = "key",
     out_weight: str = "W_O", residual: bool = False,
-    stored: tuple[str, ...] = (), weights_unmasked: bool = False,
+    stored: tuple[str, ...] = (),
 ):  # fmt: skip
     """Multi-head attention from the module's weights, with one bug in.
 
     ``stored``: the projections multiplied by ``weight`` as stored, not
-    its transpose, as ``nn.Linear`` does; ``weights_unmasked``: the
-    weights returned are the softmax before any mask (the output keeps
-    it). Only used to name a bug; the expected values come from
-    :func:`twin`.
+    its transpose, as ``nn.Linear`` does. Only used to name a bug; the
+    expected values come from :func:`twin`.
     """
     w, h = dict(module.weights), module.h
     w |= {name: w[name].T for name in stored}
@@ -883,14 +881,12 @@ def reference(
     scores = q @ k.transpose(-2, -1) / divisor  # (B, h, T_q, T_k)
     if isinstance(allowed, str):  # "causal": a mask the call did not ask for
         allowed = causal(q.size(-2), k.size(-2))
-    unmasked = torch.softmax(scores, dim=softmax_dim)  # (B, h, T_q, T_k)
     if allowed is not None:
         scores = scores.masked_fill(~allowed, float("-inf"))
     weights = torch.softmax(scores, dim=softmax_dim)  # (B, h, T_q, T_k)
     merged = merge(weights @ v)  # (B, T_q, d_model)
     out = merged @ w[out_weight].T if w_o else merged
-    returned = unmasked if weights_unmasked else weights
-    return (out + query if residual else out), returned
+    return (out + query if residual else out), weights
 
 
 def causal(T_q: int, T_k: int, offset: int = 0) -> torch.Tensor:
@@ -1425,9 +1421,11 @@ def check_many_heads(s: Session) -> str:
     # Eval mode with gradients on, as model.eval() alone leaves them: a
     # forward that turned them off for inference with a bare
     # torch.set_grad_enabled(False) left the caller's autograd off.
+    # (The same values as in train mode: the lesson's module has no
+    # dropout.)
     where = "at h=2 in eval mode with gradients on"
     got = s.forward(module, (x, x, x), where=where, grad_on=True)
-    compare(module, (x, x, x), got, twin(module, x, x, x), where)
+    compare(module, (x, x, x), got, want, where)
     _sweep(s, SWEEP_HEADS)  # (always runs in h>1: the line names its sizes)
     return (
         "outputs and per-head weights equal nn.MultiheadAttention, h=1 to "

@@ -284,10 +284,11 @@ def _torch_causal(module, x, grads=False):
     return {"W_Q": q, "W_K": k, "W_V": v, "W_O": layer.out_proj.weight.grad}
 
 
-def _base_problem(module, base, x) -> str:
+def _base_problem(module, base, x, causal_out) -> str:
     """Why ``base`` itself (the student's project module) cannot give
     causal attention, or "": its forward without a mask, then with
-    ``is_causal``, against torch. A wrong base was blamed on the
+    ``is_causal``, against torch (``causal_out``: torch's causal output
+    on ``x``). A wrong base was blamed on the
     subclass's mask (bias=True, no 1/sqrt(d_k), mask_scores left as the
     TODO, the reshape trap)."""
     T = x.size(1)
@@ -305,7 +306,7 @@ def _base_problem(module, base, x) -> str:
             "project's module first (python -m mha_ref.grade my_mha.py "
             "names the milestone)"
         )
-    if not torch.allclose(masked, _torch_causal(module, x)[0], atol=1e-5):
+    if not torch.allclose(masked, causal_out, atol=1e-5):
         return (
             f"your {base.__name__} itself ignores or misapplies "
             "is_causal=True (or a causal mask): finish its mask_scores "
@@ -376,7 +377,7 @@ def _check_causal(module, base, generator, calls) -> str:
             out, want, atol=1e-5
         ):
             continue
-        if problem := _base_problem(module, base, x):
+        if problem := _base_problem(module, base, x, want):
             raise HomeworkCheckFailed(problem)
         if weights.isnan().any():
             raise HomeworkCheckFailed(
@@ -395,17 +396,20 @@ def _check_causal(module, base, generator, calls) -> str:
                 "is True on and below the diagonal; a float mask is added "
                 "to the scores)"
             )
-        if (B, T) == _CAUSAL_SIZES[0]:
-            changed = x.clone()
-            changed[:, 4:] = torch.randn(2, 3, _D_MODEL, generator=generator)
-            with torch.no_grad():
-                out_changed, _ = module(changed)
-            if not torch.allclose(out[:, :4], out_changed[:, :4], atol=1e-6):
-                raise HomeworkCheckFailed(
-                    "changing positions 4..6 changed the outputs at 0..3: "
-                    "the future leaks into the past; expected identical "
-                    "outputs"
-                )
+        # The output can leak where the weights returned do not.
+        cut = (T + 1) // 2  # positions cut.. changed, 0..cut-1 compared
+        changed = x.clone()
+        changed[:, cut:] = torch.randn(
+            B, T - cut, _D_MODEL, generator=generator
+        )
+        with torch.no_grad():
+            out_changed, _ = module(changed)
+        if not torch.allclose(out[:, :cut], out_changed[:, :cut], atol=1e-6):
+            raise HomeworkCheckFailed(
+                f"changing positions {cut}..{T - 1} changed the outputs at "
+                f"0..{cut - 1} {where}: the future leaks into the past; "
+                "expected identical outputs"
+            )
         if not torch.allclose(weights, want_weights, atol=1e-5):
             raise HomeworkCheckFailed(
                 "the weights differ from torch.nn.MultiheadAttention's "
