@@ -614,7 +614,9 @@ def test_a_builds_second_runs_yield_the_cores(tmp_path):
     priority. Both seeds' results are judged as before."""
 
     root = make_site(tmp_path, "good")
-    nice = tmp_path / "nice.py"
+    nice = (
+        root / "snippets" / "nice.py"
+    )  # (nothing outside is in a run's view)
     nice.write_text("import os\nprint(os.nice(0))\n", encoding="utf-8")
     ours = os.nice(0)
     pool = Pool(root)

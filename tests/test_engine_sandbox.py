@@ -15,6 +15,7 @@ import ctypes
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -54,7 +55,8 @@ attempt("umount-repo", libc.umount2(root, 0))
 attempt("umount-repo-lazy", libc.umount2(root, 2))
 attempt("umount-proc", libc.umount2(b"/proc", 2))
 parent = os.path.dirname(os.getcwd()).encode()
-attempt("bind-parent", libc.mount(parent, b"/mnt", None, MS_BIND, None))
+scratch = os.environ["TMPDIR"].encode()
+attempt("bind-parent", libc.mount(parent, scratch, None, MS_BIND, None))
 # A new user namespace of its own gives every capability in it, and
 # still no way to unlock a mount made by a more privileged one.
 if libc.unshare(0x10000000 | 0x20000) == 0:
@@ -599,6 +601,66 @@ def test_a_run_cannot_erase_what_it_read(tmp_path):
     assert "data.txt" in run["reads"], run["reads"]
 
 
+#: Reads the audit hook cannot see: C code (ctypes' fopen; torch.from_file
+#: did the same) and a program (cat), and a socket of the machine's.
+UNSEEN = r"""
+import ctypes, errno, os, socket, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fopen.restype = ctypes.c_void_p
+libc.fgets.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p]
+for path in sys.argv[1:] or PATHS:
+    f = libc.fopen(path.encode(), b"r")
+    line = ctypes.create_string_buffer(200)
+    got = f and libc.fgets(line, 200, ctypes.c_void_p(f)) and line.value
+    print("fopen", path, got or errno.errorcode.get(ctypes.get_errno(), "empty"))
+    cat = subprocess.run(["cat", path], capture_output=True)
+    print("cat", path, cat.stdout[:40] or cat.returncode or "empty")
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(SOCKET)
+    print("socket DONE")
+except OSError as exc:
+    print("socket", errno.errorcode[exc.errno])
+print("top", sorted(os.listdir("/")))
+"""
+
+
+def test_what_is_outside_the_repository_is_not_there(tmp_path):
+    """The audit hook names what Python opens outside the repository,
+    but C code and programs open files unseen: ``torch.from_file`` of
+    /etc/shadow reached a page. Now only the repository, the interpreter
+    and the system's folders are in a run's file system: a file beside
+    the repository, /etc/shadow and a socket of the machine's are not
+    there to read or reach, through C or a program (the sandbox as root
+    reads any file otherwise)."""
+    outside = tmp_path / "secret.txt"
+    outside.write_text("outside secret\n")
+    outside.chmod(0o644)
+    paths = [str(outside), "/etc/shadow", str(Path.home() / ".bashrc")]
+    listening = socket.socket(socket.AF_UNIX)
+    listening.bind(str(tmp_path / "daemon.sock"))
+    listening.listen()
+    root = _site(tmp_path)
+    (root / "inside.txt").write_text("inside\n")
+    program = UNSEEN.replace("PATHS", repr([*paths, "inside.txt"]))
+    program = program.replace("SOCKET", repr(str(tmp_path / "daemon.sock")))
+    try:
+        [run] = _run_as("root", root, {"unseen.py": program})
+    finally:
+        listening.close()
+    assert run["exit"] == 0, run["stderr"] + run["failure"]
+    lines = run["stdout"].splitlines()
+    assert "fopen inside.txt b'inside\\n'" in lines, lines
+    assert "cat inside.txt b'inside\\n'" in lines, lines
+    for path in paths:
+        for line in lines:
+            if line.split(" ")[1:2] == [path]:
+                assert line.endswith(("ENOENT", "EACCES", "empty", " 1")), line
+    assert "socket ENOENT" in lines, lines
+    top = next(line for line in lines if line.startswith("top "))
+    assert "'home'" not in top and "'var'" not in top, top
+
+
 def test_a_config_file_only_its_owner_may_read_is_outside(tmp_path):
     """/etc is the system's, but not all of it is for everyone: a build
     as root read /etc/shadow into a page. A file of /etc that not every
@@ -643,6 +705,30 @@ def test_a_forged_read_cannot_make_the_build_read_outside(tmp_path):
     [run] = _run_as("root", _site(tmp_path), {"forge.py": forge})
     assert run["stdout"] == "forged\n", run
     assert run["reads"] == ["snippets/forge.py"], run["reads"]
+
+
+def test_a_flooded_record_of_reads_is_bounded(tmp_path):
+    """The pipe is copied by a process outside the run's limits: 300 MiB
+    written there filled /tmp past the run's 64 MiB file limit, and the
+    build read it all into memory. Now 1 MiB is kept, the rest drained,
+    and the run is not cached (what it read is no longer all known)."""
+    flood = (
+        "import os\n"
+        "for fd in os.listdir('/proc/self/fd'):\n"
+        "    try:\n"
+        "        if int(fd) > 2 and os.readlink(f'/proc/self/fd/{fd}')"
+        ".startswith('pipe:'):\n"
+        "            line = b'R ' + b'x' * 1000 + b'\\n'\n"
+        "            for _ in range(8 * 1024):\n"
+        "                os.write(int(fd), line)\n"
+        "            print('flooded')\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    [run] = _run_as("root", _site(tmp_path), {"flood.py": flood})
+    assert run["stdout"] == "flooded\n", run
+    assert run["uncached"] == "recorded more reads than can be kept", run
+    assert sum(map(len, run["reads"])) < 1 << 20, len(run["reads"])
 
 
 def test_outside_read_fails_the_check_naming_the_file(tmp_path):

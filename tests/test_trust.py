@@ -1126,6 +1126,12 @@ def test_a_published_svg_is_sanitised():
     assert "script" not in safe and "onload" not in safe
     assert "javascript" not in safe and "foreignObject" not in safe
     assert '<rect width="1"' in safe and len(removed) == 4
+    # A stylesheet instruction ElementTree leaves out of its tree.
+    styled = '<?xml-stylesheet type="text/css" href="http://x/e.css"?>' + clean
+    safe, removed = sanitise(styled)
+    assert "stylesheet" not in safe and len(removed) == 1, removed
+    declared = '<?xml version="1.0" encoding="utf-8"?>\n' + clean
+    assert sanitise(declared) == (declared, [])
     with pytest.raises(UnsafeSvg):
         sanitise(
             '<!DOCTYPE x [<!ENTITY a "b">]><svg xmlns="http://www.w3.org/2000/svg"/>'

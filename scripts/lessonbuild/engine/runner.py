@@ -601,7 +601,8 @@ def _reads(path: Path, prefix: str, job: Path | Module):
     itself, which the child leaves out; the files outside the root it
     read; why it may not be cached ("" if it may)."""
     reads, outside, uncached = set(), set(), ""
-    for line in _text(path).splitlines():
+    # The server keeps 1 MiB of it (MAX_READS there) and its last line.
+    for line in _text(path, 2 << 20).splitlines():
         kind, _, value = line.partition(" ")
         if kind == "R":
             # The run can write this file too: only a path inside the

@@ -78,6 +78,9 @@ DUMP_GRACE = 0.3
 #: user may read (a build as root read /etc/shadow into a page).
 SYSTEM_FOLDERS = ("/usr/", "/lib/", "/lib64/", "/proc/", "/sys/", "/dev/")
 CONFIG_FOLDER = "/etc/"
+#: The machine's folders a run can see at all (``_hide_the_rest``): the
+#: system's above, /etc and the links of a merged /usr.
+VISIBLE = (*(f.rstrip("/") for f in SYSTEM_FOLDERS), "/etc", "/bin", "/sbin")
 #: Audit events after which what a run reads is no longer all seen.
 UNTRACKED = {
     "subprocess.Popen": "started a program",
@@ -93,8 +96,15 @@ UNTRACKED = {
 DEVICES = ("null", "zero", "full", "random", "urandom")
 #: What of a run's own /proc is read-only (what container runtimes mask).
 PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
+#: Bytes of a run's record of reads (a line per file it opens: the
+#: lesson's runs write a few KB).
+MAX_READS = 1 << 20
 #: Size of a run's scratch folder and of its /dev/shm (tmpfs, in RAM).
 SCRATCH_SIZE = "256m"
+#: The build's own package (lessonbuild), this script's: a module job
+#: (``python -m lessonbuild.notebooks``) runs it, and a traceback through
+#: the server's frames reads its source.
+ENGINE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CGROUPS = {}  # controller -> this server's cgroup folder (make_cgroups)
 PACKAGES = []  # where the interpreter finds packages (``main``)
 TORCH_THREADS = []  # torch's default thread count, once imported
@@ -256,12 +266,99 @@ def _sandbox_server(root, tmp):
         _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
         _mount(real, real, None, _MS_BIND | _MS_REC)
         _mount(None, real, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | keep)
+        _hide_the_rest(root, tmp)
         # One more user namespace locks that mount for the server too:
         # nothing it runs (a module it imports) can unmount it.
         _unshare(_CLONE_NEWNS, os.getuid(), os.getgid())
     except (OSError, AttributeError) as exc:
         return str(exc) or "user namespaces unavailable"
     return ""
+
+
+def _hide_the_rest(given, tmp):
+    """Make a root of :data:`VISIBLE`, the lesson's root (``given``),
+    ``tmp`` and the interpreter's folders alone (bound into a tmpfs, then
+    pivot_root), with what of /etc not every user may read masked: the
+    rest of the machine is not in the namespace at all. The audit hook
+    sees what Python opens; this is what C code and programs cannot read
+    either (``torch.from_file`` or ``cat`` of /etc/shadow and of a user's
+    files reached a page), and what a socket outside (an X server, a
+    daemon) cannot be reached through."""
+    new = os.path.join(tmp, f"root-{os.getpid()}")  # one per server
+    os.mkdir(new, 0o755)
+    _mount("tmpfs", new, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755")
+    wanted = {os.path.abspath(given), *_interpreter_folders()}
+    folders = {os.path.realpath(p) for p in wanted if os.path.isdir(p)}
+    bound = []
+    for path in sorted({*VISIBLE, *folders}):
+        if os.path.islink(path) and os.path.dirname(path) == "/":
+            os.symlink(os.readlink(path), new + path)  # /bin -> usr/bin
+        elif os.path.isdir(path) and not _under(path, bound):
+            os.makedirs(new + path, exist_ok=True)
+            _mount(path, new + path, None, _MS_BIND | _MS_REC)
+            bound.append(path)
+    # A folder named through a link: the link, where no bound folder is.
+    for path in sorted(p for p in wanted - folders if os.path.isdir(p)):
+        if not _under(path, bound) and not os.path.lexists(new + path):
+            os.makedirs(os.path.dirname(new + path), exist_ok=True)
+            os.symlink(os.path.realpath(path), new + path)
+    # tmp holds this root: bound alone, its copy there is an empty folder.
+    os.makedirs(new + tmp, exist_ok=True)
+    _mount(tmp, new + tmp, None, _MS_BIND)
+    _mask_private(new, "/etc")
+    os.chdir(new)
+    _check(_libc().syscall(_pivot_root_call(), b".", b"."), "pivot_root")
+    _check(_libc().umount2(b".", 2), "umount the old root")  # MNT_DETACH
+    os.chdir("/")
+
+
+def _interpreter_folders():
+    """The folders Python, its packages (:func:`_package_folders`) and
+    the build's code come from, as named."""
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    exe = os.path.dirname(os.path.realpath(sys.executable))
+    folders = {*prefixes, exe, ENGINE, *_package_folders()}
+    return {os.path.abspath(p) for p in folders if p}
+
+
+def _under(path, folders):
+    """Whether ``path`` is one of ``folders`` or lies in one."""
+    return any(
+        path == f or path.startswith(f.rstrip("/") + "/") for f in folders
+    )
+
+
+def _mask_private(new, top):
+    """Cover each file and folder under ``top`` that not every user may
+    read with an empty one (the policy :func:`_record_reads` names)."""
+    empty = os.path.join(new, ".empty")
+    os.close(os.open(empty, os.O_CREAT | os.O_WRONLY, 0))
+    for folder, dirs, files in os.walk(top):
+        for name in [*dirs, *files]:
+            path = os.path.join(folder, name)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            if stat.S_ISLNK(mode) or mode & stat.S_IROTH:
+                continue
+            if stat.S_ISDIR(mode):
+                options = "size=4k,mode=0700"
+                _mount("tmpfs", new + path, "tmpfs", _MS_NOSUID, options)
+                dirs.remove(name)
+            else:
+                _mount(empty, new + path, None, _MS_BIND)
+
+
+def _pivot_root_call():
+    """pivot_root(2)'s number, which differs between architectures."""
+    import platform
+
+    machine = platform.machine()
+    numbers = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "arm64": 41}
+    if machine not in numbers:
+        raise OSError(f"pivot_root: not known on {machine}")
+    return numbers[machine]
 
 
 def _sandbox_run(run_dir, tables):
@@ -739,9 +836,18 @@ def _init(run, go):
 def _relay_exit(pid, drain, out):
     """Copy the run's record of reads from ``drain`` into ``out`` until
     every writer has closed it, then wait for the run's init (PID 1 of
-    its namespace) and end as it ended."""
+    its namespace) and end as it ended. The run can write that pipe
+    itself, and this relay holds none of its limits: past
+    :data:`MAX_READS` bytes (300 MiB filled /tmp and the build's memory),
+    the rest is drained unrecorded and the run is not cached."""
+    kept = 0
     while data := os.read(drain, 1 << 16):
-        os.write(out, data)
+        if kept < MAX_READS:
+            data = data[: MAX_READS - kept]
+            kept += len(data)
+            os.write(out, data)
+            if kept >= MAX_READS:
+                os.write(out, b"\nX recorded more reads than can be kept\n")
     _end_as(os.waitpid(pid, 0)[1])
 
 
@@ -899,7 +1005,7 @@ def _record_reads(root, fd, own, scratch):
     prefix = os.path.join(os.path.realpath(root), "")
     own = os.path.abspath(own)
     allowed = [os.path.join(os.path.realpath(scratch), "")]
-    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, *PACKAGES}:
+    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, ENGINE, *PACKAGES}:
         allowed.append(os.path.join(os.path.realpath(p), ""))
     allowed = tuple(allowed) + SYSTEM_FOLDERS
     seen, paths = set(), set()

@@ -6,7 +6,8 @@ site serves it as ``figures/<id>.svg``, which a browser opened directly
 would run scripts in. ``sanitise`` keeps only drawing elements and
 attributes (what matplotlib writes), drops every event handler, every
 link that is not to the same document (``#id``) and every embedded
-image that is not PNG or JPEG data, and refuses entity declarations
+image that is not PNG or JPEG data, every processing instruction, and
+refuses entity declarations
 (an entity bomb). An SVG it had nothing to remove from is returned
 byte for byte, so a clean figure's bytes do not depend on this module.
 """
@@ -33,6 +34,10 @@ _BAD_CSS = re.compile(
     r"@import|url\(\s*['\"]?\s*(?!#)|expression\(|javascript:", re.I
 )
 _NAME = re.compile(r"^\{([^}]*)\}(.*)$")
+#: A processing instruction other than the XML declaration: ElementTree
+#: skips it, and ``<?xml-stylesheet href=...?>`` loaded CSS from any
+#: origin when the figure was opened.
+_INSTRUCTION = re.compile(r"<\?(?!xml[\s?])", re.I)
 
 
 class UnsafeSvg(ValueError):
@@ -55,6 +60,8 @@ def sanitise(svg: str) -> tuple[str, list[str]]:
     if _split(root.tag) != (SVG, "svg"):
         raise UnsafeSvg("its root element is not <svg> (SVG namespace)")
     removed: list[str] = []
+    if _INSTRUCTION.search(svg):
+        removed.append("a processing instruction (<?...?>)")
     _clean(root, removed)
     if not removed:
         return svg, []
