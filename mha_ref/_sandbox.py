@@ -348,7 +348,7 @@ class _Runner:
         ``grads`` the leaf of each input (by name) to read its gradient
         from.
 
-        Each tensor is copied into the storage the last call of that
+        Each tensor is copied into the tensor the last call of that
         place (position or keyword) and shape had: a forward that keys a
         cache on ``data_ptr()`` then gets a stale answer on every new
         input, not only when the allocator happens to reuse an address
@@ -369,7 +369,12 @@ class _Runner:
                 key = (place, tuple(arg.shape), arg.dtype)
                 if key not in self.buffers:
                     self.buffers[key] = torch.empty_like(arg)
-                copy = self.buffers[key].copy_(arg)
+                # Written through .data, which leaves the tensor's
+                # _version as it was: a cache keyed on (id, _version) of
+                # the key passed, where a new input's tensor comes back
+                # with a freed one's id and version 0 (round 10).
+                copy = self.buffers[key]
+                copy.data.copy_(arg)
                 leaf = None
                 if grads and copy.is_floating_point():
                     leaf = copy.detach().requires_grad_()
@@ -392,7 +397,12 @@ class _Runner:
         gradients on)."""
         module = self.modules[id]
         args, kwargs, leaves = self._inputs(args, kwargs, grads)
-        module.train(train)
+        # Only a change of mode, as a caller's model.eval() makes it once:
+        # a fused copy of W_Q, W_K, W_V made by an overridden train(False)
+        # was made again before every call, and passed though it went
+        # stale when new weights came after eval() (round 10).
+        if module.training != train:
+            module.train(train)
         for name in PROJECTIONS:
             getattr(module, name).weight.grad = None
         grad_on = bool(grads or grad_on)
@@ -402,6 +412,9 @@ class _Runner:
         before = {n: _weight(module, n) for n in PROJECTIONS}
         state = set(module.state_dict())
         held = _collections(module) if grads else {}
+        # In eval mode nothing random runs: a torch.manual_seed(0) in
+        # forward reset every caller's random numbers (round 10).
+        rng = None if train else torch.get_rng_state()
         with context:
             result = module(*args, **kwargs)
             # Switched by a bare torch.set_grad_enabled(False) in forward:
@@ -419,6 +432,8 @@ class _Runner:
         reply = {"ok": True, "items": items, "changed": changed}
         if moved:
             reply["moved"] = moved
+        if rng is not None and not torch.equal(rng, torch.get_rng_state()):
+            reply["rng"] = True
         if grad_mode != grad_on:
             reply["grad_mode"] = "on" if grad_mode else "off"
         # A buffer or parameter registered in forward: the module's

@@ -64,7 +64,10 @@ check("my_mha.py", upto="skeleton")
 # keys, weigh the values, merge the heads back, apply `W_O`. No
 # dropout: train mode computes what eval mode does. Return the very
 # weights that multiply the values, in the graph (not detached), as
-# `nn.MultiheadAttention` does. The grader
+# `nn.MultiheadAttention` does, in eval mode too (`model.eval()` leaves
+# gradients on). Each call depends on its own arguments and the
+# weights alone: nothing kept on `self` from an earlier call, no
+# random draw or reseeding. The grader
 # checks the shapes (milestone 2), compares your numbers with
 # single-head attention at $h = 1$ (milestone 3), then with
 # `torch.nn.MultiheadAttention` at $h > 1$ (the check a wrong split

@@ -201,6 +201,11 @@ class MultiHeadAttention(nn.Module):
 """
 
 
+FORWARD_LINE = (
+    "    def forward(self, query, key, value, mask=None, is_causal=False):\n"
+)
+
+
 def _bug(*edits: str, source: str = CORRECT) -> str:
     """``source`` with each ``old`` replaced by the ``new`` after it.
 
@@ -730,6 +735,122 @@ def test_a_mask_made_on_the_cpu_passes_with_a_note_for_the_gpu(
 
 # (edits for _bug, milestones that fail, words the first failure must hold)
 BUGS = {
+    # Round 10 of an expert's audit: each passed 7 of 7, or was told
+    # another cause. Gradients off whenever not training: an eval-mode
+    # backward (saliency, a frozen layer) raised.
+    "gradients off in eval mode": (
+        FORWARD_LINE,
+        FORWARD_LINE + "        with torch.set_grad_enabled(self.training and "
+        "torch.is_grad_enabled()):\n"
+        "            return self.go(query, key, value, mask, is_causal)\n"
+        "\n" + FORWARD_LINE.replace("forward", "go"),
+        {"h>1"},
+        ["in eval mode with gradients on", "does not require grad"],
+    ),
+    # The weights detached in eval mode only.
+    "weights detached in eval mode": (
+        "        return self.W_O(self.merge(weights @ v)), weights\n",
+        "        shown = weights if self.training else weights.detach()\n"
+        "        return self.W_O(self.merge(weights @ v)), shown\n",
+        {"h>1"},
+        ["after a backward pass in eval mode", "model.eval() leaves"],
+    ),
+    # A default of None tested with `is not None`: an explicit
+    # is_causal=False masked the future.
+    "is_causal=None tested with is not None": (
+        FORWARD_LINE,
+        FORWARD_LINE.replace("is_causal=False", "is_causal=None")
+        + "        is_causal = is_causal is not None\n",
+        {"h>1"},
+        ["is_causal=False", "if is_causal"],
+    ),
+    # torch.manual_seed(0) in forward: every caller's random numbers
+    # reset at each call.
+    "torch.manual_seed in forward": (
+        FORWARD_LINE,
+        FORWARD_LINE + "        torch.manual_seed(0)\n",
+        {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["random number generator", "seed once"],
+    ),
+    # A K/V cache for inference keyed on the key's id and _version: a new
+    # encoder output reusing a freed tensor's id got the old K and V.
+    "K and V cached by the key's id and version": (
+        "        k = self.split(self.W_K(key))\n"
+        "        v = self.split(self.W_V(value))\n",
+        "        tag = (id(key), key._version, tuple(key.shape))\n"
+        "        if key is query or torch.is_grad_enabled():\n"
+        "            k = self.split(self.W_K(key))\n"
+        "            v = self.split(self.W_V(value))\n"
+        "        else:\n"
+        "            if getattr(self, 'tag', None) != tag:\n"
+        "                self.tag = tag\n"
+        "                self.kv = (self.split(self.W_K(key)),\n"
+        "                           self.split(self.W_V(value)))\n"
+        "            k, v = self.kv\n",
+        {"T_q!=T_k"},
+        ["on a new key and value", "keeps something from an earlier call"],
+    ),
+    # The last call's scores added to this call's: told "nothing random
+    # may run in eval mode" (deterministic), then a mask hint.
+    "the last call's scores added": (
+        "        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)\n",
+        "        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)\n"
+        "        last = getattr(self, 'last', None)\n"
+        "        if last is not None and last.shape == scores.shape:\n"
+        "            scores = scores + last\n"
+        "        self.last = scores.detach()\n",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["keeps something from an earlier call", "called once before"],
+    ),
+    # Each call's K and V appended to the last call's (a cache always
+    # on): told the weights' shape was wrong, then the mask.
+    "K and V appended to the last call's": (
+        "        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)\n",
+        "        if getattr(self, 'k', None) is not None and "
+        "len(self.k) == len(k):\n"
+        "            k = torch.cat([self.k, k], 2)\n"
+        "            v = torch.cat([self.v, v], 2)\n"
+        "        self.k, self.v = k.detach(), v.detach()\n"
+        "        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)\n",
+        {"h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["keeps something from an earlier call"],
+    ),
+    # The last call's weights returned with this call's output: told the
+    # weights came from before the mask.
+    "the last call's weights returned": (
+        "        return self.W_O(self.merge(weights @ v)), weights\n",
+        "        shown = getattr(self, 'last', weights)\n"
+        "        self.last = weights\n"
+        "        return self.W_O(self.merge(weights @ v)), shown\n",
+        {"h>1", "masks", "causal", "T_q!=T_k"},
+        ["keeps something from an earlier call"],
+    ),
+    # W_Q, W_K, W_V fused when train(False) is called, and used in eval
+    # mode: stale once new weights come after eval() (the grader called
+    # train() before every call, which fused them again).
+    "a fused copy made by train(False)": (
+        FORWARD_LINE,
+        "    def train(self, mode=True):\n"
+        "        super().train(mode)\n"
+        "        if not mode:\n"
+        "            w = (self.W_Q.weight, self.W_K.weight, self.W_V.weight)\n"
+        "            self.qkv = torch.cat(w).detach()\n"
+        "        return self\n"
+        "\n" + FORWARD_LINE,
+        "        q = self.split(self.W_Q(query))\n"
+        "        k = self.split(self.W_K(key))\n"
+        "        v = self.split(self.W_V(value))\n",
+        "        if not self.training and hasattr(self, 'qkv'):\n"
+        "            wq, wk, wv = self.qkv.chunk(3)\n"
+        "        else:\n"
+        "            wq, wk, wv = (self.W_Q.weight, self.W_K.weight,\n"
+        "                          self.W_V.weight)\n"
+        "        q = self.split(query @ wq.T)\n"
+        "        k = self.split(key @ wk.T)\n"
+        "        v = self.split(value @ wv.T)\n",
+        {"h>1"},
+        ["after new weights were copied"],
+    ),
     # Round 9 of an expert's audit: each passed, or was told another
     # cause. The merge in (d_k, h) order: sent to a second SDPA call.
     "merge in (d_k, h) order": (
@@ -1093,8 +1214,9 @@ BUGS = {
         "weights = torch.softmax(scores, dim=-1)",
         "weights = torch.nn.functional.dropout("
         "torch.softmax(scores, dim=-1), 0.5)",
-        set(MILESTONES) - {"skeleton", "shapes"},
-        ["two calls in eval mode", "different results", "self.training"],
+        # a random draw in eval mode: named at the first call (round 10)
+        set(MILESTONES) - {"skeleton"},
+        ["random number generator in eval mode", "self.training"],
     ),
     "float64 weights": (
         "self.W_O = nn.Linear(d_model, d_model, bias=False)",
@@ -1359,8 +1481,9 @@ BUGS = {
         "            self.kv = (self.split(self.W_K(key)),\n"
         "                       self.split(self.W_V(value)))\n"
         "        k, v = self.kv\n",
-        # masks: x * 20 of the large-input call sits in x's storage
-        {"h>1", "masks", "causal"},
+        # masks: x * 20 of the large-input call sits in x's storage;
+        # T_q!=T_k: a new key and value of the same shapes
+        {"h>1", "masks", "causal", "T_q!=T_k"},
         ["on a second input", "keeps something from an earlier call"],
     ),
     "scale inverted": (
@@ -1431,7 +1554,7 @@ BUGS = {
         "        with torch.no_grad():\n"
         "            self.buf.copy_(weights)\n"
         "        return self.W_O(self.merge(weights @ v)), self.buf\n",
-        {"h>1", "masks", "causal"},
+        {"h>1", "masks", "causal", "T_q!=T_k"},
         ["an earlier call returned changed", "return new tensors"],
     ),
     # The mask's additive bias cached by the mask's address and shape:
@@ -1542,7 +1665,17 @@ BUGS = {
         "        weights = torch.cat([b.softmax(-1) for b in blocks], -1)\n"
         "        weights = weights / len(blocks)\n",
         {"h>1", "causal"},
-        ["a long sequence (T=40)", "in blocks"],
+        [f"a long sequence (T={grade.LONG_T})", "in blocks"],
+    ),
+    # The same with blocks of 64 keys, a flash-style tile: exact at the
+    # T = 40 the long call had (round 10).
+    "a softmax per block of 64 keys": (
+        "        weights = torch.softmax(scores, dim=-1)\n",
+        "        blocks = scores.split(64, dim=-1)\n"
+        "        weights = torch.cat([b.softmax(-1) for b in blocks], -1)\n"
+        "        weights = weights / len(blocks)\n",
+        {"h>1"},  # (causal calls stay within 40 keys: CAUSAL_LONG_T)
+        ["a long sequence", "in blocks"],
     ),
 }
 
