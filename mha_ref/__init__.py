@@ -9,48 +9,50 @@ milestone by milestone (:mod:`mha_ref.grade`); it is not imported here,
 so importing the package stays as light as before.
 """
 
-from .attention import causal_mask, padding_mask, scaled_dot_product_attention
-from .counting import FlopCount, count_parameters, forward_flops
-from .mha import (
-    MultiHeadAttention,
-    from_torch_mha,
-    merge_heads,
-    single_head_attention,
-    split_heads,
-    to_torch_mha,
-)
-from .tables import TABLES_ENV, publish_table, shape_str
-from .traps import (
-    attend_flat,
-    attend_with_split,
-    direct_view_origins,
-    flat_row_origins,
-    split_heads_direct_view,
-    split_heads_flat,
-    split_heads_transpose_first,
-)
+import importlib
 
-__all__ = [
-    "TABLES_ENV",
-    "FlopCount",
-    "MultiHeadAttention",
-    "attend_flat",
-    "attend_with_split",
-    "causal_mask",
-    "count_parameters",
-    "direct_view_origins",
-    "flat_row_origins",
-    "forward_flops",
-    "from_torch_mha",
-    "merge_heads",
-    "padding_mask",
-    "publish_table",
-    "scaled_dot_product_attention",
-    "shape_str",
-    "single_head_attention",
-    "split_heads",
-    "split_heads_direct_view",
-    "split_heads_flat",
-    "split_heads_transpose_first",
-    "to_torch_mha",
-]
+#: What the package offers, and the module each name comes from. Loaded
+#: on first use (PEP 562): ``python -m mha_ref.grade`` runs this file
+#: before the grader, and an import of torch here would take a
+#: ``torch.py`` (or any module) from the folder it runs in, next to a
+#: submission's files, before the grader could drop that folder from
+#: its path (an attacker's review: a ``secrets.py`` there forged 7 of 7).
+EXPORTS = {
+    "TABLES_ENV": "tables",
+    "FlopCount": "counting",
+    "MultiHeadAttention": "mha",
+    "attend_flat": "traps",
+    "attend_with_split": "traps",
+    "causal_mask": "attention",
+    "count_parameters": "counting",
+    "direct_view_origins": "traps",
+    "flat_row_origins": "traps",
+    "forward_flops": "counting",
+    "from_torch_mha": "mha",
+    "merge_heads": "mha",
+    "padding_mask": "attention",
+    "publish_table": "tables",
+    "scaled_dot_product_attention": "attention",
+    "shape_str": "tables",
+    "single_head_attention": "mha",
+    "split_heads": "mha",
+    "split_heads_direct_view": "traps",
+    "split_heads_flat": "traps",
+    "split_heads_transpose_first": "traps",
+    "to_torch_mha": "mha",
+}
+__all__ = list(EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in EXPORTS:
+        raise AttributeError(f"module 'mha_ref' has no attribute {name!r}")
+    value = getattr(
+        importlib.import_module(f".{EXPORTS[name]}", __name__), name
+    )
+    globals()[name] = value  # the next use finds it here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *EXPORTS})

@@ -200,10 +200,13 @@ def _watching(
             torch_mha.add(name)
         if (name := _UNHOOK.get(frame.f_code)) is not None:
             hidden.add(name)
-        # The entry into the reference, not the helpers it calls on.
-        if inside(frame) and not inside(frame.f_back):
-            name = os.path.basename(frame.f_code.co_filename)
-            seen.add(f"{name}: {frame.f_code.co_qualname}")
+        # The entry into the reference, not the helpers it calls on, nor
+        # the import of its modules (the package loads them on first use).
+        code = frame.f_code
+        loading = code.co_name in ("<module>", "__getattr__", "__dir__")
+        if inside(frame) and not inside(frame.f_back) and not loading:
+            name = os.path.basename(code.co_filename)
+            seen.add(f"{name}: {code.co_qualname}")
 
     _CURRENT[0] = profile  # and so every thread's hook (main sets it)
     _SET_PROFILE(profile)

@@ -51,16 +51,26 @@ line. The exit status is 0 only if every milestone passes.
 
 from __future__ import annotations
 
+import os
+import sys
+
+if __name__ == "__main__":
+    # Run as `python -m mha_ref.grade` in the folder of a submission,
+    # whose files may be named like a module imported below (secrets.py,
+    # argparse.py, torch.py: a secrets.py forged 7 of 7 from this
+    # process, outside every sandbox): that folder leaves the path before
+    # any import (mha_ref's __init__ imports nothing); this package's own
+    # modules come from its __path__.
+    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+
 import argparse
 import atexit
 import io
 import math
-import os
 import re
 import secrets
 import select
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable

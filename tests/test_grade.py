@@ -2445,6 +2445,22 @@ def test_a_file_that_turns_off_the_hook_fails(tmp_path, capsys):
         assert "called sys.setprofile" in lines[name][1], stdout
 
 
+def test_files_beside_the_submission_are_not_the_graders_modules(tmp_path):
+    """An autograder runs ``python -m mha_ref.grade my_mha.py`` in the
+    submission's folder: a ``secrets.py`` there was imported by the
+    grader itself (outside every sandbox) and printed 7 of 7 for an
+    empty class (an attacker's review). The grader's modules are not
+    taken from that folder, so the forgery never runs."""
+    (tmp_path / "secrets.py").write_text(
+        "print('7 of 7 milestones pass')\nraise SystemExit(0)\n"
+    )
+    (tmp_path / "argparse.py").write_text("raise SystemExit(0)\n")
+    source = "from torch import nn\n\n\nclass MultiHeadAttention(nn.Module):"
+    result = _run_grader(tmp_path, source + "\n    pass\n")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == "0 of 7 milestones pass"
+
+
 @pytest.mark.parametrize("forgery", list(FORGERIES))
 def test_forgeries_are_rejected(tmp_path, forgery):
     """Printing PASS lines, exiting early or patching the grader never
