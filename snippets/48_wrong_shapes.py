@@ -38,3 +38,10 @@ direct = attn_shape(
 )
 print("direct view        :", direct, "same as right:", direct == right)
 # --8<-- [end:show]
+
+from mha_ref.tables import publish_value  # noqa: E402
+
+# The shapes the slide's prose and model answer name (never typed).
+publish_value("forgot_transpose", no_t)
+publish_value("flat", flat)
+publish_value("averaged", tuple(w.mean(dim=1).shape))

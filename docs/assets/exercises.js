@@ -493,10 +493,27 @@
   // reasons must differ (one line pasted into every box rules nothing
   // out). Words are runs of letters or digits, in any script.
   function words(text) {
-    return (String(text).match(/[\p{L}\p{N}]+/gu) || []).length;
+    return nonAnswer(text) ? 0 : (String(text).match(/[\p{L}\p{N}]+/gu) || []).length;
   }
   function saysSomething(text) {
+    if (nonAnswer(text)) return false;
     return /\p{N}/u.test(text) || (String(text).match(/\p{L}/gu) || []).length > 1;
+  }
+  // "idk", "no idea", "I don't know", "asdf", "x y" opened every answer
+  // (a student's rehearsal): no try either. What is left once the
+  // filler goes is a way of saying "don't know", or letters in a row of
+  // the keyboard, or single letters.
+  const FILLER = new Set(["i", "really", "honestly", "sorry", "lol", "just", "at", "all", "yet", "the", "answer"]);
+  const DONT_KNOW = /^(?:idk|dunno|dno|dk|pass|skip|whatever|unsure|nothing|na|n a|no idea|no clue|no guess|not sure|(?:don ?t|do not|dont) know|(?:have|got) no idea|can ?t say|cannot say|(?:don ?t|do not|dont) know why)$/;
+  const ROWS = ["qwertyuiop", "asdfghjkl", "zxcvbnm"];
+  function nonAnswer(text) {
+    const tokens = String(text).toLowerCase().replace(/[\u2019']/g, " ")
+      .match(/[\p{L}\p{N}]+/gu) || [];
+    const kept = tokens.filter((t) => !FILLER.has(t));
+    if (!kept.length) return tokens.length > 0;
+    if (DONT_KNOW.test(kept.join(" "))) return true;
+    return kept.every((t) => !/\p{N}/u.test(t) &&
+      (t.length === 1 || (t.length >= 3 && ROWS.some((row) => row.includes(t)))));
   }
   function sameText(a, b) {
     const plain = (t) => String(t).toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
@@ -520,7 +537,8 @@
     function commit(quiet) {
       if (!saysSomething(input.value)) {
         w.announce(w.feedback("warn", input.value.trim()
-          ? "Say what you expect (a shape, a number, a word or two), then commit it."
+          ? "Say what you expect (a shape, a number, a word or two), then commit it" +
+            (nonAnswer(input.value) ? ": a guess, even an unsure one, is the point." : ".")
           : "Type a prediction first, then commit it."));
         focusOn(input);
         return;

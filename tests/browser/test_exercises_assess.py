@@ -189,10 +189,14 @@ def test_a_fill_in_cell_that_names_what_it_asks_is_no_attempt(lesson_pages):
 #: free-text kind, the tokens tried (a letter, a symbol, one word where
 #: a sentence is asked, the same reason in every box).
 TOKENS = {
-    "predict": ["x", "?", "- -"],
-    "discussion": ["x", "asdf", "no idea"],
-    "eliminate": [("x", "x", "x"), ("because", "b", "c"), ("no idea",) * 3],
-}
+    # "idk" and the rest opened the answer (a student's rehearsal).
+    "predict": ["x", "?", "- -", "idk", "No idea", "dunno", "asdf", "x y",
+                "I don't know"],
+    "discussion": ["x", "asdf", "no idea", "I really don't know",
+                   "I do not know why"],
+    "eliminate": [("x", "x", "x"), ("because", "b", "c"), ("no idea",) * 3,
+                  ("dunno", "not sure", "I don't know")],
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", list(TOKENS))
