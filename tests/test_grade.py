@@ -2445,6 +2445,38 @@ def test_a_file_that_turns_off_the_hook_fails(tmp_path, capsys):
         assert "called sys.setprofile" in lines[name][1], stdout
 
 
+#: A process that starts forks each holding ``MIB`` MiB, then waits.
+FORKS = """\
+import os, sys, time
+count, mib, wait = map(float, sys.argv[1:])
+for _ in range(int(count)):
+    if os.fork() == 0:
+        held = b"x" * (int(mib) << 20)
+        time.sleep(wait)
+        os._exit(0)
+for _ in range(int(count)):
+    os.wait()
+"""
+
+
+def test_all_of_a_files_processes_are_bounded_together(tmp_path):
+    """RLIMIT_AS bounds each process alone: four forks of 400 MiB held
+    1.6 GB together (an attacker's review). The process that waits for
+    the file's (``_isolate.watch``) stops all of them once together they
+    pass the budget, and lets a tree within it end as it ends."""
+    budget = 200 << 20
+    script = tmp_path / "forks.py"
+    script.write_text(FORKS)
+    over = subprocess.Popen([sys.executable, str(script), "4", "80", "600"])
+    status = _isolate.watch(over.pid, budget)
+    over.returncode = status  # reaped by watch
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == 9, status
+    within = subprocess.Popen([sys.executable, str(script), "2", "30", "0.5"])
+    status = _isolate.watch(within.pid, budget)
+    within.returncode = status
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
 def test_files_beside_the_submission_are_not_the_graders_modules(tmp_path):
     """An autograder runs ``python -m mha_ref.grade my_mha.py`` in the
     submission's folder: a ``secrets.py`` there was imported by the
