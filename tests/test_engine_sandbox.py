@@ -686,21 +686,29 @@ def test_a_config_file_only_its_owner_may_read_is_outside(tmp_path):
     assert run["outside"] == ["/etc/shadow"], run
 
 
+def _into_the_record(body: str) -> str:
+    """A snippet that runs ``body`` with ``fd``, its record of reads (the
+    one pipe it holds)."""
+    return (
+        "import os\n"
+        "def pipe(fd):\n"
+        "    try:\n"
+        "        return os.readlink(f'/proc/self/fd/{fd}').startswith('pipe:')\n"
+        "    except OSError:  # listdir's own descriptor, closed\n"
+        "        return False\n"
+        "[fd] = [int(f) for f in os.listdir('/proc/self/fd') if int(f) > 2 "
+        "and pipe(f)]\n" + body
+    )
+
+
 def test_a_forged_read_cannot_make_the_build_read_outside(tmp_path):
     """The run can write into its own record of reads (a pipe): a device
     or a path out of the root written there is not taken (the build would hash
     /dev/zero until it ran out of memory)."""
-    forge = (
-        "import os\n"
-        "for fd in os.listdir('/proc/self/fd'):\n"
-        "    try:\n"
-        "        if int(fd) > 2 and os.readlink(f'/proc/self/fd/{fd}')"
-        ".startswith('pipe:'):\n"
-        "            up = b'/'.join([b'..', b'..', b'etc', b'passwd'])\n"
-        "            os.write(int(fd), b'R /dev/zero\\nR ' + up + b'\\n')\n"
-        "            print('forged')\n"
-        "    except OSError:\n"
-        "        pass\n"
+    forge = _into_the_record(
+        "up = b'/'.join([b'..', b'..', b'etc', b'passwd'])\n"
+        "os.write(fd, b'R /dev/zero\\nR ' + up + b'\\n')\n"
+        "print('forged')\n"
     )
     [run] = _run_as("root", _site(tmp_path), {"forge.py": forge})
     assert run["stdout"] == "forged\n", run
@@ -712,18 +720,10 @@ def test_a_flooded_record_of_reads_is_bounded(tmp_path):
     written there filled /tmp past the run's 64 MiB file limit, and the
     build read it all into memory. Now 1 MiB is kept, the rest drained,
     and the run is not cached (what it read is no longer all known)."""
-    flood = (
-        "import os\n"
-        "for fd in os.listdir('/proc/self/fd'):\n"
-        "    try:\n"
-        "        if int(fd) > 2 and os.readlink(f'/proc/self/fd/{fd}')"
-        ".startswith('pipe:'):\n"
-        "            line = b'R ' + b'x' * 1000 + b'\\n'\n"
-        "            for _ in range(8 * 1024):\n"
-        "                os.write(int(fd), line)\n"
-        "            print('flooded')\n"
-        "    except OSError:\n"
-        "        pass\n"
+    flood = _into_the_record(
+        "for _ in range(8 * 1024):\n"
+        "    os.write(fd, b'R ' + b'x' * 1000 + b'\\n')\n"
+        "print('flooded')\n"
     )
     [run] = _run_as("root", _site(tmp_path), {"flood.py": flood})
     assert run["stdout"] == "flooded\n", run
