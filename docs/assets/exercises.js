@@ -500,20 +500,14 @@
     return /\p{N}/u.test(text) || (String(text).match(/\p{L}/gu) || []).length > 1;
   }
   // "idk", "no idea", "I don't know", "asdf", "x y" opened every answer
-  // (a student's rehearsal): no try either. What is left once the
-  // filler goes is a way of saying "don't know", or letters in a row of
-  // the keyboard, or single letters.
-  const FILLER = new Set(["i", "really", "honestly", "sorry", "lol", "just", "at", "all", "yet", "the", "answer"]);
-  const DONT_KNOW = /^(?:idk|dunno|dno|dk|pass|skip|whatever|unsure|nothing|na|n a|no idea|no clue|no guess|not sure|(?:don ?t|do not|dont) know|(?:have|got) no idea|can ?t say|cannot say|(?:don ?t|do not|dont) know why)$/;
-  const ROWS = ["qwertyuiop", "asdfghjkl", "zxcvbnm"];
+  // (a student's rehearsal): no try either, nor letters in a row of the
+  // keyboard, nor single letters.
+  const DONT_KNOW = /^(i )?(really )?(idk|dunno|pass|skip|unsure|no (idea|clue)|not sure|(don t|dont|do not) know( why)?)$/;
   function nonAnswer(text) {
-    const tokens = String(text).toLowerCase().replace(/[\u2019']/g, " ")
-      .match(/[\p{L}\p{N}]+/gu) || [];
-    const kept = tokens.filter((t) => !FILLER.has(t));
-    if (!kept.length) return tokens.length > 0;
-    if (DONT_KNOW.test(kept.join(" "))) return true;
-    return kept.every((t) => !/\p{N}/u.test(t) &&
-      (t.length === 1 || (t.length >= 3 && ROWS.some((row) => row.includes(t)))));
+    const plain = String(text).toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+    const rows = ["qwertyuiop", "asdfghjkl", "zxcvbnm"];
+    return DONT_KNOW.test(plain) || (!!plain && plain.split(" ").every((t) => !/\p{N}/u.test(t) &&
+      (t.length === 1 || (t.length > 2 && rows.some((row) => row.includes(t))))));
   }
   function sameText(a, b) {
     const plain = (t) => String(t).toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
