@@ -291,16 +291,16 @@ def _limit() -> None:
 WATCH_S = 0.05
 
 
-def watch(pid: int, budget: int, proc: int | None = None) -> int:
+def watch(pid: int, budget: int, proc: int) -> int:
     """Wait for ``pid`` (the file's first process) and return its status;
     kill it and every process under it once together they hold more
-    than ``budget`` bytes. ``RLIMIT_AS``
-    bounds each process alone: four forks of 400 MiB held 1.6 GB
-    together, and as many forks of the 8 GiB each may map would have
-    taken the machine (an attacker's review). Proportional set sizes,
+    than ``budget`` bytes. ``RLIMIT_AS`` bounds each process alone:
+    four forks of 400 MiB held 1.6 GB together, and as many forks of the
+    8 GiB each may map would have taken the machine (an attacker's
+    review). Proportional set sizes,
     so that the torch pages a fork shares count once. ``proc``: a
-    descriptor of the /proc that shows them (the file mounts its own
-    over /proc)."""
+    descriptor of a /proc that shows them (the file mounts its own over
+    the one this process sees by name)."""
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
@@ -321,36 +321,29 @@ def watch(pid: int, budget: int, proc: int | None = None) -> int:
         time.sleep(WATCH_S)
 
 
-def _tree(pid: int, proc: int | None) -> list[int]:
+def _tree(pid: int, proc: int) -> list[int]:
     """``pid`` and every process under it (each thread's children)."""
     found, i = [pid], 0
     while i < len(found):
         with contextlib.suppress(OSError, ValueError):
-            for task in _listdir(f"{found[i]}/task", proc):
+            fd = os.open(f"{found[i]}/task", os.O_RDONLY, dir_fd=proc)
+            try:
+                tasks = os.listdir(fd)
+            finally:
+                os.close(fd)
+            for task in tasks:
                 text = _read(f"{found[i]}/task/{task}/children", proc)
                 found += [int(c) for c in text.split()]
         i += 1
     return found
 
 
-def _listdir(path: str, proc: int | None) -> list[str]:
-    if proc is None:
-        return os.listdir(f"/proc/{path}")
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY, dir_fd=proc)
-    try:
-        return os.listdir(fd)
-    finally:
-        os.close(fd)
-
-
-def _read(path: str, proc: int | None) -> str:
-    where = path if proc is not None else f"/proc/{path}"
-    fd = os.open(where, os.O_RDONLY, dir_fd=proc)
-    with os.fdopen(fd) as f:
+def _read(path: str, proc: int) -> str:
+    with os.fdopen(os.open(path, os.O_RDONLY, dir_fd=proc)) as f:
         return f.read()
 
 
-def _memory(pids: list[int], proc: int | None) -> int:
+def _memory(pids: list[int], proc: int) -> int:
     """Bytes the processes hold (their Pss: shared pages split)."""
     total = 0
     for pid in pids:

@@ -574,8 +574,8 @@ class Session:
             self.child.request("drop", "forgetting modules", ids=ids)
         self.live = [i for i in self.live if i not in ids]
 
-    def module(self, h: int, d_model: int = D_MODEL) -> Module:
-        """A module holding :meth:`weights`."""
+    def module(self, h: int, d_model: int = D_MODEL, weights=None) -> Module:
+        """A module holding ``weights`` (default: new :meth:`weights`)."""
         info = self.new(d_model, h)
         problem = _projection_problem(info, d_model)
         if problem:
@@ -593,7 +593,7 @@ class Session:
                 if self.current == "shapes"
                 else f"not graded until milestone shapes passes: {problem}"
             )
-        weights = self.weights(d_model)
+        weights = self.weights(d_model) if weights is None else weights
         self.child.request(
             "set",
             "copying weights into W_Q, W_K, W_V, W_O",
@@ -638,76 +638,11 @@ class Session:
         self.last = {"module": module, "request": request, "items": None}
         reply = self.child.request("call", f"forward {where}", **request)
         items = reply["items"]
-        # What the checks below name is state already, in its own words.
-        self.last = None if _stateful(reply) else {**self.last, "items": items}
-        if reply.get("changed"):
-            changed = _names(reply["changed"])
-            example = (
-                "~mask, x.masked_fill(...), not x.masked_fill_(...)"
-                if "mask" in changed
-                else "q = q / scale, not q /= scale or q.div_(scale)"
-            )
-            raise Failed(
-                f"forward changed its {' and '.join(changed)} argument in "
-                f"place: the caller's tensors must stay as they were "
-                f"(another layer may use the same ones); use out-of-place "
-                f"operations ({example})"
-            )
-        if reply.get("moved"):
-            raise Failed(
-                f"forward changed the weights of "
-                f"{', '.join(_names(reply['moved']))} (.weight.data /= ..., "
-                f"copy_, mul_): a forward pass leaves the parameters as "
-                f"they are, or each call computes something else; scale "
-                f"the scores (q @ k.transpose(-2, -1) / sqrt(d_k)), not "
-                f"the weights"
-            )
-        if reply.get("rng"):
-            raise Failed(
-                f"forward {where} changed torch's random number generator in "
-                f"eval mode (torch.manual_seed, or a random draw): every "
-                f"later random number of the caller's changes with it; "
-                f"seed once, outside the module, and draw nothing in forward "
-                f"(dropout runs only when self.training)"
-            )
-        if reply.get("grad_mode") in ("on", "off"):
-            raise Failed(
-                f"forward turned gradients {reply['grad_mode']} and left "
-                f"them so (torch.set_grad_enabled(...) as a statement): "
-                f"every later computation of the caller's then "
-                f"{'loses' if reply['grad_mode'] == 'off' else 'builds'} "
-                f"its graph; use it as a block, with "
-                f"torch.set_grad_enabled(...): (or torch.no_grad():), "
-                f"which restores the mode"
-            )
-        if reply.get("registered"):
-            names = ", ".join(_names(reply["registered"]))
-            raise Failed(
-                f"forward registered {names} on the module (register_buffer "
-                f"or a new nn.Parameter in forward): its state_dict then "
-                f"depends on whether it was called, and a saved model does "
-                f"not load into a new one; register it in __init__ (a "
-                f"cache made in forward: register_buffer(..., "
-                f"persistent=False), outside the state_dict), or keep it "
-                f"a local tensor"
-            )
-        if reply.get("kept_graph"):
-            names = ", ".join(_names(reply["kept_graph"]))
-            raise Failed(
-                f"forward keeps a tensor of the call's graph in {names} "
-                f"(a collection it adds to): in training every step's "
-                f"graph then stays in memory; keep .detach()ed copies, or "
-                f"none"
-            )
-        if reply.get("overwritten"):
-            names = " and ".join(_names(reply["overwritten"]))
-            raise Failed(
-                f"the {names} an earlier call returned changed when forward "
-                f"ran {where}: forward fills a tensor it keeps (on self) and "
-                f"returns that same tensor each call, so the caller's "
-                f"earlier result is overwritten; return new tensors each "
-                f"call"
-            )
+        # What forward did, named in its own words (no replay needed).
+        if named := _named_in_reply(reply, where):
+            self.last = None
+            raise Failed(named)
+        self.last = {**self.last, "items": items}
         if isinstance(items, str) or len(items) != 2:
             what = (
                 items
@@ -757,11 +692,80 @@ class Session:
         return tuple(items), grads
 
 
-def _stateful(reply: dict) -> bool:
-    """Whether the child's reply names something forward did to its
-    arguments, its weights, autograd or its module (each its own hint)."""
-    names = ("changed", "moved", "grad_mode", "registered", "kept_graph")
-    return any(reply.get(n) for n in (*names, "overwritten", "rng"))
+def _named_in_reply(reply: dict, where: str) -> str | None:
+    """What the child saw forward do to its arguments, its weights, the
+    random state, autograd or its module, in its own words (each is
+    state, or harm to the caller, named before any value); None if
+    nothing."""
+    if reply.get("changed"):
+        changed = _names(reply["changed"])
+        example = (
+            "~mask, x.masked_fill(...), not x.masked_fill_(...)"
+            if "mask" in changed
+            else "q = q / scale, not q /= scale or q.div_(scale)"
+        )
+        return (
+            f"forward changed its {' and '.join(changed)} argument in "
+            f"place: the caller's tensors must stay as they were "
+            f"(another layer may use the same ones); use out-of-place "
+            f"operations ({example})"
+        )
+    if reply.get("moved"):
+        return (
+            f"forward changed the weights of "
+            f"{', '.join(_names(reply['moved']))} (.weight.data /= ..., "
+            f"copy_, mul_): a forward pass leaves the parameters as "
+            f"they are, or each call computes something else; scale "
+            f"the scores (q @ k.transpose(-2, -1) / sqrt(d_k)), not "
+            f"the weights"
+        )
+    if reply.get("rng"):
+        return (
+            f"forward {where} changed torch's random number generator in "
+            f"eval mode (torch.manual_seed, or a random draw): every "
+            f"later random number of the caller's changes with it; "
+            f"seed once, outside the module, and draw nothing in forward "
+            f"(dropout runs only when self.training)"
+        )
+    if reply.get("grad_mode") in ("on", "off"):
+        return (
+            f"forward turned gradients {reply['grad_mode']} and left "
+            f"them so (torch.set_grad_enabled(...) as a statement): "
+            f"every later computation of the caller's then "
+            f"{'loses' if reply['grad_mode'] == 'off' else 'builds'} "
+            f"its graph; use it as a block, with "
+            f"torch.set_grad_enabled(...): (or torch.no_grad():), "
+            f"which restores the mode"
+        )
+    if reply.get("registered"):
+        names = ", ".join(_names(reply["registered"]))
+        return (
+            f"forward registered {names} on the module (register_buffer "
+            f"or a new nn.Parameter in forward): its state_dict then "
+            f"depends on whether it was called, and a saved model does "
+            f"not load into a new one; register it in __init__ (a "
+            f"cache made in forward: register_buffer(..., "
+            f"persistent=False), outside the state_dict), or keep it "
+            f"a local tensor"
+        )
+    if reply.get("kept_graph"):
+        names = ", ".join(_names(reply["kept_graph"]))
+        return (
+            f"forward keeps a tensor of the call's graph in {names} "
+            f"(a collection it adds to): in training every step's "
+            f"graph then stays in memory; keep .detach()ed copies, or "
+            f"none"
+        )
+    if reply.get("overwritten"):
+        names = " and ".join(_names(reply["overwritten"]))
+        return (
+            f"the {names} an earlier call returned changed when forward "
+            f"ran {where}: forward fills a tensor it keeps (on self) and "
+            f"returns that same tensor each call, so the caller's "
+            f"earlier result is overwritten; return new tensors each "
+            f"call"
+        )
+    return None
 
 
 FROM_BEFORE = "forward keeps something from an earlier call"
@@ -779,14 +783,11 @@ def _kept_from_before(s: Session) -> str:
     if not last or last["module"].calls < 2 or s.child is None:
         return ""
     module = last["module"]
+    d_model = module.weights["W_Q"].shape[0]
     answers = []
     for _ in range(2):
-        d_model = module.weights["W_Q"].shape[0]
-        info = s.new(d_model, module.h)
-        s.child.request(
-            "set", "copying weights", id=info["id"], weights=module.weights
-        )
-        request = {**last["request"], "id": info["id"]}
+        again = s.module(module.h, d_model, weights=module.weights)
+        request = {**last["request"], "id": again.id}
         try:
             reply = s.child.request(
                 "call", "forward, on a new module", **request

@@ -2467,13 +2467,15 @@ def test_all_of_a_files_processes_are_bounded_together(tmp_path):
     budget = 200 << 20
     script = tmp_path / "forks.py"
     script.write_text(FORKS)
+    proc = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
     over = subprocess.Popen([sys.executable, str(script), "4", "80", "600"])
-    status = _isolate.watch(over.pid, budget)
+    status = _isolate.watch(over.pid, budget, proc)
     over.returncode = status  # reaped by watch
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == 9, status
     within = subprocess.Popen([sys.executable, str(script), "2", "30", "0.5"])
-    status = _isolate.watch(within.pid, budget)
+    status = _isolate.watch(within.pid, budget, proc)
     within.returncode = status
+    os.close(proc)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
 
 

@@ -504,13 +504,16 @@
   // keyboard, nor single letters.
   const DONT_KNOW = /^(i )?(really )?(idk|dunno|pass|skip|unsure|no (idea|clue)|not sure|(don t|dont|do not) know( why)?)$/;
   function nonAnswer(text) {
-    const plain = String(text).toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+    const said = plain(text);
     const rows = ["qwertyuiop", "asdfghjkl", "zxcvbnm"];
-    return DONT_KNOW.test(plain) || (!!plain && plain.split(" ").every((t) => !/\p{N}/u.test(t) &&
+    return DONT_KNOW.test(said) || (!!said && said.split(" ").every((t) => !/\p{N}/u.test(t) &&
       (t.length === 1 || (t.length > 2 && rows.some((row) => row.includes(t))))));
   }
+  // Lower case, words apart by one space, nothing else.
+  function plain(text) {
+    return String(text).toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+  }
   function sameText(a, b) {
-    const plain = (t) => String(t).toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
     return plain(a) === plain(b);
   }
 

@@ -119,6 +119,7 @@ def main():
     # Before any import starts a thread: unshare(CLONE_NEWUSER) refuses a
     # multithreaded process.
     CGROUPS = make_cgroups() if os.getuid() == 0 else {}
+    PACKAGES.extend(_package_folders())  # (the sandbox keeps them in view)
     error = ""
     if not os.environ.get(NO_SANDBOX_ENV):
         error = _sandbox_server(root, tmp)
@@ -141,7 +142,6 @@ def main():
     # and again for no garbage (import 2.8 s -> 2.3 s); children turn it
     # back on.
     gc.disable()
-    PACKAGES.extend(_package_folders())
     _send(proto, {"ready": True})
     for line in sys.stdin:
         batch = json.loads(line)
@@ -313,11 +313,11 @@ def _hide_the_rest(given, tmp):
 
 
 def _interpreter_folders():
-    """The folders Python, its packages (:func:`_package_folders`) and
-    the build's code come from, as named."""
+    """The folders Python, its packages (:data:`PACKAGES`) and the
+    build's code come from, as named."""
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
     exe = os.path.dirname(os.path.realpath(sys.executable))
-    folders = {*prefixes, exe, ENGINE, *_package_folders()}
+    folders = {*prefixes, exe, ENGINE, *PACKAGES}
     return {os.path.abspath(p) for p in folders if p}
 
 
@@ -1005,7 +1005,7 @@ def _record_reads(root, fd, own, scratch):
     prefix = os.path.join(os.path.realpath(root), "")
     own = os.path.abspath(own)
     allowed = [os.path.join(os.path.realpath(scratch), "")]
-    for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, ENGINE, *PACKAGES}:
+    for p in _interpreter_folders():  # what the sandbox shows of them
         allowed.append(os.path.join(os.path.realpath(p), ""))
     allowed = tuple(allowed) + SYSTEM_FOLDERS
     seen, paths = set(), set()
