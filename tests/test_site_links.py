@@ -59,3 +59,17 @@ def test_every_link_and_image_of_the_site_resolves(built_site):
                 if anchor not in ids[target]:
                     broken.append(f"{where} (no such id)")
     assert not broken, f"{len(broken)} broken: " + "\n".join(broken[:30])
+
+
+def test_a_code_line_is_cited_by_its_id_not_an_empty_link(built_site):
+    """pymdownx gives each code line an anchor with ``id``, ``name`` and
+    a ``href`` to itself; with no line numbers shown there is nothing to
+    click, so only the id (what a citation's ``#__codelineno-…`` needs)
+    is kept: bytes of every code block, on the page-weight budget."""
+    anchors = extra = 0
+    for page in sorted((built_site / "slides").glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        anchors += len(re.findall(r'<a id="__codelineno-[\w-]+"></a>', text))
+        extra += len(re.findall(r'(?:href="#|name=")__codelineno-', text))
+    assert anchors > 100, "the slides' code lines lost their anchors"
+    assert extra == 0, f"{extra} code-line anchors still carry href or name"

@@ -66,12 +66,11 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
         link.decompose()
     walked = _walk_through(soup)  # before the line anchors go: it reads them
     # Code lines' anchors (pymdownx "anchor_linenums") let a reading page
-    # cite a line; on stage they are links without a name (axe) that Tab
-    # would stop at 20 times in one block.
+    # cite a line; a screen is shown whole, and nothing cites its lines.
     anchors = [
         a
         for a in _tags(soup, "a")
-        if (a.get("href") or "").startswith("#__codelineno-")
+        if a.get("id", "").startswith("__codelineno-")
     ]
     for link in anchors:
         link.decompose()
