@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -34,6 +35,47 @@ import sys
 import time
 import traceback
 from pathlib import Path
+
+#: What the student's process keeps of the grader's environment: what
+#: Python, torch and its libraries read. An autograder's tokens and the
+#: rest are not the student's to print (PYTHONPATH: mha_ref's own root
+#: is put first on the path).
+_KEPT_ENV = re.compile(
+    r"(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TMPDIR|TERM|VIRTUAL_ENV"
+    r"|(LC|OMP|MKL|KMP|OPENBLAS|TORCH|CUDA|NVIDIA|LD|DYLD|CONDA)_\w*"
+    r"|PYTHON(?!PATH$)\w*)"
+)
+#: The zygote started as the grader's command line began (start_early).
+_EARLY: dict = {}
+
+
+def child_env(env) -> dict[str, str]:
+    """The environment of the zygote and of each child (one torch
+    thread unless the grader's own says otherwise)."""
+    kept = {k: v for k, v in env.items() if _KEPT_ENV.fullmatch(k)}
+    kept.setdefault("OMP_NUM_THREADS", "1")
+    return kept
+
+
+def start_early(root: str) -> None:
+    """Start the zygote for ``root`` now (``python -m mha_ref.grade``,
+    before the grader imports torch): :func:`take_early` hands it over."""
+    try:
+        zygote = Zygote(Path(root).resolve(), child_env(os.environ))
+    except OSError:
+        return  # the grader starts one when it needs it, or goes without
+    _EARLY.update(zygote=zygote, key=(str(Path(root).resolve()), os.getpid()))
+
+
+def take_early(root: str) -> Zygote | None:
+    """The zygote :func:`start_early` started for ``root`` in this
+    process, once; None if there is none."""
+    if _EARLY.get("key") != (root, os.getpid()):
+        return None
+    zygote = _EARLY["zygote"]
+    _EARLY.clear()
+    return zygote
+
 
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv[1]); "

@@ -62,6 +62,14 @@ if __name__ == "__main__":
     # any import (mha_ref's __init__ imports nothing); this package's own
     # modules come from its __path__.
     sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+    # The zygote imports torch in an interpreter of its own: started now
+    # (its module needs only the standard library), that import runs
+    # beside this process's own, below, instead of after it (a grading
+    # on two cores: 5.1 -> 3.5 s).
+    if sys.platform.startswith("linux"):
+        from mha_ref import _zygote
+
+        _zygote.start_early(os.path.join(os.path.dirname(__file__), ".."))
 
 import argparse
 import atexit
@@ -82,6 +90,7 @@ from torch import nn
 
 from ._isolate import undumpable
 from ._sandbox import ARGUMENTS, PROJECTIONS, encode
+from ._zygote import child_env
 from .mha import merge_heads, split_heads
 from .traps import split_heads_direct_view, split_heads_transpose_first
 
@@ -181,9 +190,12 @@ def _forked(root: str, env: dict, path: Path, timeout: float, fds):
     (not Linux, or it could not start)."""
     if not sys.platform.startswith("linux") or _ZYGOTE.get("failed"):
         return None
-    from ._zygote import Forked, Zygote
+    from ._zygote import Forked, Zygote, take_early
 
     zygote, key = _ZYGOTE.get("zygote"), (root, os.getpid())
+    if zygote is None and (zygote := take_early(root)) is not None:
+        _ZYGOTE.update(zygote=zygote, key=key)
+        atexit.register(zygote.close)
     if zygote is None or not zygote.alive or _ZYGOTE.get("key") != key:
         if zygote is not None and _ZYGOTE["key"][1] == os.getpid():
             zygote.close()  # (a forked grader leaves its parent's alone)
@@ -227,21 +239,6 @@ def _interpreter(root: str, env: dict, path: Path, timeout: float, fds):
     )  # fmt: skip
 
 
-#: What the student's process keeps of the grader's environment: what
-#: Python, torch and its libraries read. An autograder's tokens and the
-#: rest are not the student's to print (PYTHONPATH: mha_ref's own root
-#: is put first on the path).
-_KEPT_ENV = re.compile(
-    r"(PATH|HOME|USER|LOGNAME|LANG|LANGUAGE|TZ|TMPDIR|TERM|VIRTUAL_ENV"
-    r"|(LC|OMP|MKL|KMP|OPENBLAS|TORCH|CUDA|NVIDIA|LD|DYLD|CONDA)_\w*"
-    r"|PYTHON(?!PATH$)\w*)"
-)
-
-
-def _child_env(env) -> dict[str, str]:
-    return {k: v for k, v in env.items() if _KEPT_ENV.fullmatch(k)}
-
-
 class Child:
     """The child process that runs the student's file; requests and
     replies travel on two pipes this process opened."""
@@ -259,8 +256,7 @@ class Child:
         to_child, self._requests = os.pipe()
         self._replies, from_child = os.pipe()
         root = str(Path(__file__).resolve().parents[1])
-        env = _child_env(os.environ)
-        env.setdefault("OMP_NUM_THREADS", "1")
+        env = child_env(os.environ)
         fds = (to_child, from_child)
         self.process = _forked(root, env, path, timeout, fds) or _interpreter(
             root, env, path, timeout, fds

@@ -2621,6 +2621,46 @@ def test_without_a_zygote_each_file_gets_a_fresh_interpreter(
     assert "zygote" not in grade._ZYGOTE
 
 
+#: The command line, run with an audit hook that writes (in order) each
+#: process it starts with the zygote's boot line, and its first import
+#: of torch.
+_STARTS_AND_IMPORTS = """
+import runpy, sys
+def hook(event, args):
+    if event == "subprocess.Popen" and "_zygote import serve" in str(args[1]):
+        print("zygote started", flush=True)
+    elif event == "import" and args[0] == "torch":
+        if "torch" not in sys.modules:
+            print("torch imported", flush=True)
+sys.addaudithook(hook)
+sys.argv = ["grade", sys.argv[1]]
+runpy.run_module("mha_ref.grade", run_name="__main__")
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the zygote: Linux")
+def test_the_command_line_starts_one_zygote_before_it_imports_torch(tmp_path):
+    """Both the grader and its zygote import torch (1-2 s each): the
+    command line starts the zygote first, so the two imports run side by
+    side, and grades with that zygote (no second one)."""
+    (tmp_path / "my_mha.py").write_text("def broken(:\n")
+    result = subprocess.run(
+        [sys.executable, "-c", _STARTS_AND_IMPORTS, "my_mha.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    events = [
+        line
+        for line in result.stdout.splitlines()
+        if line in ("zygote started", "torch imported")
+    ]
+    assert events == ["zygote started", "torch imported"], result.stdout
+    assert "FAIL" in result.stdout and "line 1" in result.stdout
+
+
 def test_a_failing_run_names_its_seed_and_the_seed_repeats_it(
     tmp_path, capsys
 ):
