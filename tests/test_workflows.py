@@ -10,6 +10,7 @@ is deployed.
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,36 @@ def test_pages_builds_with_site_url_and_deploys_with_official_actions():
     ]
     assert deploy["needs"] == "build"
     assert deploy["environment"]["name"] == "github-pages"
+
+
+def test_every_handout_command_a_workflow_runs_is_one_the_cli_accepts(
+    monkeypatch,
+):
+    """The workflows print the PDF handout with ``python -m
+    lessonbuild.present``; a required option they left out failed the
+    step, so CI's summary showed the PDF failed on every pull request and
+    Pages never deployed. Each such line is parsed by the real CLI here,
+    the printing itself left out."""
+    from lessonbuild import present
+
+    printed = []
+    monkeypatch.setattr(
+        present, "pdf", lambda *a, **k: printed.append((a, k)) or 1
+    )
+    commands = []
+    for path in WORKFLOWS:
+        for job_id, n, step in _steps(_load(path)):
+            for line in str(step.get("run", "")).splitlines():
+                if "-m lessonbuild.present" in line:
+                    words = shlex.split(line)
+                    commands.append((f"{path.name} {job_id} step {n}", words))
+    assert commands, "no workflow prints the handout any more"
+    for where, words in commands:
+        args = words[words.index("-m") + 2 :]
+        try:
+            present.main(args)
+        except SystemExit as exc:
+            pytest.fail(f"{where}: {shlex.join(words)} exits {exc.code}")
+    assert len(printed) == len(commands)
+    for _, options in printed:
+        assert Path(options["chromium"]).name.startswith("chromium")

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
-CHROMIUM = "/usr/bin/chromium"
+from .present import CHROMIUM
+
 CHROMIUM_ARGS = """--no-sandbox --disable-gpu --disable-background-networking
 --disable-component-update --no-first-run""".split()
 #: The lesson's heaviest kind of page: a worked trace with math, code,

@@ -22,6 +22,9 @@ from .decklayout import lay_out
 DECK = "present.html"
 #: Stage size the deck is designed and tested for.
 WIDTH, HEIGHT = 1280, 720
+#: Debian's Chromium, where ``make browser`` installs it (the Makefile
+#: and the workflows print the handout with it).
+CHROMIUM = "/usr/bin/chromium"
 KATEX_CSS = "assets/vendor/katex/katex.min.css"
 CSS = (
     "assets/vendor/reveal/reveal.css",
@@ -197,7 +200,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m lessonbuild.present")
     parser.add_argument("site", help="the built site folder")
     parser.add_argument("out", help="the PDF to write")
-    parser.add_argument("--chromium", required=True, help="Chromium binary")
+    parser.add_argument(
+        "--chromium",
+        default=CHROMIUM,
+        help="Chromium binary (default: %(default)s, make browser's)",
+    )
     parser.add_argument(
         "--edition", choices=sorted(EDITIONS), default="slides"
     )
