@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import py_compile
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -341,10 +343,50 @@ def test_data_read_from_c_is_in_the_key(tmp_path):
     assert changed.outputs["snippets/01_one.py"] == "[65, 67]\n"
 
 
+def test_a_run_is_found_again_from_another_checkout_of_the_same_files(
+    tmp_path,
+):
+    """A module the snippet imports from the repository is read as its
+    compiled copy (``__pycache__``, as ``make bytecode`` leaves it), whose
+    header holds the source's modification time: a second checkout of
+    the same files (``make site-diff`` builds one) missed every record
+    that imported it, and wrote over the first's. The key names the
+    source: found again there, and still run again when it changes."""
+    source = (
+        "import sys\nsys.path.insert(0, 'lib')\n"
+        "import helper\nprint(helper.VALUE)\n"
+    )
+    first = tiny_site(tmp_path / "a", source, "41")
+    (first / "lib").mkdir()
+    (first / "lib/helper.py").write_text("VALUE = 41\n")
+    second = tmp_path / "b" / "good"
+    shutil.copytree(first, second)
+    (second / "lib/helper.py").write_text("VALUE = 41\n")  # a new mtime
+    os.utime(second / "lib/helper.py", (1_700_000_000, 1_700_000_000))
+    for root in (first, second):
+        py_compile.compile(str(root / "lib/helper.py"), doraise=True)
+    made = [
+        (root / "lib/__pycache__").glob("*.pyc") for root in (first, second)
+    ]
+    pyc_a, pyc_b = (next(iter(found)).read_bytes() for found in made)
+    assert pyc_a != pyc_b, "the two compiled copies should differ"
+    cache = tmp_path / "cache"
+    assert engine_check(first, cache=cache).ran == 1
+    again = engine_check(second, cache=cache)
+    assert (again.ran, again.cached, again.problems) == (0, 1, [])
+    (second / "lib/helper.py").write_text("VALUE = 42\n")
+    py_compile.compile(str(second / "lib/helper.py"), doraise=True)
+    changed = engine_check(second, cache=cache)
+    assert changed.ran == 1, "an edited module did not re-run the snippet"
+    assert changed.outputs["snippets/01_one.py"] == "42\n"
+
+
 # --- 5. no escaped processes -------------------------------------------------
 
 ESCAPES = """\
 import os
+import py_compile
+import shutil
 import subprocess
 import sys
 import time
@@ -427,6 +469,8 @@ def test_a_snippet_cannot_kill_its_runner_or_the_build(tmp_path):
 
 HANG = """\
 import os
+import py_compile
+import shutil
 import time
 
 print(os.environ["PYTHONHASHSEED"], time.time(), flush=True)
@@ -783,6 +827,8 @@ NO_SANDBOX = {"LESSONBUILD_NO_SANDBOX": "1"}
 
 TAMPER = """\
 import os
+import py_compile
+import shutil
 from pathlib import Path
 
 if os.environ["PYTHONHASHSEED"] == "0":
@@ -819,6 +865,8 @@ def test_a_write_anywhere_in_the_repository_is_caught_by_content(tmp_path):
 
 SITE_WRITER = """\
 import os
+import py_compile
+import shutil
 from pathlib import Path
 
 if os.environ["PYTHONHASHSEED"] == "1":  # the run that overlaps the pages

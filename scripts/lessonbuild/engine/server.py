@@ -1034,7 +1034,7 @@ def _record_reads(root, fd, own, scratch):
             path = real
         if path.startswith(prefix):
             if real.startswith(prefix) or real == prefix[:-1]:
-                return note("R " + path[len(prefix) :])
+                return note("R " + _source_of(path)[len(prefix) :])
         mode, flags = (list(args[1:3]) + [None, None])[:2]
         if (isinstance(mode, str) and set(mode) & set("wax+")) or (
             isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR)
@@ -1046,6 +1046,23 @@ def _record_reads(root, fd, own, scratch):
             note("O " + real)
 
     sys.addaudithook(hook)
+
+
+def _source_of(path):
+    """A module's compiled copy (``__pycache__/NAME.TAG.pyc``) as its
+    source file, which is what decides the code: the copy's header holds
+    the source's modification time, so its hash differed between two
+    checkouts of the same files, and a run made in one (``make
+    site-diff``'s worktree) was run again in the other, every time.
+    Python takes a copy there only while it matches its source."""
+    if "__pycache__" in path:
+        try:
+            source = importlib.util.source_from_cache(path)
+        except ValueError:  # not a name Python gives a compiled copy
+            return path
+        if os.path.isfile(source):
+            return source
+    return path
 
 
 def _run_snippet(job):
