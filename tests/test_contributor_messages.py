@@ -78,6 +78,26 @@ def test_an_unquoted_colon_in_a_yaml_value_says_to_quote_it():
     assert "expected a YAML mapping" not in str(problem)
 
 
+def test_an_unquoted_colon_in_a_list_item_says_to_quote_it():
+    """``- Trained layer: two heads…`` is valid YAML, a mapping where a
+    text was expected: the message names the ': ' that made it one."""
+    body = (
+        "kind: buckets\nprompt: p\nbuckets:\n"
+        "  - name: A\n    items:\n"
+        "      - Trained layer: two heads weigh different tokens.\n"
+        "      - b\n    explanation: e\n"
+        "  - name: B\n    items:\n      - c\n      - d\n"
+        "    explanation: e\n"
+    )
+    exercise, problems = validate(body, path="docs/x.md", first_line=10)
+    assert exercise is None
+    [problem] = problems
+    assert problem.line == 16  # the item's line: fence at 10, body at 11
+    assert "is a mapping; expected Markdown text" in str(problem)
+    assert "the ': ' after 'Trained layer' made it one" in str(problem)
+    assert "quote the text" in str(problem)
+
+
 def test_other_yaml_errors_keep_the_general_advice():
     body = "kind: discussion\nprompt: [unclosed\n"
     _, problems = validate(body, path="docs/x.md", first_line=1)

@@ -75,6 +75,13 @@ class _Checker:
             quote = ' (quote the word as you typed it, as in "yes")'
         elif value is not None and not isinstance(value, str):
             got = "a list" if isinstance(value, list) else "a mapping"
+            if isinstance(value, dict) and len(value) == 1:
+                # "- Trained layer: two heads…" is valid YAML: a mapping.
+                start = str(next(iter(value)))[:40]
+                quote = (
+                    f" (the ': ' after '{start}' made it one: quote the "
+                    "text ('…') or write it as a block scalar (|))"
+                )
         self.add(line0, f"{what} is {got}; expected Markdown text{quote}")
         return None
 
