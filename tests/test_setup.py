@@ -95,6 +95,51 @@ def test_make_node_installs_debians_nodejs_and_npm_when_node_is_missing(
     assert not log.exists()
 
 
+#: apt-get on a system without a chromium-headless-shell package (Ubuntu,
+#: a GitHub runner): installing it fails as apt does; chromium installs.
+FAKE_APT_UBUNTU = """\
+#!/bin/sh
+echo "$*" >> "{log}"
+case "$*" in
+  *install*chromium-headless-shell*)
+    echo "E: Unable to locate package chromium-headless-shell" >&2; exit 100 ;;
+  *install*chromium*)
+    printf '#!/bin/sh\\nexit 0\\n' > "{chromium}"; {chmod} +x "{chromium}" ;;
+esac
+"""
+
+
+@pytest.mark.parametrize("has_chromium", [True, False])
+def test_make_browser_needs_no_headless_shell_package(tmp_path, has_chromium):
+    """A GitHub runner (Ubuntu) has a Chromium at /usr/bin/chromium and
+    no chromium-headless-shell package: ``make browser`` (part of ``make
+    test``) stopped there, so every pull request failed and Pages never
+    deployed. Chromium is what it needs; the shell, where apt has it."""
+    bin_dir, log = _machine(tmp_path)
+    chromium = tmp_path / "chromium"
+    _executable(
+        bin_dir / "apt-get",
+        FAKE_APT_UBUNTU.format(
+            log=log, chromium=chromium, chmod=shutil.which("chmod")
+        ),
+    )
+    if has_chromium:
+        _executable(chromium, "#!/bin/sh\nexit 0\n")
+    run = _make(
+        bin_dir,
+        "browser",
+        f"CHROMIUM={chromium}",
+        f"HEADLESS_SHELL={tmp_path / 'no-shell'}",
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "no chromium-headless-shell package here" in run.stdout
+    installs = [a for a in log.read_text().splitlines() if "install" in a]
+    wanted = ["install -y -qq chromium-headless-shell"]
+    if not has_chromium:
+        wanted.insert(0, "install -y -qq chromium")
+    assert installs == wanted
+
+
 def test_make_node_refuses_a_node_older_than_18(tmp_path):
     bin_dir, _ = _machine(tmp_path, version="12.22.12")
     run = _make(bin_dir, "node")

@@ -18,13 +18,29 @@ ATTRIBUTE = re.compile(r'\s(?:href|src)="([^"]*)"')
 ID = re.compile(r'\sid="([^"]+)"')
 
 
-def _target(site: Path, page: Path, url: str) -> tuple[Path, str] | None:
+CANONICAL = re.compile(r'<link rel="canonical" href="([^"]*)"')
+
+
+def _root_path(site: Path) -> str:
+    """The path the site is served under: "/" for a local build, "/REPO/"
+    for the Pages build (``SITE_URL``: the home page's canonical link),
+    which 404.html's root-relative links start with."""
+    found = CANONICAL.search((site / "index.html").read_text("utf-8"))
+    return urlsplit(found[1]).path.rsplit("/", 1)[0] + "/" if found else "/"
+
+
+def _target(
+    site: Path, page: Path, url: str, root: str = "/"
+) -> tuple[Path, str] | None:
     """(file, anchor) a link names in the site, or None for one that
-    leaves it (another scheme, a bare anchor, a protocol-relative URL)."""
+    leaves it (another scheme, a bare anchor, a protocol-relative URL).
+    ``root``: the path a root-relative link starts with (_root_path)."""
     parts = urlsplit(html.unescape(url))
     if parts.scheme or url.startswith("//") or not parts.path:
         return None
     path = unquote(parts.path)
+    if path.startswith(root):
+        path = "/" + path[len(root) :]
     base = site if path.startswith("/") else page.parent
     target = base / path.lstrip("/")
     if path.endswith("/"):
@@ -37,10 +53,11 @@ def test_every_link_and_image_of_the_site_resolves(built_site):
     broken = []
     pages = sorted(built_site.rglob("*.html"))
     assert len(pages) > 55
+    root = _root_path(built_site)
     for page in pages:
         text = page.read_text(encoding="utf-8", errors="replace")
         for url in ATTRIBUTE.findall(text):
-            found = _target(built_site, page, url)
+            found = _target(built_site, page, url, root)
             if found is None:
                 continue
             target, anchor = found

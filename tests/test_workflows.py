@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -199,7 +200,7 @@ def test_pages_builds_with_site_url_and_deploys_with_official_actions():
     assert _triggers(data) >= {"push"}
     assert data["on"]["push"]["branches"] == ["main"]
     build, deploy = data["jobs"]["build"], data["jobs"]["deploy"]
-    assert "SITE_URL" in build["env"]
+    assert "SITE_URL" in data["env"]  # both jobs read the one address
     uses = [s.get("uses", "").split("@")[0] for s in build["steps"]]
     assert "actions/upload-pages-artifact" in uses
     assert [s.get("uses", "").split("@")[0] for s in deploy["steps"]] == [
@@ -242,3 +243,41 @@ def test_every_handout_command_a_workflow_runs_is_one_the_cli_accepts(
     assert len(printed) == len(commands)
     for _, options in printed:
         assert Path(options["chromium"]).name.startswith("chromium")
+
+
+def test_the_deploy_check_accepts_the_address_pages_serves():
+    """The deploy job compares the address the site was built for with
+    the one Pages serves. It retyped the address instead of reading
+    SITE_URL (a custom domain, set as its own message said, still
+    failed) and compared with case (configure-pages gives the host in
+    lower case: an owner with capitals never deployed). Run here as the
+    runner runs it, with the workflow's own SITE_URL filled in."""
+    data = _load(ROOT / ".github" / "workflows" / "pages.yml")
+    [check] = [s for s in data["jobs"]["deploy"]["steps"] if "run" in s]
+    values = {
+        "github.repository_owner": "Example-Org",
+        "github.event.repository.name": "lesson-81",
+    }
+    built = re.sub(
+        r"\$\{\{\s*([\w.]+)\s*\}\}",
+        lambda m: values[m[1]],
+        data["env"]["SITE_URL"],
+    )
+
+    def deploy(site_url: str, served: str):
+        env = {"PATH": "/usr/bin:/bin", "SITE_URL": site_url}
+        env["PAGES_URL"] = served
+        return subprocess.run(
+            ["bash", "-eo", "pipefail", "-c", check["run"]],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+
+    served = "https://example-org.github.io/lesson-81"
+    assert deploy(built, served).returncode == 0
+    custom = "https://lesson81.example.com"
+    assert deploy(custom + "/", custom).returncode == 0
+    wrong = deploy(built, custom)
+    assert wrong.returncode == 1
+    assert f"Pages serves {custom}; set SITE_URL" in wrong.stdout
