@@ -73,9 +73,11 @@ def test_a_part_of_a_block_goes_back_to_its_own_lines(deck):
     assert source.splitlines()[first:] == original[first - 1 + 3 :]
 
 
-def test_a_dedented_section_keeps_its_indent(deck):
-    """mha_ref/mha.py:init is shown unindented; the edit goes back inside
-    its class."""
+def test_a_dedented_section_keeps_its_indent(deck, monkeypatch):
+    """A section inside a class (mha_ref/mha.py:init, taken as a program
+    here: no snippet shows one yet) is shown unindented; the edit goes
+    back inside its class."""
+    monkeypatch.setattr(live, "programs", lambda deck: ["mha_ref/mha.py"])
     text = (ROOT / "mha_ref/mha.py").read_text(encoding="utf-8")
     section = text.split("# --8<-- [start:init]\n")[1].split("# --8<--")[0]
     shown = "\n".join(line[4:] for line in section.splitlines())
@@ -90,6 +92,9 @@ def test_a_dedented_section_keeps_its_indent(deck):
         ("snippets/15_trace.py", 409),
         ("snippets/nope.py", 404),
         ("mkdocs.yml", 404),
+        # The package's excerpts (slide 47 joins two sections of it; the
+        # page showed Run, and the run always answered "reload the page").
+        ("mha_ref/mha.py", 404),
     ],
 )
 def test_code_no_page_shows_is_refused(deck, path, status):
@@ -181,6 +186,29 @@ def test_a_run_is_shown_against_the_verified_one(runner):
     ]
 
 
+def test_many_short_lines_are_shown_and_compared_cut(runner):
+    """100,000 printed lines: the answer (its diff too) holds what is
+    shown, not a page 2 million pixels tall."""
+    answer = run(runner, "for i in range(100_000):\n    print(i)\n")
+    assert answer["stdout_cut"]
+    assert len(answer["stdout"].splitlines()) <= live.SHOWN_LINES
+    verified = answer["verified"].count("\n") + 1
+    assert len(answer["diff"]) <= live.SHOWN_LINES + verified
+
+
+def test_an_error_is_shown_once_as_the_reader_sees_the_code(runner):
+    """The trimmed traceback names "your code, line N"; no second, raw
+    one (the run's own folder, the file's other line numbers) follows
+    on stderr."""
+    code = shown_part().replace("torch.randn(1, T, d_model)", "missing_name")
+    answer = run(runner, code)
+    assert answer["status"] == "error", answer
+    assert "your code, line" in answer["error"], answer["error"]
+    assert "NameError" in answer["message"]
+    assert "Traceback" not in answer["stderr"], answer["stderr"]
+    assert "run.py" not in answer["stderr"] + answer["error"]
+
+
 def test_a_flood_of_output_stops_at_the_limit(runner):
     answer = run(runner, "while True:\n    print('x' * 1000)\n")
     assert answer["status"] == "limit", answer["message"]
@@ -251,6 +279,9 @@ def test_runs_beyond_the_queue_are_refused_at_once(runner):
 class FakeLive:
     def __init__(self):
         self.requests = []
+
+    def verified(self):
+        return Verified()
 
     def run(self, request):
         self.requests.append(request)
@@ -405,7 +436,7 @@ def test_another_users_connection_is_closed_unread(tmp_path):
     config = SimpleNamespace(
         dev_addr=address, config_file_path=str(ROOT / "mkdocs.yml")
     )
-    assert install(server, config, lambda: None) is not None
+    assert install(server, config, Verified) is not None
     threading.Thread(target=server.serve_forever, daemon=True).start()
     request = f"GET / HTTP/1.0\r\nHost: {address[0]}:{address[1]}\r\n\r\n"
 

@@ -92,10 +92,19 @@ def _normal(text: str) -> str:
     return "\n".join(line.rstrip() for line in lines).strip("\n")
 
 
+def programs(deck) -> list[str]:
+    """The files a live run may run: the snippets the deck includes. A
+    block of the package (``mha_ref/…``, often two sections joined) is
+    an excerpt to read: run alone, a module prints nothing."""
+    from .engine.check import used_snippets
+
+    return used_snippets(deck) if deck is not None else []
+
+
 def locate(root: Path, deck, path: str, shown: str) -> Block:
-    """The block of ``path`` whose shown text is ``shown``: only a Python
-    file a page includes, only where the page still shows what the file
-    holds (else 409, with the advice to reload)."""
+    """The block of ``path`` whose shown text is ``shown``: only a
+    snippet a page includes (:func:`programs`), only where the page still
+    shows what the file holds (else 409, with the advice to reload)."""
     targets = {
         inc.section
         for page in (deck.pages if deck is not None else [])
@@ -106,6 +115,12 @@ def locate(root: Path, deck, path: str, shown: str) -> Block:
     }
     if not targets or not path.endswith(".py"):
         raise Refused(404, f"{path} is not a code block of this lesson")
+    if path not in programs(deck):
+        raise Refused(
+            404,
+            f"{path} is the lesson's package, to read: run a snippet that "
+            "uses it",
+        )
     try:
         lines = (root / path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -270,7 +285,9 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
         "stdout": stdout,
         "stdout_cut": stdout_cut,
         "verified": known,
-        "diff": line_diff(known, run.stdout) if known is not None else None,
+        # Of what is shown: 100,000 printed lines made a page 2 million
+        # pixels tall, and the diff's own time grows with them.
+        "diff": line_diff(known, stdout) if known is not None else None,
         "error": "",
         "stderr": "",
         "tables": tables,

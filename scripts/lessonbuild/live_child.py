@@ -50,7 +50,9 @@ def main(params_path):
     except SystemExit:
         raise
     except BaseException as exc:
-        traceback.print_exception(exc)
+        # No traceback on stderr: the record below is shown as the reader
+        # sees the code (a second, raw one named the run's own folder and
+        # other line numbers).
         syntax = None
         if isinstance(exc, SyntaxError) and exc.filename == filename:
             syntax = [exc.lineno, exc.offset, exc.msg]

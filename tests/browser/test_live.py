@@ -200,6 +200,27 @@ def test_edit_and_run_on_the_reading_page(served, browser):
         page.close()
 
 
+def test_only_programs_get_edit_and_run(served, browser):
+    """Slide 47 shows snippets and three excerpts of mha_ref/mha.py (two
+    sections joined): the snippets get Edit and Run; the excerpts, to
+    read, none (their Run always failed with "reload the page")."""
+    page = browser.new_page()
+    try:
+        page.goto(served + "slides/47-milestone-2-complete-forward-pass.html")
+        page.wait_for_selector(".highlight[data-live]", state="attached")
+        names = page.eval_on_selector_all(
+            ".highlight > .filename",
+            "els => els.map(e => [e.textContent.trim(),"
+            " e.parentElement.hasAttribute('data-live')])",
+        )
+        live = {name for name, on in names if on}
+        read = {name for name, on in names if not on}
+        assert live and all(n.startswith("snippets/") for n in live), names
+        assert "mha_ref/mha.py" in read, names
+    finally:
+        page.close()
+
+
 def test_the_endpoint_refuses_other_sites_and_missing_tokens(served):
     config = _config(served)
     host = served.split("//")[1].strip("/")
