@@ -209,6 +209,17 @@ def test_an_error_is_shown_once_as_the_reader_sees_the_code(runner):
     assert "run.py" not in answer["stderr"] + answer["error"]
 
 
+def test_an_error_in_the_unshown_part_is_not_blamed_on_the_edit(runner):
+    """The shown code replaced by a print: the file's unshown rest fails
+    on a name the shown code defined, and the message says where."""
+    answer = run(runner, "print('hi')\n")
+    assert answer["status"] == "error", answer
+    assert answer["message"].startswith(
+        f"The rest of {SNIPPET}, not shown on the slide, raised NameError"
+    ), answer["message"]
+    assert "(not shown on the slide)" in answer["error"]
+
+
 def test_a_flood_of_output_stops_at_the_limit(runner):
     answer = run(runner, "while True:\n    print('x' * 1000)\n")
     assert answer["status"] == "limit", answer["message"]

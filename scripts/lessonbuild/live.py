@@ -174,6 +174,13 @@ class Lines:
     count: int  # lines of the edit
     shown: int  # lines the file's shown part had
 
+    def hidden(self, line: int | None) -> bool:
+        """Whether program line ``line`` is outside the edit (a part of
+        the file the slide does not show)."""
+        return line is not None and not (
+            self.first <= line < self.first + self.count
+        )
+
     def name(self, line: int) -> str:
         if self.first <= line < self.first + self.count:
             return f"your code, line {line - self.first + 1}"
@@ -335,6 +342,13 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
                 f"Out of memory: a live run may use "
                 f"{LIMITS.memory_mb >> 10} GB more than the lesson's "
                 "own setup. " + last
+            )
+        elif lines.hidden((error.get("frames") or [[None]])[-1][0]):
+            # Replacing the shown code with `print('hi')` blamed "your
+            # code" for a line the class never saw.
+            out["message"] = (
+                f"The rest of {lines.path}, not shown on the slide, raised "
+                f"{last}: it uses what the shown code defines"
             )
         else:
             out["message"] = f"Your code raised {last}"
