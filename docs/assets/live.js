@@ -255,7 +255,17 @@ class LiveBlock {
     for (const table of answer.tables || []) out.append(tableView(table));
     for (const figure of answer.figures || []) out.append(figureView(figure));
     const verified = DECK ? this.verifiedOutput() : null;
-    if (verified) verified.style.display = "none";
+    if (verified) {
+      verified.style.display = "none";
+      // Your run shows the output: where the verified one was the next
+      // step, that step is taken (→ revealed a hidden block: a press that
+      // changed nothing on the stage). A later step is never opened.
+      const step = Number(verified.getAttribute("data-fragment-index"));
+      const now = window.Reveal?.getIndices?.().f ?? -1;
+      if (verified.classList.contains("fragment") && step === now + 1) {
+        window.Reveal.navigateFragment(step);
+      }
+    }
     this.block.after(out);
     this.output = out;
     if (DECK) fitToStage(out, this.host);

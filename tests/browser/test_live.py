@@ -287,16 +287,23 @@ def test_the_same_edit_in_the_deck_keeps_the_slide(served, browser):
             "attn  : (1, 4, 4, 4)" in line
             for line in out.locator(".live-add").all_inner_texts()
         )
-        assert page.evaluate("JSON.stringify(Reveal.getIndices())") == where
+        # The same slide; the verified Output's step, next, is taken by
+        # the run (its block is hidden under "Your run").
+        now = json.loads(page.evaluate("JSON.stringify(Reveal.getIndices())"))
+        before = json.loads(where)
+        assert (now["h"], now["v"]) == (before["h"], before["v"])
+        verified = block.locator("xpath=following-sibling::div[1]")
+        assert "visible" in verified.get_attribute("class")
         # The output stays on the stage: its bottom is inside it.
         stage = page.locator(".reveal .slides").bounding_box()
         box = out.bounding_box()
         assert box["y"] + box["height"] <= stage["y"] + stage["height"] + 1
-        # Esc gives the keys back to the deck.
+        # Esc gives the keys back to the deck; → then moves it on.
+        taken = page.evaluate("JSON.stringify(Reveal.getIndices())")
         page.keyboard.press("Escape")
         page.keyboard.press("ArrowRight")
         page.wait_for_function(
-            f"JSON.stringify(Reveal.getIndices()) !== {json.dumps(where)}"
+            f"JSON.stringify(Reveal.getIndices()) !== {json.dumps(taken)}"
         )
         assert errors == []
     finally:
