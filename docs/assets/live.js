@@ -324,10 +324,19 @@ function tableView(table) {
 
 // A table's cells are Markdown on the slide: `code` spans become code
 // here, the rest stays text (math as its TeX).
+// A cell as the page writes it: `code`, and \(TeX\) shown as its source
+// without the delimiters (the page typesets it at build time; a run's
+// table has no build).
 function cellView(text, tag) {
   const node = el(tag);
   text.split("`").forEach((part, i) => {
-    node.append(i % 2 ? el("code", "", part) : part);
+    if (i % 2) {
+      node.append(el("code", "", part));
+    } else {
+      part.split(/\\\((.+?)\\\)/).forEach((bit, j) => {
+        node.append(j % 2 ? el("span", "live-tex", bit) : bit);
+      });
+    }
   });
   return node;
 }

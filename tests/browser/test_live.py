@@ -42,6 +42,10 @@ def served():
         NO_MKDOCS_2_WARNING="1",
         LESSON_LIVE_TIMEOUT=str(LIMIT_S),
     )
+    # As a contributor serves it: at "/" (the Pages build's SITE_URL, set
+    # while pages.yml runs the tests, would mount it at /REPO/, and this
+    # fixture waited 15 minutes for a page it never found there).
+    env.pop("SITE_URL", None)
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -168,6 +172,10 @@ def test_edit_and_run_on_the_reading_page(served, browser):
         assert any(
             "(1, 2, 4, 4)" in c and "(1, 4, 4, 2)" in c for c in changed
         )
+        # TeX shows as its source, not with the page's \( \) delimiters.
+        cells = out.locator("td").all_inner_texts()
+        assert any("W^Q" in c for c in cells), cells
+        assert not any("\\(" in c for c in cells), cells
 
         _replace_all(page, block, "n = 0\nwhile True:\n    n += 1\n")
         bar.get_by_role("button", name="Run").click()
