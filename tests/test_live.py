@@ -4,11 +4,13 @@ of the snippet engine), and which requests the endpoint refuses."""
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
 import socket
 import sys
+import textwrap
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -77,7 +79,9 @@ def test_a_dedented_section_keeps_its_indent(deck, monkeypatch):
     """A section inside a class (mha_ref/mha.py:init, taken as a program
     here: no snippet shows one yet) is shown unindented; the edit goes
     back inside its class."""
-    monkeypatch.setattr(live, "programs", lambda deck: ["mha_ref/mha.py"])
+    check = importlib.import_module("lessonbuild.engine.check")
+    only_mha = ["mha_ref/mha.py"]
+    monkeypatch.setattr(check, "used_snippets", lambda deck: only_mha)
     text = (ROOT / "mha_ref/mha.py").read_text(encoding="utf-8")
     section = text.split("# --8<-- [start:init]\n")[1].split("# --8<--")[0]
     shown = "\n".join(line[4:] for line in section.splitlines())
@@ -92,9 +96,6 @@ def test_a_dedented_section_keeps_its_indent(deck, monkeypatch):
         ("snippets/15_trace.py", 409),
         ("snippets/nope.py", 404),
         ("mkdocs.yml", 404),
-        # The package's excerpts (slide 47 joins two sections of it; the
-        # page showed Run, and the run always answered "reload the page").
-        ("mha_ref/mha.py", 404),
     ],
 )
 def test_code_no_page_shows_is_refused(deck, path, status):
@@ -218,6 +219,38 @@ def test_an_error_in_the_unshown_part_is_not_blamed_on_the_edit(runner):
         f"The rest of {SNIPPET}, not shown on the slide, raised NameError"
     ), answer["message"]
     assert "(not shown on the slide)" in answer["error"]
+
+
+def _sections(path: str, *names: str) -> str:
+    """Sections of ``path`` joined, dedented, as a page shows them."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    return "".join(
+        textwrap.dedent(
+            text.split(f"# --8<-- [start:{n}]\n")[1].split("# --8<--")[0]
+        )
+        for n in names
+    )
+
+
+def test_an_excerpt_of_the_package_runs_in_its_module(runner):
+    """Slide 47 shows mha_ref/mha.py's imports and split_heads joined:
+    its Run always answered "reload the page". It runs after the module,
+    in its namespace: unedited it prints nothing and says how to see it
+    work; an edited split_heads is the one the module's class calls."""
+    shown = _sections("mha_ref/mha.py", "imports", "split")
+    request = {"path": "mha_ref/mha.py", "shown": shown}
+    plain = runner.run({**request, "code": shown})
+    assert plain["ok"], plain
+    assert "prints nothing" in plain["message"]
+    zeros = "return x.transpose(1, 2) * 0"
+    edited = shown.replace("return x.transpose(1, 2)", zeros)
+    call = (
+        "m = MultiHeadAttention(8, 2)\nx = torch.ones(1, 3, 8)\n"
+        "print(float(m(x, x, x)[0].abs().sum()))\n"
+    )
+    answer = runner.run({**request, "code": edited + call})
+    assert answer["ok"], answer
+    assert answer["stdout"].strip() == "0.0", answer
 
 
 def test_a_flood_of_output_stops_at_the_limit(runner):

@@ -58,8 +58,6 @@ function el(tag, className, text) {
 
 // A Python code block with its file as title: <div class="highlight">
 // <span class="filename">snippets/15_trace.py</span><pre><code>.
-// The programs a run may run (the server's list: the deck's snippets); a
-// block of the package (mha_ref/…) is an excerpt to read.
 function runnableBlocks(root) {
   return Array.from(root.querySelectorAll(".highlight")).filter((block) => {
     const name = block.querySelector(":scope > .filename");
@@ -67,7 +65,7 @@ function runnableBlocks(root) {
     return (
       name &&
       code &&
-      CONFIG.programs.includes(name.textContent.trim()) &&
+      /\.py$/.test(name.textContent.trim()) &&
       !block.hasAttribute("data-live") &&
       !block.closest(".live-output")
     );

@@ -92,19 +92,16 @@ def _normal(text: str) -> str:
     return "\n".join(line.rstrip() for line in lines).strip("\n")
 
 
-def programs(deck) -> list[str]:
-    """The files a live run may run: the snippets the deck includes. A
-    block of the package (``mha_ref/…``, often two sections joined) is
-    an excerpt to read: run alone, a module prints nothing."""
+def locate(root: Path, deck, path: str, shown: str) -> Block:
+    """The block of ``path`` whose shown text is ``shown``: only a Python
+    file a page includes, only where the page still shows what the file
+    holds (else 409, with the advice to reload). A block of the package
+    (``mha_ref/…``, often two sections joined, so no splice can put an
+    edit back) runs after the whole module, in its namespace: the edited
+    definitions replace the module's (its class calls the edited
+    ``split_heads``), and a call the reader adds shows them work."""
     from .engine.check import used_snippets
 
-    return used_snippets(deck) if deck is not None else []
-
-
-def locate(root: Path, deck, path: str, shown: str) -> Block:
-    """The block of ``path`` whose shown text is ``shown``: only a
-    snippet a page includes (:func:`programs`), only where the page still
-    shows what the file holds (else 409, with the advice to reload)."""
     targets = {
         inc.section
         for page in (deck.pages if deck is not None else [])
@@ -115,16 +112,13 @@ def locate(root: Path, deck, path: str, shown: str) -> Block:
     }
     if not targets or not path.endswith(".py"):
         raise Refused(404, f"{path} is not a code block of this lesson")
-    if path not in programs(deck):
-        raise Refused(
-            404,
-            f"{path} is the lesson's package, to read: run a snippet that "
-            "uses it",
-        )
     try:
         lines = (root / path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise Refused(404, f"{path} cannot be read: {exc.strerror}") from None
+    if path not in used_snippets(deck):
+        module = [*lines, "", "# --- the code shown on the slide, as edited"]
+        return Block(path, module, [], "", len(_normal(shown).split("\n")))
     found = sections(lines) | {None: (0, len(lines))}
     want = _normal(shown).split("\n")
     for name in sorted(targets & found.keys(), key=str):
@@ -364,6 +358,11 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
             out["message"] = "The output differs from the verified one."
         elif known is not None:
             out["message"] = "The same output as the verified one."
+        elif not run.stdout.strip():
+            out["message"] = (
+                "Ran without error; it prints nothing: add a call with "
+                "print(…) to see what it computes."
+            )
         else:
             out["message"] = "Ran without error."
     if not out["ok"] and not run.stdout.strip():

@@ -44,6 +44,12 @@ def main(params_path):
     module = types.ModuleType("__main__")
     module.__file__ = filename
     module.__builtins__ = builtins
+    folder = os.path.dirname(filename)
+    if os.path.isfile(os.path.join(folder, "__init__.py")):
+        # A module of a package (mha_ref/mha.py): its relative imports
+        # resolve as when the package imports it.
+        module.__package__ = os.path.basename(folder)
+        sys.path[0] = os.path.dirname(folder)
     sys.modules["__main__"] = module
     try:
         exec(compile(source, filename, "exec"), module.__dict__)

@@ -44,7 +44,7 @@ from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
 
-from .live import Live, Refused, Verified, programs, wait_until
+from .live import Live, Refused, Verified, wait_until
 
 log = logging.getLogger("mkdocs.plugins.lesson.live")
 #: Under the site's mount path.
@@ -110,13 +110,7 @@ class LiveServe:
 
     def inject(self, html: bytes) -> bytes:
         """The live-code configuration, style and script before ``</head>``."""
-        config = json.dumps(
-            {
-                "endpoint": self.endpoint,
-                "token": self.token,
-                "programs": programs(self.live.verified().deck),
-            }
-        )
+        config = json.dumps({"endpoint": self.endpoint, "token": self.token})
         snippet = (
             '<script type="application/json" id="lesson-live-config">'
             + config.replace("<", "\\u003c")

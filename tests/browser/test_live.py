@@ -208,23 +208,21 @@ def test_edit_and_run_on_the_reading_page(served, browser):
         page.close()
 
 
-def test_only_programs_get_edit_and_run(served, browser):
-    """Slide 47 shows snippets and three excerpts of mha_ref/mha.py (two
-    sections joined): the snippets get Edit and Run; the excerpts, to
-    read, none (their Run always failed with "reload the page")."""
+def test_an_excerpt_of_the_package_runs(served, browser):
+    """Slide 12 shows mha_ref/mha.py's imports and forward joined (no
+    splice puts an edit back): its Run answered "reload the page", which
+    reloading never fixed. It runs in its module now."""
     page = browser.new_page()
     try:
-        page.goto(served + "slides/47-milestone-2-complete-forward-pass.html")
-        page.wait_for_selector(".highlight[data-live]", state="attached")
-        names = page.eval_on_selector_all(
-            ".highlight > .filename",
-            "els => els.map(e => [e.textContent.trim(),"
-            " e.parentElement.hasAttribute('data-live')])",
+        page.goto(served + "slides/12-step-by-step-dataflow.html")
+        block = (
+            page.locator(".highlight[data-live]")
+            .filter(has=page.locator(".filename", has_text="mha_ref/mha.py"))
+            .first
         )
-        live = {name for name, on in names if on}
-        read = {name for name, on in names if not on}
-        assert live and all(n.startswith("snippets/") for n in live), names
-        assert "mha_ref/mha.py" in read, names
+        block.locator(".live-bar").get_by_role("button", name="Run").click()
+        out = _output(block, "ok")
+        assert "prints nothing" in out.inner_text()
     finally:
         page.close()
 
