@@ -359,12 +359,15 @@ function fitToStage(out, host) {
   if (editor) editor.style.maxHeight = "";
   const over = contentBottom(section) - STAGE_HEIGHT;
   if (over <= 0) return;
-  // The room editor and output have together, shared: the output gets up
-  // to half (at least a few lines), the editor the rest.
+  // The room editor and output have together, shared: the editor keeps
+  // its height up to half of it, the output gets the rest (at least a few
+  // lines): a short edit left half the room empty below an output that
+  // scrolled.
   const outHeight = out.offsetHeight;
   const editorHeight = editor ? editor.offsetHeight : 0;
   const room = outHeight + editorHeight - over;
-  const forOut = Math.min(outHeight, Math.max(160, editor ? room / 2 : room));
+  const forEditor = Math.min(editorHeight, room / 2);
+  const forOut = Math.min(outHeight, Math.max(160, room - forEditor));
   out.style.maxHeight = `${Math.round(forOut)}px`;
   if (editor && editorHeight > room - forOut) {
     editor.style.maxHeight = `${Math.round(Math.max(96, room - forOut))}px`;

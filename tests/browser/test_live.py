@@ -304,6 +304,19 @@ def test_the_same_edit_in_the_deck_keeps_the_slide(served, browser):
         stage = page.locator(".reveal .slides").bounding_box()
         box = out.bounding_box()
         assert box["y"] + box["height"] <= stage["y"] + stage["height"] + 1
+        # A short edit that prints much: the output takes the room the
+        # editor does not need (half the stage stayed empty below it).
+        _replace_all(page, block, "for i in range(60):\n    print(i)\n")
+        page.keyboard.press("ControlOrMeta+Enter")
+        out = _output(block, "error")  # the unshown rest needs `mha`
+        box = out.bounding_box()
+        bottom = stage["y"] + stage["height"]
+        assert box["y"] + box["height"] <= bottom + 1
+        assert bottom - (box["y"] + box["height"]) < 120, (box, stage)
+        code = block.locator("pre code").text_content()
+        _replace_all(page, block, code.replace(LINE, EDITED))
+        page.keyboard.press("ControlOrMeta+Enter")
+        out = _output(block, "ok")
         # Esc gives the keys back to the deck; → then moves it on.
         taken = page.evaluate("JSON.stringify(Reveal.getIndices())")
         page.keyboard.press("Escape")
