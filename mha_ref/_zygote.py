@@ -24,6 +24,7 @@ start, the grader starts a fresh child per file as before.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -65,6 +66,16 @@ def start_early(root: str) -> None:
     except OSError:
         return  # the grader starts one when it needs it, or goes without
     _EARLY.update(zygote=zygote, key=(str(Path(root).resolve()), os.getpid()))
+    atexit.register(_drop_early)
+
+
+def _drop_early() -> None:
+    """Kill a zygote :func:`start_early` started that nothing took
+    (``--help``, no such file, an error before grading): it would import
+    torch for nothing, in a session of its own (no Ctrl-C reaches it)."""
+    if _EARLY:
+        _EARLY["zygote"].process.kill()
+        _EARLY.pop("zygote").close()
 
 
 def take_early(root: str) -> Zygote | None:

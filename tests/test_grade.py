@@ -2661,6 +2661,49 @@ def test_the_command_line_starts_one_zygote_before_it_imports_torch(tmp_path):
     assert "FAIL" in result.stdout and "line 1" in result.stdout
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="the zygote: Linux")
+def test_a_zygote_nothing_took_ends_with_its_process(tmp_path):
+    """The command line starts its zygote before it parses its arguments:
+    where it then ends without grading (--help, no such file), the
+    zygote is killed as it exits, not left to import torch for nothing
+    in a session of its own. Its torch here never finishes importing."""
+    _copy_of_the_reference(tmp_path)
+    (tmp_path / "ref_copy").rename(tmp_path / "mha_ref")
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text(
+        "import time\ntime.sleep(600)\n"
+    )
+    script = (
+        "import sys; from mha_ref import _zygote; "
+        "_zygote.start_early(sys.argv[1]); "
+        "print(_zygote._EARLY['zygote'].process.pid, flush=True)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    pid = int(result.stdout)
+
+    def alive() -> bool:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+        return b") Z " not in stat and b"_zygote" in cmdline
+
+    deadline = time.monotonic() + 60
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if alive():
+        os.kill(pid, 9)
+        pytest.fail("the zygote outlived the process that started it")
+
+
 def test_a_failing_run_names_its_seed_and_the_seed_repeats_it(
     tmp_path, capsys
 ):

@@ -251,6 +251,10 @@ def test_an_excerpt_of_the_package_runs_in_its_module(runner):
     answer = runner.run({**request, "code": edited + call})
     assert answer["ok"], answer
     assert answer["stdout"].strip() == "0.0", answer
+    # A call in the edit that fails inside the module: the edit's error.
+    bad = shown + "split_heads(torch.zeros(2, 5, 7), 2)\n"
+    failed = runner.run({**request, "code": bad})
+    assert failed["message"].startswith("Your code raised"), failed
 
 
 def test_a_flood_of_output_stops_at_the_limit(runner):

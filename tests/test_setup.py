@@ -21,7 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: What the recipe itself calls, besides the shell's builtins.
-TOOLS = ("id",)
+TOOLS = ("id", "mkdir", "touch")
 
 FAKE_APT = """\
 #!/bin/sh
@@ -125,12 +125,12 @@ def test_make_browser_needs_no_headless_shell_package(tmp_path, has_chromium):
     )
     if has_chromium:
         _executable(chromium, "#!/bin/sh\nexit 0\n")
-    run = _make(
-        bin_dir,
-        "browser",
+    options = [
         f"CHROMIUM={chromium}",
         f"HEADLESS_SHELL={tmp_path / 'no-shell'}",
-    )
+        f"NO_SHELL={tmp_path / 'state' / 'no-shell'}",
+    ]
+    run = _make(bin_dir, "browser", *options)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "no chromium-headless-shell package here" in run.stdout
     installs = [a for a in log.read_text().splitlines() if "install" in a]
@@ -138,6 +138,11 @@ def test_make_browser_needs_no_headless_shell_package(tmp_path, has_chromium):
     if not has_chromium:
         wanted.insert(0, "install -y -qq chromium")
     assert installs == wanted
+    # Not asked again: no apt-get update (and sudo) on every make test.
+    log.unlink()
+    again = _make(bin_dir, "browser", *options)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert not log.exists(), log.read_text()
 
 
 def test_make_node_refuses_a_node_older_than_18(tmp_path):

@@ -8,6 +8,7 @@ file and line, or the right result.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import py_compile
@@ -381,12 +382,44 @@ def test_a_run_is_found_again_from_another_checkout_of_the_same_files(
     assert changed.outputs["snippets/01_one.py"] == "42\n"
 
 
+def test_only_a_compiled_copy_that_is_its_sources_stands_for_it(tmp_path):
+    """The run cache keys a read of ``__pycache__/NAME.TAG.pyc`` as the
+    source only where Python would run that copy for that source (a
+    timestamp copy of the source's time and size, or a checked hash one),
+    and the source is in the repository; any other copy keeps its own
+    bytes in the key: a stale one, an unchecked hash one (Python runs it
+    whatever the source says), a data file in ``__pycache__``."""
+    from lessonbuild.engine.server import _source_of
+
+    prefix = str(tmp_path) + os.sep
+    source = tmp_path / "helper.py"
+    source.write_text("VALUE = 1\n")
+    cached = importlib.util.cache_from_source(str(source))
+
+    def compiled(mode):
+        py_compile.compile(str(source), invalidation_mode=mode, doraise=True)
+        return _source_of(cached, prefix)
+
+    modes = py_compile.PycInvalidationMode
+    assert compiled(modes.TIMESTAMP) == str(source)
+    assert compiled(modes.CHECKED_HASH) == str(source)
+    assert compiled(modes.UNCHECKED_HASH) == cached
+    compiled(modes.TIMESTAMP)
+    source.write_text("VALUE = 22\n")  # another size: a stale copy
+    assert _source_of(cached, prefix) == cached
+    data = Path(cached).parent / "helper.v1.csv"
+    data.write_text("1,2\n")
+    assert _source_of(str(data), prefix) == str(data)
+    elsewhere = tmp_path / "out" / "inside"
+    elsewhere.mkdir(parents=True)
+    py_compile.compile(str(source), doraise=True)
+    assert _source_of(cached, str(elsewhere) + os.sep) == cached
+
+
 # --- 5. no escaped processes -------------------------------------------------
 
 ESCAPES = """\
 import os
-import py_compile
-import shutil
 import subprocess
 import sys
 import time
@@ -469,8 +502,6 @@ def test_a_snippet_cannot_kill_its_runner_or_the_build(tmp_path):
 
 HANG = """\
 import os
-import py_compile
-import shutil
 import time
 
 print(os.environ["PYTHONHASHSEED"], time.time(), flush=True)
@@ -827,8 +858,6 @@ NO_SANDBOX = {"LESSONBUILD_NO_SANDBOX": "1"}
 
 TAMPER = """\
 import os
-import py_compile
-import shutil
 from pathlib import Path
 
 if os.environ["PYTHONHASHSEED"] == "0":
@@ -865,8 +894,6 @@ def test_a_write_anywhere_in_the_repository_is_caught_by_content(tmp_path):
 
 SITE_WRITER = """\
 import os
-import py_compile
-import shutil
 from pathlib import Path
 
 if os.environ["PYTHONHASHSEED"] == "1":  # the run that overlaps the pages

@@ -97,9 +97,10 @@ def locate(root: Path, deck, path: str, shown: str) -> Block:
     file a page includes, only where the page still shows what the file
     holds (else 409, with the advice to reload). A block of the package
     (``mha_ref/…``, often two sections joined, so no splice can put an
-    edit back) runs after the whole module, in its namespace: the edited
-    definitions replace the module's (its class calls the edited
-    ``split_heads``), and a call the reader adds shows them work."""
+    edit back) runs after the whole module, in its namespace: an edited
+    function replaces the module's (its class calls the edited
+    ``split_heads``), and a call the reader adds shows it work. A method
+    shown alone (``forward``) is defined beside its class, not in it."""
     from .engine.check import used_snippets
 
     targets = {
@@ -337,7 +338,9 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
                 f"{LIMITS.memory_mb >> 10} GB more than the lesson's "
                 "own setup. " + last
             )
-        elif lines.hidden((error.get("frames") or [[None]])[-1][0]):
+        elif error.get("frames") and all(
+            lines.hidden(line) for line, _ in error["frames"]
+        ):
             # Replacing the shown code with `print('hi')` blamed "your
             # code" for a line the class never saw.
             out["message"] = (

@@ -1034,7 +1034,7 @@ def _record_reads(root, fd, own, scratch):
             path = real
         if path.startswith(prefix):
             if real.startswith(prefix) or real == prefix[:-1]:
-                return note("R " + _source_of(path)[len(prefix) :])
+                return note("R " + _source_of(path, prefix)[len(prefix) :])
         mode, flags = (list(args[1:3]) + [None, None])[:2]
         if (isinstance(mode, str) and set(mode) & set("wax+")) or (
             isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR)
@@ -1048,20 +1048,38 @@ def _record_reads(root, fd, own, scratch):
     sys.addaudithook(hook)
 
 
-def _source_of(path):
+def _source_of(path, prefix):
     """A module's compiled copy (``__pycache__/NAME.TAG.pyc``) as its
-    source file, which is what decides the code: the copy's header holds
+    source file, when the copy is the source's: the copy's header holds
     the source's modification time, so its hash differed between two
     checkouts of the same files, and a run made in one (``make
-    site-diff``'s worktree) was run again in the other, every time.
-    Python takes a copy there only while it matches its source."""
-    if "__pycache__" in path:
+    site-diff``'s worktree) was run again in the other, every time. Only
+    a copy Python checks against its source (a timestamp one whose time
+    and size are the source's now, or a checked hash-based one) stands
+    for it, and only a source under ``prefix``; any other keeps its own
+    bytes in the key. (An edit of the same size within the same second
+    runs the old copy, in Python as here.)"""
+    if not path.endswith(".pyc") or not path.endswith(
+        f"{os.sep}__pycache__{os.sep}{os.path.basename(path)}"
+    ):
+        return path
+    try:
+        source = importlib.util.source_from_cache(path)
+        real, st = os.path.realpath(source), os.stat(source)
+        fd = os.open(path, os.O_RDONLY)  # (the hook has seen this path)
         try:
-            source = importlib.util.source_from_cache(path)
-        except ValueError:  # not a name Python gives a compiled copy
-            return path
-        if os.path.isfile(source):
-            return source
+            head = os.read(fd, 16)
+        finally:
+            os.close(fd)
+    except (ValueError, OSError):
+        return path
+    if not real.startswith(prefix) or len(head) < 16:
+        return path
+    flags = int.from_bytes(head[4:8], "little")
+    stamp = [int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF]
+    fields = [int.from_bytes(head[i : i + 4], "little") for i in (8, 12)]
+    if flags == 0b11 or (flags == 0 and fields == stamp):
+        return source
     return path
 
 
