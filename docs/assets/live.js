@@ -321,10 +321,8 @@ function tableView(table) {
 }
 
 // A table's cells are Markdown on the slide: `code` spans become code
-// here, the rest stays text (math as its TeX).
-// A cell as the page writes it: `code`, and \(TeX\) shown as its source
-// without the delimiters (the page typesets it at build time; a run's
-// table has no build).
+// here, the rest stays text, \(TeX\) as its source without the delimiters
+// (the page typesets it at build time; a run's table has no build).
 function cellView(text, tag) {
   const node = el(tag);
   text.split("`").forEach((part, i) => {

@@ -169,15 +169,13 @@ class Lines:
     count: int  # lines of the edit
     shown: int  # lines the file's shown part had
 
-    def hidden(self, line: int | None) -> bool:
+    def hidden(self, line: int) -> bool:
         """Whether program line ``line`` is outside the edit (a part of
         the file the slide does not show)."""
-        return line is not None and not (
-            self.first <= line < self.first + self.count
-        )
+        return not self.first <= line < self.first + self.count
 
     def name(self, line: int) -> str:
-        if self.first <= line < self.first + self.count:
+        if not self.hidden(line):
             return f"your code, line {line - self.first + 1}"
         if line >= self.first + self.count:  # back to the file's numbers
             line += self.shown - self.count

@@ -13,7 +13,7 @@ import re
 #: (HTML5), and the link goes nowhere a reader can click (the lesson
 #: shows no line numbers): 50 bytes a line, 1.9 KB of slide 15, the
 #: page the bench's page-weight budget is measured on.
-_LINE_NAME = re.compile(r' (?:name="|href="#)__codelineno-[\w-]+"')
+_LINE_LINK = re.compile(r' (?:name="|href="#)__codelineno-[\w-]+"')
 #: Inline code with nothing but text in it (no highlighting spans).
 _INLINE_CODE = re.compile(r"<code>([^<]*)</code>")
 #: A command-line flag in inline code (``-m``, ``--dirty``): after a
@@ -40,8 +40,8 @@ _CELL = re.compile(r"<t[dh][\s>].*?</t[dh]>", re.DOTALL)
 
 
 def tidy(html: str) -> str:
-    """The page with both touches (:func:`code_breaks`, :data:`_LINE_NAME`)."""
-    return code_breaks(_LINE_NAME.sub("", html))
+    """The page with both touches (:func:`code_breaks`, :data:`_LINE_LINK`)."""
+    return code_breaks(_LINE_LINK.sub("", html))
 
 
 def code_breaks(html: str) -> str:

@@ -1059,9 +1059,8 @@ def _source_of(path, prefix):
     for it, and only a source under ``prefix``; any other keeps its own
     bytes in the key. (An edit of the same size within the same second
     runs the old copy, in Python as here.)"""
-    if not path.endswith(".pyc") or not path.endswith(
-        f"{os.sep}__pycache__{os.sep}{os.path.basename(path)}"
-    ):
+    folder = os.path.basename(os.path.dirname(path))
+    if folder != "__pycache__" or not path.endswith(".pyc"):
         return path
     try:
         source = importlib.util.source_from_cache(path)
