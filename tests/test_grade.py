@@ -2704,6 +2704,34 @@ def test_a_zygote_nothing_took_ends_with_its_process(tmp_path):
         pytest.fail("the zygote outlived the process that started it")
 
 
+def test_grading_in_a_notebook_leaves_its_torch_threads_as_they_were(
+    tmp_path, capsys
+):
+    """The grader runs torch on one thread while it grades (the tensors
+    are tiny), and a notebook's kernel that called check() keeps the
+    thread count it had, whatever that was."""
+    (tmp_path / "my_mha.py").write_text(CORRECT)
+    was = torch.get_num_threads()
+    seen = []
+    real = grade._grade
+
+    def spy(*args):
+        seen.append(torch.get_num_threads())
+        return real(*args)
+
+    try:
+        for threads in (2, 3):
+            torch.set_num_threads(threads)
+            grade._grade = spy
+            grade.check(tmp_path / "my_mha.py", upto="shapes")
+            assert torch.get_num_threads() == threads
+    finally:
+        grade._grade = real
+        torch.set_num_threads(was)
+    assert seen == [1, 1]
+    assert capsys.readouterr().out.count("2 of 2 milestones pass") == 2
+
+
 def test_a_failing_run_names_its_seed_and_the_seed_repeats_it(
     tmp_path, capsys
 ):
