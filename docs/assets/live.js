@@ -17,7 +17,8 @@
 // stands in for the verified Output block (the diff holds its lines too),
 // within what is left of the stage, scrolling if it must. Reset brings
 // the verified code back. In the deck the editor owns the keyboard while
-// focused (reveal's keys are off); Esc gives the keys back to the deck.
+// focused (reveal's keys are off); Esc or a run by Ctrl/Cmd+Enter gives
+// the keys back to the deck.
 //
 // What a page must have for it (present.html included, with nothing to
 // add to present.py: the injection covers every HTML page served): a
@@ -135,9 +136,13 @@ class LiveBlock {
       this.editButton.focus();
       return true;
     };
+    // In the deck a run from the keyboard gives the keys back to the
+    // deck, as Esc does: the next press of a clicker (→, Space) moves the
+    // deck instead of typing into the code. A click in the code edits
+    // again. On a reading page the editor keeps them, for the next edit.
     const run = () => {
       this.run();
-      return true;
+      return DECK ? leave() : true;
     };
     this.view = new cm.EditorView({
       parent: host,
@@ -370,6 +375,12 @@ function fitToStage(out, host) {
   if (editor && editorHeight > room - forOut) {
     editor.style.maxHeight = `${Math.round(Math.max(96, room - forOut))}px`;
   }
+  // "more below" at the box's foot while some of it is out of sight (a
+  // table under the printed lines looked like the whole output).
+  const cue = () =>
+    out.classList.toggle("live-more", out.scrollTop + out.clientHeight < out.scrollHeight - 1);
+  out.addEventListener("scroll", cue, { passive: true });
+  cue();
 }
 
 // Layout pixels (the stage's, whatever reveal's scale) from the top of

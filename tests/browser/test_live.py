@@ -313,17 +313,36 @@ def test_the_same_edit_in_the_deck_keeps_the_slide(served, browser):
         bottom = stage["y"] + stage["height"]
         assert box["y"] + box["height"] <= bottom + 1
         assert bottom - (box["y"] + box["height"]) < 120, (box, stage)
+        # It scrolls within its box, and says so at its foot until its
+        # end is in sight.
+        more = "(o) => o.classList.contains('live-more')"
+        assert out.evaluate("(o) => o.scrollHeight > o.clientHeight + 40")
+        assert out.evaluate(more)
+        assert (
+            out.evaluate("(o) => getComputedStyle(o, '::after').content")
+            == '"more below"'
+        )
+        out.evaluate("(o) => { o.scrollTop = o.scrollHeight; }")
+        page.wait_for_function(f"!({more})(document.querySelector("
+                               "'section.live-output'))")  # fmt: skip
         code = block.locator("pre code").text_content()
         _replace_all(page, block, code.replace(LINE, EDITED))
         page.keyboard.press("ControlOrMeta+Enter")
         out = _output(block, "ok")
-        # Esc gives the keys back to the deck; → then moves it on.
+        # A run by Ctrl+Enter gave the keys back to the deck: a clicker's
+        # Space and → move it on and type nothing into the code.
+        edited = block.locator(".cm-content").text_content()
         taken = page.evaluate("JSON.stringify(Reveal.getIndices())")
-        page.keyboard.press("Escape")
+        page.keyboard.press("Space")
+        page.wait_for_function(
+            f"JSON.stringify(Reveal.getIndices()) !== {json.dumps(taken)}"
+        )
+        taken = page.evaluate("JSON.stringify(Reveal.getIndices())")
         page.keyboard.press("ArrowRight")
         page.wait_for_function(
             f"JSON.stringify(Reveal.getIndices()) !== {json.dumps(taken)}"
         )
+        assert block.locator(".cm-content").text_content() == edited
         assert errors == []
     finally:
         page.close()
