@@ -489,25 +489,42 @@
 
   // Free text cannot be judged, only told apart from no try at all: a
   // prediction needs a digit or a word ("x" or "?" opens nothing), a
-  // reason two words, a discussion answer three; and an eliminate's
-  // reasons must differ (one line pasted into every box rules nothing
-  // out). Words are runs of letters or digits, in any script.
+  // reason two different words, a discussion answer three; and an
+  // eliminate's reasons must differ (one line pasted into every box rules
+  // nothing out). Words are runs of letters or digits, in any script.
   function words(text) {
-    return nonAnswer(text) ? 0 : (String(text).match(/[\p{L}\p{N}]+/gu) || []).length;
+    return nonAnswer(text) ? 0 : new Set(plain(text).split(" ").filter(Boolean)).size;
   }
   function saysSomething(text) {
     if (nonAnswer(text)) return false;
     return /\p{N}/u.test(text) || (String(text).match(/\p{L}/gu) || []).length > 1;
   }
-  // "idk", "no idea", "I don't know", "asdf", "x y" opened every answer
-  // (a student's rehearsal): no try either, nor letters in a row of the
-  // keyboard, nor single letters.
-  const DONT_KNOW = /^(i )?(really )?(idk|dunno|pass|skip|unsure|no (idea|clue)|not sure|(don t|dont|do not) know( why)?)$/;
+  // No try either (each opened an answer in a student's rehearsal): "idk",
+  // "no idea", "asdf", "x y", "aa bb", "the the the", "idk idk idk", "I do
+  // not know this one": a text with no digit whose every word is filler,
+  // a single letter, one letter repeated or a run of a keyboard row; or
+  // that says it does not know with at most one word besides. "no" and
+  // "yes" are answers (to a yes-or-no prediction), so no filler.
+  const FILLER = new Set(
+    ("i im me my it its this that the a an is are be do does did not don dont t " +
+      "know idk dunno idea clue sure unsure pass skip really just sorry answer " +
+      "question yet so um uh hmm ok okay lol test").split(" ")
+  );
+  const DONT_KNOW = /\b(idk|dunno|no (idea|clue)|not sure|unsure|(don t|dont|do not) know)\b/;
+  const ROWS = ["qwertyuiop", "asdfghjkl", "zxcvbnm"];
   function nonAnswer(text) {
     const said = plain(text);
-    const rows = ["qwertyuiop", "asdfghjkl", "zxcvbnm"];
-    return DONT_KNOW.test(said) || (!!said && said.split(" ").every((t) => !/\p{N}/u.test(t) &&
-      (t.length === 1 || (t.length > 2 && rows.some((row) => row.includes(t))))));
+    if (!said || /\p{N}/u.test(said)) return false;
+    const content = new Set(
+      said.split(" ").filter(
+        (t) =>
+          !FILLER.has(t) &&
+          t.length > 1 &&
+          !/^(.)\1+$/u.test(t) &&
+          !(t.length > 2 && ROWS.some((row) => row.includes(t)))
+      )
+    );
+    return content.size === 0 || (DONT_KNOW.test(said) && content.size <= 1);
   }
   // Lower case, words apart by one space, nothing else.
   function plain(text) {

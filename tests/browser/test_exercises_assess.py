@@ -191,11 +191,16 @@ def test_a_fill_in_cell_that_names_what_it_asks_is_no_attempt(lesson_pages):
 TOKENS = {
     # "idk" and the rest opened the answer (a student's rehearsal).
     "predict": ["x", "?", "- -", "idk", "No idea", "dunno", "asdf", "x y",
-                "I don't know"],
+                "I don't know", "dunno really"],
+    # A word said again, filler and "I do not know" in a sentence's
+    # length opened the model answer (a second student's rehearsal).
     "discussion": ["x", "asdf", "no idea", "I really don't know",
-                   "I do not know why"],
+                   "I do not know why", "idk idk idk idk idk idk",
+                   "the the the the the the the the",
+                   "I do not know this one.", "heads heads heads heads"],
     "eliminate": [("x", "x", "x"), ("because", "b", "c"), ("no idea",) * 3,
-                  ("dunno", "not sure", "I don't know")],
+                  ("dunno", "not sure", "I don't know"),
+                  ("aa bb", "cc dd", "ee ff")],
 }  # fmt: skip
 
 
@@ -231,9 +236,9 @@ def test_a_token_answer_is_no_attempt(lesson_pages, kind):
         for i in range(len(TOKENS["eliminate"][0])):
             boxes.nth(i).fill(f"rules out option {i + 1}")
     else:
-        # A short real answer is enough: "True" to a yes-or-no question.
+        # A short real answer is enough: "no" to a yes-or-no question.
         section.locator("textarea").fill(
-            "(1, 4, 8)" if kind == "predict" else "it mixes the heads"
+            "no" if kind == "predict" else "it mixes the heads"
         )
     button.click()
     expect(feedback).not_to_contain_text("Careful.")
