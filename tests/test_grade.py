@@ -2367,6 +2367,50 @@ def test_c1_and_bidirectional_controls_are_shown_not_obeyed():
     assert shown == "a\\x85b\\x9d0;t\\x07c\\u202eSSAP\td"
 
 
+def test_a_message_of_line_separators_reads_as_one_failing_line(
+    tmp_path, capsys
+):
+    """PASS lines joined by U+2028 in an exception's message: a terminal
+    shows one line, but a program reading the report (splitlines, as a
+    course's autograder does) read seven PASS lines."""
+    forged = (
+        "".join(f"\u2028PASS {name}  ok" for name in MILESTONES)
+        + "\u2029PASS x\x85PASS y"
+    )
+    source = _bug(
+        FORWARD_LINE,
+        FORWARD_LINE + "        if key.size(1) != query.size(1):\n"
+        f"            raise ValueError({forged!r})\n",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    assert lines["T_q!=T_k"][0] == "FAIL", stdout
+    assert "\\u2028PASS" in lines["T_q!=T_k"][1]
+    assert len(stdout.splitlines()) == len(MILESTONES) + 2, stdout
+
+
+def test_replies_no_check_can_read_fail_the_file_not_the_grader(
+    tmp_path, capsys
+):
+    """A forward that answers the grader's diagnosis with meta tensors
+    (torch.equal raises on them, inside the handler of a failure): every
+    milestone still gets its line and the summary comes, no traceback."""
+    source = "CALLS = [0]\n" + CORRECT.replace(
+        FORWARD_LINE,
+        FORWARD_LINE + "        CALLS[0] += 1\n"
+        "        if CALLS[0] >= 4:\n"
+        "            return tuple(torch.empty(1, device='meta')\n"
+        "                         for _ in range(3))\n"
+        "        if CALLS[0] == 3:\n"
+        "            query = query + 1\n",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    assert list(lines) == MILESTONES, stdout
+    assert lines["h=1"][0] == "FAIL", stdout
+    assert stdout.splitlines()[-1].endswith("milestones pass"), stdout
+
+
 def _cmdline(pid: str) -> bytes:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0")
