@@ -29,6 +29,7 @@ import _thread
 import contextlib
 import copy
 import faulthandler
+import hashlib
 import importlib.util
 import inspect
 import io
@@ -285,8 +286,14 @@ class _Runner:
         return {"ok": True, "class": True}
 
     def new(self, id: int, args: list) -> dict:
+        # A draw first: two constructions then start from different random
+        # states, and end in the same one only if __init__ set it
+        # (torch.manual_seed there reset the caller's random numbers and
+        # made every layer of a model start alike: an expert's audit).
+        torch.rand(1)
         module = self.cls(*args)
         self.modules[id] = module
+        after = torch.get_rng_state()
         projections = {}
         for name in PROJECTIONS:
             layer = getattr(module, name, None)
@@ -326,6 +333,7 @@ class _Runner:
         return {
             "ok": True,
             "projections": projections,
+            "rng_after": hashlib.sha256(bytes(after.tolist())).hexdigest(),
             "parameters": sum(p.numel() for p in module.parameters()),
             "forward": names,
             "positional": positional,

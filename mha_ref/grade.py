@@ -1380,6 +1380,14 @@ def check_skeleton(s: Session) -> str:
             "training keeps them identical; keep nn.Linear's own "
             "(random) initialisation"
         )
+    if s.new(d_model, 4)["rng_after"] == info["rng_after"]:
+        raise Failed(
+            "two modules built one after the other leave torch's random "
+            "number generator in the same state: __init__ sets it "
+            "(torch.manual_seed), so every layer of a model starts with the "
+            "same weights and the caller's random numbers start over; seed "
+            "once, outside the module"
+        )
     count = info["parameters"]
     if count != 4 * d_model**2:
         why = (

@@ -355,6 +355,14 @@ def _statuses(lines):
             "        self.kv['k'], self.kv['v'] = k, v\n"
             "        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)\n",
         ),
+        # Its own initialisation, drawn from the generator as nn.Linear's
+        # is (two modules differ; the generator moves on, never reset).
+        CORRECT.replace(
+            "        self.W_O = nn.Linear(d_model, d_model, bias=False)\n",
+            "        self.W_O = nn.Linear(d_model, d_model, bias=False)\n"
+            "        for layer in (self.W_Q, self.W_K, self.W_V, self.W_O):\n"
+            "            nn.init.orthogonal_(layer.weight)\n",
+        ),
     ],
     ids=[
         "mha_ref",
@@ -369,6 +377,7 @@ def _statuses(lines):
         "large-buffer",
         "last-map-kept",
         "kv-replaced",
+        "orthogonal-init",
     ],
 )
 def test_correct_modules_pass(tmp_path, source, capsys):
@@ -771,6 +780,15 @@ BUGS = {
         FORWARD_LINE + "        torch.manual_seed(0)\n",
         {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
         ["random number generator", "seed once"],
+    ),
+    # The same in __init__, "for a reproducible initialisation": every
+    # layer of a model built the same, the caller's numbers reset (it
+    # passed 7 of 7: an expert's audit).
+    "torch.manual_seed in __init__": (
+        "        super().__init__()\n",
+        "        super().__init__()\n        torch.manual_seed(0)\n",
+        {"skeleton"},
+        ["random number generator", "torch.manual_seed", "seed once"],
     ),
     # A K/V cache for inference keyed on the key's id and _version: a new
     # encoder output reusing a freed tensor's id got the old K and V.
