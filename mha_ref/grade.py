@@ -1858,8 +1858,8 @@ def _masked_gradients(s: Session, module, x, allowed, where, **call) -> None:
 
 def check_masks(s: Session) -> str:
     """Masks via ``mask=``: padding (B, 1, 1, T_k), right and left,
-    causal (T, T) and a decoder's (B, 1, T, T), at B = 1 to 4, on large
-    inputs too, with gradients."""
+    causal (T, T), a decoder's (B, 1, T, T) and one per head (B, h, T,
+    T), at B = 1 to 4, on large inputs too, with gradients."""
     module = s.module(2)
     _require(module, "mask")
     x = s.inputs(2, 5)
@@ -2029,6 +2029,22 @@ def check_masks(s: Session) -> str:
         otherwise="block exactly the keys where mask is False, wherever "
         "they are: scores.masked_fill(~mask, float('-inf'))",
     )  # fmt: skip
+    # A mask per head (B, h, T, T), as mha_ref takes: head 0 sees the
+    # past, head 1 the future. A loop over heads that gave each head
+    # mask[:, 0] passed every mask above (an expert's audit).
+    past = causal(5, 5)
+    allowed = torch.stack([past, past.T]).expand(2, 2, 5, 5)  # (B, h, T, T)
+    _with_mask(
+        s, module, (x, x, x), allowed,
+        "with a mask per head (B, h, T, T)",
+        suspects=[(IGNORES_MASK, {}), (
+            "every head got head 0's mask: a (B, h, T_q, T_k) mask has a "
+            "mask per head; use it whole (mask[:, i] for head i in a loop)",
+            {"allowed": allowed[:, :1]},
+        )],
+        otherwise="use the mask whole, whatever its shape: it broadcasts "
+        "against the scores (B, h, T_q, T_k)",
+    )  # fmt: skip
     # Mostly padding (lengths 1 and 2): most rows' largest score is a
     # blocked key's, which a softmax that takes the max before masking
     # subtracts (30 seeds: 29 caught with lengths 3 and 5).
@@ -2045,8 +2061,8 @@ def check_masks(s: Session) -> str:
             mask=causal(5, 5),
         )  # fmt: skip
     return (
-        "padding (left too), causal and (B, 1, T, T) masks (True = may "
-        "attend) match torch at B = 1 to 4, large inputs too"
+        "padding (left too), causal, (B, 1, T, T) and per-head masks (True "
+        "= may attend) match torch at B = 1 to 4, large inputs too"
         + (", gradients too" if "h>1" in s.passed else "")
         + _sweep(s, SWEEP_MASKS)
     )

@@ -106,7 +106,8 @@ class MultiHeadAttention(nn.Module):
             s = torch.einsum("bqd,bkd->bqk", q[..., cols], k[..., cols])
             s = s * d_k**-0.5
             if mask is not None:
-                m = mask if mask.dim() < 4 else mask[:, 0]
+                # (B, h or 1, T_q, T_k): this head's; else as given
+                m = mask if mask.dim() < 4 else mask[:, i % mask.size(1)]
                 s = torch.where(m, s, torch.tensor(float("-inf")))
             if is_causal:
                 s = s.masked_fill(
@@ -789,6 +790,15 @@ BUGS = {
         "        super().__init__()\n        torch.manual_seed(0)\n",
         {"skeleton"},
         ["random number generator", "torch.manual_seed", "seed once"],
+    ),
+    # A loop over heads that gives every head the first head's mask: a
+    # mask per head (B, h, T, T), as mha_ref takes, passed 7 of 7.
+    "head 0's mask for every head": (
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "            m = mask if mask.dim() < 4 else mask[:, :1]\n"
+        '            scores = scores.masked_fill(~m, float("-inf"))\n',
+        {"masks"},
+        ["every head got head 0's mask", "mask per head"],
     ),
     # A K/V cache for inference keyed on the key's id and _version: a new
     # encoder output reusing a freed tensor's id got the old K and V.
