@@ -2655,7 +2655,8 @@ def _length_hint(error: str, B: int, T_q: int, T_k: int) -> str:
     if size % (B * T_k) == 0 and T_q in shape and T_k not in shape:
         return (
             "a tensor of the key's length was viewed with the query's: "
-            "split key and value by their own length, key.size(1)"
+            "project the query argument with W_Q(query), and split key "
+            "and value by their own length, key.size(1)"
         )
     return f"T_q={T_q} and T_k={T_k} differ: each tensor keeps its length"
 

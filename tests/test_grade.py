@@ -800,6 +800,16 @@ BUGS = {
         {"masks"},
         ["every head got head 0's mask", "mask per head"],
     ),
+    # The query projected from the key, viewed with the query's length:
+    # told to split the key by its own length, which it already did.
+    "query projected from the key": (
+        "        q = self.split(self.W_Q(query))\n",
+        "        B, T_q, _ = query.shape\n"
+        "        q = self.W_Q(key).view(B, T_q, self.h, self.d_k)\n"
+        "        q = q.transpose(1, 2)\n",
+        {"T_q!=T_k"},
+        ["viewed with the query's", "W_Q(query)"],
+    ),
     # A K/V cache for inference keyed on the key's id and _version: a new
     # encoder output reusing a freed tensor's id got the old K and V.
     "K and V cached by the key's id and version": (
