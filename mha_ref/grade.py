@@ -100,6 +100,10 @@ TIMEOUT_S = 20.0  # per request; a correct module needs well under 1 s
 #: Extra seconds the child gets to start (it imports torch) on a busy
 #: machine, beyond the student's import time limit.
 STARTUP_S = 120.0
+#: The whole grading's limit, in per-request limits, counted from the
+#: first import's end: about 114 requests each just under the limit took
+#: 35 minutes (an expert's audit); a correct module needs about a second.
+TOTAL_TIMEOUTS = 15
 ATOL = 1e-5  # float32: slides/49-milestone-3-h-1-equivalence.html
 D_MODEL = 8  # the value checks' width
 #: Bytes: the biggest reply the child writes is a few tens of KB (four
@@ -250,6 +254,9 @@ class Child:
         # student's to choose: escape codes in it cleared the screen.
         self.label = _visible(path.name).replace("\n", "\\n")
         self.timeout = timeout
+        #: When the whole grading must end (time.monotonic(); the
+        #: Session sets it once the first import is done).
+        self.deadline = math.inf
         self.stderr_text = ""  # what the child wrote, kept to locate hangs
         # (pid, start time) of the process running the file
         self.runner: tuple[int, str] | None = None
@@ -298,7 +305,37 @@ class Child:
             pass
 
     def load(self) -> dict:
-        return self._reply(self.timeout + STARTUP_S, "the import of your file")
+        during = "the import of your file"
+        with self._in_all(during):
+            return self._reply(
+                self._left(self.timeout + STARTUP_S, during), during
+            )
+
+    def _left(self, limit: float, during: str) -> float:
+        """``limit``, or what is left of the whole grading's time."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimedOut(self._over(during))
+        return min(limit, left)
+
+    def _over(self, during: str) -> str:
+        self.close()
+        return (
+            f"the grading ran past its {TOTAL_TIMEOUTS * self.timeout:g} s "
+            f"in all, during {during}: your code is slow on every call (a "
+            f"correct module grades in about a second); look for a sleep, "
+            f"a wait or a loop that runs long"
+        )
+
+    @contextlib.contextmanager
+    def _in_all(self, during: str):
+        """A time-out that the whole grading's end caused says so."""
+        try:
+            yield
+        except TimedOut:
+            if time.monotonic() < self.deadline:
+                raise
+            raise TimedOut(self._over(during)) from None
 
     def request(self, op: str, subject: str, **fields) -> dict:
         """Send one request; its reply, or StudentError / TimedOut.
@@ -307,12 +344,15 @@ class Child:
         # Past the limit, the child's watchdog gets this long to say
         # where it stopped (10 s at the default limit); the grader's own
         # deadline ends a call whose watchdog the file cancelled.
-        limit = self.timeout + max(5.0, self.timeout / 2)
-        try:
-            self._send({"op": op, **fields}, limit, subject)
-        except OSError:
-            self._reply(0, subject)  # the child has gone: say how
-        reply = self._reply(limit, subject)
+        with self._in_all(subject):
+            limit = self._left(
+                self.timeout + max(5.0, self.timeout / 2), subject
+            )
+            try:
+                self._send({"op": op, **fields}, limit, subject)
+            except OSError:
+                self._reply(0, subject)  # the child has gone: say how
+            reply = self._reply(limit, subject)
         # The child's own watchdog stops a call at the limit, but the
         # student's code can cancel it: the limit is kept here too.
         took = time.monotonic() - start
@@ -523,6 +563,7 @@ class Session:
     def __init__(self, path: Path, timeout: float, seed: int) -> None:
         self.path = path
         self.timeout = timeout
+        self.deadline = math.inf  # the whole grading's: see TOTAL_TIMEOUTS
         self.gen = torch.Generator().manual_seed(seed)
         self.passed: set[str] = set()
         self.current = ""  # the milestone running
@@ -535,8 +576,12 @@ class Session:
     def start(self) -> None:
         """Start the child and import the student's file in it."""
         self.child = Child(self.path, self.timeout)
+        self.child.deadline = self.deadline
         self.live = []
         reply = self.child.load()
+        if self.deadline == math.inf:
+            self.deadline = time.monotonic() + TOTAL_TIMEOUTS * self.timeout
+            self.child.deadline = self.deadline
         if not reply.get("ok"):
             raise StudentError(
                 f"raised {reply.get('error')} ({reply.get('where')})"
@@ -2860,7 +2905,11 @@ def _grade(path, timeout, seed, milestones, report) -> int:
             except TimedOut as error:
                 report("FAIL", name, str(error))
                 for skipped, _ in milestones[number + 1 :]:
-                    report("SKIP", skipped, "not run: an earlier check hung")
+                    report(
+                        "SKIP",
+                        skipped,
+                        "not run: an earlier check ran out of time",
+                    )
                 break
             except Exception as error:  # noqa: BLE001
                 # Whatever else a reply made the checks raise: the file's

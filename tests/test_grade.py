@@ -1931,6 +1931,27 @@ def test_a_module_that_compiles_is_told_to_grade_without_compiling(
     assert "grade the module without torch.compile" in lines["shapes"][1]
 
 
+def test_a_file_slow_on_every_call_ends_at_the_whole_gradings_limit(
+    tmp_path, capsys, monkeypatch
+):
+    """Each call within its own limit, and ~114 of them: the grading
+    took 35 minutes at the default limit (an expert's audit). It ends at
+    its limit in all (here made 1 s), saying so; what is left is
+    skipped."""
+    monkeypatch.setattr(grade, "TOTAL_TIMEOUTS", 1 / grade.TIMEOUT_S)
+    source = _bug(
+        "        super().__init__()\n",
+        "        super().__init__()\n        __import__('time').sleep(0.3)\n",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    failed = [name for name, (st, _) in lines.items() if st == "FAIL"]
+    assert len(failed) == 1, stdout
+    assert "ran past its 1 s in all" in lines[failed[0]][1], stdout
+    later = MILESTONES[MILESTONES.index(failed[0]) + 1 :]
+    assert all(lines[name][0] == "SKIP" for name in later), stdout
+
+
 def test_a_call_that_stops_its_own_watchdog_still_times_out(tmp_path):
     """The child's watchdog can be cancelled by the student's code; the
     grader keeps the limit itself: a call past it fails, the rest is
