@@ -239,7 +239,13 @@
     if (!list) return; // made already
     list.remove();
     const notes = JSON.parse(list.textContent);
-    const math = `<link rel="stylesheet" href="${new URL(CONFIG.katex, document.baseURI).href}">`;
+    // KaTeX's CSS, and its rule that hides the MathML copy inline: where
+    // the speaker window cannot load the sheet, each formula still reads
+    // once ("T T", "h h" otherwise).
+    const math =
+      `<link rel="stylesheet" href="${new URL(CONFIG.katex, document.baseURI).href}">` +
+      "<style>.katex .katex-mathml{position:absolute;clip:rect(1px,1px,1px,1px);" +
+      "padding:0;border:0;height:1px;width:1px;overflow:hidden}</style>";
     all(document, ".reveal .slides > section").forEach((stack, i) => {
       const html = (notes[i].includes('class="katex') ? math : "") + notes[i];
       // The speaker view needs them on every screen; the notes edition
