@@ -127,7 +127,12 @@
       window.Reveal.toggleHelp(false);
       return;
     }
-    if (typing(el) && event.key !== "PageDown" && event.key !== "PageUp") {
+    // A list keeps ↑ and ↓ (its pick); a clicker's →, ← and Space move
+    // the deck from it (→ on a list left focused changed the class's
+    // answer unseen, and Space did nothing: a rehearsal from disk).
+    const list = el?.tagName === "SELECT";
+    const own = !list || event.key === "ArrowUp" || event.key === "ArrowDown";
+    if (typing(el) && own && event.key !== "PageDown" && event.key !== "PageUp") {
       // The field's own key: reveal.js, which does not count a list as a
       // field, stepped on a bucket list's ↓ instead of changing its pick.
       event.stopPropagation();

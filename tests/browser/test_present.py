@@ -429,6 +429,22 @@ def test_a_click_on_an_exercise_leaves_the_clicker_the_deck(deck, lesson):
     page.keyboard.press("ArrowDown")
     expect(select).not_to_have_value(picked)
     assert page.evaluate("JSON.stringify(Reveal.getIndices())") == before
+    # A clicker's → and Space on a list left focused move the deck and
+    # leave its pick (→ changed the class's answer unseen, Space did
+    # nothing: a rehearsal from disk).
+    for key in ("ArrowRight", "Space"):
+        page.evaluate("(i) => Reveal.slide(i.h, i.v, i.f)", json.loads(before))
+        page.wait_for_function(
+            f"JSON.stringify(Reveal.getIndices()) === {json.dumps(before)}"
+        )
+        other = page.locator(f'[data-slide="{number}"] select.ex-select').last
+        other.focus()
+        picked = other.input_value()
+        page.keyboard.press(key)
+        page.wait_for_function(
+            f"JSON.stringify(Reveal.getIndices()) !== {json.dumps(before)}"
+        )
+        assert other.input_value() == picked, key
 
 
 def _show_screen_of(page, selector: str) -> None:
