@@ -27,7 +27,11 @@ report. So, before the child imports anything:
   of its own (shared memory it left behind stayed allocated after the
   grader ended);
 - it holds no capability and may make no namespace: with either it
-  mounted a tmpfs of 4 GiB, memory no limit above counts.
+  mounted a tmpfs of 4 GiB, memory no limit above counts;
+- it may open no Unix socket (:func:`confine`): a new network namespace
+  scopes TCP and abstract sockets, not a socket file, and one on a
+  read-only mount still connects (a file sent /etc/shadow to a listener
+  outside; on a real machine: docker.sock, an ssh-agent, X11).
 
 Where the kernel refuses (no user namespaces: another OS, or a distribution
 that restricts them), the child runs as before; a step the kernel refuses
@@ -44,6 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import os
 import sys
 import tempfile
@@ -165,6 +170,7 @@ def isolate() -> None:
     with contextlib.suppress(OSError):
         _unshare(libc, CLONE_NEWNS, uid, gid)
     _drop_capabilities(libc)
+    confine()
 
 
 def _call(result: int, what: str) -> None:
@@ -267,6 +273,126 @@ def _drop_capabilities(libc) -> None:
         ctypes.byref(Header(_LINUX_CAPABILITY_VERSION_3, 0)), (Data * 2)()
     )
     libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+#: seccomp(2): prctl's option and mode, and a filter's verdicts.
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+_ALLOW, _ERRNO, _KILL = 0x7FFF0000, 0x00050000, 0x80000000
+#: By machine (a 64-bit interpreter's): AUDIT_ARCH, and the numbers of
+#: socket and socketpair. io_uring_setup is 425 on both.
+SYSCALLS = {
+    "x86_64": (0xC000003E, 41, 53),
+    "aarch64": (0xC00000B7, 198, 199),
+}
+IO_URING_SETUP, X32_SYSCALL_BIT = 425, 0x40000000
+AF_UNIX, AF_VSOCK, SOCK_STREAM, SOCK_SEQPACKET = 1, 40, 1, 5
+
+
+def confine() -> bool:
+    """A seccomp filter on this process and all it starts (execs too):
+    ``socket()`` of ``AF_UNIX`` fails with EACCES. The network namespace
+    scopes TCP and abstract Unix sockets, not a socket file, and one on
+    a read-only mount still connects: a file sent /etc/shadow to a
+    listener outside (docker.sock, an ssh-agent, X11 on a real machine).
+    ``AF_VSOCK`` too (a VM's channel to its host, which no network
+    namespace scopes either). Also refused, each a way around that:
+
+    - ``socketpair()`` of ``AF_UNIX`` but a connected stream or
+      seqpacket pair (those reach only each other; a datagram one may
+      ``sendto`` any socket file);
+    - ``io_uring_setup`` (ENOSYS: its operations, a socket's included,
+      never pass through the filter);
+    - a system call of another ABI (x32: ENOSYS; i386's ``int 0x80``,
+      whose numbers differ: the process is killed).
+
+    Everything else is allowed: the grader's pipes, torch, a snippet's
+    ``multiprocessing`` (its ``Pipe`` is a stream pair), but not its
+    Manager, nor ZMQ's ipc transport (the engine's notebook kernels:
+    that job gets no filter, server.py).
+
+    Needs one thread (a filter binds the calling thread and those it
+    starts); sets no_new_privs, as a filter requires. False, and
+    nothing done, where it cannot be: not Linux, a machine other than
+    x86_64 or aarch64 (numbers not known here: there the network
+    namespace and the read-only mounts remain), or a kernel without
+    seccomp filters, as other steps the kernel refuses are skipped.
+    """
+    numbers = SYSCALLS.get(os.uname().machine)
+    if not sys.platform.startswith("linux") or not numbers:
+        return False
+    if sys.maxsize < 1 << 32:  # a 32-bit interpreter: another ABI
+        return False
+    rows = _filter(*numbers)
+
+    class Row(ctypes.Structure):  # struct sock_filter
+        _fields_ = [
+            ("code", ctypes.c_uint16),
+            ("jt", ctypes.c_uint8),
+            ("jf", ctypes.c_uint8),
+            ("k", ctypes.c_uint32),
+        ]
+
+    class Program(ctypes.Structure):  # struct sock_fprog
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Row))]
+
+    table = (Row * len(rows))(*(Row(*row) for row in rows))
+    program = Program(len(rows), table)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return False
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    mode = (PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program))
+    return libc.prctl(*mode, 0, 0) == 0
+
+
+def _filter(arch: int, socket: int, socketpair: int) -> list:
+    """:func:`confine`'s classic BPF program, as (code, jt, jf, k) rows.
+    It reads ``struct seccomp_data``: nr at 0, arch at 4, args[i] at
+    16 + 8 i (the low half on these little-endian machines: the kernel
+    takes each of these arguments as an int)."""
+    ld, jeq, jge, and_, ret = 0x20, 0x15, 0x35, 0x54, 0x06
+    deny, nosys = _ERRNO | errno.EACCES, _ERRNO | errno.ENOSYS
+    program = [
+        (ld, 0, 0, 4),  # arch
+        (jeq, 0, "kill", arch),
+        (ld, 0, 0, 0),  # nr
+        (jge, "nosys", 0, X32_SYSCALL_BIT),
+        (jeq, "nosys", 0, IO_URING_SETUP),
+        (jeq, "socket", 0, socket),
+        (jeq, "pair", 0, socketpair),
+        (ret, 0, 0, _ALLOW),
+        "socket",
+        (ld, 0, 0, 16),  # the family
+        (jeq, "deny", 0, AF_UNIX),
+        (jeq, "deny", "allow", AF_VSOCK),
+        "pair",
+        (ld, 0, 0, 16),
+        (jeq, 0, "allow", AF_UNIX),
+        (ld, 0, 0, 24),  # the type, less SOCK_NONBLOCK and SOCK_CLOEXEC
+        (and_, 0, 0, 0xF),
+        (jeq, "allow", 0, SOCK_STREAM),
+        (jeq, "allow", "deny", SOCK_SEQPACKET),
+        "allow",
+        (ret, 0, 0, _ALLOW),
+        "deny",
+        (ret, 0, 0, deny),
+        "nosys",
+        (ret, 0, 0, nosys),
+        "kill",
+        (ret, 0, 0, _KILL),
+    ]
+    at, rows = {}, []
+    for row in program:
+        if isinstance(row, str):
+            at[row] = len(rows)
+        else:
+            rows.append(row)
+
+    def to(target, i: int) -> int:  # a jump counts the rows it skips
+        return at[target] - i - 1 if isinstance(target, str) else target
+
+    return [(c, to(t, i), to(f, i), k) for i, (c, t, f, k) in enumerate(rows)]
 
 
 def _limit() -> None:

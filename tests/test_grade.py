@@ -2923,3 +2923,83 @@ def test_every_thread_the_file_starts_is_hooked_on_each_python_here():
             run.stdout,
             run.stderr[-2000:],
         )
+
+
+# --- leaving the sandbox: socket files --------------------------------------
+
+#: The grader as a command line ("zygote": each file a fork of one) and
+#: with no zygote ("fresh": a ``python -I`` child per file).
+_GRADERS = {
+    "zygote": ["-m", "mha_ref.grade"],
+    "fresh": [
+        "-c",
+        "import sys; from mha_ref import grade; "
+        "grade._ZYGOTE['failed'] = True; sys.exit(grade.main(sys.argv[1:]))",
+    ],
+}
+#: A stream socket file listening outside the sandbox, and a datagram
+#: one: what each probe got ("done", or its errno).
+_SOCKET_PROBES = """\
+import socket
+def probe(name, act):
+    try:
+        act()
+        print("PROBE", name, "done")
+    except OSError as error:
+        print("PROBE", name, error.errno)
+probe("connect", lambda: socket.socket(socket.AF_UNIX).connect(%(stream)r))
+pair = lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0]
+probe("sendto", lambda: pair().sendto(b"x", %(datagram)r))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux namespaces")
+@pytest.mark.parametrize("how", list(_GRADERS))
+def test_a_graded_file_reaches_no_socket_file_outside(tmp_path, how):
+    """The network namespace leaves a socket file of the machine's in
+    reach (a file sent /etc/shadow to a listener outside: docker.sock,
+    an ssh-agent, X11 on a real machine). Now it can make no Unix socket
+    to connect with, nor a datagram pair to send from; its grade, over
+    the grader's own pipes, is as before."""
+    import errno
+
+    stream = socket.socket(socket.AF_UNIX)
+    datagram = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    paths = {
+        "stream": str(tmp_path / "s.sock"),
+        "datagram": str(tmp_path / "d.sock"),
+    }
+    try:
+        stream.bind(paths["stream"])
+        stream.listen()
+        datagram.bind(paths["datagram"])
+        (tmp_path / "my_mha.py").write_text(_SOCKET_PROBES % paths + CORRECT)
+        result = subprocess.run(
+            [sys.executable, *_GRADERS[how], "my_mha.py"],
+            cwd=tmp_path,
+            env={
+                **os.environ,
+                "PYTHONPATH": str(ROOT),
+                "OMP_NUM_THREADS": "1",
+            },
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        seen = dict(
+            line.split("PROBE ", 1)[1].split()
+            for line in result.stderr.splitlines()
+            if "PROBE " in line
+        )
+        refused = str(errno.EACCES)
+        assert seen == {"connect": refused, "sendto": refused}, result.stderr
+        stream.setblocking(False)  # nothing reached them
+        datagram.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            stream.accept()
+        with pytest.raises(BlockingIOError):
+            datagram.recv(1)
+        assert result.returncode == 0, result.stdout + result.stderr
+    finally:
+        stream.close()
+        datagram.close()
