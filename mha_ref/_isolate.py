@@ -31,7 +31,11 @@ report. So, before the child imports anything:
 - it may open no Unix socket (:func:`confine`): a new network namespace
   scopes TCP and abstract sockets, not a socket file, and one on a
   read-only mount still connects (a file sent /etc/shadow to a listener
-  outside; on a real machine: docker.sock, an ssh-agent, X11).
+  outside; on a real machine: docker.sock, an ssh-agent, X11);
+- it ends when the process that started it ends, however that ends:
+  each process dies with its parent, the grader's zygote with the grader
+  (a file that outlived an autograder's ``timeout 15`` ran on, and its
+  watcher read its memory every 50 ms, for ever).
 
 Where the kernel refuses (no user namespaces: another OS, or a distribution
 that restricts them), the child runs as before; a step the kernel refuses
@@ -50,13 +54,14 @@ import contextlib
 import ctypes
 import errno
 import os
+import signal
 import sys
 import tempfile
 import time
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x20000, 0x10000000, 0x20000000
 CLONE_NEWNET, CLONE_NEWIPC = 0x40000000, 0x08000000
-PR_GET_DUMPABLE, PR_SET_DUMPABLE = 3, 4
+PR_SET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE = 1, 3, 4
 #: prctl(2): securebits NOROOT, NO_SETUID_FIXUP and KEEP_CAPS, each
 #: locked (no capabilities come back through exec of any program, even
 #: as uid 0); no_new_privs (nor through a setuid one).
@@ -132,12 +137,17 @@ def _unshare(libc, flags: int, uid: int, gid: int) -> bool:
     return True
 
 
-def isolate() -> None:
-    """Continue as PID 1 of a new namespace (see above), or as we are."""
+def isolate(parent: int | None = None) -> None:
+    """Continue as PID 1 of a new namespace (see above), or as we are.
+    ``parent``: the process whose end ends this one (the zygote that
+    forked it; by default the one this process has now, so a grader
+    that ended while this interpreter started is not seen: its pipes
+    are closed, and the file's import has its watchdog)."""
     if not sys.platform.startswith("linux"):
         return
     try:
         libc = ctypes.CDLL(None, use_errno=True)
+        _die_with(libc, os.getppid() if parent is None else parent)
         libc.mount.argtypes = [ctypes.c_char_p] * 3 + [
             ctypes.c_ulong,
             ctypes.c_char_p,
@@ -154,10 +164,14 @@ def isolate() -> None:
     _wall_in(libc)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     proc = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)  # the machine's
+    # Open while the waiting process lives: its end is seen below.
+    watcher, lives = os.pipe()
     pid = os.fork()
     if pid:
+        os.close(watcher)
         _end_as(watch(pid, MORE_MEMORY, proc))
     os.close(proc)
+    os.close(lives)
     # Dumpable again (this side only): the waiting process reads its
     # memory in /proc (watch); a process not dumpable is closed to it.
     libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
@@ -170,7 +184,26 @@ def isolate() -> None:
     with contextlib.suppress(OSError):
         _unshare(libc, CLONE_NEWNS, uid, gid)
     _drop_capabilities(libc)
+    # Killed with the waiting process: as PID 1, the namespace's every
+    # process with it. (Its parent is outside the namespace: getppid()
+    # is 0 either way, so the pipe tells whether it has already gone.)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    os.set_blocking(watcher, False)
+    with contextlib.suppress(BlockingIOError):
+        os.read(watcher, 1)  # b"": it has
+        os._exit(1)
+    os.close(watcher)
     confine()
+
+
+def _die_with(libc, parent: int) -> None:
+    """SIGKILL when ``parent`` ends (PR_SET_PDEATHSIG), or now if it
+    already has (it ended before the prctl: this process was given to
+    another). Credentials made since (a user namespace, capabilities
+    dropped) keep the setting: none gains a capability or changes an id."""
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _call(result: int, what: str) -> None:
@@ -279,10 +312,10 @@ def _drop_capabilities(libc) -> None:
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 _ALLOW, _ERRNO, _KILL = 0x7FFF0000, 0x00050000, 0x80000000
 #: By machine (a 64-bit interpreter's): AUDIT_ARCH, and the numbers of
-#: socket and socketpair. io_uring_setup is 425 on both.
+#: socket, socketpair and prctl. io_uring_setup is 425 on both.
 SYSCALLS = {
-    "x86_64": (0xC000003E, 41, 53),
-    "aarch64": (0xC00000B7, 198, 199),
+    "x86_64": (0xC000003E, 41, 53, 157),
+    "aarch64": (0xC00000B7, 198, 199, 167),
 }
 IO_URING_SETUP, X32_SYSCALL_BIT = 425, 0x40000000
 AF_UNIX, AF_VSOCK, SOCK_STREAM, SOCK_SEQPACKET = 1, 40, 1, 5
@@ -302,6 +335,8 @@ def confine() -> bool:
       ``sendto`` any socket file);
     - ``io_uring_setup`` (ENOSYS: its operations, a socket's included,
       never pass through the filter);
+    - ``prctl(PR_SET_PDEATHSIG)`` to other than SIGKILL: PID 1 of the
+      grader's child would outlive its watcher (:func:`isolate`);
     - a system call of another ABI (x32: ENOSYS; i386's ``int 0x80``,
       whose numbers differ: the process is killed).
 
@@ -346,7 +381,7 @@ def confine() -> bool:
     return libc.prctl(*mode, 0, 0) == 0
 
 
-def _filter(arch: int, socket: int, socketpair: int) -> list:
+def _filter(arch: int, socket: int, socketpair: int, prctl: int) -> list:
     """:func:`confine`'s classic BPF program, as (code, jt, jf, k) rows.
     It reads ``struct seccomp_data``: nr at 0, arch at 4, args[i] at
     16 + 8 i (the low half on these little-endian machines: the kernel
@@ -361,7 +396,11 @@ def _filter(arch: int, socket: int, socketpair: int) -> list:
         (jeq, "nosys", 0, IO_URING_SETUP),
         (jeq, "socket", 0, socket),
         (jeq, "pair", 0, socketpair),
-        (ret, 0, 0, _ALLOW),
+        (jeq, 0, "allow", prctl),
+        (ld, 0, 0, 16),  # its option
+        (jeq, 0, "allow", PR_SET_PDEATHSIG),
+        (ld, 0, 0, 24),  # the signal
+        (jeq, "allow", "deny", signal.SIGKILL),
         "socket",
         (ld, 0, 0, 16),  # the family
         (jeq, "deny", 0, AF_UNIX),

@@ -16,7 +16,9 @@ process number to signal.
 Protocol, one JSON message per packet on a ``SOCK_SEQPACKET`` pair: the
 grader sends ``{"path", "timeout", "env"}`` with three descriptors (requests,
 replies, output); the zygote answers ``{"pid"}``, and ``{"exit": pid,
-"status"}`` when that child ends. It exits when the grader's end closes.
+"status"}`` when that child ends. It exits when the grader's end closes
+(the grader ended, however it did), and its children with it: each is
+killed when its parent ends (:func:`mha_ref._isolate.isolate`).
 
 Linux only (fork, namespaces); elsewhere, and if the zygote cannot
 start, the grader starts a fresh child per file as before.
@@ -233,12 +235,13 @@ def _serve(fd: int) -> None:
             if not data:  # the grader has gone, or is done
                 os._exit(0)
             job = json.loads(data)
+            zygote = os.getpid()
             pid = os.fork()
             if pid == 0:
                 sock.close()
                 for own in (wake_r, wake_w):
                     os.close(own)
-                _child(job, fds)  # never returns
+                _child(job, fds, zygote)  # never returns
             for passed in fds:
                 os.close(passed)
             sock.send(json.dumps({"pid": pid}).encode())
@@ -269,10 +272,11 @@ def _report_ends(sock) -> None:
         sock.send(json.dumps({"exit": pid, "status": code}).encode())
 
 
-def _child(job: dict, fds: list[int]) -> None:
+def _child(job: dict, fds: list[int], zygote: int) -> None:
     """What ``python -I -c BOOT`` did in a fresh child, from the fork:
     its own session, the output pipe for stdout and stderr, the file's
-    folder, then isolate and run."""
+    folder, then isolate and run, killed if the zygote ends (it ends
+    when the grader does, its socket closed)."""
     code = 1
     try:
         signal.set_wakeup_fd(-1)
@@ -292,7 +296,7 @@ def _child(job: dict, fds: list[int]) -> None:
         from ._isolate import isolate
         from ._sandbox import main
 
-        isolate()
+        isolate(zygote)
         args = [str(path), str(job["timeout"]), str(requests), str(replies)]
         sys.argv[2:] = args  # ["-c", root, *args], as a fresh child's
         main(args)

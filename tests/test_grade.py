@@ -2925,7 +2925,7 @@ def test_every_thread_the_file_starts_is_hooked_on_each_python_here():
         )
 
 
-# --- leaving the sandbox: socket files --------------------------------------
+# --- leaving the sandbox: socket files, a killed grader ----------------------
 
 #: The grader as a command line ("zygote": each file a fork of one) and
 #: with no zygote ("fresh": a ``python -I`` child per file).
@@ -3003,3 +3003,87 @@ def test_a_graded_file_reaches_no_socket_file_outside(tmp_path, how):
     finally:
         stream.close()
         datagram.close()
+
+
+def _parent_and_start(pid: int) -> tuple[int, str] | None:
+    """(parent pid, start time) of a live process; None if it has ended
+    (or is a zombie)."""
+    try:
+        fields = (
+            Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        )
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else (int(fields[1]), fields[19])
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux namespaces")
+@pytest.mark.parametrize("how", list(_GRADERS))
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_no_process_of_a_grading_outlives_its_grader(tmp_path, how, sig):
+    """An autograder's ``timeout 15`` (SIGTERM) or SIGKILL ended the
+    grader during a call whose watchdog the file had cancelled: its
+    zygote ended, but the file's process and the one waiting for it
+    lived on, that one reading its memory every 50 ms, for ever. Now each
+    process of the grading (the zygote, the waiting process, the file's
+    and what it started) ends with it, even where the file tried to
+    clear its own parent-death signal."""
+    import signal
+
+    token = f"{os.getpid()}.{time.monotonic_ns() % 10**6}"
+    first = "        q = self.split(self.W_Q(query))\n"
+    source = _bug(
+        first,
+        "        import ctypes, faulthandler, os\n"
+        "        faulthandler.cancel_dump_traceback_later()\n"
+        # Nothing when its parent ends: PR_SET_PDEATHSIG, 0 (refused).
+        "        ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)\n"
+        "        os.fork()\n"  # one more process in its namespace
+        f"        os.execvp('sleep', ['sleep', '{token}'])\n" + first,
+    )
+    (tmp_path / "my_mha.py").write_text(source)
+    grader = subprocess.Popen(
+        [sys.executable, *_GRADERS[how], "my_mha.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    grading: dict[int, str] = {}  # pid -> start time
+    try:
+        deadline = time.monotonic() + 120
+        while len(grading) < 2 and time.monotonic() < deadline:
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                if _cmdline(pid).endswith(token.encode()):
+                    found = _parent_and_start(int(pid))
+                    if found:
+                        grading[int(pid)] = found[1]
+            time.sleep(0.05)
+        assert len(grading) == 2, "the file's processes never started"
+        # Their ancestors up to the grader: the waiting process, the zygote.
+        for pid in list(grading):
+            while (found := _parent_and_start(pid)) and found[0] != grader.pid:
+                pid = found[0]
+                grading[pid] = _parent_and_start(pid)[1]
+        assert len(grading) == (4 if how == "zygote" else 3), grading
+        grader.send_signal(getattr(signal, sig))
+        grader.wait(timeout=60)
+
+        def left() -> list[int]:
+            return [
+                pid
+                for pid, start in grading.items()
+                if (_parent_and_start(pid) or (0, None))[1] == start
+            ]
+
+        deadline = time.monotonic() + 20
+        while left() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert left() == [], f"left running after {sig}: {left()}"
+    finally:
+        if grader.poll() is None:
+            grader.kill()
+            grader.wait()
+        for pid, start in grading.items():
+            if (_parent_and_start(pid) or (0, None))[1] == start:
+                os.kill(pid, signal.SIGKILL)
