@@ -56,7 +56,6 @@ import errno
 import os
 import signal
 import sys
-import tempfile
 import time
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x20000, 0x10000000, 0x20000000
@@ -257,7 +256,10 @@ def _wall_in(libc) -> None:
         _read_only(libc, "/dev", True)
         # Where tempfile writes: its cached choice too, made in the
         # zygote when an import asked (torch._dynamo's does) and now
-        # read-only here.
+        # read-only here. (Imported here: the engine's server loads this
+        # file for confine alone, and tempfile is a third of its cost.)
+        import tempfile
+
         os.environ["TMPDIR"] = tempfile.tempdir = "/dev/shm"
 
 

@@ -615,9 +615,9 @@ for path in sys.argv[1:] or PATHS:
     print("fopen", path, got or errno.errorcode.get(ctypes.get_errno(), "empty"))
     cat = subprocess.run(["cat", path], capture_output=True)
     print("cat", path, cat.stdout[:40] or cat.returncode or "empty")
-s = socket.socket(socket.AF_UNIX)
+print("socket-file", os.path.exists(SOCKET))
 try:
-    s.connect(SOCKET)
+    socket.socket(socket.AF_UNIX).connect(SOCKET)
     print("socket DONE")
 except OSError as exc:
     print("socket", errno.errorcode[exc.errno])
@@ -656,7 +656,8 @@ def test_what_is_outside_the_repository_is_not_there(tmp_path):
         for line in lines:
             if line.split(" ")[1:2] == [path]:
                 assert line.endswith(("ENOENT", "EACCES", "empty", " 1")), line
-    assert "socket ENOENT" in lines, lines
+    assert "socket-file False" in lines, lines
+    assert "socket EACCES" in lines, lines  # (no Unix socket at all)
     top = next(line for line in lines if line.startswith("top "))
     assert "'home'" not in top and "'var'" not in top, top
 
@@ -779,3 +780,60 @@ def test_a_sweep_racing_another_servers_sweep_goes_on(tmp_path, monkeypatch):
     monkeypatch.setattr(server.os, "scandir", swept_meanwhile)
     server._sweep(str(tmp_path))
     assert not first.exists() and not second.exists()
+
+
+#: A socket file the run can see (in the repository: git's fsmonitor
+#: daemon keeps one in .git), reached by a stream socket and by a
+#: datagram pair's sendto; then what a snippet may still do with
+#: processes (multiprocessing's Queue is a pipe, its Pipe a stream pair).
+SOCKET_FILES = r"""
+import errno, multiprocessing, socket
+def probe(name, act):
+    try:
+        act()
+        print(name, "DONE")
+    except OSError as exc:
+        print(name, errno.errorcode[exc.errno])
+probe("connect", lambda: socket.socket(socket.AF_UNIX).connect("s.sock"))
+pair = lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0]
+probe("sendto", lambda: pair().sendto(b"x", "d.sock"))
+if __name__ == "__main__":
+    queue = multiprocessing.Queue()
+    worker = multiprocessing.Process(target=queue.put, args=(42,))
+    worker.start()
+    ends = multiprocessing.Pipe()
+    ends[0].send(queue.get(timeout=30))
+    print("multiprocessing", ends[1].recv())
+    worker.join()
+"""
+
+
+def test_a_run_reaches_no_socket_file_it_can_see(tmp_path):
+    """The run's root shows the repository, and a socket file in it
+    (a daemon's, a tool's) was a way out of the network namespace: a
+    snippet connected to it. Now a run makes no Unix socket to connect
+    or send with (the grader's filter, mha_ref/_isolate.py); it still
+    starts processes and talks to them."""
+    root = _site(tmp_path)
+    stream = socket.socket(socket.AF_UNIX)
+    datagram = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        stream.bind(str(root / "s.sock"))
+        stream.listen()
+        datagram.bind(str(root / "d.sock"))
+        [run] = _run_as("root", root, {"sockets.py": SOCKET_FILES})
+        assert run["stdout"].splitlines() == [
+            "connect EACCES",
+            "sendto EACCES",
+            "multiprocessing 42",
+        ], run["stdout"] + run["stderr"]
+        assert run["exit"] == 0, run["stderr"]
+        stream.setblocking(False)  # nothing reached them
+        datagram.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            stream.accept()
+        with pytest.raises(BlockingIOError):
+            datagram.recv(1)
+    finally:
+        stream.close()
+        datagram.close()

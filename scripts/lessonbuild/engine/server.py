@@ -30,7 +30,10 @@ network is there. The snippet runs one user namespace below its init,
 which is not dumpable: it cannot trace, write or signal the one process
 of the namespace that holds no limits. ``setrlimit`` bounds memory,
 processes and file size, with ``no_new_privs``, and cgroups (as root)
-bound the run's processes and memory all together. An audit hook notes
+bound the run's processes and memory all together. A seccomp filter, the
+grader's own (``confine`` in ``mha_ref/_isolate.py``), refuses it a Unix
+socket: the network namespace does not scope a socket file in the folders
+it sees (a snippet connected to one in the repository). An audit hook notes
 every file it opens: under the root for the cache key, outside it as an
 error; a program started or C called through ctypes makes the run
 uncacheable.
@@ -107,6 +110,8 @@ SCRATCH_SIZE = "256m"
 ENGINE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CGROUPS = {}  # controller -> this server's cgroup folder (make_cgroups)
 PACKAGES = []  # where the interpreter finds packages (``main``)
+#: mha_ref._isolate.confine (``_load_confine``), or why it did not load.
+CONFINE = []
 TORCH_THREADS = []  # torch's default thread count, once imported
 
 
@@ -123,6 +128,7 @@ def main():
     error = ""
     if not os.environ.get(NO_SANDBOX_ENV):
         error = _sandbox_server(root, tmp)
+        CONFINE.append(_load_confine())
     # The protocol gets a private copy of stdout; fd 1 goes to stderr, so
     # a stray print during preload cannot corrupt it.
     proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
@@ -176,6 +182,26 @@ def _preload(names) -> int:
     if fresh:
         gc.freeze()
     return TORCH_THREADS[0] if TORCH_THREADS else 1
+
+
+def _load_confine():
+    """``confine`` of ``mha_ref/_isolate.py``, the filter the grader's
+    child gets, kept in that one place; or why it could not be loaded
+    (each sandboxed run then fails with that, not the server). Loaded by
+    path under a name of its own, once the server's sandbox is up: that
+    file imports only the standard library, and ``mha_ref``'s
+    ``__init__`` and the name ``mha_ref`` stay the runs' own."""
+    try:
+        package = importlib.util.find_spec("mha_ref")
+        path = os.path.join(
+            package.submodule_search_locations[0], "_isolate.py"
+        )
+        spec = importlib.util.spec_from_file_location("_lesson_isolate", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.confine
+    except Exception as exc:  # noqa: BLE001 - a broken or missing file
+        return f"mha_ref/_isolate.py did not load: {exc!r}"
 
 
 def _die_with_parent():
@@ -792,6 +818,13 @@ def _fork_child(root, job, threads, limits, proto_fd):
             os.environ.clear()
             os.environ.update(env)
             _limit(limits)
+            # A snippet gets no Unix socket. A module job (the build's
+            # own: the homework's notebooks) does: its kernels talk over
+            # ZMQ's ipc transport, socket files in its scratch folder.
+            if CONFINE and not job.get("module"):
+                if isinstance(CONFINE[0], str):
+                    raise OSError(CONFINE[0])
+                CONFINE[0]()
             # tempfile read TMPDIR in the server, if it was imported.
             if "tempfile" in sys.modules:
                 sys.modules["tempfile"].tempdir = scratch
