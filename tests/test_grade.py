@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -262,7 +263,12 @@ def _grade_here(tmp_path: Path, source: str, capsys):
     """
     path = tmp_path / "my_mha.py"
     path.write_text(source)
-    status = grade.main([str(path)])
+    # One seed per source: which later milestones a bug also fails can
+    # depend on the numbers drawn ("scores clamped" passed masks on 1
+    # seed in 60, failing the suite at random); the same source is graded
+    # the same way on every run.
+    seed = zlib.crc32(source.encode()) % 10**6
+    status = grade.main([str(path), "--seed", str(seed)])
     stdout = capsys.readouterr().out
     return status, _parse(stdout), stdout
 
