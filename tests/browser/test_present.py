@@ -447,6 +447,35 @@ def test_a_click_on_an_exercise_leaves_the_clicker_the_deck(deck, lesson):
         assert other.input_value() == picked, key
 
 
+def test_a_buckets_explanations_are_stage_sized(browser, built_site, lesson):
+    """Every item sorted right, each bucket shows why its items belong
+    there: at the stage's sizes (the page's 0.75rem was 12 px there,
+    unreadable from the back of a room)."""
+    number = _first_slide_of(lesson, "buckets")
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    try:
+        page = context.new_page()
+        page.goto(built_site.as_uri() + f"/present.html#/{number}")
+        wait_ready(page)
+        ex = page.locator(f'[data-slide="{number}"] .ex-buckets').first
+        expect(ex).to_have_attribute("data-ex-ready", re.compile(".*"))
+        # The right bucket of each item, from the answer key in the page.
+        for group in ex.locator(".ex-key__group").all():
+            bucket = group.get_attribute("data-ex-bucket")
+            for item in group.locator("li[data-ex-item]").all():
+                n = item.get_attribute("data-ex-item")
+                ex.locator(
+                    f'.ex-item[data-ex-item="{n}"] select.ex-select'
+                ).select_option(bucket)
+        ex.get_by_role("button", name="Check", exact=True).click()
+        why = ex.locator(".ex-zone__explanation")
+        expect(why.first).to_be_visible()
+        small = page.evaluate(SIZES_JS)
+    finally:
+        context.close()
+    assert not small, small
+
+
 def _show_screen_of(page, selector: str) -> None:
     """The screen holding the first ``selector``, from its first step."""
     page.evaluate(
