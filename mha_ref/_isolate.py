@@ -157,8 +157,13 @@ def isolate(parent: int | None = None) -> None:
         apart = CLONE_NEWPID | CLONE_NEWNS
         if not _unshare(libc, apart | CLONE_NEWNET | CLONE_NEWIPC, uid, gid):
             if not _unshare(libc, apart, uid, gid):
+                # No namespace (a container's seccomp profile, a kernel
+                # that restricts them): the filter needs none, and such a
+                # machine is where docker.sock is likeliest to be reached.
+                confine()
                 return
     except (OSError, AttributeError):
+        confine()
         return
     _wall_in(libc)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -343,9 +348,14 @@ def confine() -> bool:
       whose numbers differ: the process is killed).
 
     Everything else is allowed: the grader's pipes, torch, a snippet's
-    ``multiprocessing`` (its ``Pipe`` is a stream pair), but not its
-    Manager, nor ZMQ's ipc transport (the engine's notebook kernels:
-    that job gets no filter, server.py).
+    ``multiprocessing`` Pipe, Pool and Queue of plain objects (a stream
+    pair). Refused with it, each needing a Unix socket or another death
+    signal: multiprocessing's Manager and forkserver (Python 3.14's
+    default start method), tensors sent through a Queue and
+    ``DataLoader(num_workers>0)`` (torch shares their memory over a
+    socket), ``torch.multiprocessing.spawn`` (PR_SET_PDEATHSIG to
+    SIGINT), ZMQ's ipc transport (the engine's notebook kernels: that
+    job gets no filter, server.py). No snippet of the lesson uses them.
 
     Needs one thread (a filter binds the calling thread and those it
     starts); sets no_new_privs, as a filter requires. False, and

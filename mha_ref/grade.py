@@ -320,9 +320,13 @@ class Child:
 
     def _over(self, during: str) -> str:
         self.close()
+        return self._over_text(self.timeout, f", during {during}")
+
+    @staticmethod
+    def _over_text(timeout: float, during: str = "") -> str:
         return (
-            f"the grading ran past its {TOTAL_TIMEOUTS * self.timeout:g} s "
-            f"in all, during {during}: your code is slow on every call (a "
+            f"the grading ran past its {TOTAL_TIMEOUTS * timeout:g} s "
+            f"in all{during}: your code is slow on every call (a "
             f"correct module grades in about a second); look for a sleep, "
             f"a wait or a loop that runs long"
         )
@@ -521,6 +525,10 @@ class Child:
             _kill(self.runner[0])  # still that process, not a reused pid
         if self.process.poll() is None:
             _kill(-self.process.pid)
+            # Itself too: a fork not yet in its own group (setsid) was
+            # missed, and the wait below never ended (its PID 1 dies
+            # with it).
+            _kill(self.process.pid)
         self.process.wait()
         self._relay.join(timeout=5)
         for fd in (self._requests, self._replies):
@@ -2722,8 +2730,6 @@ def _kill(pid: int) -> None:
         pass
 
 
-#: C0 and C1 controls (a terminal obeys both) and the bidirectional
-#: overrides and isolates, which reorder what follows them on the line.
 #: Characters that act instead of showing: C0 and C1 controls (but tab
 #: and newline), bidirectional overrides, and the line and paragraph
 #: separators (U+0085 is C1), which str.splitlines(), an editor or a
@@ -2865,6 +2871,16 @@ def _grade(path, timeout, seed, milestones, report) -> int:
     try:
         for number, (name, run) in enumerate(milestones):
             session.current = name
+            if time.monotonic() >= session.deadline:
+                # (A diagnosis's requests may have spent the rest.)
+                report("FAIL", name, Child._over_text(session.timeout))
+                for skipped, _ in milestones[number + 1 :]:
+                    report(
+                        "SKIP",
+                        skipped,
+                        "not run: an earlier check ran out of time",
+                    )
+                break
             if session.child is None:  # the last one ended it: start anew
                 try:
                     session.start()
@@ -2883,7 +2899,7 @@ def _grade(path, timeout, seed, milestones, report) -> int:
             except RuntimeError as error:
                 # torch could not compare what came back (a tensor on the
                 # meta device, gradients of another shape).
-                first = str(error).strip().splitlines()[0][:200]
+                first = (str(error).strip().splitlines() or [""])[0][:200]
                 report(
                     "FAIL",
                     name,

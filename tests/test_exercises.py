@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -794,3 +796,45 @@ def test_spread_refuses_two_exercises_with_the_same_options():
     assert str(problem).startswith(
         "c.md:0: this check offers the same options as the eliminate at e.md:0"
     )
+
+
+#: Free text a student types, as the widgets judge it (exercises.js):
+#: no attempt (True) or an attempt, however short (False).
+FREE_TEXT = {
+    # No try: each opened an answer in a student's rehearsal.
+    "idk": True, "No idea": True, "asdf": True, "x y": True, "aa bb": True,
+    "the the the the": True, "idk idk idk idk": True, "dunno really": True,
+    "I do not know this one.": True, "I don\u2019t know": True,
+    # Short answers: a yes or no in words, a shape, a name, other scripts
+    # (a reviewer found "it does not", "(B, h, T, T)" and "d_k" refused).
+    "no": False, "yes": False, "it does not": False, "it is": False,
+    "sure": False, "(B, h, T, T)": False, "d_k": False, "softmax": False,
+    "x.view(B, T, h, d_k)": False, "(1, 4, 8)": False,
+    "not sure but maybe scaling": False, "没有掩码的时候会怎样": False,
+}  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the JS")
+def test_free_text_tells_a_try_from_no_try():
+    """The widgets' own functions, run by node on FREE_TEXT; and Chinese,
+    written without spaces, counts as many words as it holds (a
+    discussion answer needs three)."""
+    source = (ROOT / "docs/assets/exercises.js").read_text()
+    start = source.index("  function words(text)")
+    end = source.index("  function sameText(a, b)")
+    script = (
+        "const f = new Function(process.argv[1] + "
+        "'; return {nonAnswer, words};')();\n"
+        "const texts = JSON.parse(process.argv[2]);\n"
+        "console.log(JSON.stringify([texts.map(f.nonAnswer), "
+        "f.words('没有掩码的时候会怎样')]));"
+    )
+    result = subprocess.run(
+        ["node", "-e", script, source[start:end], json.dumps(list(FREE_TEXT))],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    judged, chinese_words = json.loads(result.stdout)
+    assert dict(zip(FREE_TEXT, judged, strict=True)) == FREE_TEXT
+    assert chinese_words >= 3

@@ -3093,3 +3093,62 @@ def test_no_process_of_a_grading_outlives_its_grader(tmp_path, how, sig):
         for pid, start in grading.items():
             if (_parent_and_start(pid) or (0, None))[1] == start:
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="seccomp: Linux")
+def test_without_namespaces_the_file_still_gets_no_unix_socket():
+    """Where the kernel refuses a user namespace (a container's seccomp
+    profile, a distribution that restricts them), isolate() returned
+    before the filter: a Unix socket was allowed on exactly the machines
+    where docker.sock is likeliest in reach (a reviewer's reproducer)."""
+    import errno
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read)
+            _isolate._unshare = lambda *args: False
+            _isolate.isolate()
+            try:
+                socket.socket(socket.AF_UNIX).close()
+                os.write(write, b"allowed")
+            except OSError as error:
+                os.write(write, str(error.errno).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as said:
+        seen = said.read()
+    os.waitpid(pid, 0)
+    assert seen == str(errno.EACCES)
+
+
+def test_a_restart_past_the_whole_gradings_limit_ends_at_once(tmp_path):
+    """A new child started once the whole grading's time was spent: its
+    close() waited for a fork that had not yet left the zygote's group,
+    and the grader hung for ever (a reviewer: 4 runs in 5). It ends
+    with the limit's message; a thread bounds the wait here."""
+    import threading
+
+    (tmp_path / "my_mha.py").write_text(CORRECT)
+    warm = grade.Session(tmp_path / "my_mha.py", 20.0, 1)
+    warm.start()
+    warm.close()
+    session = grade.Session(tmp_path / "my_mha.py", 20.0, 1)
+    session.deadline = time.monotonic() - 1
+    raised = []
+
+    def start():
+        try:
+            session.start()
+        except grade.TimedOut as error:
+            raised.append(str(error))
+
+    thread = threading.Thread(target=start, daemon=True)
+    thread.start()
+    thread.join(timeout=120)
+    assert not thread.is_alive(), "start() past the limit never returned"
+    assert raised and "ran past its 300 s in all" in raised[0], raised

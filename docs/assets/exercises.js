@@ -491,9 +491,20 @@
   // prediction needs a digit or a word ("x" or "?" opens nothing), a
   // reason two different words, a discussion answer three; and an
   // eliminate's reasons must differ (one line pasted into every box rules
-  // nothing out). Words are runs of letters or digits, in any script.
+  // nothing out).
   function words(text) {
-    return nonAnswer(text) ? 0 : new Set(plain(text).split(" ").filter(Boolean)).size;
+    return nonAnswer(text) ? 0 : new Set(wordsOf(text)).size;
+  }
+  // Words in any script, lower case: Chinese or Thai, written without
+  // spaces, counted one word a sentence (a discussion answer could never
+  // pass); d_k and x.view one word each.
+  const SEGMENTER = typeof Intl === "object" && Intl.Segmenter
+    ? new Intl.Segmenter(undefined, { granularity: "word" })
+    : null;
+  function wordsOf(text) {
+    const said = String(text).toLowerCase();
+    if (!SEGMENTER) return said.match(/[\p{L}\p{N}_.']+/gu) || [];
+    return [...SEGMENTER.segment(said)].filter((w) => w.isWordLike).map((w) => w.segment);
   }
   function saysSomething(text) {
     if (nonAnswer(text)) return false;
@@ -501,30 +512,34 @@
   }
   // No try either (each opened an answer in a student's rehearsal): "idk",
   // "no idea", "asdf", "x y", "aa bb", "the the the", "idk idk idk", "I do
-  // not know this one": a text with no digit whose every word is filler,
-  // a single letter, one letter repeated or a run of a keyboard row; or
-  // that says it does not know with at most one word besides. "no" and
-  // "yes" are answers (to a yes-or-no prediction), so no filler.
+  // not know this one": a text with no digit, no shape or list ("(B, h,
+  // T, T)"), whose every word is filler, a single Latin letter, one letter
+  // repeated or a run of a keyboard row; or that says it does not know
+  // with at most one word besides. "no", "yes", "it does not" and "sure"
+  // are answers (to a yes-or-no prediction).
   const FILLER = new Set(
-    ("i im me my it its this that the a an is are be do does did not don dont t " +
-      "know idk dunno idea clue sure unsure pass skip really just sorry answer " +
-      "question yet so um uh hmm ok okay lol test").split(" ")
+    ("i im me my the a an this that idk dunno unsure pass skip really just " +
+      "sorry answer question yet so um uh hmm lol test").split(" ")
   );
   const DONT_KNOW = /\b(idk|dunno|no (idea|clue)|not sure|unsure|(don t|dont|do not) know)\b/;
+  // The words of those phrases, not counted beside one.
+  const PHRASE = new Set("idk dunno no idea clue not sure unsure don dont don't t do know".split(" "));
   const ROWS = ["qwertyuiop", "asdfghjkl", "zxcvbnm"];
   function nonAnswer(text) {
-    const said = plain(text);
-    if (!said || /\p{N}/u.test(said)) return false;
+    const raw = String(text);
+    if (/\p{N}/u.test(raw) || /[([][^)\]]*,[^)\]]*[)\]]/.test(raw)) return false;
+    const knows = DONT_KNOW.test(plain(raw));
     const content = new Set(
-      said.split(" ").filter(
+      wordsOf(raw).filter(
         (t) =>
           !FILLER.has(t) &&
-          t.length > 1 &&
+          !(knows && PHRASE.has(t.replace("\u2019", "'"))) &&
+          !/^[a-z]$/.test(t) &&
           !/^(.)\1+$/u.test(t) &&
           !(t.length > 2 && ROWS.some((row) => row.includes(t)))
       )
     );
-    return content.size === 0 || (DONT_KNOW.test(said) && content.size <= 1);
+    return !!plain(raw) && (content.size === 0 || (knows && content.size <= 1));
   }
   // Lower case, words apart by one space, nothing else.
   function plain(text) {

@@ -131,9 +131,11 @@ class LiveBlock {
     const host = el("div", "live-editor");
     host.style.fontSize = code.fontSize;
     host.style.lineHeight = code.lineHeight;
+    // Out of the editor, onto its Run button (Edit is hidden while
+    // editing: the focus fell to the page and a keyboard lost its place).
     const leave = () => {
       this.view.contentDOM.blur();
-      this.editButton.focus();
+      this.runButton.focus();
       return true;
     };
     // In the deck a run from the keyboard gives the keys back to the
@@ -205,7 +207,9 @@ class LiveBlock {
   async run() {
     if (this.running) return;
     this.running = true;
-    this.runButton.disabled = true;
+    // aria-disabled, not disabled: a disabled button loses the focus (a
+    // run from the keyboard leaves it there), and `running` ignores clicks.
+    this.runButton.setAttribute("aria-disabled", "true");
     this.status.textContent = "Running…";
     const started = performance.now();
     let answer;
@@ -223,7 +227,7 @@ class LiveBlock {
       answer = { ok: false, status: "error", message: `The server did not answer: ${error}` };
     }
     this.running = false;
-    this.runButton.disabled = false;
+    this.runButton.removeAttribute("aria-disabled");
     this.status.textContent = "";
     this.show(answer, Math.round(performance.now() - started));
   }

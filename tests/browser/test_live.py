@@ -21,6 +21,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from lessonbuild.engine.guard import fingerprint
 from tests.browser.serving import free_port, wait_for
@@ -332,6 +333,8 @@ def test_the_same_edit_in_the_deck_keeps_the_slide(served, browser):
         # A run by Ctrl+Enter gave the keys back to the deck: a clicker's
         # Space and → move it on and type nothing into the code.
         edited = block.locator(".cm-content").text_content()
+        # (On its Run button: the hidden Edit dropped it to the page.)
+        expect(bar.get_by_role("button", name="Run")).to_be_focused()
         taken = page.evaluate("JSON.stringify(Reveal.getIndices())")
         page.keyboard.press("Space")
         page.wait_for_function(
