@@ -2868,18 +2868,21 @@ def _grade(path, timeout, seed, milestones, report) -> int:
         session.close()
         report("FAIL", "load", str(error))
         return len(milestones)
+
+    def ran_out(number: int, why: str) -> None:
+        """This milestone failed for time, the rest not run."""
+        report("FAIL", milestones[number][0], why)
+        for skipped, _ in milestones[number + 1 :]:
+            report(
+                "SKIP", skipped, "not run: an earlier check ran out of time"
+            )
+
     try:
         for number, (name, run) in enumerate(milestones):
             session.current = name
             if time.monotonic() >= session.deadline:
                 # (A diagnosis's requests may have spent the rest.)
-                report("FAIL", name, Child._over_text(session.timeout))
-                for skipped, _ in milestones[number + 1 :]:
-                    report(
-                        "SKIP",
-                        skipped,
-                        "not run: an earlier check ran out of time",
-                    )
+                ran_out(number, Child._over_text(session.timeout))
                 break
             if session.child is None:  # the last one ended it: start anew
                 try:
@@ -2919,13 +2922,7 @@ def _grade(path, timeout, seed, milestones, report) -> int:
                 session.close()
                 continue
             except TimedOut as error:
-                report("FAIL", name, str(error))
-                for skipped, _ in milestones[number + 1 :]:
-                    report(
-                        "SKIP",
-                        skipped,
-                        "not run: an earlier check ran out of time",
-                    )
+                ran_out(number, str(error))
                 break
             except Exception as error:  # noqa: BLE001
                 # Whatever else a reply made the checks raise: the file's
