@@ -26,6 +26,7 @@ import pytest
 
 from lessonbuild.engine import cache as cache_mod
 from tests.engine_fixtures.sites import run_batches
+from tests.sockets import socket_files
 
 #: Every way out a snippet was found to try; each line says what it got.
 ATTACKS = r"""
@@ -815,12 +816,7 @@ def test_a_run_reaches_no_socket_file_it_can_see(tmp_path):
     or send with (the grader's filter, mha_ref/_isolate.py); it still
     starts processes and talks to them."""
     root = _site(tmp_path)
-    stream = socket.socket(socket.AF_UNIX)
-    datagram = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    try:
-        stream.bind(str(root / "s.sock"))
-        stream.listen()
-        datagram.bind(str(root / "d.sock"))
+    with socket_files(root):
         [run] = _run_as("root", root, {"sockets.py": SOCKET_FILES})
         assert run["stdout"].splitlines() == [
             "connect EACCES",
@@ -828,12 +824,3 @@ def test_a_run_reaches_no_socket_file_it_can_see(tmp_path):
             "multiprocessing 42",
         ], run["stdout"] + run["stderr"]
         assert run["exit"] == 0, run["stderr"]
-        stream.setblocking(False)  # nothing reached them
-        datagram.setblocking(False)
-        with pytest.raises(BlockingIOError):
-            stream.accept()
-        with pytest.raises(BlockingIOError):
-            datagram.recv(1)
-    finally:
-        stream.close()
-        datagram.close()
