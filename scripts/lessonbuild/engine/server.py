@@ -128,7 +128,7 @@ def main():
     error = ""
     if not os.environ.get(NO_SANDBOX_ENV):
         error = _sandbox_server(root, tmp)
-        CONFINE.append(_load_confine(root))
+        CONFINE.append(_load_confine())
     # The protocol gets a private copy of stdout; fd 1 goes to stderr, so
     # a stray print during preload cannot corrupt it.
     proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
@@ -185,34 +185,23 @@ def _preload(names) -> int:
     return TORCH_THREADS[0] if TORCH_THREADS else 1
 
 
-def _load_confine(root):
+def _load_confine():
     """``confine`` of ``mha_ref/_isolate.py``, the filter the grader's
-    child gets, kept in that one place; or why it could not be loaded
-    (each sandboxed run then fails with that, not the server). Loaded by
-    path under a name of its own, once the server's sandbox is up: that
-    file imports only the standard library, and ``mha_ref``'s
-    ``__init__`` and the name ``mha_ref`` stay the runs' own. Found where
-    Python finds ``mha_ref``, else in the lesson's root, else beside
-    this engine's scripts/ (a server started with neither on its path).
-    (The one thing of the lesson's this server loads.)"""
+    child gets, kept in that one place (beside this engine's scripts/);
+    or why it could not be loaded (each sandboxed run then fails with
+    that, not the server). Loaded by path under a name of its own, once
+    the server's sandbox is up: that file imports only the standard
+    library, and ``mha_ref``'s ``__init__`` and the name ``mha_ref``
+    stay the runs' own."""
+    repo = os.path.dirname(os.path.dirname(ENGINE))
+    path = os.path.join(repo, "mha_ref", "_isolate.py")
     try:
-        package = importlib.util.find_spec("mha_ref")
-        folders = [*(package.submodule_search_locations if package else [])]
-        folders += [
-            os.path.join(root, "mha_ref"),
-            os.path.join(os.path.dirname(os.path.dirname(ENGINE)), "mha_ref"),
-        ]
-        path = next(
-            p
-            for p in (os.path.join(f, "_isolate.py") for f in folders)
-            if os.path.isfile(p)
-        )
         spec = importlib.util.spec_from_file_location("_lesson_isolate", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return module.confine
     except Exception as exc:  # noqa: BLE001 - a broken or missing file
-        return f"mha_ref/_isolate.py did not load: {exc!r}"
+        return f"{path} did not load: {exc!r}"
 
 
 def _die_with_parent():
