@@ -307,15 +307,14 @@ class Child:
     def load(self) -> dict:
         during = "the import of your file"
         with self._in_all(during):
-            return self._reply(
-                self._left(self.timeout + STARTUP_S, during), during
-            )
+            return self._reply(self._left(self.timeout + STARTUP_S), during)
 
-    def _left(self, limit: float, during: str) -> float:
-        """``limit``, or what is left of the whole grading's time."""
+    def _left(self, limit: float) -> float:
+        """``limit``, or what is left of the whole grading's time (none
+        left: TimedOut, which :meth:`_in_all` words)."""
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise TimedOut(self._over(during))
+            raise TimedOut
         return min(limit, left)
 
     def _over(self, during: str) -> str:
@@ -349,9 +348,7 @@ class Child:
         # where it stopped (10 s at the default limit); the grader's own
         # deadline ends a call whose watchdog the file cancelled.
         with self._in_all(subject):
-            limit = self._left(
-                self.timeout + max(5.0, self.timeout / 2), subject
-            )
+            limit = self._left(self.timeout + max(5.0, self.timeout / 2))
             try:
                 self._send({"op": op, **fields}, limit, subject)
             except OSError:
