@@ -35,7 +35,6 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,6 +134,11 @@ class Change:
     figures: list[tuple[str, str]] = field(default_factory=list)
     texts: list[tuple[str, str]] = field(default_factory=list)
     prose: str = ""  # the word diff, "" when unchanged
+
+    def shows(self) -> bool:
+        """Whether its own page shows a change (not only its views)."""
+        details = self.outputs, self.tables, self.code, self.figures
+        return bool(self.prose or self.texts or any(details))
 
 
 # --- reading a site ----------------------------------------------------------
@@ -404,15 +408,11 @@ def _moved_links(html: str, forms: list) -> str:
     return html
 
 
-def compare(old_site, new_site) -> tuple[list[Change], int]:
-    """The reading pages whose views differ, and the number of pages.
-    A site is a build's folder, or what :func:`read_site` read of it.
-    A renumbered slide is compared with its old self; an added or
-    removed page shows its content against nothing."""
-    old, new = (
-        site if isinstance(site, dict) else read_site(site)
-        for site in (old_site, new_site)
-    )
+def compare(old_site: Path, new_site: Path) -> tuple[list[Change], int]:
+    """The reading pages whose views differ between two builds' folders,
+    and the number of pages. A renumbered slide is compared with its old
+    self; an added or removed page shows its content against nothing."""
+    old, new = read_site(old_site), read_site(new_site)
     moved = _renumbered(old, new)
     links = _link_forms(moved)
     changes = []
@@ -448,24 +448,17 @@ def _change(path: str, status: str, a: dict, b: dict, views) -> Change:
         ch = Change(path, title, status, others)
     else:
         pa, pb = read_page(a.get(PAGE, "")), read_page(b.get(PAGE, ""))
-        figures = _changed(pa.figures, pb.figures)
-        texts = _changed(pa.texts, pb.texts)
-        ch = Change(
-            path,
-            pb.title or pa.title,
-            status,
-            others,
-            outputs=_changed(pa.outputs, pb.outputs),
-            tables=_changed(pa.tables, pb.tables),
-            code=_changed(pa.code, pb.code),
-            figures=[(n, _figure_change(x, y)) for n, x, y in figures],
-            texts=[(n, word_diff(x, y)) for n, x, y in texts],
-            prose=word_diff(pa.prose, pb.prose)
-            if pa.prose != pb.prose
-            else "",
-        )
-    if not (ch.prose or ch.texts or ch.outputs or ch.code or ch.tables
-            or ch.figures):  # fmt: skip
+        ch = Change(path, pb.title or pa.title, status, others)
+        ch.outputs = _changed(pa.outputs, pb.outputs)
+        ch.tables = _changed(pa.tables, pb.tables)
+        ch.code = _changed(pa.code, pb.code)
+        for name, x, y in _changed(pa.figures, pb.figures):
+            ch.figures.append((name, _figure_change(x, y)))
+        for label, x, y in _changed(pa.texts, pb.texts):
+            ch.texts.append((label, word_diff(x, y)))
+        if pa.prose != pb.prose:
+            ch.prose = word_diff(pa.prose, pb.prose)
+    if not ch.shows():
         ch.texts = _view_texts(a, b, others)
     return ch
 
@@ -474,13 +467,10 @@ def _view_texts(a: dict, b: dict, views: list[str]) -> list[tuple]:
     """The words of each other view that changed, where the page itself
     shows no change (a paragraph made reading-only leaves the deck: the
     row said only "—")."""
-
-    def words(html: str) -> str:  # a tag apart from its neighbours
-        return _text(_TAG.sub(" ", html))
-
     found = []
     for view in views:
-        old, new = words(a.get(view, "")), words(b.get(view, ""))
+        # Each tag a space: a tag's words apart from its neighbours'.
+        old, new = (_text(_TAG.sub(" ", s.get(view, ""))) for s in (a, b))
         if old != new:
             found.append((f"what {view} shows", word_diff(old, new)))
     return found
@@ -505,7 +495,7 @@ def _md_words(words: list[str]) -> str:
     return re.sub(r"([\\`*_\[\]|#])", r"\\\1", text)
 
 
-def word_diff(old: str, new: str, context: int = CONTEXT_WORDS) -> str:
+def word_diff(old: str, new: str) -> str:
     """The changed words as ``<del>gone</del> <ins>added</ins>`` with a
     few words around each, the unchanged stretches between cut to "…"."""
     a, b = old.split(), new.split()
@@ -518,8 +508,8 @@ def word_diff(old: str, new: str, context: int = CONTEXT_WORDS) -> str:
             if j2 > j1:
                 out.append(f"<ins>{_md_words(b[j1:j2])}</ins>")
             continue
-        head = context if k else 0
-        tail = context if k < len(codes) - 1 else 0
+        head = CONTEXT_WORDS if k else 0
+        tail = CONTEXT_WORDS if k < len(codes) - 1 else 0
         words = a[i1:i2]
         if len(words) > head + tail:
             words = [*words[:head], "…", *words[len(words) - tail :]]
@@ -596,11 +586,10 @@ def to_markdown(changes: list[Change], total: int) -> str:
     # A slide only renumbered (one inserted before it): one line, not a
     # row each; its links and saved answers moved with its address.
     renumbered = [
-        ch for ch in changes if ch.status.startswith("moved") and not (
-            ch.views or ch.prose or ch.texts or ch.outputs or ch.code
-            or ch.tables or ch.figures
-        )
-    ]  # fmt: skip
+        ch
+        for ch in changes
+        if ch.status.startswith("moved") and not (ch.views or ch.shows())
+    ]
     for ch in changes:
         if ch in renumbered:
             continue
@@ -768,12 +757,7 @@ def _run(args, started: float) -> int:
                 new = build_revision(repo, head, builds, cache, minify)
             else:
                 new = Path(tmp, "head")
-                # The base is read while the tree builds (in a process
-                # of its own): 0.2 s of the diff, on the other core.
-                with ThreadPoolExecutor(1) as pool:
-                    reading = pool.submit(read_site, old)
-                    build_tree(repo, new, cache, minify)
-                    old = reading.result()
+                build_tree(repo, new, cache, minify)
         print(to_markdown(*compare(old, new)), end="")
     seconds = time.perf_counter() - started
     print(f"site diff: {seconds:.2f} s", file=sys.stderr)
