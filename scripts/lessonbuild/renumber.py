@@ -37,6 +37,12 @@ class RenumberError(ValueError):
     """The slide to insert cannot be placed: the message says why."""
 
 
+def _tracked(root: Path, path: Path) -> bool:
+    """Whether git tracks ``path`` in the repository at ``root``."""
+    ask = ["git", "-C", str(root), "ls-files", "--error-unmatch", str(path)]
+    return subprocess.run(ask, capture_output=True).returncode == 0
+
+
 def _number(slide) -> int:
     number = slide.meta.get("slide")
     if type(number) is not int:
@@ -103,11 +109,7 @@ def apply(deck, moves: dict[str, Path]) -> list[str]:
     # Last first: a rename never lands on a file still to move.
     for rel in sorted(moves, reverse=True):
         old, moved = root / rel, moves[rel]
-        tracked = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "--error-unmatch", str(old)],
-            capture_output=True,
-        )
-        if tracked.returncode == 0:
+        if _tracked(root, old):
             subprocess.run(
                 ["git", "-C", str(root), "mv", str(old), str(moved)],
                 check=True,
@@ -116,9 +118,8 @@ def apply(deck, moves: dict[str, Path]) -> list[str]:
             old.rename(moved)
         done.append(f"{rel} -> {moved.name}")
     paths = [root / name for name in DOCUMENTS]
-    for folder in FOLDERS:
-        base = root / folder
-        paths += sorted(base.rglob("*")) if base.is_dir() else ()
+    for folder in FOLDERS:  # (none found where there is no such folder)
+        paths += sorted((root / folder).rglob("*"))
     for path in paths:
         if path.suffix not in SUFFIXES or not path.is_file():
             continue
@@ -155,10 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(done) or "nothing to move: no slide has that number")
     # The moved slides are staged (git mv); the new one is not yet.
     slide = (root / args.slide).resolve()  # as given, or under --root
-    if (root / ".git").exists() and subprocess.run(
-        ["git", "-C", str(root), "ls-files", "--error-unmatch", str(slide)],
-        capture_output=True,
-    ).returncode:
+    if (root / ".git").exists() and not _tracked(root, slide):
         print(f"git add {slide.relative_to(root)}  (the new slide)")
     print("now: make build (snippets keep their names; rename one with its")
     print("includes if you like)")
