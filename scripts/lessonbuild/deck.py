@@ -47,10 +47,8 @@ READING, SCREEN_BREAK, STEPS = "reading", "screen-break", "steps"
 READING_OPEN = f'<div class="{READING}" markdown>'
 BREAK_LINE = f'<div class="{SCREEN_BREAK}"></div>'
 STEPS_OPEN = f'<div class="{STEPS}" markdown>'
-_STAGE_MARKER = re.compile(
-    rf"^(?:{re.escape(READING_OPEN)}|{re.escape(BREAK_LINE)}"
-    rf"|{re.escape(STEPS_OPEN)}|</div>)[ \t]*\r?$"
-)
+# A line that holds nothing but a stage marker, or nothing at all.
+_STAGE_OR_BLANK = {"", READING_OPEN, BREAK_LINE, STEPS_OPEN, "</div>"}
 _BLOCK_OPENER = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?|===\+?)(?:[ \t]|$)")
 _NOTE_OPENER = re.compile(r"^(?P<indent>[ \t]*)\?\?\?\+?[ \t]+instructor\b")
 _MINUTES = re.compile(r"\*\*Time:\*\*\s*(\d+(?:\.\d+)?)\s*min")
@@ -190,9 +188,7 @@ class Slide:
         markers apart (a code block in a reading-only wrapper is still
         right above its Output)."""
         i = fence.start - 1
-        while i >= 0 and (
-            not self.lines[i].strip() or _STAGE_MARKER.match(self.lines[i])
-        ):
+        while i >= 0 and self.lines[i].rstrip() in _STAGE_OR_BLANK:
             i -= 1
         return next(
             (f for f in self.fences if f.end == i and f is not fence), None
@@ -321,7 +317,8 @@ def parse_slide(
     def problem(line: int, message: str) -> None:
         problems.append(Problem(rel, line, message))
 
-    slide = Slide(rel, text, split_lines(text))
+    # Lines with their endings, split at "\n" only (as editors count).
+    slide = Slide(rel, text, re.findall(r".*\n|.+", text))
     bare = [line.removesuffix("\n").removesuffix("\r") for line in slide.lines]
     front_end = _front_matter_end(bare)
     if front_end is not None:
@@ -390,11 +387,6 @@ def _check_stage_markers(bare: list[str], problem) -> None:
             "reading-only block never closed: add '</div>' on its own line "
             "after its content",
         )
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, split at "\n" only (as editors count)."""
-    return re.findall(r".*\n|.+", text)
 
 
 def _rel(path: Path, root: Path) -> str:
