@@ -67,13 +67,9 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     walked = _walk_through(soup)  # before the line anchors go: it reads them
     # Code lines' anchors (pymdownx "anchor_linenums") let a reading page
     # cite a line; a screen is shown whole, and nothing cites its lines.
-    anchors = [
-        a
-        for a in _tags(soup, "a")
-        if a.get("id", "").startswith("__codelineno-")
-    ]
-    for link in anchors:
-        link.decompose()
+    for link in _tags(soup, "a"):
+        if link.get("id", "").startswith("__codelineno-"):
+            link.decompose()
     # The stage is a 1280x720 screen however small the window showing it:
     # a figure's layout for a phone's column (its <source>) never fits it.
     for picture in _tags(soup, "picture"):
@@ -184,17 +180,16 @@ def _statements(body: list, spans: list[tuple[int, int]]) -> None:
             for f in ("body", "orelse", "finalbody", "handlers")
             if getattr(stmt, f, None)
         ]
-        if inner and not isinstance(stmt, ast.Expr):
+        if inner:
             decorators = getattr(stmt, "decorator_list", [])
             start = min([stmt.lineno] + [d.lineno for d in decorators])
             spans.append((start, min(b[0].lineno for b in inner) - 1))
             for block in inner:
                 _statements(block, spans)
         elif not (
-            isinstance(stmt, ast.Expr)
-            and isinstance(getattr(stmt, "value", None), ast.Constant)
+            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
         ):
-            spans.append((stmt.lineno, stmt.end_lineno or stmt.lineno))
+            spans.append((stmt.lineno, stmt.end_lineno))
 
 
 def _code_steps(soup: BeautifulSoup, code: Tag) -> int:
@@ -300,9 +295,9 @@ def _keys_last(screen: list) -> None:
         if "fragment" in (el.get("class") or ())
     ]
     keys = [el for el in steps if "ex-key" in el["class"]]
-    after = [el for el in steps if _AFTER_KEYS & set(el["class"])]
     if not keys:
-        after = []  # nothing to come after
+        return  # nothing to come after
+    after = [el for el in steps if _AFTER_KEYS & set(el["class"])]
     late = {id(el) for el in keys + after}
     ordered = [el for el in steps if id(el) not in late] + keys + after
     if all(a is b for a, b in zip(ordered, steps, strict=True)):
