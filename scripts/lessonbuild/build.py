@@ -29,7 +29,7 @@ import sys
 from html import unescape
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemBytecodeCache, PackageLoader
+from jinja2 import FileSystemBytecodeCache
 from mkdocs.exceptions import Abort
 
 from . import (
@@ -69,9 +69,6 @@ _TAG = re.compile(r"<[^>]+>")
 #: mkdocs-jupyter's hidden copy of a code cell, which its copy button copies.
 _COPY_TEXT = re.compile(r'<div(?=[^>]*\bclass="clipboard-copy-txt")')
 _PACKAGE_IMPORT = re.compile(r"^\s*(?:from|import)\s+mha_ref\b", re.M)
-_TEMPLATES = Environment(
-    loader=PackageLoader("lessonbuild", "templates"), autoescape=True
-)
 
 
 def _root(config) -> Path:
@@ -560,9 +557,8 @@ class Build:
 
     def failure_page(self) -> str:
         """A whole HTML page listing a failed build's problems (serve)."""
-        return _TEMPLATES.get_template("failure.html").render(
-            report=self.failure
-        )
+        failure = present.TEMPLATES.get_template("failure.html")
+        return failure.render(report=self.failure)
 
     def error(self) -> None:
         """``on_build_error``: stop what runs, leave no half site."""

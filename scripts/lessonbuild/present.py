@@ -46,6 +46,13 @@ EDITIONS = {
     "slides": "?print-pdf",
     "notes": "?print-pdf&showNotes=separate-page",
 }
+#: The package's templates: the deck, and the failure page (build.py).
+TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("lessonbuild", "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+)
+TEMPLATES.filters["minutes"] = lambda value: f"{value:g}"
 
 
 @dataclass(frozen=True)
@@ -113,14 +120,8 @@ def deck_html(
             }
         )
         start += slide.minutes or 0
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("lessonbuild", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    env.filters["minutes"] = lambda value: f"{value:g}"
     return typeset(
-        env.get_template(DECK).render(
+        TEMPLATES.get_template(DECK).render(
             site_name=site_name,
             favicon=favicon,
             css=[asset(h) for h in CSS],
