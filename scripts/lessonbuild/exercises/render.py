@@ -25,7 +25,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context
 from markupsafe import Markup
 
 from . import answers
-from .model import PLACEHOLDER, Buckets, Choices, Exercise, FillIn, Order
+from .model import PLACEHOLDER, Buckets, Exercise, FillIn, Order
 
 
 @dataclass
@@ -62,36 +62,37 @@ def _shuffled(items: list, seed: str) -> list:
             return order
 
 
-def _buckets_view(ex: Buckets, ctx: RenderContext) -> dict:
+def _shown(items: list, seed: str) -> tuple[list, list]:
     """The items shuffled, each numbered where it is shown (numbers in
-    the key's order grouped them for anyone reading the page's markup);
-    ``flat``: (number, bucket, text) in the key's order."""
+    the key's order gave the answer away to anyone reading the page's
+    markup): (number, item) as shown, and (number, item) in the key's
+    order."""
+    shown = _shuffled(list(enumerate(items)), seed)
+    at = {n: i for i, (n, _) in enumerate(shown)}
+    return (
+        [(i, item) for i, (_, item) in enumerate(shown)],
+        [(at[n], item) for n, item in enumerate(items)],
+    )
+
+
+def _buckets_view(ex: Buckets, ctx: RenderContext) -> dict:
+    """``flat``: (number, (bucket, text)) in the key's order."""
     flat = [
         (b, item)
         for b, bucket in enumerate(ex.buckets)
         for item in bucket.items
     ]
-    shown = _shuffled(list(enumerate(flat)), "buckets\0" + ex.prompt)
-    at = {n: i for i, (n, _) in enumerate(shown)}
-    return {
-        "flat": [(at[n], b, item) for n, (b, item) in enumerate(flat)],
-        "shuffled": [(i, b, item) for i, (_, (b, item)) in enumerate(shown)],
-        "names": [Markup(ctx.inline(b.name)) for b in ex.buckets],
-    }
+    shuffled, flat = _shown(flat, "buckets\0" + ex.prompt)
+    names = [Markup(ctx.inline(b.name)) for b in ex.buckets]
+    return {"flat": flat, "shuffled": shuffled, "names": names}
 
 
 def _order_view(ex: Order, ctx: RenderContext) -> dict:
-    """The steps shuffled, each numbered where it is shown (numbered in
-    the right order, the markup gave the order away); ``right``: (number,
-    text) in the right order. (Not named ``key``: that is the storage
-    key, which it overwrote, so the answer was the section's
-    data-ex-key and progress never counted the exercise.)"""
-    shown = _shuffled(list(enumerate(ex.steps)), "order\0" + ex.prompt)
-    at = {n: i for i, (n, _) in enumerate(shown)}
-    return {
-        "shuffled": [(i, step) for i, (_, step) in enumerate(shown)],
-        "right": [(at[n], step) for n, step in enumerate(ex.steps)],
-    }
+    """``right``: (number, text) in the right order. (Not named ``key``:
+    that is the storage key, which it overwrote, so the answer was the
+    section's data-ex-key and progress never counted the exercise.)"""
+    shuffled, right = _shown(ex.steps, "order\0" + ex.prompt)
+    return {"shuffled": shuffled, "right": right}
 
 
 def _variant_markup(text: str, to_html, row: dict[str, str] | None) -> str:
@@ -118,19 +119,11 @@ def _variant_markup(text: str, to_html, row: dict[str, str] | None) -> str:
     return out
 
 
-def _choices_view(ex: Choices, ctx: RenderContext) -> dict:
-    """A check's or eliminate's variants, as data the script draws from:
-    each variant's values by column. Which option is right (survives) is
-    the same in every variant (the key's letter); no value says which."""
-    return {"spec": {"vars": ex.rows} if ex.rows else None}
-
-
 def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
-    """The prompt with the first variant's numbers in place (each in a
-    span the script rewrites for another variant), and the spec the
-    script judges with: every variant's symbol values and engine answers,
-    the random points and the formula's values there, and each wrong
-    form's values. No answer is text on the page: the spec is data."""
+    """The spec the script judges with: every variant's symbol values and
+    engine answers, the random points and the formula's values there,
+    and each wrong form's values. No answer is text on the page: the
+    spec is data."""
 
     def at(text, shape, scope):
         return [answers.values(p, scope) for p in answers.split(text, shape)]
@@ -168,37 +161,15 @@ def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
         }
         for cell in ex.cells
     ]
-    spec = {
-        "vars": [{k: row[k] for k in ex.rows[0]} for row in ex.rows],
-        "scopes": ex.scopes,
-        "points": points,
-        "cells": cells,
-    }
-    prompt = _variant_markup(ex.prompt, ctx.block, ex.rows[0])
-    return {
-        "prompt_html": Markup(prompt),
-        "spec": spec,
-        "labels": [Markup(ctx.inline(c.label)) for c in ex.cells],
-    }
+    spec = dict(vars=ex.rows, scopes=ex.scopes, points=points, cells=cells)
+    return {"spec": spec}
 
 
 _VIEWS = {
-    "check": _choices_view,
-    "eliminate": _choices_view,
     "buckets": _buckets_view,
     "order": _order_view,
     "fill-in": fill_in_view,
 }
-
-
-@pass_context
-def _block(context, text) -> Markup:
-    return Markup(context["ctx"].block(text))
-
-
-@pass_context
-def _inline(context, text) -> Markup:
-    return Markup(context["ctx"].inline(text))
 
 
 @pass_context
@@ -208,6 +179,13 @@ def _variant(context, text, how="inline") -> Markup:
     ctx, rows = context["ctx"], getattr(context["ex"], "rows", None)
     to_html = ctx.inline if how == "inline" else ctx.block
     return Markup(_variant_markup(text, to_html, rows[0] if rows else None))
+
+
+def _markdown(how: str):
+    """A filter: Markdown to HTML by the exercise's RenderContext."""
+    return pass_context(
+        lambda context, text: Markup(getattr(context["ctx"], how)(text))
+    )
 
 
 # One environment, so each template is compiled once per process (a
@@ -221,8 +199,8 @@ _ENV = Environment(
 )
 _ENV.filters.update(
     plain=lambda value: plain_text(str(value)),
-    block=_block,
-    inline=_inline,
+    block=_markdown("block"),
+    inline=_markdown("inline"),
     variant=_variant,
 )
 
