@@ -9,18 +9,9 @@ must give the engine's value in every variant) and writes their values
 into the page's spec; the browser (docs/assets/exercises.js, with
 mathjs) judges a typed answer against them, as the Python mirror in
 tests/test_exercises_variants.py does on the shared cases of
-tests/exercise_fixtures/answer_cases.json.
-
-1. ``split``: lower-case, unicode operators to ASCII (``·`` ``×`` ``÷``
-   ``−``, superscript digits), ``**`` to ``^``, ``//`` to ``/`` (the
-   lesson's sizes divide exactly), ``torch.Size(...)`` and
-   the outer brackets dropped; a shape is cut at its commas (or at ``×``
-   when it has none, or at the spaces of ``2 5 8``), a number loses its
-   thousands separators.
-2. ``values``: each part evaluated by sympy's parser (implicit
-   multiplication, ``^`` for powers; never a parser of our own) in a
-   scope of symbol values; a part may be a chain ``4*8^2 = 256`` whose
-   sides must all agree; ``1M``, ``2.5k`` are rounded numbers.
+tests/exercise_fixtures/answer_cases.json. ``split`` cuts an answer
+into parts; ``values`` evaluates one with sympy's parser (implicit
+multiplication, ``^`` for powers; never a parser of our own).
 """
 
 from __future__ import annotations
@@ -28,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
+from itertools import accumulate
 
 #: The lesson's symbols (ARCHITECTURE.md, Notation), lower-cased as typed
 #: answers are; the keys are what a student may type: each symbol, and
@@ -72,12 +64,8 @@ def _common(text: str) -> str:
 def _unwrap(s: str) -> str:
     """Drop brackets around the whole text: ``([2, 5])`` -> ``2, 5``."""
     while len(s) >= 2 and s[0] in "([" and s[-1] in ")]":
-        depth = 0
-        for i, ch in enumerate(s):
-            depth += ch in "(["
-            depth -= ch in ")]"
-            if depth == 0 and i < len(s) - 1:
-                return s  # the first bracket closes early: "(a)*(b)"
+        if 0 in accumulate((c in "([") - (c in ")]") for c in s[:-1]):
+            return s  # the first bracket closes early: "(a)*(b)"
         s = s[1:-1].strip()
     return s
 
@@ -97,7 +85,11 @@ def _cut(s: str, separators: str) -> list[str]:
 
 def split(text: str, shape: bool) -> list[str] | None:
     """The parts of an answer: one per axis of a shape, one for a number.
-    None when there is nothing to read."""
+    None when there is nothing to read. Lower-cased, unicode operators
+    (``·`` ``×`` ``÷`` ``−``, superscript digits) to ASCII, ``**`` to
+    ``^``, ``torch.Size(...)`` and the outer brackets dropped; a shape is
+    cut at its commas (or at ``×`` when it has none, or at the spaces of
+    ``2 5 8``), a number loses its thousands separators."""
     s = _common(text)
     m = _TORCH_SIZE.match(s)
     if m:
@@ -112,21 +104,23 @@ def split(text: str, shape: bool) -> list[str] | None:
         if len(parts) == 1 and _ATOMS.fullmatch(parts[0]):
             parts = parts[0].split()
     else:
-        s = s.replace("×", "*")
         parts = [_THOUSANDS.sub("", s)]  # one pass removes them all
     parts = [p.replace("×", "*") for p in parts]
     return parts if all(parts) else None
 
 
 @lru_cache(maxsize=4096)
-def _parse(side: str):
-    """A sympy expression for one side, or None (unknown names, junk)."""
+def _compiled(side: str):
+    """One side as (its symbols' names, a float function of them), or
+    None (unknown names, junk). Evaluated in floats, as the browser's
+    mathjs judges; sympy's ``evalf(subs=...)`` for each of a build's
+    ~5,000 evaluations was a fifth of a warm build."""
     if not side or not _ALLOWED.match(side):
         return None
     names = set(_NAME.findall(_NUMBER.sub(" ", side)))
     if any(canonical_symbol(n) is None for n in names):
         return None
-    from sympy import Symbol
+    from sympy import Symbol, lambdify
     from sympy.parsing.sympy_parser import (
         convert_xor,
         implicit_multiplication,
@@ -136,7 +130,7 @@ def _parse(side: str):
 
     local = {n: Symbol(canonical_symbol(n)) for n in names}
     try:
-        return parse_expr(
+        expr = parse_expr(
             side,
             local_dict=local,
             transformations=standard_transformations
@@ -144,22 +138,8 @@ def _parse(side: str):
         )
     except Exception:  # noqa: BLE001 - any parse failure: not an answer
         return None
-
-
-@lru_cache(maxsize=4096)
-def _compiled(side: str):
-    """``_parse(side)`` as a float function of its symbols' names, or
-    None. Evaluated in floats, as the browser's mathjs judges; sympy's
-    ``evalf(subs=...)`` for each of a build's ~5,000 evaluations was a
-    fifth of a warm build."""
-    expr = _parse(side)
-    if expr is None:
-        return None
-    from sympy import lambdify
-
     symbols = sorted(expr.free_symbols, key=lambda s: s.name)
-    names = [s.name for s in symbols]
-    return names, lambdify(symbols, expr, modules="math")
+    return [s.name for s in symbols], lambdify(symbols, expr, modules="math")
 
 
 def _evaluate(side: str, scope: dict[str, float]) -> float | None:
@@ -200,7 +180,8 @@ def _rounded(part: str) -> tuple[float, float, float] | None:
 def values(part: str, scope: dict[str, float]) -> float | tuple | None:
     """The value of one part in ``scope``: a float, a rounded number as
     (value, tolerance, binary value), or None when it cannot be read or
-    the sides of a chain ``a = b`` disagree."""
+    the sides of a chain ``4*8^2 = 256`` disagree. ``1M``, ``2.5k`` are
+    rounded numbers."""
     rounded = _rounded(part)
     if rounded is not None:
         return rounded

@@ -241,15 +241,14 @@ def validate(
                 f"id {value!r} is not a slug; expected lower-case letters, "
                 "digits and '-' (it names the answer saved in the browser)",
             )
-    fields = _BUILD.get(kind, _texts_only)(c, data, common, tables, cls)
+    build = _BUILD.get(kind)
+    if build is None:  # every key is Markdown text (predict, discussion)
+        fields = c.texts(data, cls.keys)
+    else:
+        fields = build(c, data, common, tables, cls)
     if c.problems:
         return None, c.problems
     return cls(**common, **fields), []
-
-
-def _texts_only(c, data, common, tables, cls):
-    """A kind whose every key is Markdown text (predict, discussion)."""
-    return c.texts(data, cls.keys)
 
 
 # --- check and eliminate -----------------------------------------------------
@@ -606,8 +605,7 @@ def _fill_in(c, data, common, tables, cls):
         for cell in raw_cells
         if isinstance(cell, Mapping) and isinstance(cell.get("column"), str)
     }
-    variants = _variants(table, answer_columns)
-    scopes = variants[2]
+    rows, symbols, scopes = variants = _variants(table, answer_columns)
     self_attention = all(s.get("t_q") == s.get("t_k") for s in scopes)
     points = _random_points(
         common.get("id") or prompt or table_id, self_attention
@@ -619,7 +617,6 @@ def _fill_in(c, data, common, tables, cls):
         _fill_in_cell(c, raw_cells, i, table, variants, points)
         for i in range(len(raw_cells))
     ]
-    rows, symbols, scopes = variants
     formulas = [cell.formula for cell in cells if cell]
     shown = {answers.canonical_symbol(col): col for col in symbols}
     for i, scope in enumerate(scopes):
