@@ -9,9 +9,9 @@ page's fences; here each one is validated and rendered::
     result.problems      # every problem, at its file and line
     fill_placeholders(page_html, result.html)
 
-The modules, each importing only those before it: parse (the YAML),
-answers (equivalent answers), model (the kinds), validate, render, refs
-(references by id), spread, fragments, progress.
+The modules, each importing only those before it: answers (equivalent
+answers), model (the kinds), validate, render, refs (references by id),
+spread, fragments, progress.
 """
 
 from __future__ import annotations
@@ -26,24 +26,21 @@ from ..problems import Problem
 from .fragments import Fragments
 from .model import KINDS, Exercise
 from .refs import RefError, RefIndex
-from .render import RenderContext, plain_text, render
+from .render import RenderContext, render
 from .spread import check_spread
 from .validate import TableSource, TablesUnavailable, validate
 
 __all__ = [
     "KINDS",
     "UNCLOSED",
-    "Exercise",
     "Fragments",
     "PageResult",
-    "Problem",
     "RefError",
     "RefIndex",
     "RenderContext",
     "TablesUnavailable",
     "check_spread",
     "fill_placeholders",
-    "plain_text",
     "render",
     "render_page",
     "validate",

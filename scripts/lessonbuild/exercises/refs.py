@@ -1,29 +1,18 @@
 """References by id: "slide 40", "option C" computed, never typed.
 
 A slide number or an option letter typed into prose goes stale the day
-a slide moves or an option is reordered. Here every slide is named by
-its file stem without the number (the stem with it works too, until the
-slide is renumbered), every exercise by its ``id`` and every option by
-its ``id``, and the build writes the number and the letter:
-
-    {{ ref("rule-out-three-check-yourself-reshape-order") }}  -> slide 40
-    {{ ref("split-heads") }}                   -> slide 40 (to the widget)
-    {{ ref("split-heads", "direct-view") }}    -> C
-    {{ ref("your-turn-implement-mha", to="fill-in-attn-shape-...") }}
-                                               -> slides 42–52
-
-Slide references are links. The same call works in a page's prose and
-notes (the ``ref`` macro, lessonbuild/macros.py) and inside exercise
-text (``expand``, applied before the Markdown is rendered). Python files
-(snippets, ``mha_ref``) cannot run a macro, so they name a place by the
-site address of its page and anchor, ``slides/<stem>.html#<anchor>``,
-which a student can open and which is checked like the calls.
-
-``check`` reports every call and address naming a missing slide,
-exercise or option at its file and line, before any page is rendered
-(the build, and ``make fastcheck``), and every "slide 40" or "option C"
-typed into a page's prose, notes or exercise text, naming the call to
-write instead.
+a slide moves or an option is reordered. A slide is named by its file
+stem without the number (with it works too, until it is renumbered), an
+exercise and an option by their ``id`` (CONTRIBUTING.md, "References by
+id"), and the build writes the number (linked) and the letter. The calls
+work in a page's prose and notes (the ``ref`` macro, macros.py) and in
+exercise text (``expand``, before its Markdown is rendered). Python
+(snippets, ``mha_ref``) cannot run a macro, so it names a place by its
+page's site address and anchor, ``slides/<stem>.html#<anchor>``, which
+a student can open. ``check`` (the build, and ``make fastcheck``)
+reports every call and address naming nothing, and every "slide 40" or
+"option C" typed into prose, notes or exercise text, at its file and
+line, before any page is rendered.
 """
 
 from __future__ import annotations
