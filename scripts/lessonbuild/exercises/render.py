@@ -48,30 +48,22 @@ def plain_text(fragment_html: str) -> str:
     return " ".join(_MATH.sub("", text).split())
 
 
-def _shuffled(items: list, seed: str) -> list:
-    """A stable shuffle (same page, same order) that never keeps the
-    given order when there are two or more items."""
-    order = list(items)
-    if len(order) < 2:
-        return order
-    digest = hashlib.sha256(seed.encode()).hexdigest()
-    rng = random.Random(int(digest[:16], 16))
-    while True:
-        rng.shuffle(order)
-        if order != items:
-            return order
-
-
 def _shown(items: list, seed: str) -> tuple[list, list]:
-    """The items shuffled, each numbered where it is shown (numbers in
+    """The items in a stable shuffle (same page, same order) that never
+    keeps the given order, each numbered where it is shown (numbers in
     the key's order gave the answer away to anyone reading the page's
     markup): (number, item) as shown, and (number, item) in the key's
     order."""
-    shown = _shuffled(list(enumerate(items)), seed)
+    given = list(enumerate(items))
+    shown = list(given)
+    digest = hashlib.sha256(seed.encode()).hexdigest()
+    rng = random.Random(int(digest[:16], 16))
+    while len(shown) > 1 and shown == given:
+        rng.shuffle(shown)
     at = {n: i for i, (n, _) in enumerate(shown)}
     return (
         [(i, item) for i, (_, item) in enumerate(shown)],
-        [(at[n], item) for n, item in enumerate(items)],
+        [(at[n], item) for n, item in given],
     )
 
 

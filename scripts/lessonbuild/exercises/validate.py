@@ -583,15 +583,10 @@ def _order(c, data, common, tables, cls):
 
 
 def _fill_in(c, data, common, tables, cls):
-    """Blanks whose answers the snippet engine computed, per variant.
-
-    ``variants`` names a table a snippet publishes, one row per variant;
-    its columns named like the lesson's symbols (d_model, h, T, B, bias)
-    give the variant, and each cell's ``column`` holds the engine's
-    answer. Each cell's ``formula`` (in the symbols) must give the
+    """Blanks whose answers the snippet engine computed, per variant
+    (CONTRIBUTING.md, fill-in). Each cell's ``formula`` must give the
     engine's value for every variant: when mha_ref changes one, the
-    build stops here, at the cell's line.
-    """
+    build stops here, at the cell's line."""
     prompt = c.texts(data, ("prompt",)).get("prompt")
     found = _variants_table(c, data, tables, "fill-in")
     if found is None:
