@@ -269,8 +269,7 @@ class RefIndex:
         # the deck those addresses are about, so they are not its to check.
         found = []  # (file, line, stem, anchor)
         for folder in CODE_DIRS:
-            base = Path(deck.root) / folder
-            for path in sorted(base.rglob("*.py")) if base.is_dir() else ():
+            for path in sorted((Path(deck.root) / folder).rglob("*.py")):
                 rel = path.relative_to(deck.root).as_posix()
                 text = path.read_text(encoding="utf-8", errors="replace")
                 for m in _ADDRESS.finditer(text):

@@ -168,8 +168,8 @@ _VIEWS = {
 def _variant(context, text, how="inline") -> Markup:
     """Markdown with the first variant's values in place (when the
     exercise has variants), for texts that hold {column} placeholders."""
-    ctx, rows = context["ctx"], getattr(context["ex"], "rows", None)
-    to_html = ctx.inline if how == "inline" else ctx.block
+    to_html = getattr(context["ctx"], how)
+    rows = getattr(context["ex"], "rows", None)
     return Markup(_variant_markup(text, to_html, rows[0] if rows else None))
 
 
