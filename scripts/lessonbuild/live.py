@@ -35,6 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .deck import PYTHON_LANGS, sections
+from .engine.cache import base_key
+from .engine.judge import table_records
+from .engine.preload import preload_plan
 from .engine.runner import Limits, Pool
 from .live_child import ERROR_MARK
 
@@ -101,6 +104,7 @@ def locate(root: Path, deck, path: str, shown: str) -> Block:
     function replaces the module's (its class calls the edited
     ``split_heads``), and a call the reader adds shows it work. A method
     shown alone (``forward``) is defined beside its class, not in it."""
+    # (Looked up at the call: a test points it at a module of mha_ref.)
     from .engine.check import used_snippets
 
     targets = {
@@ -244,8 +248,6 @@ def line_diff(verified: str, mine: str) -> list[list[str]]:
 def _published(raw: str, stem: str, verified: dict) -> tuple[list, list]:
     """(tables, figures) the run published (mha_ref.publish_*), each table
     beside the verified one."""
-    from .engine.judge import table_records
-
     tables, figures = [], []
     for record in table_records(raw):
         if not isinstance(record, dict):
@@ -462,8 +464,6 @@ class Live:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def _work(self) -> None:
-        from .engine.preload import preload_plan
-
         pool = Pool(self.root, LIMITS)
         snippets = (self.root / "snippets").glob("*.py")
         plan = preload_plan([p.read_text("utf-8") for p in snippets])
@@ -483,8 +483,6 @@ class Live:
         """The engine's base key (what its servers preloaded), hashed
         again (30 ms) only when a file of mha_ref changed: a server that
         imported an older mha_ref is then replaced."""
-        from .engine.cache import base_key
-
         stats = []
         for path in sorted((self.root / "mha_ref").rglob("*.py")):
             with contextlib.suppress(OSError):
@@ -495,8 +493,6 @@ class Live:
         return self._key[1]
 
     def _execute(self, pool, request: dict, plan: list[str]) -> dict:
-        from .engine.preload import preload_plan
-
         block: Block = request["block"]
         source, first, count = program(block, request["code"])
         filename = str(self.root / block.path)

@@ -36,7 +36,7 @@ def main(params_path):
         # namespaces): an edited program could change it, so none runs.
         _report({"sandbox": False})
         raise SystemExit(1)
-    sys.path[0] = os.path.dirname(filename)
+    sys.path[0] = folder = os.path.dirname(filename)
     sys.argv = [filename]
     # Tracebacks and inspect show the edited lines, not the file's.
     lines = source.splitlines(keepends=True)
@@ -44,7 +44,6 @@ def main(params_path):
     module = types.ModuleType("__main__")
     module.__file__ = filename
     module.__builtins__ = builtins
-    folder = os.path.dirname(filename)
     if os.path.isfile(os.path.join(folder, "__init__.py")):
         # A module of a package (mha_ref/mha.py): its relative imports
         # resolve as when the package imports it.

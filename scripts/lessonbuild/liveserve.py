@@ -35,7 +35,6 @@ import logging
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import urllib.request
@@ -68,31 +67,31 @@ def connection_owner(client: tuple, server: tuple) -> int | None:
     ``client`` to ``server`` ((host, port) each), from the kernel's
     socket tables; None where they do not tell (not Linux)."""
     want = tuple((_ip(end[0]), end[1]) for end in (client, server))
-    for table, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
+    for table in ("tcp", "tcp6"):
         try:
             lines = Path("/proc/net", table).read_text().splitlines()[1:]
         except OSError:
             continue
         for fields in map(str.split, lines):  # sl local remote st ... uid
-            if tuple(_address(f, family) for f in fields[1:3]) == want:
+            if tuple(map(_address, fields[1:3])) == want:
                 return int(fields[7])
     return None
 
 
-def _ip(text: str):
-    """An address, an IPv4 one mapped into IPv6 as IPv4."""
-    address = ipaddress.ip_address(text)
+def _ip(address: str | bytes):
+    """An address (text or packed), an IPv4 one mapped into IPv6 as IPv4."""
+    address = ipaddress.ip_address(address)
     return getattr(address, "ipv4_mapped", None) or address
 
 
-def _address(field: str, family: int) -> tuple:
+def _address(field: str) -> tuple:
     """``0100007F:1F40`` (/proc/net/tcp: each 32-bit word of the address
     in host order, little-endian here) as (address, port)."""
     hexed, port = field.split(":")
     raw = b"".join(
         bytes.fromhex(hexed[i : i + 8])[::-1] for i in range(0, len(hexed), 8)
     )
-    return _ip(socket.inet_ntop(family, raw)), int(port, 16)
+    return _ip(raw), int(port, 16)
 
 
 class LiveServe:
@@ -261,15 +260,15 @@ def run_to_output(root: Path, runs: int = 11) -> list[float]:
     import io
     import time
 
-    from .deck import read_deck
+    from .deck import read_deck, sections
 
     root = Path(root).resolve()
     deck = read_deck(root, root / "docs")
     slide = next(s for s in deck.slides if s.number == BENCH_SLIDE)
     include = next(i for i in slide.includes if i.path.startswith("snippets/"))
-    text = (root / include.path).read_text(encoding="utf-8")
-    shown = text.split(f"[start:{include.section}]", 1)[1].split("\n", 1)[1]
-    shown = shown.split("--8<-- [end:", 1)[0].rsplit("\n", 1)[0]
+    lines = (root / include.path).read_text(encoding="utf-8").splitlines()
+    first, end = sections(lines)[include.section]
+    shown = "\n".join(lines[first:end])
     live = Live(root, lambda: Verified(deck, None))
     serve = LiveServe(live, "127.0.0.1", 8000, "/")
     app = serve.wrap(lambda environ, start_response: [])
