@@ -92,6 +92,7 @@ def engine_rows(site: Path, tmp: Path) -> list[Figure]:
     from .deck import read_deck
     from .engine import used_snippets
     from .engine.runner import SERVER
+    from .live import wait_until
 
     used = used_snippets(read_deck(site))
     colds, floors, kernels, warms = [], [], [], []
@@ -102,8 +103,9 @@ def engine_rows(site: Path, tmp: Path) -> list[Figure]:
             seconds, proc = run(
                 site, "-m", "lessonbuild", "check", "--cache-dir", cache
             )
-            # Its fork servers outlive it: the next figure waits for them.
-            _wait_until_gone(str(SERVER), str(site))
+            # Its fork servers outlive it: the next figure waits (30 s
+            # at most) until they are gone.
+            wait_until(lambda: not _running(str(SERVER), str(site)), 30)
             # Exit 1 is a drifted block: the engine did all its work.
             if proc.returncode not in (0, 1):
                 raise RuntimeError(f"check failed:\n{proc.stderr[-2000:]}")
@@ -334,18 +336,14 @@ def copy_site(root: Path, dest: Path) -> Path:
     return site
 
 
-def _wait_until_gone(*words: str, within: float = 30.0) -> None:
-    """Wait (bounded) until no process's command line holds all ``words``."""
+def _running(*words: str) -> bool:
+    """Whether a process's command line holds all ``words``."""
     needles = [w.encode() for w in words]
-    end = time.monotonic() + within
-    while time.monotonic() < end:
-        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-            with suppress(OSError):  # a process gone meanwhile
-                if all(n in cmdline.read_bytes() for n in needles):
-                    break
-        else:
-            return
-        time.sleep(0.02)
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with suppress(OSError):  # a process gone meanwhile
+            if all(n in cmdline.read_bytes() for n in needles):
+                return True
+    return False
 
 
 def floor_seconds(site: Path, used: list[str]) -> float:

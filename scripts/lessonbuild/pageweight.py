@@ -67,8 +67,6 @@ def launch(playwright):
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
-    sent: list[Sent]  # set per server
-
     def end_headers(self):
         self.send_header("Cache-Control", "max-age=600")
         super().end_headers()
@@ -76,8 +74,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     def copyfile(self, source, outputfile):
         body = source.read()
         outputfile.write(body)
-        path = unquote(urlsplit(self.path).path)
-        self.sent.append(Sent(path, len(body), len(gzip.compress(body, 6))))
+        path, size = unquote(urlsplit(self.path).path), len(body)
+        self.server.sent.append(Sent(path, size, len(gzip.compress(body, 6))))
 
     def log_message(self, *args):
         pass
@@ -86,10 +84,9 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 @contextmanager
 def _serve(site: Path):
     """The site on a free local port: (its URL, what it sent)."""
-    sent: list[Sent] = []
-    handler = type("Handler", (_Handler,), {"sent": sent})
-    handler = functools.partial(handler, directory=str(site))
+    handler = functools.partial(_Handler, directory=str(site))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    sent = httpd.sent = []  # each request's handler adds to it
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}/", sent
