@@ -80,13 +80,13 @@ class Rebuild:
         pending = ()  # homework notebooks still being written: rendered
         if homework := build.homework:
             pending = set(homework.uris) - set(homework.written)
-        shared = self._shared = _shared_key(build, config, files)
-        published = self._published = _published_key(build)
+        self._shared = _shared_key(build, config, files)
+        self._published = _published_key(build)
         self.keys, self.skipped, self.rendered = {}, set(), set()
         deferred = {}
         for file in files.documentation_pages():
             uri, dest = file.src_uri, file.abs_dest_path
-            key = self.keys[uri] = _page_key(shared, published, build, file)
+            key = self.keys[uri] = self._page_key(build, file)
             last, exists = self.renders.get(uri), os.path.isfile(dest)
             keep = last is not None and uri not in pending and exists
             if keep and last.key != key:  # a notebook: once per change
@@ -105,9 +105,23 @@ class Rebuild:
         """A pending page's key, once its file is written: the key
         ``plan`` took was of what the file held before, so the next
         rebuild would find it changed and ask for one more."""
-        self.keys[file.src_uri] = _page_key(
-            self._shared, self._published, build, file
-        )
+        self.keys[file.src_uri] = self._page_key(build, file)
+
+    def _page_key(self, build, file) -> str:
+        """What one page is made of, besides what all share."""
+        h = hashlib.sha256(self._shared.encode())
+        uri = file.src_uri
+        text = build.sources.get(uri)
+        h.update(_read(file.abs_src_path) if text is None else text.encode())
+        h.update(json.dumps(build.widgets.get(uri), sort_keys=True).encode())
+        slide = build.deck.page_at(uri) if build.deck is not None else None
+        if slide is not None:
+            for include in slide.includes:
+                h.update(include.path.encode() + b"\0")
+                h.update(_read(build.deck.root / include.path))
+            if "{{" in slide.text:  # a macro may show any published data
+                h.update(self._published.encode())
+        return h.hexdigest()
 
     def restore(self, files) -> None:
         """Give each skipped page what its last render left on it."""
@@ -188,23 +202,6 @@ def _published_key(build) -> str:
     published = [result.tables, result.values, result.figures]
     text = json.dumps(published, sort_keys=True, default=repr)
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _page_key(shared: str, published: str, build, file) -> str:
-    """What one page is made of, besides what all share."""
-    h = hashlib.sha256(shared.encode())
-    uri = file.src_uri
-    text = build.sources.get(uri)
-    h.update(_read(file.abs_src_path) if text is None else text.encode())
-    h.update(json.dumps(build.widgets.get(uri), sort_keys=True).encode())
-    slide = build.deck.page_at(uri) if build.deck is not None else None
-    if slide is not None:
-        for include in slide.includes:
-            h.update(include.path.encode() + b"\0")
-            h.update(_read(build.deck.root / include.path))
-        if "{{" in slide.text:  # a macro may show any published data
-            h.update(published.encode())
-    return h.hexdigest()
 
 
 def _hash_tree(h, folder: Path, *, content: bool) -> None:
