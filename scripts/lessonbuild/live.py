@@ -121,11 +121,11 @@ def locate(root: Path, deck, path: str, shown: str) -> Block:
         lines = (root / path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise Refused(404, f"{path} cannot be read: {exc.strerror}") from None
+    want = _normal(shown).split("\n")
     if path not in used_snippets(deck):
         module = [*lines, "", "# --- the code shown on the slide, as edited"]
-        return Block(path, module, [], "", len(_normal(shown).split("\n")))
+        return Block(path, module, [], "", len(want))
     found = sections(lines) | {None: (0, len(lines))}
-    want = _normal(shown).split("\n")
     for name in sorted(targets & found.keys(), key=str):
         first, end = found[name]
         # The page shows the section dedented, and the deck may show a
