@@ -30,11 +30,7 @@ from pymdownx.snippets import SnippetPreprocessor
 
 from lessonbuild import present
 from lessonbuild.engine import render_table
-from lessonbuild.engine.tables import (
-    unknown_column_message,
-    unknown_figure_message,
-    unknown_table_message,
-)
+from lessonbuild.engine.tables import unknown_message
 from lessonbuild.problems import Problem
 from lessonbuild.settings import PLUGIN_NAME
 
@@ -63,43 +59,36 @@ def define_env(env):
         at = next((i for i, line in lines if name in line and "{{" in line), 1)
         return ValueError(f"{slide.path}:{at}: {message}")
 
+    def published(kind: str, item_id: str):
+        """The table, value or figure a snippet published as ``item_id``."""
+        found = getattr(lesson().result, kind + "s")
+        if item_id not in found:
+            message = unknown_message(kind, item_id, sorted(found))
+            raise refuse(item_id, message)
+        return found[item_id]
+
     @env.macro
     def table(table_id, hide=None, indent=0):
         """A published table as Markdown; ``indent`` spaces before each
         line after the first put it in a fold (``??? verify``)."""
-        tables = lesson().result.tables
-        if table_id not in tables:
-            message = unknown_table_message(table_id, sorted(tables))
-            raise refuse(table_id, message)
-        data = tables[table_id]
-        if hide is not None and hide not in data["columns"]:
-            message = unknown_column_message(table_id, hide, data["columns"])
-            raise refuse(table_id, message)
-        return render_table(data, hide).replace("\n", "\n" + " " * indent)
+        data = published("table", table_id)
+        try:
+            markdown = render_table(data, hide, table_id)
+        except ValueError as exc:  # no such column
+            raise refuse(table_id, str(exc)) from None
+        return markdown.replace("\n", "\n" + " " * indent)
 
     @env.macro
     def value(value_id):
         """A figure a snippet published (``publish_value``), escaped."""
-        values = lesson().result.values
-        if value_id not in values:
-            known = ", ".join(sorted(values)) or "none"
-            message = (
-                f"value({value_id!r}): no snippet published this value; "
-                f"known values: {known}"
-            )
-            raise refuse(value_id, message)
-        return escape(str(values[value_id]))
+        return escape(str(published("value", value_id)))
 
     @env.macro
     def figure(figure_id):
         """A published figure (the plugin writes ``figures/<id>.svg``),
         linked relatively, so the page works from disk too; a phone gets
         its narrow layout (``<id>.narrow.svg``) where it has one."""
-        figures = lesson().result.figures
-        if figure_id not in figures:
-            message = unknown_figure_message(figure_id, sorted(figures))
-            raise refuse(figure_id, message)
-        data = figures[figure_id]
+        data = published("figure", figure_id)
         depth = env.page.url.count("/") if env.page else 0
         src = escape("../" * depth + f"figures/{figure_id}.svg")
         img = f'<img src="{src}" alt="{escape(data["alt"])}" loading="lazy">'

@@ -25,7 +25,7 @@ TABLE_CELLS_ENV = "SNIPPET_MAX_TABLE_CELLS"
 FIGURE_KB_ENV = "SNIPPET_MAX_FIGURE_KB"
 
 
-def render_table(table: dict, hide: str | None = None) -> str:
+def render_table(table: dict, hide: str | None = None, table_id="?") -> str:
     """Markdown for ``{"columns": [...], "rows": [[...]]}``.
 
     ``hide`` names a column whose cells are left blank (a "fill in"
@@ -33,7 +33,7 @@ def render_table(table: dict, hide: str | None = None) -> str:
     """
     columns = list(table["columns"])
     if hide is not None and hide not in columns:
-        raise ValueError(unknown_column_message("?", hide, columns))
+        raise ValueError(unknown_column_message(table_id, hide, columns))
     hidden = columns.index(hide) if hide is not None else -1
     lines = [
         "| " + " | ".join(_cell(c) for c in columns) + " |",
@@ -190,19 +190,23 @@ def _collect_value(rel: str, record: dict, result) -> str:
 _COLLECT = {"figure": _collect_figure, "value": _collect_value}
 
 
+def _reported(result):
+    """Whether an id's snippet failed or its record was refused: that
+    problem says why, and a call of the id is no second problem."""
+    failed = {Path(rel).stem for rel in result.failed}
+    return lambda item_id: (
+        item_id in result.refused or item_id.split(".")[0] in failed
+    )
+
+
 def check_table_calls(slides, result) -> None:
     """Every literal ``table(id, hide=col)`` call names a real table, and
-    every ``figure(id)`` call a figure a snippet published (a call whose
-    snippet failed is left out: that is reported)."""
-    failed = {Path(rel).stem for rel in result.failed}
-
-    def reported(item_id: str) -> bool:  # its snippet's problem says why
-        return item_id in result.refused or item_id.split(".")[0] in failed
-
-    known = sorted(result.figures)
+    every ``figure(id)`` call a figure a snippet published."""
+    reported = _reported(result)
+    figures, tables = sorted(result.figures), sorted(result.tables)
     for slide in slides:
         found = [
-            (call.line, unknown_figure_message(call.figure_id, known))
+            (call.line, unknown_message("figure", call.figure_id, figures))
             for call in slide.figures
             if call.figure_id not in result.figures
             and not reported(call.figure_id)
@@ -210,34 +214,42 @@ def check_table_calls(slides, result) -> None:
         for call in slide.tables:
             table = result.tables.get(call.table_id)
             if table is None and not reported(call.table_id):
-                message = unknown_table_message(
-                    call.table_id, sorted(result.tables)
+                message = unknown_message("table", call.table_id, tables)
+            elif table and call.hide not in [None, *table["columns"]]:
+                message = unknown_column_message(
+                    call.table_id, call.hide, table["columns"]
                 )
-                found.append((call.line, message))
-            elif table is not None and call.hide is not None:
-                columns = table["columns"]
-                if call.hide not in columns:
-                    message = unknown_column_message(
-                        call.table_id, call.hide, columns
-                    )
-                    found.append((call.line, message))
+            else:
+                continue
+            found.append((call.line, message))
         result.problems += [
             Problem(slide.path, line, message, kind="table")
             for line, message in found
         ]
 
 
-def unknown_figure_message(figure_id: str, known) -> str:
-    return (
-        f"figure({figure_id!r}): no snippet published this figure; "
-        f"known figures: {', '.join(known) or 'none'}"
-    )
+def check_value_calls(slides, result) -> None:
+    """Every literal ``{{ value("id") }}`` names a published value."""
+    reported = _reported(result)
+    known, how = sorted(result.values), " (mha_ref.tables.publish_value)"
+    for slide in slides:
+        for i, line in enumerate(slide.lines, 1):
+            for match in VALUE_CALL.finditer(line):
+                value_id = match.group("id")
+                if value_id in result.values or reported(value_id):
+                    continue
+                message = unknown_message("value", value_id, known, how)
+                result.problems.append(
+                    Problem(slide.path, i, message, kind="table")
+                )
 
 
-def unknown_table_message(table_id: str, known) -> str:
+def unknown_message(kind: str, item_id: str, known, how: str = "") -> str:
+    """``table('x.y'): no snippet published this table; known tables:
+    ...``, for a table, figure or value (``how``: how one is published)."""
     return (
-        f"table({table_id!r}): no snippet published this table; "
-        f"known tables: {', '.join(known) or 'none'}"
+        f"{kind}({item_id!r}): no snippet published this {kind}{how}; "
+        f"known {kind}s: {', '.join(known) or 'none'}"
     )
 
 
@@ -246,30 +258,6 @@ def unknown_column_message(table_id: str, hide: str, columns) -> str:
         f"table({table_id!r}, hide={hide!r}): no such column; columns: "
         + ", ".join(columns)
     )
-
-
-def check_value_calls(slides, result) -> None:
-    """Every literal ``{{ value("id") }}`` names a published value."""
-    failed = {Path(rel).stem for rel in result.failed}
-    known = ", ".join(sorted(result.values)) or "none"
-    for slide in slides:
-        for i, line in enumerate(slide.lines, 1):
-            for match in VALUE_CALL.finditer(line):
-                value_id = match.group("id")
-                if value_id in result.values:
-                    continue
-                if value_id.split(".")[0] in failed or (
-                    value_id in result.refused
-                ):
-                    continue  # its snippet's problem says why
-                message = (
-                    f"value({value_id!r}): no snippet published this "
-                    f"value (mha_ref.tables.publish_value); known "
-                    f"values: {known}"
-                )
-                result.problems.append(
-                    Problem(slide.path, i, message, kind="table")
-                )
 
 
 # --- a table and the Output block of one run agree ---------------------------
