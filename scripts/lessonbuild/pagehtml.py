@@ -51,14 +51,13 @@ def code_breaks(html: str) -> str:
     any hyphen ("python -" / "m mha_ref.grade"). No character is added:
     copying is unchanged."""
 
-    def marked(breaks):
-        def one(m):
-            text = _FLAG.sub(r'<span class="code-flag">\1</span>', m[1])
-            return f"<code>{breaks.sub('<wbr>', text)}</code>"
+    def marked(m, breaks=_CODE_BREAK):
+        text = _FLAG.sub(r'<span class="code-flag">\1</span>', m[1])
+        return f"<code>{breaks.sub('<wbr>', text)}</code>"
 
-        return one
+    def in_cell(m):
+        return marked(m, _CELL_BREAK)
 
     # Cells first: their code, once marked, is no plain-text code below.
-    in_cells = marked(_CELL_BREAK)
-    html = _CELL.sub(lambda c: _INLINE_CODE.sub(in_cells, c[0]), html)
-    return _INLINE_CODE.sub(marked(_CODE_BREAK), html)
+    html = _CELL.sub(lambda c: _INLINE_CODE.sub(in_cell, c[0]), html)
+    return _INLINE_CODE.sub(marked, html)

@@ -18,8 +18,14 @@ import re
 from pathlib import Path
 
 # Opening tags that get data-search-exclude (search skips the element
-# with everything inside it).
-_CONTROLS = re.compile(r"<(?:button|select)\b(?![^>]*data-search-exclude)")
+# with everything inside it): the folds a student must not find by
+# searching (the instructor notes, and each "Verify it" run, which shows
+# an exercise's answer and stays hidden until that exercise is
+# attempted), code blocks, and the widgets' buttons and drop-downs.
+_EXCLUDED = re.compile(
+    r'<details class="(?:instructor|verify)"|<div class="highlight"(?=>)'
+    r"|<(?:button|select)\b(?![^>]*data-search-exclude)"
+)
 # Material's search parser tracks skipped elements by tag name, so the
 # first </div> inside a skipped <div> ends the skipping: each element
 # marked here holds no element of its own tag (a test checks the site).
@@ -31,24 +37,13 @@ _NOTEBOOK_CHROME = re.compile(
 )
 
 
-#: Folds a student must not find by searching: the instructor notes,
-#: and each "Verify it" run, which shows an exercise's answer and stays
-#: hidden until that exercise is attempted.
-_NOT_FOR_SEARCH = re.compile(r'<details class="(?:instructor|verify)"')
-
-
 def exclude_from_search(html: str, notebook: bool) -> str:
     """``html`` with what search must skip marked ``data-search-exclude``:
     instructor notes and Verify folds, code and Output blocks (a third
     of the index's text, which the first visit to a slide downloads: the
     page weight budget; the code is one click away on its slide), the
     widgets' controls, and a notebook's prompts and code."""
-    html = _NOT_FOR_SEARCH.sub(r"\g<0> data-search-exclude", html)
-    html = html.replace(
-        '<div class="highlight">',
-        '<div class="highlight" data-search-exclude>',
-    )
-    html = _CONTROLS.sub(r"\g<0> data-search-exclude", html)
+    html = _EXCLUDED.sub(r"\g<0> data-search-exclude", html)
     if notebook:
         html = _NOTEBOOK_CHROME.sub(r"<\1 data-search-exclude", html)
     return html
