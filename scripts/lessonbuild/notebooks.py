@@ -108,15 +108,12 @@ def download_line(uri: str, figures: bool = True) -> str:
     """The notebook page's download link (the page sits beside its
     ``.ipynb``); in Jupyter, the notebook's own file."""
     name = Path(uri).name
-    installs = (
-        ", and installs matplotlib for the figures where it is missing"
-        if figures
-        else ""
-    )
+    installs = ", and installs matplotlib for the figures where it is missing"
     return (
         f'<a href="{name}" download>Download this notebook ({name})</a>: '
         "it runs in JupyterLab, VS Code or Colab with torch installed "
-        f"(its first cell unpacks the lesson's `mha_ref`{installs})."
+        f"(its first cell unpacks the lesson's `mha_ref`"
+        f"{installs if figures else ''})."
     )
 
 
@@ -285,24 +282,22 @@ def execute(
     timeout: int,
     *,
     source: Path | str | None = None,
-    cwd: Path | str | None = None,
     allow_errors: bool = False,
     km=None,
 ):
     """Run every cell of ``nb`` in place and return it.
 
     ``source`` (the ``.py`` it came from) lets an error name the file and
-    line; ``cwd`` is the kernel's working directory (default: the
-    source's folder, else the current one). With ``allow_errors`` every
-    cell runs and errors stay in the outputs; otherwise the first error
-    raises ``NotebookExecutionError``. ``km``: a kernel already started
-    (``_forked_kernel``) instead of a fresh one.
+    line; a fresh kernel starts in its folder (else the current one).
+    With ``allow_errors`` every cell runs and errors stay in the outputs;
+    otherwise the first error raises ``NotebookExecutionError``. ``km``:
+    a kernel already started (``_forked_kernel``: it runs where it was
+    forked) instead of a fresh one.
     """
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    if cwd is None:
-        cwd = Path(source).parent if source is not None else Path.cwd()
+    cwd = Path(source).parent if source is not None else Path.cwd()
     client = NotebookClient(
         nb,
         km=km,
@@ -365,6 +360,7 @@ def deck_notebook(deck, outputs: dict[str, str]):
     # the other slides' cells as they were, for ``make site-diff`` too.
     cells = [
         _markdown_cell(
+            "lesson",
             f"# {deck.slides[0].title}\n\n"
             "Every code cell is one of the lesson's snippets, in slide "
             "order, with the output the site verified (except the runs "
@@ -372,9 +368,8 @@ def deck_notebook(deck, outputs: dict[str, str]):
             "answered). The first cell "
             "unpacks the copy of `mha_ref` this notebook carries, so it "
             "runs wherever torch and Jupyter do; change a cell and run "
-            "it again to see what changes.\n\n" + download_line(DECK_NOTEBOOK)
-        )
-        | {"id": "lesson"},
+            "it again to see what changes.\n\n" + download_line(DECK_NOTEBOOK),
+        ),
         setup_cell(deck.root / "mha_ref") | {"id": "setup"},
     ]
     seen = set()
@@ -387,10 +382,10 @@ def deck_notebook(deck, outputs: dict[str, str]):
         if not snippets:
             continue
         seen.update(snippets)
-        lead = lead_paragraph(slide)
+        lead, cell_id = lead_paragraph(slide), f"slide-{slide.number}"
         title = f"## {slide.number}. {slide.title}"
         text = f"{title}\n\n{lead}" if lead else title
-        cells.append(_markdown_cell(text) | {"id": f"slide-{slide.number}"})
+        cells.append(_markdown_cell(cell_id, text))
         for k, rel in enumerate(snippets, 1):
             source = (deck.root / rel).read_text(encoding="utf-8")
             text = outputs[rel]
@@ -409,13 +404,10 @@ def deck_notebook(deck, outputs: dict[str, str]):
                     f"{slide.number}'s reference, and its run shows the "
                     f"answer.*"
                 )
-                cells.append(
-                    _markdown_cell(first)
-                    | {"id": f"slide-{slide.number}-{k}-first"}
-                )
+                cells.append(_markdown_cell(f"{cell_id}-{k}-first", first))
             cells.append(
                 {
-                    "id": f"slide-{slide.number}-{k}",
+                    "id": f"{cell_id}-{k}",
                     "cell_type": "code",
                     "execution_count": None,
                     "metadata": metadata,
@@ -449,8 +441,13 @@ def _locked(slide, rel: str) -> bool:
     return bool(lines) and all(in_fold(n) for n in lines)
 
 
-def _markdown_cell(source: str) -> dict:
-    return {"cell_type": "markdown", "metadata": {}, "source": source}
+def _markdown_cell(cell_id: str, source: str) -> dict:
+    return {
+        "id": cell_id,
+        "cell_type": "markdown",
+        "metadata": {},
+        "source": source,
+    }
 
 
 def lead_paragraph(slide) -> str:
@@ -671,7 +668,7 @@ def _run(rel: str, km) -> tuple[str | None, list]:
 
     nb = to_ipynb(rel)
     try:
-        execute(nb, EXECUTE_TIMEOUT, source=rel, cwd=Path.cwd(), km=km)
+        execute(nb, EXECUTE_TIMEOUT, source=rel, km=km)
     except NotebookExecutionError as exc:
         return None, [[exc.path, exc.line or 1, exc.message]]
     finally:  # its notebook has run
