@@ -672,17 +672,8 @@ def _run(rel: str, km) -> tuple[str | None, list]:
     except NotebookExecutionError as exc:
         return None, [[exc.path, exc.line or 1, exc.message]]
     finally:  # its notebook has run
-        _kill(km)
+        km.lesson_kernel.kill()
     return nbformat.writes(nb), []
-
-
-def _kill(km) -> None:
-    """Kill a forked kernel (again is harmless) and remove its files."""
-    import shutil
-
-    process, folder = km.lesson_kernel
-    process.kill()
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _forked_kernel():
@@ -695,7 +686,8 @@ def _forked_kernel():
     copies only the calling thread, so a lock another thread held stays
     held in the kernel for ever (running a notebook starts zmq's
     threads; a kernel forked after one hung a build in CI). Returns an
-    ``AsyncKernelManager`` whose provisioner's process is the fork.
+    ``AsyncKernelManager`` whose provisioner's process is the fork, also
+    ``km.lesson_kernel`` (jupyter_client forgets its process on cleanup).
     """
     import tempfile
 
@@ -728,9 +720,8 @@ def _forked_kernel():
         kernel_spec=km.kernel_spec,
         parent=km,
     )
-    provisioner.process = _Forked(pid)
+    provisioner.process = km.lesson_kernel = _Forked(pid, folder)
     km.provisioner = provisioner
-    km.lesson_kernel = (provisioner.process, folder)
     return km
 
 
@@ -765,10 +756,11 @@ def _run_kernel(connection_file: str) -> None:
 
 class _Forked:
     """The fork as the provisioner's process: jupyter_client polls it to
-    tell whether the kernel is alive."""
+    tell whether the kernel is alive. ``kill`` (again is harmless) also
+    removes the kernel's files."""
 
-    def __init__(self, pid: int):
-        self.pid = pid
+    def __init__(self, pid: int, folder: str):
+        self.pid, self.folder = pid, folder
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
@@ -779,10 +771,13 @@ class _Forked:
         return self.returncode
 
     def kill(self) -> None:
+        import shutil
+
         if self.poll() is None:
             os.kill(self.pid, signal.SIGKILL)
             status = os.waitpid(self.pid, 0)[1]
             self.returncode = os.waitstatus_to_exitcode(status)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _disagreement(rel: str, first: str, second: str) -> list:
@@ -830,7 +825,7 @@ def _main(argv: list[str]) -> int:
             print(json.dumps([rel, text, problems]), file=answers, flush=True)
     finally:
         for km in (km for pair in kernels.values() for km in pair):
-            _kill(km)
+            km.lesson_kernel.kill()
     return 0
 
 
