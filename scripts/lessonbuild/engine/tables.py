@@ -87,13 +87,12 @@ def collect_tables(rel: str, raw: str, where, result) -> None:
     """Add the tables, figures and values one run published to
     ``result``; each record it cannot take is a problem at ``where``."""
     for record in table_records(raw):
-        kind = record.get("kind") if isinstance(record, dict) else None
-        collect = _COLLECT.get(kind, _collect_table)
+        fields = record if isinstance(record, dict) else {}
+        collect = _COLLECT.get(fields.get("kind"), _collect_table)
         if message := collect(rel, record, result):
             result.problems.append(Problem(*where, message))
             # Its place on a slide is not a second problem.
-            name = record.get("name") if isinstance(record, dict) else None
-            result.refused.add(f"{Path(rel).stem}.{name}")
+            result.refused.add(f"{Path(rel).stem}.{fields.get('name')}")
 
 
 def _collect_table(rel: str, record, result) -> str:
