@@ -25,11 +25,14 @@ TABLE_CELLS_ENV = "SNIPPET_MAX_TABLE_CELLS"
 FIGURE_KB_ENV = "SNIPPET_MAX_FIGURE_KB"
 
 
-def render_table(table: dict, hide: str | None = None, table_id="?") -> str:
+def render_table(
+    table: dict, hide: str | None = None, table_id: str = "?"
+) -> str:
     """Markdown for ``{"columns": [...], "rows": [[...]]}``.
 
     ``hide`` names a column whose cells are left blank (a "fill in"
-    slide); a ``ValueError`` names the columns when it is not one.
+    slide); a ``ValueError`` names ``table_id`` and the columns when it
+    is not one.
     """
     columns = list(table["columns"])
     if hide is not None and hide not in columns:
