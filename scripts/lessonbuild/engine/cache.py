@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from ..atomic import write_atomic
-from .guard import CACHEDIR_TAG, fingerprint_paths
+from .guard import CACHEDIR_TAG, digest, fingerprint_paths
 
 _TAG_TEXT = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -61,19 +61,7 @@ def find_package(name: str, snippets_dir: Path) -> Path | None:
 def _digest_files(h, base: Path, files) -> None:
     for path in sorted(files):
         h.update(path.relative_to(base).as_posix().encode() + b"\0")
-        h.update(_digest(path))
-
-
-def _digest(path: Path) -> bytes:
-    """sha256 of a regular file's bytes, streamed; of a link, of its
-    target's name (never followed: a committed link to a fifo hung the
-    build, one to /dev/zero or a secret would be read); b"" otherwise."""
-    if path.is_symlink():
-        return hashlib.sha256(os.fsencode(os.readlink(path))).digest()
-    if not path.is_file():
-        return b""
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").digest()
+        h.update(digest(path).encode() + b"\0")
 
 
 def base_key(snippets_dir: Path) -> str:
@@ -181,7 +169,7 @@ def file_hashes(root: Path, rels, seen: dict | None = None) -> dict[str, str]:
             try:
                 real = (root / rel).resolve()
                 if real.is_relative_to(inside) and real.is_file():
-                    seen[root, rel] = _digest(real).hex()
+                    seen[root, rel] = digest(real)
             except OSError:
                 pass
         out[rel] = seen[root, rel]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -112,19 +113,24 @@ def fingerprint(root: Path) -> dict[str, str]:
                 rels += _walked(root, git / name, skip_products=False)
             elif (git / name).exists():
                 rels.append(f".git/{name}")
-    return {rel: _digest(root / rel) for rel in sorted(set(rels))}
+    return {rel: digest(root / rel) for rel in sorted(set(rels))}
 
 
-def _digest(path: Path) -> str:
+def digest(path: Path) -> str:
+    """sha256 of a regular file's bytes, streamed (hex); of a link, its
+    target's name, never followed (a committed link to a fifo hung the
+    build, one to /dev/zero or a secret would be read); else what is
+    there: "folder", "missing", or "special" (a fifo: never opened)."""
     try:
-        if path.is_symlink():
+        mode = os.lstat(path).st_mode
+        if stat.S_ISLNK(mode):
             return "link:" + os.readlink(path)
+        if not stat.S_ISREG(mode):
+            return "folder" if stat.S_ISDIR(mode) else "special"
         # A bytes path: the fingerprint hashes every file, it reads no
         # slide (the audit test of the one reader of slides skips it).
         with open(os.fsencode(path), "rb") as f:
             return hashlib.file_digest(f, "sha256").hexdigest()
-    except IsADirectoryError:
-        return "folder"
     except OSError:
         return "missing"
 
