@@ -41,6 +41,9 @@ FIRST_RUN_THREADS = 1
 _MANGLED = re.compile(r"""^\s*-+\s*8\s*<\s*-+\s*["']""")
 #: A section marker as a snippet writes one: a comment line of its own.
 _MARKER = re.compile(r"^\s*#\s*-+8<-+[ \t]+\[[^\]]*\]\s*$")
+#: Files Python would import in place of a source file: a snippet's
+#: ``import helpers`` would run them, not the helpers.py a page shows.
+COMPILED = {".pyc", ".pyo", ".so", ".pyd", ".pth"}
 
 
 @dataclass
@@ -182,16 +185,12 @@ def check(
     shown = {rel for _, _, rel in pairs}
     for rel in sorted(set(result.outputs) - shown):
         if result.outputs[rel].strip():
-            problems.append(
-                Problem(
-                    *used[rel][0],
-                    f"{rel} prints output but no Output block follows "
-                    f"its code block: add an empty "
-                    f'```text title="Output"``` block after it and run '
-                    f"{ACCEPT}",
-                    kind="no-output",
-                )
+            message = (
+                f"{rel} prints output but no Output block follows its "
+                f'code block: add an empty ```text title="Output"``` '
+                f"block after it and run {ACCEPT}"
             )
+            problems.append(Problem(*used[rel][0], message, kind="no-output"))
 
     check_table_calls(deck.pages, result)
     check_value_calls(deck.pages, result)
@@ -207,15 +206,12 @@ def _check_tables_against_output(rel, stdout, where, result) -> None:
     for table_id, row, column, cell, line in table_output_conflicts(
         rel, stdout, mine
     ):
-        result.problems.append(
-            Problem(
-                *where,
-                f"table {table_id!r} says {column} = {cell} in row "
-                f"{row[0]}, but the same run printed {line!r}: publish "
-                f"the figure you print (compute it once)",
-                kind="table",
-            )
+        message = (
+            f"table {table_id!r} says {column} = {cell} in row {row[0]}, "
+            f"but the same run printed {line!r}: publish the figure you "
+            f"print (compute it once)"
         )
+        result.problems.append(Problem(*where, message, kind="table"))
 
 
 def update(deck: Deck, **options) -> Result:
@@ -254,42 +250,27 @@ def plan(deck: Deck, problems: list[Problem]):
     for page in deck.pages:
         _check_page(root, page, used, pairs, problems)
     docs = deck.docs.relative_to(root).as_posix()
-    for path in sorted((root / "snippets").rglob("*.py")):
+    for path in sorted((root / "snippets").rglob("*")):
         rel = path.relative_to(root).as_posix()
-        if rel not in used and "__pycache__" not in path.parts:
-            problems.append(
-                Problem(
-                    rel,
-                    1,
-                    f"snippet is not included by any page under {docs}/ "
-                    f"(include it or delete it)",
-                    kind="unused",
-                )
+        cached = "__pycache__" in path.parts
+        # (Nothing the build makes puts compiled code there: the runs see
+        # snippets/ read-only.)
+        if path.name == "__pycache__" or (
+            path.suffix in COMPILED and not cached
+        ):
+            message = (
+                "compiled code under snippets/ would run in place of the "
+                "source a page shows (published code must be the code "
+                "that ran): delete it"
             )
-    problems.extend(_compiled_problems(root))
+            problems.append(Problem(rel, 1, message))
+        elif path.suffix == ".py" and rel not in used and not cached:
+            message = (
+                f"snippet is not included by any page under {docs}/ "
+                f"(include it or delete it)"
+            )
+            problems.append(Problem(rel, 1, message, kind="unused"))
     return used, pairs
-
-
-#: Files Python would import in place of a source file: a snippet's
-#: ``import helpers`` would run them, not the helpers.py a page shows.
-COMPILED = {".pyc", ".pyo", ".so", ".pyd", ".pth"}
-
-
-def _compiled_problems(root: Path) -> list[Problem]:
-    """Compiled code under snippets/ (nothing the build makes puts any
-    there: the runs see it read-only)."""
-    return [
-        Problem(
-            path.relative_to(root).as_posix(),
-            1,
-            "compiled code under snippets/ would run in place of the "
-            "source a page shows (published code must be the code that "
-            "ran): delete it",
-        )
-        for path in sorted((root / "snippets").rglob("*"))
-        if path.name == "__pycache__"
-        or (path.suffix in COMPILED and "__pycache__" not in path.parts)
-    ]
 
 
 def used_snippets(deck: Deck) -> list[str]:
@@ -310,24 +291,19 @@ def _check_page(root, page, used, pairs, problems):
         where = (page.path, inc.line)
         file = root / inc.path
         if not file.resolve().is_relative_to(root):
-            problems.append(
-                Problem(
-                    *where,
-                    f'--8<-- "{inc.target}" leaves the repository '
-                    f"({inc.path} resolves to {file.resolve()}); include "
-                    "only files inside it",
-                )
+            message = (
+                f'--8<-- "{inc.target}" leaves the repository '
+                f"({inc.path} resolves to {file.resolve()}); include "
+                "only files inside it"
             )
+            problems.append(Problem(*where, message))
             continue
         if not file.is_file():
-            problems.append(
-                Problem(
-                    *where,
-                    f'include of a missing file: --8<-- "{inc.target}" '
-                    f"({inc.path} does not exist)",
-                    kind="missing",
-                )
+            message = (
+                f'include of a missing file: --8<-- "{inc.target}" '
+                f"({inc.path} does not exist)"
             )
+            problems.append(Problem(*where, message, kind="missing"))
             continue
         for problem in included_text_problems(root, inc.path):
             if problem not in problems:
@@ -335,38 +311,30 @@ def _check_page(root, page, used, pairs, problems):
         if inc.section and not section_exists(
             file.read_text(encoding="utf-8", errors="replace"), inc.section
         ):
-            problems.append(
-                Problem(
-                    *where,
-                    f"{inc.path} has no section '{inc.section}' (mark it "
-                    f"with `# --8<-- [start:{inc.section}]` ... "
-                    f"`# --8<-- [end:{inc.section}]`)",
-                    kind="missing",
-                )
+            message = (
+                f"{inc.path} has no section '{inc.section}' (mark it "
+                f"with `# --8<-- [start:{inc.section}]` ... "
+                f"`# --8<-- [end:{inc.section}]`)"
             )
+            problems.append(Problem(*where, message, kind="missing"))
         rel = _snippet(root, inc.path)
         if rel is not None:
             used.setdefault(rel, []).append(where)
             if inc.fence is None:
-                problems.append(
-                    Problem(
-                        *where,
-                        f"{inc.path} is included outside a code block; "
-                        f"put the include inside a ```python fence",
-                    )
+                message = (
+                    f"{inc.path} is included outside a code block; "
+                    f"put the include inside a ```python fence"
                 )
+                problems.append(Problem(*where, message))
     problems.extend(inline_code_problems(page))
     for fence in page.fences:
         if fence.looks_like_output:
-            problems.append(
-                Problem(
-                    page.path,
-                    fence.line,
-                    f"code block titled {fence.title!r} looks like an "
-                    'Output block but is not one; title it exactly "Output" '
-                    "(so it is checked) or give it another title",
-                )
+            message = (
+                f"code block titled {fence.title!r} looks like an "
+                'Output block but is not one; title it exactly "Output" '
+                "(so it is checked) or give it another title"
             )
+            problems.append(Problem(page.path, fence.line, message))
         if fence.is_output:
             _pair_output(root, page, fence, pairs, problems)
 
@@ -435,25 +403,19 @@ def inline_code_problems(page: Slide) -> list[Problem]:
         ]
         mangled = [i for i in typed if _MANGLED.match(page.lines[i])]
         for i in mangled:
-            problems.append(
-                Problem(
-                    page.path,
-                    i + 1,
-                    "this include line was rewritten by a code formatter "
-                    "(ruff >= 0.16 formats Python fences in Markdown): "
-                    'write it as --8<-- "path" again',
-                    kind="inline",
-                )
+            message = (
+                "this include line was rewritten by a code formatter "
+                "(ruff >= 0.16 formats Python fences in Markdown): "
+                'write it as --8<-- "path" again'
             )
+            problems.append(Problem(page.path, i + 1, message, kind="inline"))
         if typed and not mangled:
+            message = (
+                "inline Python code block: put the code in a file in "
+                'snippets/ and include it (--8<-- "snippets/NN_x.py")'
+            )
             problems.append(
-                Problem(
-                    page.path,
-                    fence.line,
-                    "inline Python code block: put the code in a file in "
-                    'snippets/ and include it (--8<-- "snippets/NN_x.py")',
-                    kind="inline",
-                )
+                Problem(page.path, fence.line, message, kind="inline")
             )
     return problems
 
@@ -472,12 +434,8 @@ def _pair_output(root, page, fence, pairs, problems):
         )
         problems.append(Problem(*where, message, kind="orphan"))
         return
-    found = set()
-    for inc in includes:
-        rel = _snippet(root, inc.path)
-        if rel is not None and (root / inc.path).is_file():
-            found.add(rel)
-    snippets = sorted(found)
+    files = [inc.path for inc in includes if (root / inc.path).is_file()]
+    snippets = sorted({_snippet(root, path) for path in files} - {None})
     if len(snippets) == 1:
         pairs.append((page, fence, snippets[0]))
         return
@@ -486,8 +444,8 @@ def _pair_output(root, page, fence, pairs, problems):
             f"Output block after a code block that includes several "
             f"snippets ({', '.join(snippets)}); give each its own code block"
         )
-    elif all((root / i.path).is_file() for i in includes):
-        names = ", ".join(sorted({i.path for i in includes}))
+    elif len(files) == len(includes):
+        names = ", ".join(sorted(set(files)))
         message = (
             f"Output block after a code block that is not run: {names} "
             f"is not in snippets/ (remove the Output block)"
