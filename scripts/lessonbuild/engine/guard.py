@@ -136,26 +136,24 @@ def digest(path: Path) -> str:
 
 
 def tampering(before: dict, after: dict) -> list[Problem]:
-    """A problem for each watched file created, changed or deleted."""
+    """A problem for each watched file created, changed or deleted (not
+    one missing before and after: deleted, not yet staged, it is still
+    git's)."""
     problems = []
     for rel in sorted(set(before) | set(after)):
-        if after.get(rel, "missing") == "missing":
+        old, new = before.get(rel, "missing"), after.get(rel, "missing")
+        if old == new:
+            continue
+        if new == "missing":
             how = "deleted"
-        elif before.get(rel, "missing") == "missing":
+        elif old == "missing":
             how = "created"
-        elif before[rel] != after[rel]:
-            how = "changed"
         else:
-            continue
-        if how == "deleted" and rel not in before:
-            continue
-        problems.append(
-            Problem(
-                rel,
-                1,
-                f"{rel} was {how} while the snippets ran; snippets must "
-                "not write into the repository (write to a temporary "
-                "folder instead); if you saved it, build again",
-            )
+            how = "changed"
+        message = (
+            f"{rel} was {how} while the snippets ran; snippets must not "
+            "write into the repository (write to a temporary folder "
+            "instead); if you saved it, build again"
         )
+        problems.append(Problem(rel, 1, message))
     return problems
