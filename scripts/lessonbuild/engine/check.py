@@ -353,14 +353,11 @@ def included_text_problems(root: Path, rel: str) -> list[Problem]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return [
-            Problem(
-                rel,
-                line,
-                f"{rel} is not UTF-8 (byte 0x{data[exc.start]:02x} at line "
-                f"{line}); save it as UTF-8",
-            )
-        ]
+        message = (
+            f"{rel} is not UTF-8 (byte 0x{data[exc.start]:02x} at line "
+            f"{line}); save it as UTF-8"
+        )
+        return [Problem(rel, line, message)]
     from pymdownx.snippets import SnippetPreprocessor
 
     problems = []

@@ -40,14 +40,11 @@ def page_problems(page) -> list[Problem]:
     problems = []
     title = page.meta.get("title") if isinstance(page.meta, dict) else None
     if isinstance(title, str) and re.search(r"[<>]", title):
-        problems.append(
-            Problem(
-                page.path,
-                page.line_of("title"),
-                f"title {title!r} holds '<' or '>': a title is plain text "
-                "(HTML in it would run on the page); write it in words",
-            )
+        message = (
+            f"title {title!r} holds '<' or '>': a title is plain text "
+            "(HTML in it would run on the page); write it in words"
         )
+        problems.append(Problem(page.path, page.line_of("title"), message))
     text, fence = [], None
     for line in page.lines:  # code blocks and inline code are text
         line = line.rstrip("\r\n")
@@ -73,16 +70,11 @@ class _Checker(HTMLParser):
         self.path, self.problems = path, problems
 
     def _refuse(self, message: str) -> None:
-        self.problems.append(
-            Problem(
-                self.path,
-                self.getpos()[0],
-                f"{message}; raw HTML on a page may use only "
-                f"{', '.join(sorted(TAGS))} with "
-                f"{', '.join(sorted(ATTRIBUTES))} "
-                "(CONTRIBUTING.md)",
-            )
+        message += (
+            f"; raw HTML on a page may use only {', '.join(sorted(TAGS))} "
+            f"with {', '.join(sorted(ATTRIBUTES))} (CONTRIBUTING.md)"
         )
+        self.problems.append(Problem(self.path, self.getpos()[0], message))
 
     def handle_starttag(self, tag, attrs):
         if tag not in TAGS:
@@ -112,16 +104,14 @@ def symlink_problems(docs_dir: Path, root: Path) -> list[Problem]:
     for folder, dirs, files in os.walk(docs_dir):
         for name in sorted(dirs + files):
             path = Path(folder, name)
-            inside = path.resolve().is_relative_to(repository)
-            if path.is_symlink() and not inside:
+            if path.is_symlink() and not path.resolve().is_relative_to(
+                repository
+            ):
                 rel = os.path.relpath(path, root)
-                problems.append(
-                    Problem(
-                        rel,
-                        1,
-                        f"{rel} is a symbolic link (to {os.readlink(path)}); "
-                        "the site publishes only real files: copy the file "
-                        "into docs/ instead",
-                    )
+                message = (
+                    f"{rel} is a symbolic link (to {os.readlink(path)}); "
+                    "the site publishes only real files: copy the file "
+                    "into docs/ instead"
                 )
+                problems.append(Problem(rel, 1, message))
     return problems

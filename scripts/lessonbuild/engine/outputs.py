@@ -63,13 +63,8 @@ def rewrite(root: Path, drifts: list[Drift]) -> list[Problem]:
     path = root / slide.path
     current = path.read_bytes().decode("utf-8")
     if current != slide.text:
-        return [
-            Problem(
-                slide.path,
-                1,
-                "file changed while the snippets ran; run the update again",
-            )
-        ]
+        message = "file changed while the snippets ran; run the update again"
+        return [Problem(slide.path, 1, message)]
     lines = list(slide.lines)
     for drift in sorted(drifts, key=lambda d: -d.fence.start):
         _replace_body(lines, drift.fence, drift.actual)
