@@ -41,27 +41,23 @@ def set_order_problems(rel: str, source: str) -> list[Problem]:
     except SyntaxError:
         return []  # the run reports it, with Python's own message
     names = _set_names(tree)
-    problems = []
-    seen = set()
-
-    def report(node, what):
-        if node.lineno in seen:
-            return
-        seen.add(node.lineno)
-        problems.append(Problem(rel, node.lineno, f"{what}; {ADVICE}"))
-
+    found: dict[int, str] = {}  # line -> what was found there first
     for node in ast.walk(tree):
         if _is_print(node):
             for arg in [*node.args, *(k.value for k in node.keywords)]:
-                found = _unordered_set(arg, names)
-                if found is not None:
-                    report(found, "prints a set without sorting it")
+                if (where := _unordered_set(arg, names)) is not None:
+                    what = "prints a set without sorting it"
+                    found.setdefault(where.lineno, what)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             if _is_set(node.iter, names) and any(
                 _is_print(n) for n in ast.walk(node)
             ):
-                report(node, "prints while iterating over a set")
-    return sorted(problems, key=lambda p: p.line)
+                what = "prints while iterating over a set"
+                found.setdefault(node.lineno, what)
+    return [
+        Problem(rel, line, f"{what}; {ADVICE}")
+        for line, what in sorted(found.items())
+    ]
 
 
 def _is_print(node) -> bool:
