@@ -7,9 +7,9 @@ would run scripts in. ``sanitise`` keeps only drawing elements and
 attributes (what matplotlib writes), drops every event handler, every
 link that is not to the same document (``#id``) and every embedded
 image that is not PNG or JPEG data, every processing instruction, and
-refuses entity declarations
-(an entity bomb). An SVG it had nothing to remove from is returned
-byte for byte, so a clean figure's bytes do not depend on this module.
+refuses entity declarations (an entity bomb). An SVG it had nothing
+to remove from is returned byte for byte, so a clean figure's bytes do
+not depend on this module.
 """
 
 from __future__ import annotations
@@ -72,14 +72,12 @@ def sanitise(svg: str) -> tuple[str, list[str]]:
 
 def _clean(element, removed: list[str]) -> None:
     for child in list(element):
-        ns, name = (
-            _split(child.tag) if isinstance(child.tag, str) else ("", "")
-        )
+        ns, name = _split(child.tag)  # (fromstring keeps no comment, no PI)
         if ns == SVG and name in QUIET:
             element.remove(child)
         elif ns != SVG or name not in ELEMENTS:
             element.remove(child)
-            removed.append(f"<{name or child.tag}>")
+            removed.append(f"<{name}>")
         else:
             _clean(child, removed)
     _, name = _split(element.tag)
