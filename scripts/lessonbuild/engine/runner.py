@@ -266,21 +266,20 @@ class Pool:
         jobs: list[Path | Module],
         *,
         timeout: float,
-        concurrency: int = 1,
         threads: int | None = None,
         preload: list[str] | tuple[str, ...] = ("torch",),
         key: str | None = None,
         index: int = 0,
     ) -> Started:
-        """Run ``jobs`` on server ``index`` without waiting for them (a
-        build's second runs and homework, while its pages render);
-        ``Started.wait`` collects their Runs. Until then the server serves
+        """Run ``jobs`` on server ``index``, one at a time, without waiting for
+        them (a build's second runs and homework, while its pages render);
+        ``Started.wait`` collects their Runs, until when the server serves
         nothing else. ``threads``: torch's per run (default: torch's)."""
         self._prepare(key)
         server = self._server(index)
         if threads is None:
             threads = len(os.sched_getaffinity(0))  # torch's default
-        _submit(server, jobs, timeout, concurrency, preload, threads)
+        _submit(server, jobs, timeout, 1, preload, threads)
         server.started_job = Started(self, server, timeout)
         return server.started_job
 
