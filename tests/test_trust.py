@@ -892,6 +892,30 @@ def test_a_write_anywhere_in_the_repository_is_caught_by_content(tmp_path):
     assert not (root / "site").exists()
 
 
+def test_a_file_deleted_before_the_build_is_not_blamed_on_it(tmp_path):
+    """A contributor who deletes a tracked file and builds before ``git
+    rm`` (a slide removed, say) was told the file "was deleted while the
+    snippets ran": git still lists it, missing before and after. A file
+    deleted between the two fingerprints still is."""
+    from lessonbuild.engine.guard import fingerprint, tampering
+
+    for name in ("kept.txt", "gone.txt", "later.txt"):
+        (tmp_path / name).write_text(name)
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t"]
+    git += ["-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "files"], check=True)
+    (tmp_path / "gone.txt").unlink()
+    before = fingerprint(tmp_path)
+    assert "gone.txt" in before  # still tracked, and missing
+    (tmp_path / "later.txt").unlink()
+    problems = tampering(before, fingerprint(tmp_path))
+    assert [(p.path, p.message.split(";")[0]) for p in problems] == [
+        ("later.txt", "later.txt was deleted while the snippets ran")
+    ]
+
+
 SITE_WRITER = """\
 import os
 from pathlib import Path
