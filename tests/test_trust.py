@@ -916,6 +916,34 @@ def test_a_file_deleted_before_the_build_is_not_blamed_on_it(tmp_path):
     ]
 
 
+LOOP_READER = """\
+try:
+    open("snippets/loop.txt")
+except OSError as error:
+    print(type(error).__name__)
+"""
+
+
+def test_a_loop_of_links_is_an_error_at_its_file_not_a_crash(tmp_path):
+    """A link loop (``a -> b -> a``) in docs/ or opened by a snippet
+    crashed the build with Python's RuntimeError ("Symlink loop"): the
+    one in docs/ is named at its file, the snippet sees its OSError as
+    a standalone run would, and its output is checked as usual."""
+    root = tiny_site(tmp_path, LOOP_READER, "OSError")
+    for folder in (root / "docs", root / "snippets"):
+        (folder / "loop.txt").symlink_to("loop2.txt")
+        (folder / "loop2.txt").symlink_to("loop.txt")
+    proc = mkdocs_build(root, cache=None)
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out, out
+    assert "docs/loop.txt:1: docs/loop.txt is a symbolic link" in out, out
+    assert "snippets/01_one.py" not in out, out
+    (root / "docs/loop.txt").unlink()
+    (root / "docs/loop2.txt").unlink()
+    proc = mkdocs_build(root, cache=None)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 SITE_WRITER = """\
 import os
 from pathlib import Path

@@ -170,7 +170,7 @@ def file_hashes(root: Path, rels, seen: dict | None = None) -> dict[str, str]:
                 real = (root / rel).resolve()
                 if real.is_relative_to(inside) and real.is_file():
                     seen[root, rel] = digest(real)
-            except OSError:
+            except (OSError, RuntimeError):  # 3.11: a loop of links
                 pass
         out[rel] = seen[root, rel]
     return out
