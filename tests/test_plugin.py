@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -229,3 +232,26 @@ def test_settings_defaults_and_help_come_from_one_definition():
     assert Settings.from_mapping({}) == Settings()
     assert Settings.from_mapping({"snippet_timeout": 5}).timeout() == 5.0
     assert "seconds" in Settings.help("snippet_timeout")
+
+
+def test_serve_on_an_address_in_use_says_so_before_building(tmp_path):
+    """A second ``make serve`` built for 22 s, then died with MkDocs'
+    traceback ("Address already in use") and no word of PORT=. The
+    address is tried first: one line naming it and the way out."""
+    root = copy_lesson(tmp_path)
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "serve", "--dirty"]
+            + ["-a", f"127.0.0.1:{port}"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out
+    assert f"cannot serve on 127.0.0.1:{port}: Address already in use" in out
+    assert f"make serve PORT={port + 1}" in out, out
+    assert "Traceback" not in out, out
+    assert "Documentation built" not in out, out

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import re
 import shutil
+import socket
 import sys
 from html import unescape
 from pathlib import Path
@@ -71,6 +72,21 @@ _COPY_TEXT = re.compile(r'<div(?=[^>]*\bclass="clipboard-copy-txt")')
 _PACKAGE_IMPORT = re.compile(r"^\s*(?:from|import)\s+mha_ref\b", re.M)
 
 
+def _address_free(addr) -> None:
+    """Serve's address, tried before its first build: a port another
+    server held (a second ``make serve``) failed only after the build,
+    22 s in, with MkDocs' traceback and no word of PORT=."""
+    family = socket.AF_INET6 if ":" in addr.host else socket.AF_INET
+    try:
+        socket.create_server((addr.host, addr.port), family=family).close()
+    except OSError as exc:
+        raise Abort(
+            f"cannot serve on {addr.host}:{addr.port}: {exc.strerror} "
+            "(another `make serve`?); stop it, or serve on another port: "
+            f"make serve PORT={addr.port + 1}"
+        ) from None
+
+
 def _root(config) -> Path:
     return Path(config.config_file_path).resolve().parent
 
@@ -88,6 +104,7 @@ class Build:
         self.homework: notebooks.Homework | None = None
         self.math: MathRenderer | None = None
         self.lock: BuildLock | None = None  # one build of a site at a time
+        self.address_tried = False  # serve: its address, before building
         self.live = None  # serve: live code's endpoint (liveserve.py)
         self.trigger: Path | None = None  # touched to ask for a rebuild
         # Kept across serve's rebuilds: typeset formulas, rendered
@@ -155,6 +172,9 @@ class Build:
         self._new_build()
         self.config, self.settings = config, settings
         root = _root(config)
+        if self.serving and not self.address_tried:
+            self.address_tried = True
+            _address_free(config.dev_addr)
         if not self.serving:  # serve builds into its own folder
             lock = state_dir(root) / "build.lock"
             self.lock = self.lock or BuildLock(lock, log.info)
