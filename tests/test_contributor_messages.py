@@ -117,6 +117,38 @@ def test_fastcheck_says_in_one_line_that_all_is_well(tmp_path):
     assert line.startswith(f"fastcheck: {pages} pages, no problems ("), line
 
 
+def test_an_over_indented_key_is_told_to_line_up_not_to_quote():
+    """A key indented under the one above reads as more of its value; the
+    hint to quote a value (which changes nothing there) became one to
+    line the key up. An unquoted ': ' in a value keeps its own hint."""
+    body = (
+        "kind: check\nquestion: q\nexplanation: e\noptions:\n"
+        "  - text: a\n      tempts: t\n  - text: b\n    correct: true\n"
+    )
+    [problem] = validate(body, path="docs/x.md", first_line=10)[1]
+    assert problem.line == 16, problem  # tempts: fence at 10, body at 11
+    assert "indented deeper than the one above" in str(problem), problem
+    assert "quote the value" not in str(problem), problem
+    body = "kind: discussion\nhint: h\nprompt: Why: because\nanswer: a\n"
+    [problem] = validate(body, path="docs/x.md", first_line=10)[1]
+    assert "a ': ' inside an unquoted value starts a new key" in str(problem)
+
+
+def test_a_quoted_true_is_named_once_as_text_in_quotes():
+    """``correct: "true"`` was told "expected 'correct: true'" (what it
+    looked like it had), then twice more that no option was correct and
+    that A lacked 'tempts'. One problem, naming the quotes."""
+    body = (
+        "kind: check\nquestion: q\nexplanation: e\noptions:\n"
+        '  - text: a\n    correct: "true"\n  - text: b\n    tempts: t\n'
+    )
+    exercise, problems = validate(body, path="docs/x.md", first_line=10)
+    assert exercise is None
+    assert [p.line for p in problems] == [16], problems
+    assert "text in quotes" in str(problems[0])
+    assert "'correct: true' without the quotes" in str(problems[0])
+
+
 def test_a_yaml_value_starting_with_a_reserved_character_says_to_quote_it():
     """A value that starts with ` (inline code) or @ does not parse
     unquoted: the message names the character and says to quote it, not
@@ -127,7 +159,7 @@ def test_a_yaml_value_starting_with_a_reserved_character_says_to_quote_it():
         assert exercise is None
         [problem] = problems
         assert problem.line == 12
-        assert f"may not start with {first}: quote the value" in str(problem)
+        assert f"may not start with '{first}': quote the value" in str(problem)
         assert "expected a YAML mapping" not in str(problem)
     body = "kind: discussion\nprompt: p\n\tanswer: a\n"
     [problem] = validate(body, path="docs/x.md", first_line=10)[1]

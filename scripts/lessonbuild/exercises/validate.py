@@ -47,6 +47,20 @@ class TablesUnavailable(Exception):
 TableSource = Callable[[], Any] | dict | None
 
 
+def _indented_deeper(body: str, line0: int) -> bool:
+    """Whether line ``line0`` of ``body`` is a ``key: value`` indented
+    deeper than the line above it: YAML reads it as more of that line's
+    plain value, then fails at its ': ' (an over-indented 'tempts:' was
+    told to quote a value, which changed nothing)."""
+    lines = body.splitlines()
+    if not 0 < line0 < len(lines) or ": " not in lines[line0]:
+        return False
+    above = next((t for t in reversed(lines[:line0]) if t.strip()), "")
+    depth = len(lines[line0]) - len(lines[line0].lstrip())
+    top = len(above) - len(above.lstrip(" -"))
+    return ": " in above and depth > top
+
+
 def _quoted(names, left="'", right="'") -> str:
     return ", ".join(f"{left}{name}{right}" for name in names)
 
@@ -187,14 +201,22 @@ def validate(
     except YamlProblem as exc:
         message = f"invalid YAML: {exc}"
         if "mapping values are not allowed" in exc.message:
-            message += (
-                "; a ': ' inside an unquoted value starts a new key; quote "
-                "the value ('…') or write it as a block scalar (|)"
-            )
+            if _indented_deeper(body, exc.line):
+                message += (
+                    "; this line is indented deeper than the one above, so "
+                    "it reads as part of that line's value: line its key "
+                    "up with the keys beside it"
+                )
+            else:
+                message += (
+                    "; a ': ' inside an unquoted value starts a new key; "
+                    "quote the value ('…') or write it as a block scalar "
+                    "(|)"
+                )
         elif start := _CANNOT_START.search(exc.message):
             message += (
-                f"; an unquoted value may not start with {start[1]}: quote "
-                'the value ("…") or write it as a block scalar (|)'
+                f"; an unquoted value may not start with '{start[1]}': "
+                'quote the value ("…") or write it as a block scalar (|)'
             )
         elif "tab character" in exc.message:
             message += "; indent with spaces: YAML does not take tabs"
@@ -285,7 +307,8 @@ def _choices(c, data, common, tables, cls):
             continue
         optional = ("correct", note_key, "id", "column", "formula")
         wanted = {}
-        if raw.get("correct", False) is not True and "text" in raw:
+        said = raw.get("correct", False)
+        if said is not True and str(said).lower() != "true" and "text" in raw:
             wanted[note_key] = (
                 f"{what} is wrong but has no '{note_key}'; expected "
                 f"'{note_key}: …' {saying}"
@@ -313,7 +336,17 @@ def _choices(c, data, common, tables, cls):
             ids[option_id] = letter
         text = c.field(raw, "text", f"{what} text")
         correct = raw.get("correct", False)
-        if not isinstance(correct, bool):
+        if isinstance(correct, str) and correct.lower() in ("true", "false"):
+            # Quoted, it is text: said once, then read as meant (not
+            # also "no option is correct" and "A has no 'tempts'").
+            c.add(
+                raw.line_of("correct"),
+                f"{what} has 'correct: \"{correct}\"', which is text in "
+                f"quotes; expected 'correct: {correct.lower()}' without "
+                "the quotes",
+            )
+            correct = correct.lower() == "true"
+        elif not isinstance(correct, bool):
             c.add(
                 raw.line_of("correct"),
                 f"{what} has 'correct: {correct}'; expected 'correct: true' "
