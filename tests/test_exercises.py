@@ -13,6 +13,7 @@ import pytest
 
 import lessonbuild.exercises as ex
 from lessonbuild.deck import parse_slide
+from lessonbuild.engine.prose import expand_values
 from lessonbuild.exercises.model import Buckets, Check, FillIn, Order
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -736,6 +737,35 @@ def test_buckets_that_drift_from_their_table_fail_with_the_grouping():
             pasted.append("    explanation: e")
     fixed = body.split("buckets:\n")[0] + "\n".join(pasted) + "\n"
     _, after = ex.validate(fixed, path="s.md", first_line=0, tables=SHAPES)
+    assert after == []
+
+
+def test_a_drifted_bucket_is_given_its_published_name_by_reference():
+    """A contributor pasted the suggested names, typed out; the build
+    then refused each as a published value typed by hand, naming the
+    reference to use: a second round trip. A name a snippet publishes
+    is suggested as its ``{{ value(id) }}``, and that paste passes."""
+    values = {"15_trace.output": "(1, 4, 8)", "15_trace.d_k": "4"}
+    body = BUCKETS_FROM_TABLE.format(item="context")
+    _, found = ex.validate(
+        body, path="s.md", first_line=0, tables=SHAPES, values=values
+    )
+    [problem] = found
+    assert "- name: \"`{{ value('15_trace.output') }}`\"" in problem.detail
+    assert '- name: "`(1, 2, 4, 4)`"' in problem.detail  # not published
+    pasted = []
+    for line in problem.detail.splitlines():
+        pasted.append(line)
+        if line.lstrip().startswith("items:"):
+            pasted.append("    explanation: e")
+    fixed = body.split("buckets:\n")[0] + "\n".join(pasted) + "\n"
+    _, after = ex.validate(
+        expand_values(fixed, values),
+        path="s.md",
+        first_line=0,
+        tables=SHAPES,
+        values=values,
+    )
     assert after == []
 
 

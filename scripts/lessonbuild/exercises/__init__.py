@@ -109,6 +109,7 @@ def render_page(
             path=slide.path,
             first_line=fence.line,
             tables=tables,
+            values=values,
         )
         if exercise is not None and exercise.id in ids:
             problems.append(

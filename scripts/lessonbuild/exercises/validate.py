@@ -73,6 +73,7 @@ class _Checker:
         self.path = path
         self.base = first_line + 1
         self.problems: list[Problem] = []
+        self.values: dict[str, str] = {}  # published: id -> text
 
     def add(self, line0: int, message: str, detail: str = "") -> None:
         self.problems.append(
@@ -186,7 +187,12 @@ class _Checker:
 
 
 def validate(
-    body: str, *, path: str, first_line: int, tables: TableSource = None
+    body: str,
+    *,
+    path: str,
+    first_line: int,
+    tables: TableSource = None,
+    values: dict[str, str] | None = None,
 ) -> tuple[Exercise | None, list[Problem]]:
     """Validate the YAML `body` of a fence that opens at `first_line`.
 
@@ -194,8 +200,11 @@ def validate(
     zero-argument callable returning one (called only when an exercise
     names a table, and allowed to raise TablesUnavailable). Returns the
     exercise (None when anything is wrong) and the list of problems.
+    ``values``: the published values (id -> text), which a fix the
+    message suggests writes as ``{{ value(id) }}``, not typed by hand.
     """
     c = _Checker(path, first_line)
+    c.values = values or {}
     try:
         data, duplicates = load_yaml(body)
     except YamlProblem as exc:
@@ -579,9 +588,13 @@ def _buckets_match_table(c, data, tables, buckets):
     }:
         # Names and items hold commas ("Q, K, V"): say it as the YAML to
         # paste, each string quoted, in the author's code style.
+        # A name a snippet publishes is its reference: typed out, the
+        # paste failed the build again as a published value typed by hand.
         tick = "`" * any(b.name.strip().startswith("`") for b in buckets)
+        ids = {text: i for i, text in sorted(c.values.items(), reverse=True)}
         want = ["buckets:"]
         for name, items in expected.items():
+            name = f"{{{{ value('{ids[name]}') }}}}" if name in ids else name
             want.append(f"  - name: {json.dumps(tick + name + tick)}")
             want.append(f"    items: {json.dumps(items, ensure_ascii=False)}")
         c.add(
