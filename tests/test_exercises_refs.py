@@ -307,3 +307,22 @@ def test_the_same_problem_twice_is_reported_once():
     text = report(problems)
     assert text.count("ref('gone')") == 1
     assert text.endswith("\n4 problems found.")
+
+
+def test_a_repeated_id_names_the_first_by_its_file_and_a_bare_option():
+    """An exercise id used on two slides named the first as
+    ``slides/40-split.md:10``, unlike every other message (its file is
+    ``docs/slides/...``); an option reference into an exercise whose
+    options have no id said "expected one of: (its options have no
+    id)", not how to give one."""
+    split = textwrap.dedent(PAGES["docs/slides/40-split.md"])
+    again = split.replace("slide: 40", "slide: 42")
+    deck = deck_of({**PAGES, "docs/slides/42-again.md": again})
+    problems = RefIndex.from_deck(deck).check(deck)
+    [problem] = [p for p in problems if "also the id" in p.message]
+    assert problem.path == "docs/slides/42-again.md", problem
+    assert "at docs/slides/40-split.md:10;" in problem.message, problem
+    bare = re.sub(r"- id: \w+\n(\s*)", r"- ", split)
+    index = RefIndex.from_deck(deck_of({"docs/slides/40-split.md": bare}))
+    with pytest.raises(RefError, match="none: give the option an 'id: "):
+        index.render("split", "right", page="index.md")

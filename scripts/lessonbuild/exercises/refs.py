@@ -72,6 +72,7 @@ class _Exercise:
     src_uri: str
     anchor: str
     line: int  # 1-based line of its fence
+    path: str = ""  # its page's file, as problems name it (docs/...)
     options: dict[str, str] = field(default_factory=dict)  # id -> letter
 
 
@@ -128,12 +129,12 @@ class RefIndex:
                     page.path,
                     fence.line,
                     f"exercise id '{ex_id}' is also the id of the exercise "
-                    f"at {first.src_uri}:{first.line}; expected ids unique "
+                    f"at {first.path}:{first.line}; expected ids unique "
                     "in the deck, so a reference names one exercise",
                 )
             )
             return
-        ex = _Exercise(stem, src_uri, f"ex-{ex_id}", fence.line)
+        ex = _Exercise(stem, src_uri, f"ex-{ex_id}", fence.line, page.path)
         options = data.get("options")
         for i, option in enumerate(
             options if isinstance(options, list) else []
@@ -182,7 +183,10 @@ class RefIndex:
             raise RefError(
                 f"ref({exercise!r}, {option!r}): exercise '{exercise}' has "
                 f"no option with id '{option}'; expected one of: "
-                + (", ".join(sorted(options)) or "(its options have no id)")
+                + (
+                    ", ".join(sorted(options))
+                    or "none: give the option an 'id: …' to name it"
+                )
             )
         return options[option]
 
