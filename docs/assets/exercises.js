@@ -616,8 +616,8 @@
   // Check: pick one option. With variants (a data-ex-spec), one set of
   // numbers at a time, drawn as a fill-in draws them; "Try another" puts
   // new numbers in every text, clears the pick, and the key hides again
-  // until a try on these numbers. The right option is the same letter in
-  // every variant.
+  // until a try on these numbers. The right option is the same option in
+  // every variant, lettered by the place it is shown at (placeOptions).
   KINDS.check = (w) => {
     const key = one(w.el, ".ex-key");
     const answer = one(key, "[data-ex-answer]").getAttribute("data-ex-answer");
@@ -635,7 +635,7 @@
       const picked = radios.filter((r) => r.checked)[0];
       if (!picked) {
         w.announce(w.feedback("warn", "Pick an option first."));
-        focusOn(radios[0] || w.el);
+        focusOn(one(w.el, "input.ex-radio") || w.el); // the first shown
         return;
       }
       const letter = picked.value;
@@ -653,7 +653,7 @@
       let message;
       if (letter === answer) {
         const explanation = excerpt("Explanation", one(key, ".ex-key__explanation"));
-        message = w.feedback("right", `${letter} is the answer.`, [explanation]);
+        message = w.feedback("right", `${shownLetter(w, letter)} is the answer.`, [explanation]);
       } else {
         // Only what tempts towards this option, and a nudge: never the
         // right answer's explanation (that is behind "Answer" below).
@@ -661,7 +661,7 @@
         const tempts = one(key, `dd[data-ex-option="${letter}"]`);
         message = w.feedback(
           "wrong",
-          letter + " is not it. Think again and pick another option, or " +
+          shownLetter(w, letter) + " is not it. Think again and pick another option, or " +
             "open the answer below.",
           [excerpt(heading, tempts)]
         );
@@ -693,7 +693,7 @@
         keyAfterTry();
         w.save();
         w.announce(`New numbers: ${speech(one(w.el, ".ex-prompt"))}`);
-        focusOn(radios[0]);
+        focusOn(one(w.el, "input.ex-radio")); // the first shown
       });
     }
     keyAfterTry();
@@ -767,9 +767,10 @@
       // (No template inside a template: the minifier drops its spaces,
       // and a screen reader said "restored.2to strike".)
       const more = left > 0 ? ` ${left} to strike.` : "";
+      const shown = shownLetter(w, letter);
       w.announce(on
-        ? `${letter} struck. Say what rules it out in its box.`
-        : `${letter} restored.${more}`);
+        ? `${shown} struck. Say what rules it out in its box.`
+        : `${shown} restored.${more}`);
       if (on) focusOn(reason(letter));
     }
     function check(quiet) {
@@ -783,7 +784,8 @@
       const silent = struck.filter((l) => words(w.state.struck[l]) < 2);
       if (silent.length) {
         w.announce(w.feedback("warn", "Say what rules out " +
-          silent.join(" and ") + " in its box first, in two words or " +
+          silent.map((l) => shownLetter(w, l)).join(" and ") +
+          " in its box first, in two words or " +
           "more: a strike without a reason is a guess."));
         focusOn(reason(silent[0]));
         return;
@@ -791,7 +793,8 @@
       const twice = struck.filter((l, i) =>
         struck.slice(0, i).some((m) => sameText(w.state.struck[l], w.state.struck[m])));
       if (twice.length) {
-        w.announce(w.feedback("warn", "Give " + twice.join(" and ") + (twice.length > 1 ? " each" : "") +
+        w.announce(w.feedback("warn", "Give " +
+          twice.map((l) => shownLetter(w, l)).join(" and ") + (twice.length > 1 ? " each" : "") +
           " a reason of its own: the same words in two boxes do not say " +
           "what rules out each option."));
         focusOn(reason(twice[0]));
@@ -810,16 +813,16 @@
         box.appendChild(mine);
         box.appendChild(ok
           ? excerpt(one(key, `dt[data-ex-option="${l}"]`), one(key, `dd[data-ex-option="${l}"]`))
-          : excerpt(`Nothing rules out ${l}`, one(key, ".ex-key__explanation")));
+          : excerpt(`Nothing rules out ${shownLetter(w, l)}`, one(key, ".ex-key__explanation")));
         box.hidden = false;
       });
       const ok = survivor === answer;
       mark(li(survivor), ok ? "right" : "wrong", ok ? "survives" : "ruled out");
       const message = ok
-        ? w.feedback("right", `${survivor} survives, and every option you ` +
+        ? w.feedback("right", `${shownLetter(w, survivor)} survives, and every option you ` +
           "struck is wrong. Compare your reasons with the ones under each.",
         [excerpt("Explanation", one(key, ".ex-key__explanation"))])
-        : w.feedback("wrong", `${survivor} does not survive: ` +
+        : w.feedback("wrong", `${shownLetter(w, survivor)} does not survive: ` +
           speech(one(key, `dd[data-ex-option="${survivor}"]`)) +
           " Restore the option you struck wrongly, or open the answer below.");
       if (!quiet) w.announce(message);
@@ -855,7 +858,7 @@
         keyAfterTry();
         w.save();
         w.announce(`New numbers: ${speech(one(w.el, ".ex-prompt"))}`);
-        focusOn(buttons[0]);
+        focusOn(one(w.el, '[data-ex-action="strike"]')); // the first shown
       });
       w.save(); // the variant drawn stays through reloads
     }
@@ -1103,6 +1106,7 @@
       all(w.el, "[data-ex-var]").forEach((span) => {
         span.textContent = vars[span.getAttribute("data-ex-var")];
       });
+      placeOptions(w, w.state.variant);
     }
     show();
     return {
@@ -1119,6 +1123,47 @@
         lockAnswerFolds();
       },
     };
+  }
+
+  // A check's or eliminate's options in the variant's own order, each
+  // lettered by its place: with the right option at one letter in every
+  // variant, "Try another" was answered from memory (a student picked B
+  // five times running without reading). The first variant keeps the
+  // author's order, the one the deck and the prose's references show.
+  // Every letter shown (answer, notes, labels) follows its option; the
+  // widget keeps the author's letters inside (state, data attributes).
+  function placeOptions(w, variant) {
+    const list = one(w.el, ".ex-option-list");
+    if (!list) return;
+    const items = all(list, ":scope > .ex-option").sort((a, b) =>
+      a.getAttribute("data-ex-option") < b.getAttribute("data-ex-option") ? -1 : 1);
+    // Another variant moves every option (the same draw on every visit):
+    // the letter that was right before is never right again by chance.
+    let order = items.map((_, i) => i);
+    let seed = (variant * 2654435761) >>> 0;
+    while (variant > 0 && order.length > 1 && order.some((k, i) => k === i)) {
+      order = items.map((_, i) => i);
+      for (let i = order.length - 1; i > 0; i--) {
+        seed = (seed * 1103515245 + 12345) >>> 0;
+        const j = (seed >>> 8) % (i + 1);
+        [order[i], order[j]] = [order[j], order[i]];
+      }
+    }
+    order.forEach((k, place) => {
+      const letter = String.fromCharCode(65 + place);
+      const item = items[k];
+      list.appendChild(item);
+      one(item, ".ex-letter").textContent = `${letter}.`;
+      all(w.el, `[data-ex-letter-of="${item.getAttribute("data-ex-option")}"]`)
+        .forEach((span) => {
+          span.textContent = letter;
+        });
+    });
+  }
+  // The letter an option shows now (its author's letter inside).
+  function shownLetter(w, letter) {
+    const item = one(w.el, `.ex-option[data-ex-option="${letter}"] .ex-letter`);
+    return item ? item.textContent.replace(".", "") : letter;
   }
 
   // Fill-in: one variant at a time; "Try another" draws a new one. Every

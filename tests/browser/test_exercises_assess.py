@@ -517,12 +517,37 @@ def test_self_attentions_weights_take_t_q_and_t_k(
 
 
 def pick_and_check(section, letter: str):
-    """Pick option ``letter``, press Check; the feedback panel."""
+    """Pick option ``letter`` (its author's), press Check; the feedback
+    panel."""
     section.locator(f'.ex-option[data-ex-option="{letter}"] label').click()
     section.get_by_role("button", name="Check", exact=True).click()
     feedback = section.locator(".ex-feedback")
-    expect(feedback).to_contain_text(f"{letter} is")
+    expect(feedback).to_contain_text(f"{shown_letters(section)[letter]} is")
     return feedback
+
+
+def shown_letters(section) -> dict[str, str]:
+    """Each option's author's letter -> the letter it shows now, after
+    checking that the options read A, B, C... down the list."""
+    pairs = section.evaluate(
+        """el => [...el.querySelectorAll('.ex-option')].map((li) =>
+          [li.getAttribute('data-ex-option'),
+           li.querySelector('.ex-letter').textContent])"""
+    )
+    assert [shown for _, shown in pairs] == [
+        f"{chr(65 + i)}." for i in range(len(pairs))
+    ], pairs
+    return {author: shown.rstrip(".") for author, shown in pairs}
+
+
+def letters_follow(section, shown: dict[str, str]) -> None:
+    """Every letter the key and the labels show names its option's
+    place (data-ex-letter-of: the author's letter it stands for)."""
+    spans = section.evaluate(
+        """el => [...el.querySelectorAll('[data-ex-letter-of]')].map((s) =>
+          [s.getAttribute('data-ex-letter-of'), s.textContent])"""
+    )
+    assert spans and all(shown[a] == t for a, t in spans), (shown, spans)
 
 
 def test_try_another_on_a_check_redraws_every_number_and_grades_by_option(
@@ -545,6 +570,11 @@ def test_try_another_on_a_check_redraws_every_number_and_grades_by_option(
         section.get_by_role("button", name="Try another").click()
         second = shown_variant(section, exercise)
         assert second != first, f"{name}: Try another kept the numbers"
+        # Every option moved: the letter that was right is not (a student
+        # answered five draws running with B, unread).
+        shown = shown_letters(section)
+        assert all(shown[o.letter] != o.letter for o in exercise.options)
+        letters_follow(section, shown)
         assert not any(
             r.is_checked() for r in section.get_by_role("radio").all()
         )
@@ -558,14 +588,21 @@ def test_try_another_on_a_check_redraws_every_number_and_grades_by_option(
             expect(text).to_contain_text(second[o.column])
 
         feedback = pick_and_check(section, tempting.letter)
-        expect(feedback).to_contain_text(f"{tempting.letter} is not it")
-        expect(feedback).to_contain_text(f"Why {tempting.letter} tempts")
+        expect(feedback).to_contain_text(f"{shown[tempting.letter]} is not it")
+        expect(feedback).to_contain_text(
+            f"Why {shown[tempting.letter]} tempts"
+        )
         for column in re.findall(r"(?<![\w\\}])\{(\w+)\}", tempting.note):
             expect(feedback).to_contain_text(second[column])
         expect(feedback).not_to_contain_text("Explanation")
 
         feedback = pick_and_check(section, right.letter)
-        expect(feedback).to_contain_text(f"{right.letter} is the answer")
+        expect(feedback).to_contain_text(
+            f"{shown[right.letter]} is the answer"
+        )
+        expect(section.locator(".ex-key__answer")).to_contain_text(
+            f"Answer: {shown[right.letter]}"
+        )
         expect(feedback).to_contain_text(second[right.column])
         expect(feedback).not_to_contain_text("tempts")
 
@@ -734,6 +771,9 @@ def test_try_another_on_an_eliminate_redraws_and_clears_every_strike(
         section.get_by_role("button", name="Try another").click()
         second = shown_variant(section, exercise)
         assert second != first, f"{name}: Try another kept the numbers"
+        shown = shown_letters(section)
+        assert all(shown[o.letter] != o.letter for o in exercise.options)
+        letters_follow(section, shown)
         expect(section.locator(".ex-option.is-struck")).to_have_count(0)
         for button in section.locator('[data-ex-action="strike"]').all():
             expect(button).to_have_attribute("aria-pressed", "false")
@@ -763,7 +803,8 @@ def test_try_another_on_an_eliminate_redraws_and_clears_every_strike(
         strike_all_but(section, exercise, survivor.letter)
         feedback = section.locator(".ex-feedback")
         expect(feedback).to_contain_text(
-            f"{survivor.letter} survives, and every option you struck is wrong"
+            f"{shown[survivor.letter]} survives, and every option you "
+            "struck is wrong"
         )
         expect(feedback).to_contain_text(second[survivor.column])
         expect(
@@ -780,7 +821,9 @@ def test_try_another_on_an_eliminate_redraws_and_clears_every_strike(
             expect(compare).to_contain_text(
                 f"Your reason: rules out {o.letter}"
             )
-            expect(compare).to_contain_text(f"What rules out {o.letter}")
+            expect(compare).to_contain_text(
+                f"What rules out {shown[o.letter]}"
+            )
             for column in re.findall(r"(?<![\w\\}])\{(\w+)\}", o.note):
                 expect(compare).to_contain_text(second[column])
 
