@@ -1139,13 +1139,21 @@
       a.getAttribute("data-ex-option") < b.getAttribute("data-ex-option") ? -1 : 1);
     // Another variant moves every option (the same draw on every visit):
     // the letter that was right before is never right again by chance.
+    // (mulberry32, seeded by the variant: 32-bit arithmetic throughout;
+    // a plain product lost its low bits in floats, and five variants of
+    // seven drew one order.)
     let order = items.map((_, i) => i);
-    let seed = (variant * 2654435761) >>> 0;
+    let seed = variant;
+    const draw = () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
     while (variant > 0 && order.length > 1 && order.some((k, i) => k === i)) {
       order = items.map((_, i) => i);
       for (let i = order.length - 1; i > 0; i--) {
-        seed = (seed * 1103515245 + 12345) >>> 0;
-        const j = (seed >>> 8) % (i + 1);
+        const j = Math.floor(draw() * (i + 1));
         [order[i], order[j]] = [order[j], order[i]];
       }
     }
