@@ -836,6 +836,7 @@ FREE_TEXT = {
     "idk": True, "No idea": True, "asdf": True, "x y": True, "aa bb": True,
     "the the the the": True, "idk idk idk idk": True, "dunno really": True,
     "I do not know this one.": True, "I don\u2019t know": True,
+    "no clue at all honestly": True, "not sure at all": True,
     # Short answers: a yes or no in words, a shape, a name, other scripts
     # (a reviewer found "it does not", "(B, h, T, T)" and "d_k" refused).
     "no": False, "yes": False, "it does not": False, "it is": False,

@@ -522,8 +522,10 @@
       "sorry answer question yet so um uh hmm lol test").split(" ")
   );
   const DONT_KNOW = /\b(idk|dunno|no (idea|clue)|not sure|unsure|(don t|dont|do not) know)\b/;
-  // The words of those phrases, not counted beside one.
-  const PHRASE = new Set("idk dunno no idea clue not sure unsure don dont don't t do know".split(" "));
+  // The words of those phrases, and what only stresses one ("no clue at
+  // all honestly" opened a model answer), not counted beside one.
+  const PHRASE = new Set(("idk dunno no idea clue not sure unsure don dont don't t do know " +
+    "at all honestly really totally whatsoever tbh").split(" "));
   const ROWS = ["qwertyuiop", "asdfghjkl", "zxcvbnm"];
   function nonAnswer(text) {
     const raw = String(text);
