@@ -265,3 +265,90 @@ def test_is_causal_behaves_as_the_slides_say():
     x = torch.randn(1, 4, 8)  # (B, T, d_model)
     with pytest.raises(RuntimeError, match="Need attn_mask"):
         mha(x, x, x, is_causal=True)
+
+
+TRACE = ROOT / "snippets" / "15_trace.py"
+#: The slides that walk the trace's toy layer by its numbers (titles,
+#: prompts, answers, notes).
+TRACE_SLIDES = ("14-", "15-", "16-")
+#: How those slides name each number: a title's "T=4", TeX's "d_k = 4",
+#: "d_k = T = 4", "one 4×4 matrix per head". (Slide 15's batch_first
+#: section reads the same tensor as T = 1, B = 4 on purpose: spaced T
+#: and B are left out there.)
+TRACE_NAMES = [
+    (r"\bd_model=(\d+)|d_\{\\text\{model\}\} = (\d+)", "d_model"),
+    (r"\bh ?= ?(\d+)", "h"),
+    (r"\bd_k ?= ?(\d+)|d_k = T = (\d+)|T = d_k = (\d+)", "d_k"),
+    (
+        r"\b(?:seq|T)=(\d+)|d_k = T = (\d+)|T = d_k = (\d+)|(\d+)×\d+ matrix",
+        "T",
+    ),
+    (r"\b(?:batch|B)=(\d+)", "B"),
+]
+SPACED = [(r"\\\(T = (\d+)\\\)", "T"), (r"\\\(B = (\d+)\\\)", "B")]
+
+
+def stale_trace_numbers(snippet: str, slides: dict[str, str]) -> list[str]:
+    """Each number slides 14-16 type for the trace's toy layer that is
+    not what the snippet sets (``d_model, h, T = 8, 2, 4``, a batch of
+    ``torch.randn(B, T, d_model)``)."""
+    tree = ast.parse(snippet)
+    sets = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(
+            node.targets[0], ast.Tuple
+        ):
+            names = [t.id for t in node.targets[0].elts]
+            if names == ["d_model", "h", "T"]:
+                sets.update(
+                    zip(names, ast.literal_eval(node.value), strict=True)
+                )
+        if (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func) == "torch.randn"
+        ):
+            sets["B"] = ast.literal_eval(node.args[0])
+    sets["d_k"] = sets["d_model"] // sets["h"]
+    found = []
+    for name, text in slides.items():
+        names = TRACE_NAMES + (SPACED if not name.startswith("15-") else [])
+        for n, line in enumerate(text.splitlines(), 1):
+            for pattern, what in names:
+                for match in re.finditer(pattern, line):
+                    typed = int(next(g for g in match.groups() if g))
+                    if typed != sets[what]:
+                        found.append(
+                            f"{name}:{n}: {what} typed as {typed}, the "
+                            f"snippet sets {sets[what]}"
+                        )
+    return found
+
+
+def _trace_slides() -> dict[str, str]:
+    folder = ROOT / "docs" / "slides"
+    return {
+        p.name: p.read_text()
+        for p in sorted(folder.glob("*.md"))
+        if p.name.startswith(TRACE_SLIDES)
+    }
+
+
+def test_the_trace_slides_name_the_numbers_the_snippet_sets():
+    """A contributor set T = 5 in snippets/15_trace.py, accepted its
+    Output and built green, and a dozen 4s stayed on slides 14-16
+    (titles, the prompt, the answer's "4×4 matrix per head", the notes'
+    "d_k = T = 4"): the numbers of the toy layer are typed there by the
+    course author, and no build check ties an input to prose. This one
+    does, for these slides."""
+    slides = _trace_slides()
+    assert len(slides) == 3, sorted(slides)
+    assert stale_trace_numbers(TRACE.read_text(), slides) == []
+    # And it sees the contributor's change.
+    changed = TRACE.read_text().replace(
+        "d_model, h, T = 8, 2, 4", "d_model, h, T = 8, 2, 5"
+    )
+    stale = stale_trace_numbers(changed, slides)
+    assert len(stale) >= 8, stale
+    # Prose, prompts and notes, not only the titles (lines 2 and 8).
+    lines = {int(s.split(":")[1]) for s in stale}
+    assert lines - {2, 8}, stale
