@@ -1141,11 +1141,12 @@
       a.getAttribute("data-ex-option") < b.getAttribute("data-ex-option") ? -1 : 1);
     // Another variant moves every option (the same draw on every visit):
     // the letter that was right before is never right again by chance.
-    // (mulberry32, seeded by the variant: 32-bit arithmetic throughout;
-    // a plain product lost its low bits in floats, and five variants of
-    // seven drew one order.)
+    // (mulberry32, seeded by FNV-1a of the exercise's key and the
+    // variant: seeded by the variant alone, variants 1-4 drew two orders
+    // and slide 37's answer was A after every Try another.)
     let order = items.map((_, i) => i);
-    let seed = variant;
+    let seed = 0x811c9dc5;
+    for (const c of `${w.key}#${variant}`) seed = Math.imul(seed ^ c.charCodeAt(0), 0x01000193);
     const draw = () => {
       seed = (seed + 0x6d2b79f5) | 0;
       let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);

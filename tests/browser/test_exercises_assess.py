@@ -895,3 +895,34 @@ def test_on_a_phone_a_moved_step_keeps_its_button_under_the_finger(
         # It did move: up one place a tap.
         order = texts.all_inner_texts()
         assert order.index(text) == len(order) - 1 - moves, order
+
+
+def test_the_right_option_has_no_one_letter_after_try_another(
+    lesson_pages, lesson_checks, lesson_eliminates
+):
+    """Every variant of every lesson check and eliminate, opened as a
+    student who came back to it: the first shows the author's order; in
+    every other the right option sits at another letter, and not at one
+    letter in all of them (drawn from the variant alone, slide 37's
+    answer was A after every Try another, and slide 36's survivor D)."""
+    for name, exercise in {**lesson_checks, **lesson_eliminates}.items():
+        page = lesson_pages.open(name)
+        kind = "check" if isinstance(exercise, Check) else "eliminate"
+        section = page.locator(f"section.ex-{kind}")
+        key = section.get_attribute("data-ex-key")
+        right = next(o.letter for o in exercise.options if o.correct)
+        letters = []
+        for variant in range(len(exercise.rows)):
+            page.evaluate(
+                "([k, v]) => localStorage.setItem(k, JSON.stringify("
+                "{variant: v}))",
+                [key, variant],
+            )
+            page.reload()
+            page.wait_for_selector(f"section.ex-{kind}[data-ex-ready]")
+            shown = shown_letters(section)
+            letters.append(shown[right])
+        assert letters[0] == right, (name, letters)
+        assert right not in letters[1:], (name, letters)
+        if len(letters) > 2:
+            assert len(set(letters[1:])) > 1, (name, letters)
