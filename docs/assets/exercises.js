@@ -1160,10 +1160,17 @@
         [order[i], order[j]] = [order[j], order[i]];
       }
     }
+    const notes = one(w.el, ".ex-key__notes"); // read in the same order
     order.forEach((k, place) => {
       const letter = String.fromCharCode(65 + place);
       const item = items[k];
       list.appendChild(item);
+      if (notes) {
+        all(notes, `[data-ex-option="${item.getAttribute("data-ex-option")}"]`)
+          .forEach((note) => {
+            notes.appendChild(note);
+          });
+      }
       one(item, ".ex-letter").textContent = `${letter}.`;
       all(w.el, `[data-ex-letter-of="${item.getAttribute("data-ex-option")}"]`)
         .forEach((span) => {

@@ -922,6 +922,13 @@ def test_the_right_option_has_no_one_letter_after_try_another(
             page.wait_for_selector(f"section.ex-{kind}[data-ex-ready]")
             shown = shown_letters(section)
             letters.append(shown[right])
+            # The key's notes read in the options' order: "Why A…, Why C…".
+            noted = section.evaluate(
+                """el => [...el.querySelectorAll('.ex-key__notes dt')]
+                  .map((dt) => dt.getAttribute('data-ex-option'))"""
+            )
+            places = [shown[a] for a in noted]
+            assert places == sorted(places), (name, variant, places)
         assert letters[0] == right, (name, letters)
         assert right not in letters[1:], (name, letters)
         if len(letters) > 2:
