@@ -316,8 +316,8 @@ def _choices(c, data, common, tables, cls):
             continue
         optional = ("correct", note_key, "id", "column", "formula")
         wanted = {}
-        said = raw.get("correct", False)
-        if said is not True and str(said).lower() != "true" and "text" in raw:
+        said = raw.get("correct", False)  # True, or "true" quoted (below)
+        if str(said).lower() != "true" and "text" in raw:
             wanted[note_key] = (
                 f"{what} is wrong but has no '{note_key}'; expected "
                 f"'{note_key}: …' {saying}"
@@ -344,7 +344,7 @@ def _choices(c, data, common, tables, cls):
         elif option_id is not None:
             ids[option_id] = letter
         text = c.field(raw, "text", f"{what} text")
-        correct = raw.get("correct", False)
+        correct = said
         if isinstance(correct, str) and correct.lower() in ("true", "false"):
             # Quoted, it is text: said once, then read as meant (not
             # also "no option is correct" and "A has no 'tempts'").
