@@ -49,7 +49,7 @@
   // Forward and back always move the deck, whatever has the focus (a
   // clicker sends PageDown/PageUp): a focused exercise button or radio
   // button would otherwise take Space or an arrow. Typing in a text field
-  // keeps Space and the arrows; Escape leaves the field.
+  // keeps Space and the arrows (but see atEdge); Escape leaves the field.
   const FORWARD = { ArrowRight: 1, " ": 1, PageDown: 1, ArrowDown: 1 };
   const BACK = { ArrowLeft: 1, PageUp: 1, ArrowUp: 1 };
   function typing(el) {
@@ -57,6 +57,17 @@
     if (el.isContentEditable || el.tagName === "TEXTAREA") return true;
     if (el.tagName === "SELECT") return true;
     return el.tagName === "INPUT" && !/^(radio|checkbox|button|submit|reset)$/.test(el.type);
+  }
+  // → with the caret after a field's last character (← before its first)
+  // has nothing left to move over: it moves the deck. A presenter who
+  // clicked into a box to type the class's answer was stuck there with a
+  // clicker that sends → and Space (→ did nothing, Space typed spaces;
+  // only Esc left it: a rehearsal at 1280x720).
+  function atEdge(el, key) {
+    if (key !== "ArrowRight" && key !== "ArrowLeft") return false;
+    const { selectionStart: start, selectionEnd: end } = el;
+    if (typeof start !== "number" || start !== end) return false;
+    return key === "ArrowRight" ? end === el.value.length : start === 0;
   }
   // The jump box (G, then a slide's number): reveal.js's moved the deck
   // as the number was typed and landed with the screen's steps taken, a
@@ -132,7 +143,8 @@
     // answer unseen, and Space did nothing: a rehearsal from disk).
     const list = el?.tagName === "SELECT";
     const own = !list || event.key === "ArrowUp" || event.key === "ArrowDown";
-    if (typing(el) && own && event.key !== "PageDown" && event.key !== "PageUp") {
+    const page = event.key === "PageDown" || event.key === "PageUp";
+    if (typing(el) && own && !page && !atEdge(el, event.key)) {
       // The field's own key: reveal.js, which does not count a list as a
       // field, stepped on a bucket list's ↓ instead of changing its pick.
       event.stopPropagation();
@@ -389,7 +401,8 @@
     folds.forEach((fold) => {
       fold.classList.toggle("deck-fold--top", fold === top);
       const shown = fold.classList.contains("visible");
-      const exercise = fold.matches(".ex-key") && fold.closest(".exercise");
+      // (A hint is no key: it is never shut.)
+      const exercise = fold.matches(".ex-key:not(.ex-key--hint)") && fold.closest(".exercise");
       if (exercise && shown && fold.hidden) {
         exercise.dispatchEvent(new CustomEvent("lesson:reveal"));
       }
@@ -606,8 +619,9 @@
             "Shift + &#8592;/&#8593/&#8594;/&#8595;",
             "First/last slide (← →), screen of this slide (↑ ↓)",
           ],
-          // Typing in an answer box keeps → and Space (PageDown moves).
-          ["ESC in an answer box", "Leave it: → and Space move the deck again"],
+          // Typing in an answer box keeps Space and the arrows (PageDown
+          // moves, and → past the text's end: atEdge).
+          ["ESC in an answer box", "Leave it (or → at its end): the deck moves again"],
         ];
         for (const [keys, what] of help) window.Reveal.registerKeyboardShortcut(keys, what);
       });

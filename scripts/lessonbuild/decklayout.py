@@ -135,13 +135,14 @@ def _folds_to_steps(soup: BeautifulSoup) -> int:
     An exercise's answer and "why" are steps too (issue 27: answers in
     the deck are steps): the presenter shows them after the class has
     answered aloud, and present.js unlocks the key its widget keeps shut
-    until an attempt. A hint is the class's to ask for: no step."""
+    until an attempt. An exercise's hint is a step before them: a fold
+    only a mouse opened was out of a clicker's reach (a rehearsal with
+    → alone never showed the discussion slides' hints)."""
     steps = 0
     for fold in _tags(soup, "details"):
         classes = fold.get("class") or []
-        step = fold.find_parent(class_="exercise") is None or (
-            "ex-key" in classes and "ex-key--hint" not in classes
-        )
+        inside = fold.find_parent(class_="exercise") is not None
+        step = not inside or "ex-key" in classes
         _add_class(fold, "deck-fold", *(["fragment"] if step else []))
         fold.attrs.pop("open", None)
         steps += step
@@ -279,6 +280,12 @@ def _no_opening_gap(screen: list) -> int:
 _AFTER_KEYS = {"verify", "reference"}
 
 
+def _is_key(el: Tag) -> bool:
+    """An exercise's answer or why (its hint comes before them)."""
+    classes = el.get("class") or ()
+    return "ex-key" in classes and "ex-key--hint" not in classes
+
+
 def _keys_last(screen: list) -> None:
     """An exercise's answer and "why" come after a screen's other steps:
     a hint or a worked step after the exercise comes first (a hint shown
@@ -294,7 +301,7 @@ def _keys_last(screen: list) -> None:
         for el in [node, *_tags(node)]
         if "fragment" in (el.get("class") or ())
     ]
-    keys = [el for el in steps if "ex-key" in el["class"]]
+    keys = [el for el in steps if _is_key(el)]
     if not keys:
         return  # nothing to come after
     after = [el for el in steps if _AFTER_KEYS & set(el["class"])]

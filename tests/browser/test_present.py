@@ -451,6 +451,43 @@ def test_a_click_on_an_exercise_leaves_the_clicker_the_deck(deck, lesson):
         assert other.input_value() == picked, key
 
 
+def test_the_arrow_past_a_fields_text_moves_the_deck(deck, lesson):
+    """A presenter clicks into a discussion's notes and types the class's
+    answer: Space types a space and an arrow moves the caret, but → with
+    the caret after the last character moves the deck (and ← before the
+    first moves it back), the text kept. Only Esc left the box, and a
+    clicker that sends → and Space has no Esc (a rehearsal)."""
+    number = _first_slide_of(lesson, "discussion")
+    page = deck.open(f"present.html#/{number}")
+    wait_ready(page)
+    ex = page.locator(f'[data-slide="{number}"] .ex-discussion').first
+    expect(ex).to_have_attribute("data-ex-ready", re.compile(".*"))
+    box = ex.locator("textarea").first
+    expect(box).to_be_visible()
+    box.click()
+    page.keyboard.type("two heads")
+    where = "JSON.stringify(Reveal.getIndices())"
+    before = page.evaluate(where)
+    page.keyboard.press("Space")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowRight")  # over the space just typed
+    expect(box).to_have_value("two heads ")
+    expect(box).to_be_focused()
+    assert page.evaluate(where) == before
+    page.keyboard.press("ArrowRight")  # past the end: the deck's
+    page.wait_for_function(f"{where} !== {json.dumps(before)}")
+    expect(box).not_to_be_focused()
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function(f"{where} === {json.dumps(before)}")
+    expect(box).to_have_value("two heads ")
+    # Before the first character, ← is the deck's too.
+    box.click()
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function(f"{where} !== {json.dumps(before)}")
+    expect(box).to_have_value("two heads ")
+
+
 def test_a_buckets_explanations_are_stage_sized(browser, built_site, lesson):
     """Every item sorted right, each bucket shows why its items belong
     there: at the stage's sizes (the page's 0.75rem was 12 px there,
@@ -540,8 +577,9 @@ def test_a_committed_prediction_shows_its_answer_then_its_why(deck):
 def test_the_forward_key_shows_every_answer_after_its_exercise(deck):
     """Answers in the deck are steps (issue 27): on every screen with an
     exercise, with nothing answered, the forward keys open each of its
-    answer panels in turn, filled in and on stage; a hint is the class's
-    to ask for, no step."""
+    answer panels in turn, filled in and on stage; a hint is a step
+    before them (a rehearsal with → alone never opened the discussion
+    slides' hints: only a mouse did)."""
     page = deck.open("present.html")
     wait_ready(page)
     # Every fade still runs, and is waited for below, ten times faster
@@ -553,9 +591,13 @@ def test_the_forward_key_shows_every_answer_after_its_exercise(deck):
         """() => [...document.querySelectorAll('.reveal .exercise')]
         .map((ex) => [Reveal.getIndices(ex.closest('section')),
             ex.querySelectorAll('details.ex-key:not(.ex-key--hint)').length,
-            ex.querySelectorAll('details.ex-key--hint.fragment').length])"""
+            [...ex.querySelectorAll('details.ex-key--hint')].map((hint) =>
+              hint.matches('.fragment') && [...ex.querySelectorAll(
+                'details.ex-key:not(.ex-key--hint)')].every((key) =>
+                +key.dataset.fragmentIndex > +hint.dataset.fragmentIndex))])"""
     )
-    assert found and all(n and not hints for _, n, hints in found), found
+    assert found and all(n and all(hints) for _, n, hints in found), found
+    assert any(hints for _, _, hints in found), "no exercise has a hint"
     shown = """() => [...Reveal.getCurrentSlide().querySelectorAll(
         '.exercise details.ex-key[open]')]
         .filter((d) => d.checkVisibility({visibilityProperty: true}))
@@ -1061,25 +1103,24 @@ def test_a_fold_step_on_stage_is_open_however_it_was_reached(
     assert not wrong, "\n".join(wrong)
 
 
-def test_a_fold_clicked_on_a_screen_reached_by_the_clicker_shows(
-    browser, built_site
-):
-    """Every fold an instructor opens by clicking (a hint, a model answer
-    to compare), on a screen reached by → from the one before at its
-    last step: its panel shows on stage. The panel a step left on top
-    in screen 1 of slides 24 and 48 hid a hint clicked on screen 2."""
+def test_a_hint_on_a_screen_reached_by_the_clicker_shows(browser, built_site):
+    """Every exercise's hint, on a screen reached by → from the one before
+    at its last step, then stepped to with →: its panel shows, open and
+    on stage. (A panel a step left on top in screen 1 of slides 24 and
+    48 hid a hint opened on screen 2; hints were then opened by a click,
+    out of a clicker's reach.)"""
     context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
     try:
         page = context.new_page()
         page.goto(built_site.as_uri() + "/present.html#/1")
         wait_ready(page)
         every = screens(page)
-        wrong, clicked = [], 0
+        wrong, seen = [], 0
         for (h0, v0, _), (h, v, name) in zip(every, every[1:], strict=False):
             count = page.evaluate(
                 f"document.querySelectorAll('.reveal .slides > section')[{h}]"
                 f".querySelectorAll(':scope > section')[{v}]"
-                ".querySelectorAll('details:not(.fragment) > summary').length"
+                ".querySelectorAll('details.ex-key--hint').length"
             )
             if not count:
                 continue
@@ -1091,26 +1132,38 @@ def test_a_fold_clicked_on_a_screen_reached_by_the_clicker_shows(
                 " return i.h === h && i.v === v; }",
                 arg=[h, v],
             )
+            hints = page.locator(
+                ".reveal .slides > section > section.present "
+                "details.ex-key--hint"
+            )
             for i in range(count):
-                summary = page.locator(
-                    ".reveal .slides > section > section.present "
-                    "details:not(.fragment) > summary"
-                ).nth(i)
-                if not summary.is_visible():
-                    continue  # a later step's, or an exercise's shut key
-                summary.click()
-                clicked += 1
-                seen = summary.evaluate(CLICKED_JS, [WIDTH, HEIGHT])
-                if seen:
-                    wrong.append(f"{name}: {seen}")
-                summary.evaluate("(s) => { s.parentElement.open = false; }")
+                hint = hints.nth(i)
+                for _ in range(20):  # the screen's steps, at most
+                    if "visible" in (hint.get_attribute("class") or ""):
+                        break
+                    page.keyboard.press("ArrowRight")
+                else:
+                    wrong.append(f"{name}: → never showed hint {i + 1}")
+                    continue
+                # (Once its toggle ran and reveal.js's fade ended.)
+                page.evaluate(
+                    "() => new Promise((done) => requestAnimationFrame(() =>"
+                    " Promise.all(document.getAnimations().map((a) =>"
+                    " a.finished)).then(done)))"
+                )
+                seen += 1
+                problem = hint.locator("summary").evaluate(
+                    CLICKED_JS, [WIDTH, HEIGHT]
+                )
+                if problem:
+                    wrong.append(f"{name}: {problem}")
     finally:
         context.close()
-    assert clicked, "no fold to click found in the deck"
+    assert seen, "no exercise hint found in the deck"
     assert not wrong, "\n".join(wrong)
 
 
-#: A fold just clicked open: is its panel shown, and on stage?
+#: A fold just opened: is its panel shown, and on stage?
 CLICKED_JS = """(summary, [width, height]) => {
   const fold = summary.parentElement;
   const title = summary.textContent.trim().slice(0, 40);
