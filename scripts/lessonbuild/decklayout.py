@@ -260,8 +260,33 @@ def _mark_steps(soup: BeautifulSoup) -> int:
             after_code = False
         if step:
             _add_class(el, "fragment")
+            marked += _prose_after(el)
             marked += 1
     return marked
+
+
+#: Blocks of prose: what a stepped Output, table or fix is talked through in.
+_PROSE = {"p", "ul", "ol", "blockquote"}
+
+
+def _prose_after(step: Tag) -> int:
+    """The prose right after a step comes with a step of its own (one
+    for the run of paragraphs): it says what the Output shows, and on
+    slides 31 and 47 its conclusion ("allclose False: the trap is
+    silent") stood on stage over the blank the Output would fill."""
+    run = []
+    for el in step.find_next_siblings():
+        prose = el.name in _PROSE or "arithmatex" in (el.get("class") or ())
+        if not prose:
+            break
+        run.append(el)
+    if not run:
+        return 0
+    box = run[0].wrap(BeautifulSoup("", "html.parser").new_tag("div"))
+    box["class"] = ["deck-prose", "fragment"]
+    for el in run[1:]:
+        box.append(el.extract())
+    return 1
 
 
 def _no_opening_gap(screen: list) -> int:
