@@ -481,3 +481,27 @@ def test_each_options_note_names_the_option_it_explains(deck_doc):
             letter,
             dt.get_text(" ", strip=True),
         )
+
+
+def test_the_prose_after_a_stepped_output_is_a_step_after_it():
+    """What a stepped Output is talked through in comes after it: slides
+    31 and 47 stood their conclusion ("allclose False: the trap is
+    silent") on stage over the blank the Output would fill. The lead-in
+    before the code stays; the run of prose after it is one step, up to
+    the next block that is not prose."""
+    html = (
+        "<h2>See it</h2><p>lead-in</p>"
+        + CODE
+        + OUTPUT
+        + "<p>so: silent</p><ul><li>why</li></ul><h3>Next</h3><p>later</p>"
+    )
+    (screen,) = _screens(html)
+    steps = screen.select(".fragment")
+    assert [s.get_text(" ", strip=True) for s in steps] == [
+        "Output 1",
+        "so: silent why",
+    ]
+    assert not screen.find("p", string="lead-in").find_parent(
+        class_="fragment"
+    )
+    assert not screen.find("p", string="later").find_parent(class_="fragment")
