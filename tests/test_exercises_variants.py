@@ -165,15 +165,15 @@ def same_as(parts, scope, points, at_variant, at_points) -> bool:
         return False
     if not all(matches(v, t) for v, t in zip(mine, at_variant, strict=True)):
         return False
-    if not uses_symbols(parts):
-        return True
-    # At other values of the symbols, a chain's plain numbers
-    # ("4 d_model^2 = 1,048,576") no longer apply: its symbolic sides do.
-    parts = [symbolic_sides(p) for p in parts]
+    # Each part that uses symbols, at the random points too; a part in
+    # numbers answers for these numbers only. At other values of the
+    # symbols, a chain's plain numbers ("4 d_model^2 = 1,048,576") no
+    # longer apply: its symbolic sides do.
     return all(
-        matches(answers.values(p, point), target)
+        matches(answers.values(symbolic_sides(p), point), target)
         for point, targets in zip(points, at_points, strict=True)
         for p, target in zip(parts, targets, strict=False)
+        if uses_symbols([p])
     )
 
 

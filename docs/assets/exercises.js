@@ -237,21 +237,21 @@
     }
     return close(value, target);
   }
-  // Same as the expected values: at the variant, and at every random
-  // point when the answer uses symbols.
+  // Same as the expected values: at the variant, and each part that uses
+  // symbols at every random point too (a part in numbers answers for
+  // these numbers only: "(2, 7, d_model)" is right for B = 2, T = 7).
   function sameAs(math, parts, scope, points, atVariant, atPoints) {
     const mine = parts.map((p) => partValue(math, p, scope));
     if (mine.length !== atVariant.length) return false;
     if (!mine.every((v, i) => partMatches(v, atVariant[i]))) return false;
-    if (!usesSymbols(parts)) return true;
     // At other values of the symbols, a chain's plain numbers
     // ("4 d_model^2 = 1,048,576") no longer apply: its symbolic sides do.
     const symbolic = parts.map((p) => {
-      const sides = p.split("=").filter((x) => usesSymbols([x.trim()]));
-      return sides.length ? sides.join("=") : p;
+      if (!usesSymbols([p])) return null;
+      return p.split("=").filter((x) => usesSymbols([x.trim()])).join("=");
     });
     return points.every((point, k) => symbolic.every((p, i) =>
-      partMatches(partValue(math, p, point), atPoints[k][i])));
+      p === null || partMatches(partValue(math, p, point), atPoints[k][i])));
   }
   // The verdict for one cell: {ok, wrong: index of the wrong form, axes},
   // or unread (no number or expression), or named (it uses the symbol the
