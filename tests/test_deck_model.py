@@ -215,6 +215,17 @@ def test_every_front_matter_problem_is_reported_at_its_line(tmp_path):
     assert "no slide numbered 3; expected slides numbered 1 to 4" in text
 
 
+def test_a_macro_in_a_title_is_an_error_at_its_line(tmp_path):
+    """A title is shown as typed (the navigation, the tab, the deck): a
+    contributor's {{ value(...) }} there built green and was published
+    raw on eleven pages."""
+    slides = tmp_path / "docs" / "slides"
+    write_slide(slides, "01-a.md", title='Count ({{ value("x.total") }}?)')
+    (problem,) = problems_of(tmp_path)
+    assert problem.startswith("docs/slides/01-a.md:2: title: "), problem
+    assert "macro" in problem and "write it in words" in problem
+
+
 def test_parts_out_of_order_are_reported(tmp_path):
     """A part's slides must be together, in the configured order."""
     slides = tmp_path / "docs" / "slides"

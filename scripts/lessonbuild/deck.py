@@ -472,6 +472,14 @@ def _check_meta(slide: Slide, problem, parts: list[str] | None) -> None:
                 f"{key}: expected a single text value, got "
                 f"{_type_name(meta[key])} {meta[key]!r}",
             )
+    title = meta.get("title")
+    if isinstance(title, str) and ("{{" in title or "{%" in title):
+        problem(
+            slide.line_of("title"),
+            f"title: {title!r} holds a macro, and a title is shown as "
+            "typed (the navigation, the browser tab, the deck): write it "
+            "in words; a number a snippet computes belongs in the body",
+        )
     kind = meta.get("kind")
     if isinstance(kind, str) and kind not in KINDS:
         problem(
