@@ -318,11 +318,12 @@ def _drop_capabilities(libc) -> None:
 #: seccomp(2): prctl's option and mode, and a filter's verdicts.
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 _ALLOW, _ERRNO, _KILL = 0x7FFF0000, 0x00050000, 0x80000000
-#: By machine (a 64-bit interpreter's): AUDIT_ARCH, and the numbers of
-#: socket, socketpair and prctl. io_uring_setup is 425 on both.
+#: By machine (a 64-bit interpreter's): AUDIT_ARCH, the numbers of
+#: socket, socketpair and prctl, and of add_key, request_key and keyctl.
+#: io_uring_setup is 425 on both.
 SYSCALLS = {
-    "x86_64": (0xC000003E, 41, 53, 157),
-    "aarch64": (0xC00000B7, 198, 199, 167),
+    "x86_64": (0xC000003E, 41, 53, 157, (248, 249, 250)),
+    "aarch64": (0xC00000B7, 198, 199, 167, (217, 218, 219)),
 }
 IO_URING_SETUP, X32_SYSCALL_BIT = 425, 0x40000000
 AF_UNIX, AF_VSOCK, SOCK_STREAM, SOCK_SEQPACKET = 1, 40, 1, 5
@@ -342,6 +343,10 @@ def confine() -> bool:
       ``sendto`` any socket file);
     - ``io_uring_setup`` (ENOSYS: its operations, a socket's included,
       never pass through the filter);
+    - the kernel's keyrings (``add_key``, ``request_key``, ``keyctl``):
+      no namespace scopes the caller's session keyring, and a graded
+      file left a key there that the next file graded from the same
+      shell read (a channel between submissions; the user's key quota);
     - ``prctl(PR_SET_PDEATHSIG)`` to other than SIGKILL: PID 1 of the
       grader's child would outlive its watcher (:func:`isolate`);
     - a system call of another ABI (x32: ENOSYS; i386's ``int 0x80``,
@@ -393,7 +398,9 @@ def confine() -> bool:
     return libc.prctl(*mode, 0, 0) == 0
 
 
-def _filter(arch: int, socket: int, socketpair: int, prctl: int) -> list:
+def _filter(
+    arch: int, socket: int, socketpair: int, prctl: int, keys: tuple
+) -> list:
     """:func:`confine`'s classic BPF program, as (code, jt, jf, k) rows.
     It reads ``struct seccomp_data``: nr at 0, arch at 4, args[i] at
     16 + 8 i (the low half on these little-endian machines: the kernel
@@ -406,6 +413,7 @@ def _filter(arch: int, socket: int, socketpair: int, prctl: int) -> list:
         (ld, 0, 0, 0),  # nr
         (jge, "nosys", 0, X32_SYSCALL_BIT),
         (jeq, "nosys", 0, IO_URING_SETUP),
+        *((jeq, "deny", 0, key) for key in keys),
         (jeq, "socket", 0, socket),
         (jeq, "pair", 0, socketpair),
         (jeq, 0, "allow", prctl),

@@ -3109,6 +3109,61 @@ def test_without_namespaces_the_file_still_gets_no_unix_socket():
     assert seen == str(errno.EACCES)
 
 
+#: add_key(2), by machine: a number of the kernel's ABI, read here apart
+#: from the filter's table (glibc has no wrapper).
+ADD_KEY = {"x86_64": 248, "aarch64": 217}
+
+
+def _add_key_in_a_child(confined: bool) -> str:
+    """add_key("user", ..., the process keyring) in a forked child, with
+    or without isolate(): "added", or the errno it failed with."""
+    import ctypes
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read)
+            if confined:
+                _isolate.isolate()
+            libc = ctypes.CDLL(None, use_errno=True)
+            got = libc.syscall(
+                ADD_KEY[os.uname().machine],
+                b"user",
+                b"left-by-a-graded-file",
+                b"data",
+                ctypes.c_size_t(4),
+                ctypes.c_int(-2),  # KEY_SPEC_PROCESS_KEYRING
+            )
+            said = "added" if got >= 0 else str(ctypes.get_errno())
+            os.write(write, said.encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as said:
+        seen = said.read()
+    os.waitpid(pid, 0)
+    return seen
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or os.uname().machine not in ADD_KEY,
+    reason="seccomp: Linux on x86_64 or aarch64",
+)
+def test_a_graded_file_gets_no_keyring():
+    """No namespace scopes the caller's session keyring: a graded file
+    added a key there that the next file graded from the same shell read
+    (a channel between submissions, and the user's key quota: an
+    attacker's report). The kernel's key calls are refused."""
+    import errno
+
+    if _add_key_in_a_child(confined=False) != "added":
+        pytest.skip("this kernel gives no keyring to try")
+    assert _add_key_in_a_child(confined=True) == str(errno.EACCES)
+
+
 def test_a_restart_past_the_whole_gradings_limit_ends_at_once(tmp_path):
     """A new child started once the whole grading's time was spent: its
     close() waited for a fork that had not yet left the zygote's group,
