@@ -123,8 +123,11 @@ def _bounded(reply: dict) -> bool:
     """Does the reply hold only what the child sends (dicts with str
     keys, lists, str, numbers, None, tensors) within :data:`REPLY_ITEMS`
     items, :data:`REPLY_CHARS` characters and :data:`REPLY_DEPTH` levels,
-    so that formatting any part of it stays small?"""
-    items = chars = 0
+    so that formatting any part of it stays small? And tensors no bigger
+    than :data:`MAX_REPLY` bytes laid out: one element expanded to
+    (2^17, 2^17) is 2 KB on the wire, and comparing it took the grader
+    225 s outside every time limit (an attacker's reply)."""
+    items = chars = laid_out = 0
     stack = [(reply, 0)]
     while stack:
         item, depth = stack.pop()
@@ -140,11 +143,11 @@ def _bounded(reply: dict) -> bool:
             stack += ((v, depth + 1) for v in item.values())
         elif isinstance(item, (list, tuple)):
             stack += ((v, depth + 1) for v in item)
-        elif item is not None and not isinstance(
-            item, (int, float, torch.Tensor)
-        ):
+        elif isinstance(item, torch.Tensor):
+            laid_out += item.numel() * item.element_size()
+        elif item is not None and not isinstance(item, (int, float)):
             return False
-        if chars > REPLY_CHARS:
+        if chars > REPLY_CHARS or laid_out > MAX_REPLY:
             return False
     return True
 

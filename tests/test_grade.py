@@ -2528,6 +2528,27 @@ def test_a_reply_that_formats_huge_is_refused_small(tmp_path):
     assert len(stdout) < 5_000, f"{len(stdout)} characters printed"
 
 
+def test_a_reply_with_an_expanded_tensor_is_refused(tmp_path):
+    """One element expanded to (2^15, 2^15) is a few KB on the wire and a
+    billion elements to compare: an attacker's reply of (2^17, 2^17)
+    kept the grader busy 225 s outside every time limit. A reply's
+    tensors are refused beyond the bytes a reply may have on the wire."""
+    source = (
+        "import io, os, struct, sys, torch\n"
+        "huge = torch.zeros(()).expand(1 << 15, 1 << 15)\n"
+        "buffer = io.BytesIO()\n"
+        "torch.save({'ok': False, 'error': 'x', 'got': huge}, buffer)\n"
+        "data = buffer.getvalue()\n"
+        "assert len(data) < 10_000, len(data)\n"
+        "os.write(int(sys.argv[-1]), struct.pack('<Q', len(data)) + data)\n"
+        + CORRECT
+    )
+    status, lines, stdout = _grade(tmp_path, source)
+    assert status == 1, stdout[:2000]
+    assert lines["load"][0] == "FAIL", stdout[:2000]
+    assert "not the grader's" in lines["load"][1], stdout[:2000]
+
+
 def test_a_file_that_turns_off_the_hook_fails(tmp_path, capsys):
     """``sys.setprofile(None)`` in forward, then the reference: the hook
     that sees the reference's calls was off, and every milestone
