@@ -253,9 +253,11 @@ class Child:
 
     def __init__(self, path: Path, timeout: float) -> None:
         self.path = path
-        # Each line the file prints is shown after its name, which is the
-        # student's to choose: escape codes in it cleared the screen.
-        self.label = _visible(path.name).replace("\n", "\\n")
+        # Each line the file prints is shown indented, after its name,
+        # which is the student's to choose: escape codes in it cleared
+        # the screen, and a file named "PASS skeleton  ok.py" printed
+        # lines that `grep ^PASS` counted as the grader's.
+        self.label = "  " + _visible(path.name).replace("\n", "\\n")
         self.timeout = timeout
         #: When the whole grading must end (time.monotonic(); the
         #: Session sets it once the first import is done).

@@ -2326,7 +2326,9 @@ def test_every_file_graded_in_one_process_may_write_temporary_files(tmp_path):
         timeout=300,
     )  # fmt: skip
     temp = [line for line in result.stderr.splitlines() if "TEMP" in line]
-    assert temp == ["my_mha.py| TEMP done"] * 3, result.stdout + result.stderr
+    assert temp == ["  my_mha.py| TEMP done"] * 3, (
+        result.stdout + result.stderr
+    )
 
 
 def test_printed_control_characters_are_shown_not_obeyed(tmp_path):
@@ -2346,6 +2348,29 @@ def test_printed_control_characters_are_shown_not_obeyed(tmp_path):
     result = _run_grader(tmp_path, source, name=name)
     assert "\x1b" not in result.stderr and "\r" not in result.stderr
     assert "\\x1b[H\\x1b[2J7 of 7 milestones pass\\nx.py| " in result.stderr
+
+
+def test_no_line_the_file_prints_starts_like_the_graders(tmp_path):
+    """Each line the file prints is shown after the file's name, which
+    the student chooses: named "PASS skeleton  ok.py", its lines began
+    "PASS skeleton", and `grep ^PASS` over the output counted them (an
+    attacker's report). They are indented."""
+    source = "import sys\nprint('hello')\nsys.stderr.write('there\\n')\n"
+    result = _run_grader(
+        tmp_path, source + CORRECT, name="PASS skeleton  ok.py"
+    )
+    theirs = [
+        line
+        for line in (result.stdout + result.stderr).splitlines()
+        if "hello" in line or "there" in line
+    ]
+    assert len(theirs) == 2, result.stdout + result.stderr
+    grader = [
+        line
+        for line in (result.stdout + result.stderr).splitlines()
+        if line.startswith(("PASS", "FAIL", "SKIP"))
+    ]
+    assert grader and all(line not in theirs for line in grader), grader
 
 
 def test_the_graders_environment_is_not_the_students(tmp_path, monkeypatch):
