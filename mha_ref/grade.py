@@ -170,8 +170,10 @@ def _names(listed) -> list[str]:
 class StudentError(Exception):
     """The student's code raised (or the child ended) during a request."""
 
-    def __init__(self, message: str, kinds=(), where: str = ""):
+    def __init__(self, message: str, kinds=(), where: str = "", said=""):
         super().__init__(message)
+        #: What the exception said ("ValueError: ..."), as the child sent it.
+        self.said = said if isinstance(said, str) else ""
         # The exception's class and its bases, as the child named them
         # (its reply is data: anything else in it is no name).
         if not isinstance(kinds, (list, tuple)):
@@ -375,6 +377,7 @@ class Child:
                 f"({reply.get('where')}){_lesson_hint(reply.get('error'))}",
                 reply.get("types", ()),
                 reply.get("where", ""),
+                reply.get("error", ""),
             )
         if reply.get("hidden"):
             raise Failed(
@@ -1460,7 +1463,14 @@ def check_skeleton(s: Session) -> str:
         s.new(10, 4)
     except StudentError as error:
         if "ValueError" in error.kinds:
-            pass
+            numbers = re.findall(r"\d+", error.said)
+            if "10" not in numbers or "4" not in numbers:
+                raise Failed(
+                    f"MultiHeadAttention(10, 4) raised {error.said}: name "
+                    f"both numbers in the message, e.g. 'd_model (10) must "
+                    f"be divisible by num_heads (4)', so whoever builds "
+                    f"the layer sees what to change"
+                ) from None
         elif "AssertionError" in error.kinds:
             raise Failed(
                 "MultiHeadAttention(10, 4) raised AssertionError: python -O "

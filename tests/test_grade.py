@@ -94,7 +94,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model, h):
         super().__init__()
         if d_model % h != 0:
-            raise ValueError("h must divide d_model")
+            raise ValueError(f"h={h} must divide d_model={d_model}")
         self.h = h
         for name in ("W_Q", "W_K", "W_V", "W_O"):
             setattr(self, name, nn.Linear(d_model, d_model, bias=False))
@@ -136,7 +136,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model, num_heads, max_len=64):
         super().__init__()
         if d_model % num_heads != 0:
-            raise ValueError("num_heads must divide d_model")
+            raise ValueError(f"{num_heads} heads cannot split {d_model}")
         self.heads = num_heads
         self.W_Q = nn.Linear(d_model, d_model, bias=False)
         self.W_K = nn.Linear(d_model, d_model, bias=False)
@@ -2076,6 +2076,28 @@ def test_students_prints_do_not_break_the_report(tmp_path, capsys):
     assert list(lines) == MILESTONES
 
 
+def test_a_value_error_that_names_no_number_fails_the_skeleton(
+    tmp_path, capsys
+):
+    """Slide 45: the ValueError for d_model = 10, h = 4 names both numbers
+    (an `assert` vanishes under -O; a bare "bad config" says nothing to
+    whoever built the layer). Any ValueError passed (an expert's report)."""
+    for said, passes in (
+        ('"bad config"', False),
+        ('f"d_model={d_model}"', False),
+        ('f"d_model ({d_model}) must be divisible by num_heads ({h})"', True),
+    ):
+        source = CORRECT.replace(
+            'raise ValueError(f"{num_heads} does not divide {d_model}")',
+            f"raise ValueError({said.replace('{h}', '{num_heads}')})",
+        )
+        assert source != CORRECT
+        _, lines, stdout = _grade_here(tmp_path, source, capsys)
+        assert (lines["skeleton"][0] == "PASS") is passes, stdout
+        if not passes:
+            assert "name both numbers" in lines["skeleton"][1], stdout
+
+
 def test_missing_file_is_a_usage_error(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         grade.main([str(tmp_path / "nope.py")])
@@ -2095,7 +2117,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model, num_heads):
         super().__init__()
         if d_model % num_heads:
-            raise ValueError("no")
+            raise ValueError(f"no: {d_model} % {num_heads}")
         self.h = num_heads
         for name in ("W_Q", "W_K", "W_V", "W_O"):
             setattr(self, name, nn.Linear(d_model, d_model, bias=False))
