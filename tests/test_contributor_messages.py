@@ -164,3 +164,30 @@ def test_a_yaml_value_starting_with_a_reserved_character_says_to_quote_it():
     body = "kind: discussion\nprompt: p\n\tanswer: a\n"
     [problem] = validate(body, path="docs/x.md", first_line=10)[1]
     assert "indent with spaces" in str(problem), problem
+
+
+def test_fastcheck_checks_the_options_of_an_exercise_with_variants():
+    """A wrong option of a check with a variants table lost its 'tempts':
+    make build refused it, make fastcheck (no tables: no snippet runs)
+    said "no problems", as it skipped every option of such an exercise.
+    The options are checked; only what needs the table waits."""
+    from lessonbuild.fastcheck import _NO_TABLES, _no_tables
+
+    body = (
+        'kind: check\nvariants: "37_variants.params"\n'
+        "question: q {d_model}\nexplanation: e\noptions:\n"
+        "  - text: a\n    column: a\n    formula: 4*d_model^2\n"
+        "    correct: true\n"
+        "  - text: b\n    tempts: t\n"
+        "  - text: c\n"
+    )
+    _, problems = validate(
+        body, path="docs/x.md", first_line=10, tables=_no_tables
+    )
+    found = [str(p) for p in problems if _NO_TABLES not in p.message]
+    # The option's line: the fence at 10, the body from 11, "- text: c"
+    # its 12th line.
+    assert len(found) == 1, found
+    assert found[0].startswith(
+        "docs/x.md:22: option C is wrong but has no 'tempts'"
+    ), found
