@@ -9,7 +9,7 @@ per example, growing with h. Both come from the real module.
 from mha_ref import forward_flops
 
 d_model, T = 512, 128
-heads = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+heads = [2**i for i in range(d_model.bit_length())]  # 1, 2, 4 ... d_model
 counted = [forward_flops(d_model, h, T).total for h in heads]
 score_elements = [h * T * T for h in heads]  # (B=1, h, T, T)
 print("h    counted matmul FLOPs   score/softmax elements")
@@ -70,7 +70,7 @@ def draw(narrow=False):
         ax.yaxis.set_major_formatter(FuncFormatter(power_of_ten))
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.yaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel(fit("number of heads h (d_model = 512, T = 128)"))
+        ax.set_xlabel(fit(f"number of heads h (d_model = {d_model}, T = {T})"))
         ax.set_ylabel("count, log scale")
         # Narrow: under the axes, where it covers no line.
         under = {"loc": "upper left", "bbox_to_anchor": (0, -0.42)}
@@ -84,9 +84,10 @@ publish_figure(
     draw(),
     narrow=draw(narrow=True),
     alt=(
-        "Two lines against the number of heads h from 1 to 512, log scales. "
+        f"Two lines against the number of heads h from 1 to {heads[-1]}, "
+        "log scales. "
         f"Counted matmul FLOPs stay flat at {counted[0]:,}. The score and "
         f"softmax elements grow with h, from {score_elements[0]:,} at h=1 "
-        f"to {score_elements[-1]:,} at h=512."
+        f"to {score_elements[-1]:,} at h={heads[-1]}."
     ),
 )

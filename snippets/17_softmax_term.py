@@ -13,7 +13,7 @@ from mha_ref import MultiHeadAttention, forward_flops
 
 d_model, T = 512, 128
 rows, ratios, all_h_T2 = [], {}, True
-for h in [2**i for i in range(10)]:  # h = 1 ... 512 = d_model (d_k = 1)
+for h in [2**i for i in range(d_model.bit_length())]:  # 1 ... d_model
     with torch.device("meta"):  # shapes only, nothing computed
         x = torch.empty(1, T, d_model)  # (B, T, d_model)
         _, weights = MultiHeadAttention(d_model, h)(x, x, x)

@@ -352,3 +352,74 @@ def test_the_trace_slides_name_the_numbers_the_snippet_sets():
     # Prose, prompts and notes, not only the titles (lines 2 and 8).
     lines = {int(s.split(":")[1]) for s in stale}
     assert lines - {2, 8}, stale
+
+
+def settings_of(source: str) -> dict[str, object]:
+    """A snippet's top-level settings: each name assigned a literal
+    (``d_model, T = 512, 128``), with its value."""
+    found = {}
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        pairs = (
+            zip(target.elts, value.elts, strict=False)
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+            else [(target, value)]
+        )
+        for name, literal in pairs:
+            if isinstance(name, ast.Name):
+                try:
+                    found[name.id] = ast.literal_eval(literal)
+                except ValueError:
+                    pass
+    return found
+
+
+#: Slides whose snippets work on different inputs on purpose.
+OWN_INPUTS = {
+    # The printed flat split is small enough to read row by row; the
+    # figure draws a bigger input, two heads of four positions each.
+    "31",
+}
+
+
+def disagreeing_settings(snippets: list[Path]) -> list[str]:
+    """Names that two snippets of one slide (one number before their
+    '_') set to different literals, each with where."""
+    by_slide: dict[str, dict[str, dict[str, object]]] = {}
+    for path in snippets:
+        number = path.name.split("_", 1)[0]
+        if number in OWN_INPUTS:
+            continue
+        by_slide.setdefault(number, {})[path.name] = settings_of(
+            path.read_text(encoding="utf-8")
+        )
+    wrong = []
+    for files in by_slide.values():
+        names = {n for s in files.values() for n in s}
+        for name in sorted(names):
+            values = {f: s[name] for f, s in files.items() if name in s}
+            if len({repr(v) for v in values.values()}) > 1:
+                wrong.append(f"{name}: {values}")
+    return wrong
+
+
+def test_the_snippets_of_one_slide_agree_on_their_settings(tmp_path):
+    """Slide 17's three snippets each set d_model, T = 512, 128: a
+    contributor changed T in one, followed the docs (git grep 128), and
+    the page showed two totals for the same counted FLOPs, every check
+    green. Snippets that share a slide set a shared name alike."""
+    snippets = sorted((ROOT / "snippets").glob("[0-9]*.py"))
+    assert disagreeing_settings(snippets) == []
+    # And it sees the contributor's change.
+    flops = ROOT / "snippets" / "17_flops.py"
+    changed = tmp_path / flops.name
+    changed.write_text(
+        flops.read_text().replace(
+            "d_model, T = 512, 128", "d_model, T = 512, 64"
+        )
+    )
+    others = [p for p in snippets if p.name != flops.name]
+    wrong = disagreeing_settings([*others, changed])
+    assert [w.split(":")[0] for w in wrong] == ["T"], wrong
