@@ -19,6 +19,8 @@ for d_model, h in [(96, 4), (120, 5), (192, 12), (300, 6), (448, 7)]:
     W_O = mha.W_O.weight.T  # (d_model, d_model)
     shapes = [shape_str(w.shape) for w in (W_Q, W_Q_0, W_O)]
     rows.append([d_model, h, mha.d_k, *shapes])
+# It prints nothing: `rows` holds every variant's answers, the ones
+# "Try another" draws from (print(*rows, sep="\n") shows them).
 # --8<-- [end:show]
 from mha_ref import publish_table  # noqa: E402
 

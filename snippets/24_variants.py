@@ -24,6 +24,8 @@ for d_model, h, bias in [
         assert params == count_parameters(MultiHeadAttention(d_model, h))
     words = "with biases" if bias else "bias-free"
     rows.append([d_model, h, bias, words, f"{params:,}"])
+# It prints nothing: `rows` holds every variant's answers, the ones
+# "Try another" draws from (print(*rows, sep="\n") shows them).
 # --8<-- [end:show]
 from mha_ref import publish_table  # noqa: E402
 

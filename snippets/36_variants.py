@@ -37,6 +37,8 @@ for table, layers in LAYERS.items():
                 f"{h * total:,}",  # a full-size layer per head
             ]
         )
+# It prints nothing: `rows` holds every variant's answers, the ones
+# "Try another" draws from (print(*rows, sep="\n") shows them).
 # --8<-- [end:show]
 from mha_ref import publish_table  # noqa: E402
 

@@ -23,6 +23,8 @@ for B, T, d_model, h in [
     averaged = weights.mean(dim=1)  # (B, T, T): the heads averaged
     shapes = [shape_str(t.shape) for t in (averaged, q, out, weights)]
     rows.append([B, T, d_model, h, mha.d_k, *shapes])
+# It prints nothing: `rows` holds every variant's answers, the ones
+# "Try another" draws from (print(*rows, sep="\n") shows them).
 # --8<-- [end:show]
 from mha_ref import publish_table  # noqa: E402
 from mha_ref.tables import publish_value  # noqa: E402

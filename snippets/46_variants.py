@@ -33,6 +33,8 @@ for d_model, h in [(48, 6), (80, 5), (144, 9), (200, 8), (352, 11)]:
             f"{per_head(d_model, h, bias=True):,}",
         ]
     )
+# It prints nothing: `rows` holds every variant's answers, the ones
+# "Try another" draws from (print(*rows, sep="\n") shows them).
 # --8<-- [end:show]
 from mha_ref import publish_table  # noqa: E402
 

@@ -21,6 +21,8 @@ for B, T, d_model, h in [
     out, attn_w = model(x, x, x)
     shapes = [shape_str(t.shape) for t in (out, attn_w)]
     rows.append([B, T, d_model, h, *shapes])
+# It prints nothing: `rows` holds every variant's answers, the ones
+# "Try another" draws from (print(*rows, sep="\n") shows them).
 # --8<-- [end:show]
 from mha_ref import publish_table  # noqa: E402
 

@@ -23,6 +23,8 @@ for B, T_q, T_k, d_model, h in [
     K_heads = split_heads(model.W_K(memory), h)  # (B, h, T_k, d_k)
     shapes = [shape_str(t.shape) for t in (out, attn_w, K_heads)]
     rows.append([B, T_q, T_k, d_model, h, *shapes])
+# It prints nothing: `rows` holds every variant's answers, the ones
+# "Try another" draws from (print(*rows, sep="\n") shows them).
 # --8<-- [end:show]
 from mha_ref import publish_table  # noqa: E402
 

@@ -24,6 +24,8 @@ for B, T, d_model, h in [
     packed = twin.in_proj_weight  # W_Q, W_K, W_V stacked
     shapes = [shape_str(t.shape) for t in (averaged, per_head, packed)]
     rows.append([B, T, d_model, h, *shapes])
+# It prints nothing: `rows` holds every variant's answers, the ones
+# "Try another" draws from (print(*rows, sep="\n") shows them).
 # --8<-- [end:show]
 from mha_ref import publish_table  # noqa: E402
 
