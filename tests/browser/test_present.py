@@ -451,6 +451,19 @@ def test_a_click_on_an_exercise_leaves_the_clicker_the_deck(deck, lesson):
         assert other.input_value() == picked, key
 
 
+def test_an_options_radio_button_is_seen_from_the_back(deck, lesson):
+    """On stage the page's 1rem radio buttons were 13 px (slides 37, 39,
+    41: a rehearsal): which option is picked could not be seen from the
+    back of a room. They are at least the stage's smallest text, 20 px."""
+    number = _first_slide_of(lesson, "check")
+    page = deck.open(f"present.html#/{number}")
+    wait_ready(page)
+    radio = page.locator(f'[data-slide="{number}"] .ex-radio').first
+    expect(radio).to_be_visible()
+    box = radio.bounding_box()
+    assert box["height"] >= 20 and box["width"] >= 20, box
+
+
 def test_the_arrow_past_a_fields_text_moves_the_deck(deck, lesson):
     """A presenter clicks into a discussion's notes and types the class's
     answer: Space types a space and an arrow moves the caret, but → with
