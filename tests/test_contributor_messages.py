@@ -104,6 +104,32 @@ def test_other_yaml_errors_keep_the_general_advice():
     assert "expected a YAML mapping such as 'kind: check'" in str(problems[0])
 
 
+def test_a_misaligned_key_and_an_opening_brace_get_their_own_hints():
+    """Both were told "expected a YAML mapping such as 'kind: check'" (a
+    contributor's first pull request): a key indented off its siblings
+    is told to line up; a value starting with '{' or '[' to be quoted,
+    as CONTRIBUTING advises."""
+    head = "kind: check\nquestion: q\nexplanation: e\noptions:\n"
+    tail = "  - text: b\n    correct: true\n"
+    [off] = validate(
+        head + "  - text: a\n   tempts: t\n" + tail,
+        path="docs/x.md",
+        first_line=10,
+    )[1]
+    assert off.line == 16, off  # the fence at 10, the body from 11
+    assert "not lined up with the keys around it" in str(off), off
+    for opening in ("{", "["):
+        [quote] = validate(
+            head + f"  - text: {opening}w_o{'}' if opening == '{' else ']'} "
+            "rows\n    tempts: t\n" + tail,
+            path="docs/x.md",
+            first_line=10,
+        )[1]
+        assert quote.line == 15, quote
+        assert f"may not start with '{opening}'" in str(quote), quote
+        assert "quote the value" in str(quote), quote
+
+
 def test_fastcheck_says_in_one_line_that_all_is_well(tmp_path):
     root = make_site(tmp_path, "good")
     run = subprocess.run(

@@ -61,6 +61,18 @@ def _indented_deeper(body: str, line0: int) -> bool:
     return ": " in above and depth > top
 
 
+def _opening_bracket(body: str, line0: int) -> str:
+    """'{' or '[' where line ``line0``'s value starts with one, unquoted
+    (a contributor's `text: {w_o} rows` was told to write a mapping such
+    as 'kind: check'); else ""."""
+    lines = body.splitlines()
+    if not 0 <= line0 < len(lines):
+        return ""
+    text = lines[line0].strip().removeprefix("- ")
+    value = text.split(": ", 1)[1].lstrip() if ": " in text else ""
+    return value[:1] if value[:1] in ("{", "[") else ""
+
+
 def _quoted(names, left="'", right="'") -> str:
     return ", ".join(f"{left}{name}{right}" for name in names)
 
@@ -229,6 +241,18 @@ def validate(
             )
         elif "tab character" in exc.message:
             message += "; indent with spaces: YAML does not take tabs"
+        elif opening := _opening_bracket(body, exc.line):
+            message += (
+                f"; an unquoted value may not start with '{opening}' (YAML "
+                'reads it as its own syntax): quote the value ("…") or '
+                "write it as a block scalar (|)"
+            )
+        elif re.search(r"did not find expected (key|'-')", exc.message):
+            message += (
+                "; this line is not lined up with the keys around it: the "
+                "keys of one mapping (the exercise's, one option's) start "
+                "in the same column"
+            )
         elif "alias" not in exc.message and "block scalar" not in exc.message:
             message += (
                 "; expected a YAML mapping such as 'kind: check' followed "
