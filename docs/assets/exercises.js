@@ -491,9 +491,19 @@
   // prediction needs a digit or a word ("x" or "?" opens nothing), a
   // reason two different words, a discussion answer three; and an
   // eliminate's reasons must differ (one line pasted into every box rules
-  // nothing out).
-  function words(text) {
-    return nonAnswer(text) ? 0 : new Set(wordsOf(text)).size;
+  // nothing out). Nor is the question pasted back (``echo``: it opened a
+  // discussion's model answer): five words or more, nine in ten of them
+  // the question's. (An answer reuses the question's words; "it mixes the
+  // heads" is short, and counts.)
+  function words(text, echo) {
+    if (nonAnswer(text)) return 0;
+    const mine = new Set(wordsOf(text));
+    const own = [...mine].filter((t) => !FILLER.has(t));
+    if (echo && own.length >= 5) {
+      const asked = new Set(wordsOf(echo));
+      if (own.filter((t) => !asked.has(t)).length < own.length / 10) return 0;
+    }
+    return mine.size;
   }
   // Words in any script, lower case: Chinese or Thai, written without
   // spaces, counted one word a sentence (a discussion answer could never
@@ -519,7 +529,8 @@
   // are answers (to a yes-or-no prediction).
   const FILLER = new Set(
     ("i im me my the a an this that idk dunno unsure pass skip really just " +
-      "sorry answer question yet so um uh hmm lol test").split(" ")
+      "sorry answer question yet so um uh hmm lol test maybe ok okay " +
+      "whatever foo bar baz qux quux lorem ipsum dolor sit amet blah").split(" ")
   );
   const DONT_KNOW = /\b(idk|dunno|no (idea|clue)|not sure|unsure|(don t|dont|do not) know)\b/;
   // The words of those phrases, and what only stresses one ("no clue at
@@ -1392,9 +1403,10 @@
       w.save();
     });
     w.on("commit", () => {
-      if (words(notes.value) < 3) {
+      if (words(notes.value, one(w.el, ".ex-prompt")?.textContent) < 3) {
         w.announce(w.feedback("warn", (notes.value.trim()
-          ? "Say a little more (a sentence), " : "Write your answer in the box first, ") +
+          ? "Say a little more, in your own words (a sentence), "
+          : "Write your answer in the box first, ") +
           "then compare it with the model answer."));
         focusOn(notes);
         return;

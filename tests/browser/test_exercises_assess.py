@@ -185,22 +185,29 @@ def test_a_fill_in_cell_that_names_what_it_asks_is_no_attempt(lesson_pages):
     assert not any(locked_verify_folds(page))
 
 
+#: Stands for the exercise's own question, pasted back as the answer.
+PROMPT = "<the prompt>"
+
 #: What a student types to get the answer without thinking: for each
 #: free-text kind, the tokens tried (a letter, a symbol, one word where
 #: a sentence is asked, the same reason in every box).
 TOKENS = {
     # "idk" and the rest opened the answer (a student's rehearsal).
     "predict": ["x", "?", "- -", "idk", "No idea", "dunno", "asdf", "x y",
-                "I don't know", "dunno really"],
+                "I don't know", "dunno really", "maybe", "hmm ok"],
     # A word said again, filler and "I do not know" in a sentence's
     # length opened the model answer (a second student's rehearsal).
     "discussion": ["x", "asdf", "no idea", "I really don't know",
                    "I do not know why", "idk idk idk idk idk idk",
                    "the the the the the the the the",
-                   "I do not know this one.", "heads heads heads heads"],
+                   "I do not know this one.", "heads heads heads heads",
+                   # Placeholder words and the question pasted back (a
+                   # third student's rehearsal).
+                   "foo bar baz", "lorem ipsum dolor", PROMPT],
     "eliminate": [("x", "x", "x"), ("because", "b", "c"), ("no idea",) * 3,
                   ("dunno", "not sure", "I don't know"),
-                  ("aa bb", "cc dd", "ee ff")],
+                  ("aa bb", "cc dd", "ee ff"),
+                  ("foo bar", "bar baz", "baz qux")],
 }  # fmt: skip
 
 
@@ -226,6 +233,8 @@ def test_a_token_answer_is_no_attempt(lesson_pages, kind):
             for i, reason in enumerate(token):
                 boxes.nth(i).fill(reason)
         else:
+            if token == PROMPT:
+                token = section.locator(".ex-prompt").inner_text()
             section.locator("textarea").fill(token)
         button.click()
         expect(feedback).to_contain_text("Careful.")
