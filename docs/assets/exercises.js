@@ -929,6 +929,16 @@
         );
         return;
       }
+      // Every item in one bucket is no sorting (with two buckets, the
+      // marks below then gave the whole answer): sorted, more than one
+      // bucket holds items.
+      const used = new Set(Object.values(placed));
+      if (used.size === 1 && new Set(Object.values(truth)).size > 1) {
+        w.announce(
+          w.feedback("warn", "Every item is in one bucket: sort them, each into its own.")
+        );
+        return;
+      }
       w.state.checked = true;
       w.attempted();
       w.keyAfterTry(true);

@@ -377,6 +377,30 @@ def test_buckets_with_mouse(pages):
     expect(explanations.nth(1)).to_contain_text("inside the heads")
 
 
+def test_every_item_in_one_bucket_is_no_sorting(pages):
+    """A student put every item in the first bucket and pressed Check:
+    the marks (right / wrong bucket) then gave the whole answer of a
+    two-bucket exercise. That is no attempt: nothing is marked, no key
+    opens; one item moved to another bucket is a sorting, and graded."""
+    page = pages.open("buckets.html")
+    ex = page.locator("section.ex-buckets")
+    truth = bucket_truth(ex)
+    assert len(set(truth.values())) > 1
+    for item_id in truth:
+        item = ex.locator(f'.ex-item[data-ex-item="{item_id}"]')
+        item.locator("select").select_option("0")
+    ex.get_by_role("button", name="Check", exact=True).click()
+    feedback = ex.locator(".ex-feedback")
+    expect(feedback).to_contain_text("Every item is in one bucket")
+    expect(ex.locator(".ex-item .ex-mark--right")).to_have_count(0)
+    assert ex.get_attribute("data-ex-tried") is None
+    other = next(b for b in sorted(set(truth.values())) if b != "0")
+    moved = next(i for i, b in truth.items() if b == other)
+    ex.locator(f'.ex-item[data-ex-item="{moved}"] select').select_option(other)
+    ex.get_by_role("button", name="Check", exact=True).click()
+    expect(feedback).to_contain_text("in the right bucket")
+
+
 def test_buckets_with_keyboard(pages):
     """Tab to an unsorted item's bucket menu, arrow to the bucket; Tab
     goes on to the next unsorted item."""
