@@ -505,3 +505,21 @@ def test_the_prose_after_a_stepped_output_is_a_step_after_it():
         class_="fragment"
     )
     assert not screen.find("p", string="later").find_parent(class_="fragment")
+
+
+def test_a_notes_field_on_stage_says_its_tab_keeps_it():
+    """The deck keeps answers in the tab (sessionStorage: a lecture
+    leaves nothing behind), but a discussion's notes said "kept in this
+    browser": a rehearsal's answers were gone in a new tab."""
+    html = (
+        '<section class="exercise ex-discussion" data-ex-key="k">'
+        "{{ hint }}<textarea></textarea></section>"
+    )
+    template = (
+        ROOT / "scripts/lessonbuild/exercises/templates/discussion.html"
+    ).read_text()
+    hint = re.search(r'<span class="ex-field-hint".*?</span>', template)[0]
+    (screen,) = _screens(html.replace("{{ hint }}", hint))
+    said = screen.select_one(".ex-field-hint")
+    assert "browser" in hint and said.get_text() == "(kept in this tab)"
+    assert "data-deck-text" not in str(said)

@@ -355,8 +355,14 @@ def _cut_screens(soup: BeautifulSoup) -> list[list]:
 def _unsection_exercises(soup: BeautifulSoup) -> None:
     """Exercise widgets become ``<div role="region">`` (reveal.js takes
     every ``section`` under ``.slides`` for a slide), keep their answers
-    under the deck's own storage keys, and items to sort that are all
-    short go in two columns (present.css; long ones would wrap)."""
+    under the deck's own storage keys (the tab's: a text with a
+    ``data-deck-text`` says the deck's words, a notes field's "kept in
+    this tab" for the page's "kept in this browser"), and items to sort
+    that are all short go in two columns (present.css; long ones would
+    wrap)."""
+    for said in _tags(soup):
+        if "data-deck-text" in said.attrs:
+            said.string = said.attrs.pop("data-deck-text")
     for ex in _tags(soup):
         if ex.name == "section" and "exercise" in (ex.get("class") or ()):
             ex.name = "div"
