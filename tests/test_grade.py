@@ -2552,39 +2552,14 @@ def test_a_child_that_stops_reading_cannot_hang_the_grader(tmp_path):
     assert stdout.splitlines()[-1] == "0 of 7 milestones pass", stdout
 
 
-def test_a_reply_that_formats_huge_is_refused_small(tmp_path):
-    """A 1.4 KB forged reply of nested lists sharing their levels made
-    the grader format a 322 MB message (an expert's audit; each level
-    more is ten times that): refused as not the grader's, in a few
-    lines."""
+def _forged_reply_is_refused(tmp_path, setup: str, reply: str) -> str:
+    """The file writes ``reply`` (after ``setup``) into the grader's reply
+    pipe at import: it is refused as not the grader's. Returns stdout."""
     source = (
         "import io, os, struct, sys, torch\n"
-        "leaf = [0] * 10\n"
-        "for _ in range(5):\n"
-        "    leaf = [leaf] * 10\n"
-        "buffer = io.BytesIO()\n"
-        "torch.save({'ok': False, 'error': leaf, 'where': 'x'}, buffer)\n"
-        "data = buffer.getvalue()\n"
-        "os.write(int(sys.argv[-1]), struct.pack('<Q', len(data)) + data)\n"
-        + CORRECT
-    )
-    status, lines, stdout = _grade(tmp_path, source)
-    assert status == 1, stdout[:2000]
-    assert lines["load"][0] == "FAIL", stdout[:2000]
-    assert "not the grader's" in lines["load"][1], stdout[:2000]
-    assert len(stdout) < 5_000, f"{len(stdout)} characters printed"
-
-
-def test_a_reply_with_an_expanded_tensor_is_refused(tmp_path):
-    """One element expanded to (2^15, 2^15) is a few KB on the wire and a
-    billion elements to compare: an attacker's reply of (2^17, 2^17)
-    kept the grader busy 225 s outside every time limit. A reply's
-    tensors are refused beyond the bytes a reply may have on the wire."""
-    source = (
-        "import io, os, struct, sys, torch\n"
-        "huge = torch.zeros(()).expand(1 << 15, 1 << 15)\n"
-        "buffer = io.BytesIO()\n"
-        "torch.save({'ok': False, 'error': 'x', 'got': huge}, buffer)\n"
+        + setup
+        + "buffer = io.BytesIO()\n"
+        f"torch.save({reply}, buffer)\n"
         "data = buffer.getvalue()\n"
         "assert len(data) < 10_000, len(data)\n"
         "os.write(int(sys.argv[-1]), struct.pack('<Q', len(data)) + data)\n"
@@ -2594,6 +2569,32 @@ def test_a_reply_with_an_expanded_tensor_is_refused(tmp_path):
     assert status == 1, stdout[:2000]
     assert lines["load"][0] == "FAIL", stdout[:2000]
     assert "not the grader's" in lines["load"][1], stdout[:2000]
+    return stdout
+
+
+def test_a_reply_that_formats_huge_is_refused_small(tmp_path):
+    """A 1.4 KB forged reply of nested lists sharing their levels made
+    the grader format a 322 MB message (an expert's audit; each level
+    more is ten times that): refused as not the grader's, in a few
+    lines."""
+    stdout = _forged_reply_is_refused(
+        tmp_path,
+        "leaf = [0] * 10\nfor _ in range(5):\n    leaf = [leaf] * 10\n",
+        "{'ok': False, 'error': leaf, 'where': 'x'}",
+    )
+    assert len(stdout) < 5_000, f"{len(stdout)} characters printed"
+
+
+def test_a_reply_with_an_expanded_tensor_is_refused(tmp_path):
+    """One element expanded to (2^15, 2^15) is a few KB on the wire and a
+    billion elements to compare: an attacker's reply of (2^17, 2^17)
+    kept the grader busy 225 s outside every time limit. A reply's
+    tensors are refused beyond the bytes a reply may have on the wire."""
+    _forged_reply_is_refused(
+        tmp_path,
+        "huge = torch.zeros(()).expand(1 << 15, 1 << 15)\n",
+        "{'ok': False, 'error': 'x', 'got': huge}",
+    )
 
 
 def test_a_file_that_turns_off_the_hook_fails(tmp_path, capsys):
