@@ -3147,6 +3147,26 @@ def test_no_process_of_a_grading_outlives_its_grader(tmp_path, how, sig):
                 os.kill(pid, signal.SIGKILL)
 
 
+def _in_a_child(attempt) -> str:
+    """What ``attempt()`` returns, run in a forked child (isolate() there
+    leaves this process as it was)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read)
+            os.write(write, attempt().encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as said:
+        seen = said.read()
+    os.waitpid(pid, 0)
+    return seen
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="seccomp: Linux")
 def test_without_namespaces_the_file_still_gets_no_unix_socket():
     """Where the kernel refuses a user namespace (a container's seccomp
@@ -3155,27 +3175,16 @@ def test_without_namespaces_the_file_still_gets_no_unix_socket():
     where docker.sock is likeliest in reach (a reviewer's reproducer)."""
     import errno
 
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 1
+    def attempt() -> str:
+        _isolate._unshare = lambda *args: False
+        _isolate.isolate()
         try:
-            os.close(read)
-            _isolate._unshare = lambda *args: False
-            _isolate.isolate()
-            try:
-                socket.socket(socket.AF_UNIX).close()
-                os.write(write, b"allowed")
-            except OSError as error:
-                os.write(write, str(error.errno).encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
-    with os.fdopen(read) as said:
-        seen = said.read()
-    os.waitpid(pid, 0)
-    assert seen == str(errno.EACCES)
+            socket.socket(socket.AF_UNIX).close()
+            return "allowed"
+        except OSError as error:
+            return str(error.errno)
+
+    assert _in_a_child(attempt) == str(errno.EACCES)
 
 
 #: add_key(2), by machine: a number of the kernel's ABI, read here apart
@@ -3188,33 +3197,21 @@ def _add_key_in_a_child(confined: bool) -> str:
     or without isolate(): "added", or the errno it failed with."""
     import ctypes
 
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.close(read)
-            if confined:
-                _isolate.isolate()
-            libc = ctypes.CDLL(None, use_errno=True)
-            got = libc.syscall(
-                ADD_KEY[os.uname().machine],
-                b"user",
-                b"left-by-a-graded-file",
-                b"data",
-                ctypes.c_size_t(4),
-                ctypes.c_int(-2),  # KEY_SPEC_PROCESS_KEYRING
-            )
-            said = "added" if got >= 0 else str(ctypes.get_errno())
-            os.write(write, said.encode())
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
-    with os.fdopen(read) as said:
-        seen = said.read()
-    os.waitpid(pid, 0)
-    return seen
+    def attempt() -> str:
+        if confined:
+            _isolate.isolate()
+        libc = ctypes.CDLL(None, use_errno=True)
+        got = libc.syscall(
+            ADD_KEY[os.uname().machine],
+            b"user",
+            b"left-by-a-graded-file",
+            b"data",
+            ctypes.c_size_t(4),
+            ctypes.c_int(-2),  # KEY_SPEC_PROCESS_KEYRING
+        )
+        return "added" if got >= 0 else str(ctypes.get_errno())
+
+    return _in_a_child(attempt)
 
 
 @pytest.mark.skipif(
