@@ -1404,11 +1404,16 @@ def _check_shapes(out, weights, out_shape, weights_shape) -> None:
 # --- the milestones ----------------------------------------------------
 
 
+#: The module milestone 1 builds (slide 45 names it), and one it must
+#: refuse: no integer d_k.
+SKELETON, REFUSED = (32, 4), (10, 4)
+
+
 def check_skeleton(s: Session) -> str:
     """Milestone 1: four bias-free float32 (d, d) Linears, 4·d²
     parameters, and a ``ValueError`` when h does not divide d_model."""
-    d_model = 32
-    info = s.new(d_model, 4)
+    d_model, h = SKELETON
+    info = s.new(d_model, h)
     problem = _projection_problem(info, d_model)
     if problem:
         raise Failed(problem)
@@ -1456,26 +1461,29 @@ def check_skeleton(s: Session) -> str:
             "give each its own nn.Linear(d_model, d_model, bias=False)"
         )
         raise Failed(
-            f"{count:,} parameters at d_model=32, expected 4,096 = 4*32^2: "
+            f"{count:,} parameters at d_model={d_model}, expected "
+            f"{4 * d_model**2:,} = 4*{d_model}^2: "
             f"{why}"
         )
+    bad_d, bad_h = REFUSED
     try:
-        s.new(10, 4)
+        s.new(bad_d, bad_h)
     except StudentError as error:
         if "ValueError" in error.kinds:
             numbers = re.findall(r"\d+", error.said)
-            if "10" not in numbers or "4" not in numbers:
+            if str(bad_d) not in numbers or str(bad_h) not in numbers:
                 raise Failed(
-                    f"MultiHeadAttention(10, 4) raised {error.said}: name "
-                    f"both numbers in the message, e.g. 'd_model (10) must "
-                    f"be divisible by num_heads (4)', so whoever builds "
-                    f"the layer sees what to change"
+                    f"MultiHeadAttention({bad_d}, {bad_h}) raised "
+                    f"{error.said}: name both numbers in the message, e.g. "
+                    f"'d_model ({bad_d}) must be divisible by num_heads "
+                    f"({bad_h})', so whoever builds the layer sees what to "
+                    f"change"
                 ) from None
         elif "AssertionError" in error.kinds:
             raise Failed(
-                "MultiHeadAttention(10, 4) raised AssertionError: python -O "
-                "strips asserts; raise ValueError naming d_model and "
-                "num_heads"
+                f"MultiHeadAttention({bad_d}, {bad_h}) raised AssertionError: "
+                "python -O strips asserts; raise ValueError naming d_model "
+                "and num_heads"
             ) from None
         else:
             raise Failed(
@@ -1483,10 +1491,14 @@ def check_skeleton(s: Session) -> str:
             ) from None
     else:
         raise Failed(
-            "MultiHeadAttention(10, 4) was accepted: 4 heads cannot share "
-            "10 features; raise ValueError when d_model % num_heads != 0"
+            f"MultiHeadAttention({bad_d}, {bad_h}) was accepted: {bad_h} "
+            f"heads cannot share {bad_d} features; raise ValueError when "
+            "d_model % num_heads != 0"
         )
-    return "W_Q, W_K, W_V, W_O bias-free; 4,096 = 4*32^2; (10, 4) refused"
+    return (
+        f"W_Q, W_K, W_V, W_O bias-free; {4 * d_model**2:,} = 4*{d_model}^2; "
+        f"({bad_d}, {bad_h}) refused"
+    )
 
 
 def check_shapes(s: Session) -> str:
