@@ -291,13 +291,19 @@ def _prose_after(step: Tag) -> int:
 
 def _no_opening_gap(screen: list) -> int:
     """A screen never opens on a blank gap: a step that would be its first
-    block is shown from the start. Returns how many steps that removed."""
-    first = next((n for n in screen if isinstance(n, Tag)), None)
+    block is shown from the start, and the prose that talks it through
+    with it (:func:`_prose_after`). Returns how many steps that removed."""
+    blocks = [n for n in screen if isinstance(n, Tag)]
+    first = blocks[0] if blocks else None
     classes = (first.get("class") or []) if first is not None else []
-    if "fragment" in classes and "deck-fold" not in classes:
-        first["class"] = [c for c in classes if c != "fragment"]
-        return 1
-    return 0
+    if "fragment" not in classes or "deck-fold" in classes:
+        return 0
+    shown = [first]
+    if len(blocks) > 1 and "deck-prose" in (blocks[1].get("class") or ()):
+        shown.append(blocks[1])
+    for el in shown:
+        el["class"] = [c for c in el["class"] if c != "fragment"]
+    return len(shown)
 
 
 #: Folds that show an answer's working (``??? verify``, ``??? reference``):
