@@ -2696,6 +2696,11 @@ def _lesson_hint(error) -> str:
             "file and %%writefile (without -a) starts it anew: run the "
             "cells again from milestone 1 down"
         )
+    if re.search(r"\bexpected\b.*\b[Dd]ouble\b", str(error)):
+        return (
+            ": a float64 tensor met a float32 one: compute in the input's "
+            "dtype (no .double(), no dtype=torch.float64 in forward)"
+        )
     if 'missing the required "forward" function' in str(error):
         return (
             f": the class in your file has no forward; define {SIGNATURE} "

@@ -2098,6 +2098,19 @@ def test_a_value_error_that_names_no_number_fails_the_skeleton(
             assert "name both numbers" in lines["skeleton"][1], stdout
 
 
+def test_a_float64_leak_is_told_what_to_do(tmp_path, capsys):
+    """q in float64 against float32 keys: torch says "expected m1 and m2
+    to have the same dtype, but got: double != float", and the grader
+    passed that on with no hint (an expert's report)."""
+    source = _bug(
+        "q = self.split(self.W_Q(query))",
+        "q = self.split(self.W_Q(query)).double()",
+    )
+    _, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert lines["shapes"][0] == "FAIL", stdout
+    assert "compute in the input's dtype" in lines["shapes"][1], stdout
+
+
 def test_missing_file_is_a_usage_error(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         grade.main([str(tmp_path / "nope.py")])
