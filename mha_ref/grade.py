@@ -1404,7 +1404,7 @@ def _check_shapes(out, weights, out_shape, weights_shape) -> None:
 # --- the milestones ----------------------------------------------------
 
 
-#: The module milestone 1 builds (slide 45 names it), and one it must
+#: The module milestone 1 builds (its slide names it), and one it must
 #: refuse: no integer d_k.
 SKELETON, REFUSED = (32, 4), (10, 4)
 

@@ -284,8 +284,10 @@ def attempt_nothing_then_something(page, section, kind):
                 f"rules out option {i + 1}"
             )
     elif kind == "buckets":
-        for select in section.locator("select.ex-select").all():
-            select.select_option(index=1)
+        # Sorted, however wrongly: every item in one bucket is no try.
+        for i, select in enumerate(section.locator("select.ex-select").all()):
+            buckets = select.locator("option").count() - 1  # less "unsorted"
+            select.select_option(index=1 + i % buckets)
     elif kind == "order":
         section.locator('[data-ex-action="down"]').first.click()
     elif kind == "fill-in":
