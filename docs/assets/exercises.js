@@ -265,17 +265,24 @@
     }
     const scope = spec.scopes[v];
     const points = spec.points[v];
+    const wrong = (k) => sameAs(math, parts, scope, points,
+      cell.wrong[k].variants[v], cell.wrong[k].points[v]);
     if (sameAs(math, parts, scope, points, cell.answer[v], cell.points[v])) {
+      // "9k" rounds 9,408 (with biases) and 9,216 (without) alike: a
+      // rounding that fits a wrong form too cannot tell them apart.
+      const rounded = parts.some((p) => ROUNDED.test(p));
+      if (rounded && cell.wrong.some((_, k) => wrong(k))) return { ok: false, wrong: -1, rounded: true };
       return { ok: true };
     }
-    for (let k = 0; k < cell.wrong.length; k++) {
-      const w = cell.wrong[k];
-      if (sameAs(math, parts, scope, points, w.variants[v], w.points[v])) {
-        return { ok: false, wrong: k };
-      }
-    }
+    const k = cell.wrong.findIndex((_, i) => wrong(i));
+    if (k >= 0) return { ok: false, wrong: k };
     const unread = parts.some((p) => partValue(math, p, scope) === null);
-    return { ok: false, wrong: -1, unread: unread, axes: parts.length };
+    // A part that puts one of these numbers into a formula ("96/h") is
+    // judged as a formula, for every size: it says so, if it was right here.
+    const mixed = !unread && parts.some((p, i) => usesSymbols([p]) &&
+      /\d/.test(p.replace(/_\w+|\^\s*\d+|\*\*\s*\d+/g, "")) &&
+      partMatches(partValue(math, p, scope), cell.answer[v][i]));
+    return { ok: false, wrong: -1, unread: unread, mixed: mixed, axes: parts.length };
   }
 
   // --- shared pieces -------------------------------------------------------
@@ -1263,10 +1270,18 @@
           box = template(`template[data-ex-why="${r}-${verdict.wrong}"]`);
         } else {
           box = template(`template[data-ex-otherwise="${r}"]`);
-          if (verdict.unread) {
+          const said = verdict.unread
+            ? `This ${unreadable(cell.shape ? "a shape" : "an expression", spec.scopes[v])}`
+            : verdict.rounded
+              ? "Rounded that far, a wrong count rounds the same: give the exact number."
+              : verdict.mixed
+                ? "A formula is checked for every size, and one of these numbers " +
+                  "in it holds for these only: write each part all in numbers " +
+                  "or all in symbols."
+                : "";
+          if (said) {
             const p = document.createElement("p");
-            p.textContent = "This " +
-              unreadable(cell.shape ? "a shape" : "an expression", spec.scopes[v]);
+            p.textContent = said;
             box.insertBefore(p, box.firstChild);
           } else if (cell.shape && verdict.axes !== cell.answer[v].length) {
             const p = document.createElement("p");

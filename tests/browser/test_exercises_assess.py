@@ -6,6 +6,7 @@ wrong forms with their own explanation."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -942,3 +943,56 @@ def test_the_right_option_has_no_one_letter_after_try_another(
         assert right not in letters[1:], (name, letters)
         if len(letters) > 2:
             assert len(set(letters[1:])) > 1, (name, letters)
+
+
+def _rounding_that_fits_a_wrong_form(site: Path):
+    """(page, cell index, text): on a lesson fill-in, first variant, a
+    number rounded to thousands ("9k") that both the answer and one of
+    its wrong forms round to (9,408 with biases, 9,216 without)."""
+    from bs4 import BeautifulSoup
+
+    for path in sorted((site / "slides").glob("*.html")):
+        html = path.read_text()
+        if "ex-fill-in" not in html:
+            continue
+        for spec in BeautifulSoup(html, "html.parser").select(
+            "script.ex-spec"
+        ):
+            spec = json.loads(spec.string)
+            for i, cell in enumerate(spec.get("cells", [])):
+                (answer, *more) = cell["answer"][0]
+                if more or answer < 1000:
+                    continue
+                near = round(answer / 1000)
+                close = [
+                    w["variants"][0]
+                    for w in cell["wrong"]
+                    if len(w["variants"][0]) == 1
+                    and abs(w["variants"][0][0] - near * 1000) <= 500
+                    and w["variants"][0][0] != answer
+                ]
+                if close:
+                    return path.relative_to(site).as_posix(), i, f"{near}k"
+    return None
+
+
+def test_a_rounding_that_fits_a_wrong_count_is_not_right(
+    lesson_pages, built_site
+):
+    """Slide 46's third cell is 9,408 with biases; "9k" was right there,
+    though 9,216 (the biases missing, a wrong form) rounds to it too (a
+    fresh-eyes check): such a rounding is told to give the exact number.
+    The exact number stays right."""
+    found = _rounding_that_fits_a_wrong_form(built_site)
+    assert found, "no fill-in has a wrong count within a rounding"
+    name, i, text = found
+    page = lesson_pages.open(name)
+    spec = page.locator("script.ex-spec").first.evaluate(
+        "s => JSON.parse(s.textContent)"
+    )
+    judge = """async ([text, spec, i]) =>
+        window.lessonExercises.judge(text, spec.cells[i], 0, spec)"""
+    verdict = page.evaluate(judge, [text, spec, i])
+    assert verdict["ok"] is False and verdict.get("rounded"), (text, verdict)
+    exact = f"{spec['cells'][i]['answer'][0][0]:,}"
+    assert page.evaluate(judge, [exact, spec, i])["ok"] is True, exact
