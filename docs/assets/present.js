@@ -69,6 +69,12 @@
     if (typeof start !== "number" || start !== end) return false;
     return key === "ArrowRight" ? end === el.value.length : start === 0;
   }
+  // The fill-in cell ``step`` places on from ``el`` in its exercise, if any.
+  function siblingCell(el, step) {
+    if (!el.matches("input.ex-cell")) return null;
+    const cells = all(el.closest(".exercise"), "input.ex-cell");
+    return cells[cells.indexOf(el) + step] || null;
+  }
   // The jump box (G, then a slide's number): reveal.js's moved the deck
   // as the number was typed and landed with the screen's steps taken, a
   // screen behind showing its answers ("back to slide 30" gave the class
@@ -144,6 +150,18 @@
     const list = el?.tagName === "SELECT";
     const own = !list || event.key === "ArrowUp" || event.key === "ArrowDown";
     const page = event.key === "PageDown" || event.key === "PageUp";
+    // Past a fill-in cell's text, the arrow goes to the next cell (the
+    // previous with ←): a clicker has no Tab, and the next step, the
+    // whole key, opened once the first cell was typed (a fresh-eyes check).
+    const cell = atEdge(el, event.key) && siblingCell(el, event.key === "ArrowRight" ? 1 : -1);
+    if (cell) {
+      event.preventDefault();
+      event.stopPropagation();
+      cell.focus();
+      const at = event.key === "ArrowRight" ? cell.value.length : 0;
+      cell.setSelectionRange(at, at);
+      return;
+    }
     if (typing(el) && own && !page && !atEdge(el, event.key)) {
       // The field's own key: reveal.js, which does not count a list as a
       // field, stepped on a bucket list's ↓ instead of changing its pick.

@@ -451,6 +451,34 @@ def test_a_click_on_an_exercise_leaves_the_clicker_the_deck(deck, lesson):
         assert other.input_value() == picked, key
 
 
+def test_the_arrow_past_a_fill_in_cell_goes_to_the_next_cell(deck, lesson):
+    """A presenter typed the class's first cell and pressed →: the next
+    step, the whole key, opened over three empty cells (a fresh-eyes
+    check; a clicker has no Tab). Past a cell's text → goes to the next
+    cell and ← to the one before; past the last cell, → moves the deck."""
+    number = _first_slide_of(lesson, "fill-in")
+    page = deck.open(f"present.html#/{number}")
+    wait_ready(page)
+    ex = page.locator(f'[data-slide="{number}"] .ex-fill-in').first
+    expect(ex).to_have_attribute("data-ex-ready", re.compile(".*"))
+    cells = ex.locator("input.ex-cell")
+    assert cells.count() >= 2
+    where = "JSON.stringify(Reveal.getIndices())"
+    before = page.evaluate(where)
+    cells.first.click()
+    page.keyboard.type("24")
+    page.keyboard.press("ArrowRight")
+    expect(cells.nth(1)).to_be_focused()
+    page.keyboard.press("ArrowLeft")
+    expect(cells.first).to_be_focused()
+    assert page.evaluate(where) == before
+    cells.last.click()
+    page.keyboard.press("End")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"{where} !== {json.dumps(before)}")
+    expect(cells.first).to_have_value("24")
+
+
 def test_an_options_radio_button_is_seen_from_the_back(deck, lesson):
     """On stage the page's 1rem radio buttons were 13 px (slides 37, 39,
     41: a rehearsal): which option is picked could not be seen from the
