@@ -109,6 +109,10 @@ def test_a_screen_never_opens_on_a_hidden_step():
     assert not second.select(".fragment"), (
         "the first block of a screen is shown with it, not a blank gap"
     )
+    # Nor under a bare heading (slide 47's third screen opened so).
+    html = f"<h1>T</h1>{CODE}{BREAK}<h2>The core</h2>{OUTPUT}<p>why</p>"
+    first, second = _screens(html)
+    assert not second.select(".fragment"), "a heading alone is a gap too"
 
 
 def test_every_fold_is_a_later_step_and_nothing_inside_it_is():

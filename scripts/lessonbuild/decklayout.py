@@ -291,9 +291,12 @@ def _prose_after(step: Tag) -> int:
 
 def _no_opening_gap(screen: list) -> int:
     """A screen never opens on a blank gap: a step that would be its first
-    block is shown from the start, and the prose that talks it through
+    block (after its heading: slide 47's third screen opened on a bare
+    title) is shown from the start, and the prose that talks it through
     with it (:func:`_prose_after`). Returns how many steps that removed."""
     blocks = [n for n in screen if isinstance(n, Tag)]
+    while blocks and blocks[0].name in ("h1", "h2", "h3", "h4"):
+        blocks.pop(0)
     first = blocks[0] if blocks else None
     classes = (first.get("class") or []) if first is not None else []
     if "fragment" not in classes or "deck-fold" in classes:
