@@ -561,6 +561,18 @@
     );
     return !!plain(raw) && (content.size === 0 || (knows && content.size <= 1));
   }
+  // An eliminate's reason says why an option is out, in two words or
+  // more, one of them its own: not only that it is ("wrong answer", "not
+  // this", "nope nah", "x 1"), nor the option read back (each opened the
+  // key in a fresh-eyes check).
+  const VERDICT = new Set(("wrong right not no nope nah incorrect bad false " +
+    "untrue it is isn't one option answer choice").split(" "));
+  function saysWhy(text, option) {
+    const read = new Set(wordsOf(option || ""));
+    const own = wordsOf(text).filter((t) => t.length > 1 && !FILLER.has(t) &&
+      !VERDICT.has(t) && !read.has(t));
+    return words(text) >= 2 && own.length > 0;
+  }
   // Lower case, words apart by one space, nothing else.
   function plain(text) {
     return String(text).toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
@@ -801,7 +813,8 @@
           "Struck so far: " + struck.length + "."));
         return;
       }
-      const silent = struck.filter((l) => words(w.state.struck[l]) < 2);
+      const silent = struck.filter((l) =>
+        !saysWhy(w.state.struck[l], one(li(l), ".ex-option__text")?.textContent));
       if (silent.length) {
         w.announce(w.feedback("warn", "Say what rules out " +
           silent.map((l) => shownLetter(w, l)).join(" and ") +

@@ -208,7 +208,11 @@ TOKENS = {
     "eliminate": [("x", "x", "x"), ("because", "b", "c"), ("no idea",) * 3,
                   ("dunno", "not sure", "I don't know"),
                   ("aa bb", "cc dd", "ee ff"),
-                  ("foo bar", "bar baz", "baz qux")],
+                  ("foo bar", "bar baz", "baz qux"),
+                  # That it is wrong, not why (a fresh-eyes check).
+                  ("x 1", "x 2", "x 3"), ("no a", "no b", "no c"),
+                  ("wrong answer", "wrong option", "wrong choice"),
+                  ("not this", "not that", "nope nah")],
 }  # fmt: skip
 
 
