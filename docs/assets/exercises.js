@@ -537,7 +537,8 @@
   const FILLER = new Set(
     ("i im me my the a an this that idk dunno unsure pass skip really just " +
       "sorry answer question yet so um uh hmm lol test maybe ok okay " +
-      "whatever foo bar baz qux quux lorem ipsum dolor sit amet blah").split(" ")
+      "whatever foo bar baz qux quux lorem ipsum dolor sit amet blah " +
+      "tbd todo guess forgot hard is your here type fill later").split(" ")
   );
   const DONT_KNOW = /\b(idk|dunno|no (idea|clue)|not sure|unsure|(don t|dont|do not) know)\b/;
   // The words of those phrases, and what only stresses one ("no clue at

@@ -195,7 +195,8 @@ PROMPT = "<the prompt>"
 TOKENS = {
     # "idk" and the rest opened the answer (a student's rehearsal).
     "predict": ["x", "?", "- -", "idk", "No idea", "dunno", "asdf", "x y",
-                "I don't know", "dunno really", "maybe", "hmm ok"],
+                "I don't know", "dunno really", "maybe", "hmm ok", "tbd",
+                "guess"],
     # A word said again, filler and "I do not know" in a sentence's
     # length opened the model answer (a second student's rehearsal).
     "discussion": ["x", "asdf", "no idea", "I really don't know",
@@ -204,7 +205,9 @@ TOKENS = {
                    "I do not know this one.", "heads heads heads heads",
                    # Placeholder words and the question pasted back (a
                    # third student's rehearsal).
-                   "foo bar baz", "lorem ipsum dolor", PROMPT],
+                   "foo bar baz", "lorem ipsum dolor", PROMPT,
+                   "this is hard", "todo fill later", "your answer here",
+                   "I forgot"],
     "eliminate": [("x", "x", "x"), ("because", "b", "c"), ("no idea",) * 3,
                   ("dunno", "not sure", "I don't know"),
                   ("aa bb", "cc dd", "ee ff"),
