@@ -799,7 +799,7 @@ def _interact(page, name: str) -> None:
     """Put each kind into its feedback state, so axe sees the marks."""
     ex = page.locator("section.exercise").first
     if name == "predict.html":
-        ex.locator("textarea").fill("a guess")
+        ex.locator("textarea").fill("my guess: one map per head")
         ex.locator('[data-ex-action="commit"]').click()
     elif name == "check.html":
         ex.locator('.ex-option[data-ex-option="B"] label').click()

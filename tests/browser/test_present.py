@@ -586,7 +586,7 @@ def test_a_committed_prediction_shows_its_answer_then_its_why(deck):
         ex.locator("details.ex-key--answer"),
         ex.locator("details.ex-key--why"),
     )
-    ex.locator("textarea").fill("a guess")
+    ex.locator("textarea").fill("my guess: one map per head")
     ex.locator('[data-ex-action="commit"]').click()
     expect(answer).to_have_js_property("open", True)
     expect(why).to_have_js_property("open", False)
