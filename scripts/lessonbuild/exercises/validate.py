@@ -86,6 +86,8 @@ class _Checker:
         self.base = first_line + 1
         self.problems: list[Problem] = []
         self.values: dict[str, str] = {}  # published: id -> text
+        #: A table was asked for and TablesUnavailable raised (fastcheck).
+        self.no_tables = False
 
     def add(self, line0: int, message: str, detail: str = "") -> None:
         self.problems.append(
@@ -317,7 +319,7 @@ def _choices(c, data, common, tables, cls):
     unavailable = False  # the variants table, to a fast check
     if "variants" in data:
         found = _variants_table(c, data, tables, kind)
-        if found is None and not _unavailable(tables):
+        if found is None and not c.no_tables:
             return None
         # Without it the options are still checked (make fastcheck
         # passed a wrong option with no 'tempts' that the build refused).
@@ -850,6 +852,7 @@ def _table(c, data, tables, table_id, kind, key):
     try:
         raw = tables() if callable(tables) else tables
     except TablesUnavailable as exc:
+        c.no_tables = True
         c.add(
             data.line_of(key),
             f"{kind} needs table '{table_id}', but the generated tables "
@@ -873,17 +876,6 @@ def _table(c, data, tables, table_id, kind, key):
     return Table(
         [str(col) for col in columns], [[str(x) for x in row] for row in rows]
     )
-
-
-def _unavailable(tables) -> bool:
-    """Are the generated tables out of reach (a fast check runs no
-    snippet)? Then only what needs no table is checked."""
-    try:
-        if callable(tables):
-            tables()
-    except TablesUnavailable:
-        return True
-    return False
 
 
 def _variants_table(c, data, tables, kind):
