@@ -153,7 +153,8 @@
     // Past a fill-in cell's text, the arrow goes to the next cell (the
     // previous with ←): a clicker has no Tab, and the next step, the
     // whole key, opened once the first cell was typed (a fresh-eyes check).
-    const cell = atEdge(el, event.key) && siblingCell(el, event.key === "ArrowRight" ? 1 : -1);
+    const edge = typing(el) && atEdge(el, event.key);
+    const cell = edge && siblingCell(el, event.key === "ArrowRight" ? 1 : -1);
     if (cell) {
       event.preventDefault();
       event.stopPropagation();
@@ -162,7 +163,7 @@
       cell.setSelectionRange(at, at);
       return;
     }
-    if (typing(el) && own && !page && !atEdge(el, event.key)) {
+    if (typing(el) && own && !page && !edge) {
       // The field's own key: reveal.js, which does not count a list as a
       // field, stepped on a bucket list's ↓ instead of changing its pick.
       event.stopPropagation();

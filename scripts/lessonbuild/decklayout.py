@@ -260,7 +260,7 @@ def _mark_steps(soup: BeautifulSoup) -> int:
             after_code = False
         if step:
             _add_class(el, "fragment")
-            marked += _prose_after(el)
+            marked += _prose_after(soup, el)
             marked += 1
     return marked
 
@@ -269,7 +269,7 @@ def _mark_steps(soup: BeautifulSoup) -> int:
 _PROSE = {"p", "ul", "ol", "blockquote"}
 
 
-def _prose_after(step: Tag) -> int:
+def _prose_after(soup: BeautifulSoup, step: Tag) -> int:
     """The prose right after a step comes with a step of its own (one
     for the run of paragraphs): it says what the Output shows, and on
     slides 31 and 47 its conclusion ("allclose False: the trap is
@@ -282,7 +282,7 @@ def _prose_after(step: Tag) -> int:
         run.append(el)
     if not run:
         return 0
-    box = run[0].wrap(BeautifulSoup("", "html.parser").new_tag("div"))
+    box = run[0].wrap(soup.new_tag("div"))
     box["class"] = ["deck-prose", "fragment"]
     for el in run[1:]:
         box.append(el.extract())
@@ -369,10 +369,9 @@ def _unsection_exercises(soup: BeautifulSoup) -> None:
     this tab" for the page's "kept in this browser"), and items to sort
     that are all short go in two columns (present.css; long ones would
     wrap)."""
-    for said in _tags(soup):
-        if "data-deck-text" in said.attrs:
-            said.string = said.attrs.pop("data-deck-text")
     for ex in _tags(soup):
+        if "data-deck-text" in ex.attrs:
+            ex.string = ex.attrs.pop("data-deck-text")
         if ex.name == "section" and "exercise" in (ex.get("class") or ()):
             ex.name = "div"
             ex["role"] = "region"
