@@ -288,21 +288,16 @@ TRACE_NAMES = [
 SPACED = [(r"\\\(T = (\d+)\\\)", "T"), (r"\\\(B = (\d+)\\\)", "B")]
 
 
+#: The toy layer's settings the trace's snippet assigns.
+TRACED = ("d_model", "h", "T")
+
+
 def stale_trace_numbers(snippet: str, slides: dict[str, str]) -> list[str]:
     """Each number slides 14-16 type for the trace's toy layer that is
     not what the snippet sets (``d_model, h, T = 8, 2, 4``, a batch of
     ``torch.randn(B, T, d_model)``)."""
-    tree = ast.parse(snippet)
-    sets = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(
-            node.targets[0], ast.Tuple
-        ):
-            names = [t.id for t in node.targets[0].elts]
-            if names == ["d_model", "h", "T"]:
-                sets.update(
-                    zip(names, ast.literal_eval(node.value), strict=True)
-                )
+    sets = {k: v for k, v in settings_of(snippet).items() if k in TRACED}
+    for node in ast.walk(ast.parse(snippet)):
         if (
             isinstance(node, ast.Call)
             and ast.unparse(node.func) == "torch.randn"
