@@ -130,7 +130,7 @@ def right_forms(text: str, shape: bool) -> list[str]:
     return [f"{v:,}", str(v), f"{v:_}", f"{v:e}", f"{v} = {v}"]
 
 
-# --- the browser's judge, in Python (docs/assets/exercises.js) ---------------
+# --- the browser's judge, in Python (docs/assets/judge.js) -------------------
 
 #: A rounded number (``1M``: its ``M`` is a unit, not a symbol), a name,
 #: and a number as Python and mathjs read it (``1.048576e6`` is no name).

@@ -576,6 +576,42 @@ def test_fill_in_with_mouse(pages):
     assert key.endswith(":fill-in.html:shapes")
 
 
+def test_the_judge_comes_with_a_first_check_not_with_the_page(pages):
+    """A first visit downloads neither the fill-in judge nor mathjs (the
+    page-weight budget); the first Check loads both, and one that did not
+    load is tried again on the next Check."""
+    page = pages.open("fill-in.html")
+    ex = page.locator("section.ex-fill-in[data-ex-ready]").first
+
+    def loaded():
+        names = page.evaluate(
+            "performance.getEntriesByType('resource').map(e => e.name)"
+        )
+        # judge.js, or judge.min.js where the site is minified.
+        return {n.rsplit("/", 1)[1].split(".")[0] for n in names}
+
+    assert {"judge", "math"}.isdisjoint(loaded()), loaded()
+    page.route("**/judge*.js", lambda route: route.abort())
+    cell = ex.locator('.ex-blank[data-ex-row="0"] input')
+    cell.fill("4 d_model^2")
+    ex.get_by_role("button", name="Check", exact=True).click()
+    expect(ex.locator(".ex-feedback")).to_contain_text(
+        "did not load", timeout=30_000
+    )
+    expect(ex.locator("details.ex-key")).to_be_hidden()
+    page.unroute("**/judge*.js")
+    ex.get_by_role("button", name="Check", exact=True).click()
+    expect(ex.locator(".ex-feedback")).to_contain_text(
+        "Right for these numbers", timeout=30_000
+    )
+    assert {"judge", "math"} <= loaded(), loaded()
+    # The loads refused above (the cell's focus starts one, and a Check
+    # after it failed starts another), as the browser logs them.
+    assert pages.errors, "the refused load was not logged"
+    assert all("ERR_FAILED" in e for e in pages.errors), pages.errors
+    pages.errors.clear()
+
+
 def test_fill_in_with_keyboard(pages):
     page = pages.open("fill-in.html")
     ex = page.locator("section.ex-fill-in").first

@@ -6,7 +6,7 @@ uses: ``(2, 5, 8)``, ``[2, 5, 8]``, ``torch.Size([2, 5, 8])``,
 ``1M``; or an expression in the lesson's symbols, ``4 d_model^2``,
 ``(d_model, d_model/h)``. The build evaluates the formulas here (each
 must give the engine's value in every variant) and writes their values
-into the page's spec; the browser (docs/assets/exercises.js, with
+into the page's spec; the browser (docs/assets/judge.js, with
 mathjs) judges a typed answer against them, as the Python mirror in
 tests/test_exercises_variants.py does on the shared cases of
 tests/exercise_fixtures/answer_cases.json. ``split`` cuts an answer
