@@ -422,15 +422,19 @@ def test_the_snippets_of_one_slide_agree_on_their_settings(tmp_path):
 
 def test_slide_45_names_the_sizes_the_grader_builds():
     """Slide 45 tells students which module the skeleton line builds and
-    which it must refuse: those are the grader's (mha_ref.grade), typed
-    in the slide; a change to either shows here."""
+    which it must refuse: those are the grader's (mha_ref.grade). The
+    first are the slide's snippet's settings, which its prose
+    references; the refused pair is typed. A change to either shows."""
     from mha_ref import grade
 
     (slide,) = (ROOT / "docs" / "slides").glob("45-*.md")
     text = slide.read_text()
-    named = re.findall(r"d_\{\\text\{model\}\} = (\d+), h = (\d+)", text)
-    sizes = {tuple(map(int, pair)) for pair in named}
-    assert sizes == {grade.SKELETON, grade.REFUSED}, named
-    snippet = (ROOT / "snippets" / "45_skeleton.py").read_text()
-    d_model, h = grade.SKELETON
-    assert f"MultiHeadAttention({d_model},{h})" in snippet.replace(" ", "")
+    snippet = settings_of((ROOT / "snippets" / "45_skeleton.py").read_text())
+    assert (snippet["d_model"], snippet["h"]) == grade.SKELETON, snippet
+    size = r"d_\{\\text\{model\}\} = (.+?), h = (.+?)\\\)"
+    named = set(re.findall(size, text))
+    value = '{{{{ value("45_skeleton.{}") }}}}'.format
+    assert named == {
+        (value("d_model"), value("h")),
+        tuple(map(str, grade.REFUSED)),
+    }, named
