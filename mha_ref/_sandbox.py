@@ -142,6 +142,23 @@ def _hook_thread_starts() -> None:
 #: in forward, then the reference, passed every milestone).
 _UNHOOK_C = {_SET_PROFILE: "sys.setprofile"}
 _UNHOOK = {threading.setprofile.__code__: "threading.setprofile"}
+#: What turns code into a graph the hook cannot see into: TorchScript,
+#: an exported program. Through them no check here tells the file's
+#: attention from PyTorch's own (torch.jit.script of
+#: F.multi_head_attention_forward, one public call, passed 7 of 7: an
+#: attacker's audit), so a file that uses them is refused, as one that
+#: compiles is.
+_OPAQUE = {
+    f.__code__: f"torch.{f.__module__.split('.')[1]}.{f.__name__}"
+    for f in (
+        torch.jit.script,
+        torch.jit.trace,
+        torch.jit.trace_module,
+        torch.jit.load,
+        torch.export.export,
+        torch.export.load,
+    )
+}
 
 
 def _is_reference(file: str) -> bool:
@@ -165,6 +182,7 @@ def _watching(
     student: Path,
     torch_mha: set[str] | None = None,
     hidden: set[str] | None = None,
+    opaque: set[str] | None = None,
 ):
     """Add to ``seen`` each ``mha_ref`` function that the code run
     inside calls (``mha.py: MultiHeadAttention.forward``), where the
@@ -175,7 +193,8 @@ def _watching(
     call (and each call of a C function): through a subclass, a wrapper
     or a function taken from the package. Add to ``hidden`` each call
     that changes the hook (:data:`_UNHOOK_C`, :data:`_UNHOOK`), and a
-    hook found changed at the end: what ran after it went unseen."""
+    hook found changed at the end: what ran after it went unseen. Add
+    to ``opaque`` each call that makes a graph (:data:`_OPAQUE`)."""
 
     def inside(frame) -> bool:
         file = frame.f_code.co_filename if frame else ""
@@ -185,6 +204,7 @@ def _watching(
 
     torch_mha = set() if torch_mha is None else torch_mha
     hidden = set() if hidden is None else hidden
+    opaque = set() if opaque is None else opaque
     ending = False
 
     def profile(frame, event, arg):
@@ -201,6 +221,8 @@ def _watching(
             torch_mha.add(name)
         if (name := _UNHOOK.get(frame.f_code)) is not None:
             hidden.add(name)
+        if (name := _OPAQUE.get(frame.f_code)) is not None:
+            opaque.add(name)
         # The entry into the reference, not the helpers it calls on, nor
         # the import of its modules (the package loads them on first use).
         code = frame.f_code
@@ -276,6 +298,8 @@ class _Runner:
     def load(self) -> dict:
         sys.path.insert(0, str(self.path.parent))  # as `python my_mha.py`
         spec = importlib.util.spec_from_file_location("student_mha", self.path)
+        if spec is None:  # a name Python does not import (my_mha.txt)
+            raise ImportError(f"{self.path.name} is not a Python file (.py)")
         student = importlib.util.module_from_spec(spec)
         sys.modules["student_mha"] = student
         spec.loader.exec_module(student)
@@ -510,8 +534,9 @@ class _Runner:
             seen: set[str] = set()
             torch_mha: set[str] = set()
             hidden: set[str] = set()
+            opaque: set[str] = set()
             try:
-                with _watching(seen, self.path, torch_mha, hidden):
+                with _watching(seen, self.path, torch_mha, hidden, opaque):
                     reply = getattr(self, op)(**request)
                 if seen:
                     reply["reference"] = sorted(seen)
@@ -519,6 +544,8 @@ class _Runner:
                     reply["torch_mha"] = sorted(torch_mha)
                 if hidden:
                     reply["hidden"] = sorted(hidden)
+                if opaque:
+                    reply["opaque"] = sorted(opaque)
             except BaseException as error:  # noqa: BLE001 - the student's
                 reply = {"ok": False, **_error(error, self.path)}
             finally:
@@ -678,8 +705,12 @@ def main(argv: list[str]) -> None:
     # 7: an expert's audit).
     _hook_thread_starts()
     faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
+    opaque: set[str] = set()  # a graph made on import is used later
     try:
-        reply = runner.load()
+        with _watching(set(), path, opaque=opaque):
+            reply = runner.load()
+        if opaque:
+            reply["opaque"] = sorted(opaque)
     except BaseException as error:  # noqa: BLE001 - the student's import
         reply = {"ok": False, **_error(error, path)}
     finally:

@@ -117,6 +117,11 @@ MAX_REPLY = 1 << 20
 REPLY_ITEMS, REPLY_CHARS, REPLY_DEPTH = 20_000, 1 << 20, 8
 #: Of what the student's code prints: what is shown, and what is kept.
 SHOWN, KEPT = 1 << 20, 1 << 20
+#: Of what an exception said, and where: what a report line shows and
+#: the hints' patterns read (a raise of 180 KB was printed on each of 7
+#: FAIL lines, and the float64 hint's pattern took minutes on it, outside
+#: every time limit: an attacker's audit).
+SAID = 1000
 
 
 def _bounded(reply: dict) -> bool:
@@ -180,6 +185,19 @@ class StudentError(Exception):
             kinds = ()
         self.kinds = tuple(k for k in kinds if isinstance(k, str))
         self.where = where
+
+
+def _refuse_opaque(reply: dict, subject: str) -> None:
+    """Failed for a file that made TorchScript or an exported program:
+    the checks see Python calls, and a graph hides them."""
+    if reply.get("opaque"):
+        raise Failed(
+            f"{subject} called {', '.join(_names(reply['opaque']))}: the "
+            f"grader checks the Python your forward runs, which a "
+            f"TorchScript or exported graph hides (PyTorch's own attention "
+            f"too): grade the module without torch.jit and torch.export, "
+            f"as without torch.compile"
+        )
 
 
 class TimedOut(Exception):
@@ -379,6 +397,7 @@ class Child:
                 reply.get("where", ""),
                 reply.get("error", ""),
             )
+        _refuse_opaque(reply, subject)
         if reply.get("hidden"):
             raise Failed(
                 f"{subject} called {', '.join(map(str, reply['hidden']))}, "
@@ -457,6 +476,10 @@ class Child:
                 f"the grading process sent, for {during}, a reply that is "
                 f"not the grader's: your file wrote into its reply pipe"
             )
+        for part in (reply, reply.get("backward")):
+            for key in ("error", "where") if isinstance(part, dict) else ():
+                if isinstance(text := part.get(key), str) and len(text) > SAID:
+                    part[key] = f"{text[:SAID]}... ({len(text):,} characters)"
         return reply
 
     def _read(self, size: int, deadline: float, during: str) -> bytes:
@@ -490,7 +513,7 @@ class Child:
     def _stuck(self, during: str) -> str:
         dump = self.stderr_text.rpartition("Timeout (")[2]
         name = re.escape(str(self.path))
-        found = re.search(rf'File "{name}", line (\d+) in (\w+)', dump)
+        found = re.search(rf'File "{name}", line (\d+) in (\S+)', dump)
         where = (
             f"{self.path.name}:{found[1]} in {found[2]}"
             if found
@@ -515,6 +538,14 @@ class Child:
                 f"compiling (torch.compile, at {where}): the grader cannot "
                 f"wait for a compiler; grade the module without "
                 f"torch.compile"
+            )
+        if found and found[2] == "<module>":
+            # A demo or training loop left at the top level of the file.
+            return (
+                f"no result after {self.timeout:g} s from {during}, still "
+                f"running at {where}: the top level of your file runs when "
+                f"it is imported; put a demo or a training loop under "
+                f'if __name__ == "__main__":'
             )
         return (
             f"no result after {self.timeout:g} s from {during}, still running "
@@ -600,6 +631,7 @@ class Session:
                 f"raised {reply.get('error')} ({reply.get('where')})"
                 f"{_lesson_hint(reply.get('error'))}"
             )
+        _refuse_opaque(reply, f"{self.path.name}'s import")
         if not reply.get("class"):
             raise Failed(
                 f"{self.path.name} defines no class "
@@ -3019,6 +3051,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not Path(args.path).is_file():
         parser.error(f"no such file: {args.path}")
+    if Path(args.path).suffix != ".py":
+        parser.error(
+            f"{args.path} is not a .py file: "
+            + (
+                "the project notebook writes yours with its %%writefile "
+                "cells (my_mha.py): grade that file"
+                if Path(args.path).suffix == ".ipynb"
+                else "grade the Python file that defines MultiHeadAttention"
+            )
+        )
     # Each run draws new numbers (a file cannot be fitted to them); a
     # student rerunning after a fix may want the same ones: said on a
     # failure, short enough to type.

@@ -636,6 +636,40 @@ def test_a_forward_that_runs_torchs_multi_head_attention_fails(
         assert entry in lines[name][1], stdout
 
 
+_SCRIPTED = "_F = torch.jit.script(nn.functional.multi_head_attention_forward)"
+
+
+@pytest.mark.parametrize(
+    ("edits", "failing"),
+    [
+        # Made on import: one public call, and 7 of 7 passed.
+        (("\nclass ", f"\n{_SCRIPTED}\n\n\nclass "), "load"),
+        # Made in forward.
+        (
+            ("        out, w = ", f"        {_SCRIPTED}\n        out, w = "),
+            "shapes",
+        ),
+    ],
+    ids=["on import", "in forward"],
+)
+def test_torchscript_of_torchs_attention_is_refused(
+    tmp_path, capsys, edits, failing
+):
+    """A TorchScript graph runs no Python the grader's hook can see, so
+    torch.jit.script of F.multi_head_attention_forward passed 7 of 7 (an
+    attacker's audit): a file that makes one fails, naming the call."""
+    source = _bug(
+        "out, w = nn.functional.multi_head_attention_forward(",
+        "out, w = _F(",
+        *edits,
+        source=TORCH_MHA_FUNCTIONAL,
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1, stdout
+    assert lines[failing][0] == "FAIL", stdout
+    assert "called torch.jit.script: the grader checks" in lines[failing][1]
+
+
 def test_a_correct_module_passes_where_torchs_own_rounding_missed(
     tmp_path, capsys
 ):
@@ -1922,6 +1956,22 @@ def test_forward_that_never_returns_is_stopped(tmp_path):
     assert {lines[n][0] for n in MILESTONES[2:]} == {"SKIP"}, stdout
 
 
+def test_a_loop_at_the_top_of_the_file_is_located_and_explained(tmp_path):
+    """A training loop left at the top level, not under ``if __name__
+    == "__main__":``, was "still running at no line of your file on the
+    stack" (the line's function is ``<module>``, which the pattern did
+    not read)."""
+    source = CORRECT + "\nwhile True:\n    pass\n"
+    status, lines, stdout = _grade(tmp_path, source, "--timeout", "2")
+    assert status == 1
+    detail = lines["load"][1]
+    line = _line_of(source, "while True:")
+    assert any(
+        f"my_mha.py:{n} in <module>" in detail for n in (line, line + 1)
+    )
+    assert 'if __name__ == "__main__":' in detail, detail
+
+
 def test_a_module_that_compiles_is_told_to_grade_without_compiling(
     tmp_path,
 ):
@@ -2116,6 +2166,30 @@ def test_missing_file_is_a_usage_error(tmp_path, capsys):
         grade.main([str(tmp_path / "nope.py")])
     assert exit_.value.code == 2
     assert "no such file:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("project.ipynb", "%%writefile cells (my_mha.py): grade that file"),
+        ("my_mha.txt", "grade the Python file that defines"),
+    ],
+)
+def test_a_file_that_is_not_python_is_a_usage_error(
+    tmp_path, capsys, name, words
+):
+    """The project notebook given to the grader read "raised
+    AttributeError: 'NoneType' object has no attribute 'loader'"."""
+    (tmp_path / name).write_text("{}")
+    with pytest.raises(SystemExit) as exit_:
+        grade.main([str(tmp_path / name)])
+    assert exit_.value.code == 2
+    assert f"{name} is not a .py file: " in capsys.readouterr().err
+    # Graded from Python (a script, a notebook), it is the file's FAIL.
+    failed = grade.grade(tmp_path / name, seed=1)
+    assert failed == len(MILESTONES)
+    said = capsys.readouterr().out
+    assert f"ImportError: {name} is not a Python file (.py)" in said, said
 
 
 # --- modules that try to pass without the work ---------------------------
@@ -2513,6 +2587,25 @@ def test_a_message_of_line_separators_reads_as_one_failing_line(
     assert lines["T_q!=T_k"][0] == "FAIL", stdout
     assert "\\u2028PASS" in lines["T_q!=T_k"][1]
     assert len(stdout.splitlines()) == len(MILESTONES) + 2, stdout
+
+
+def test_a_long_message_is_cut_before_it_is_shown_or_read(tmp_path, capsys):
+    """``raise ValueError("expected " * 20000)`` printed 180 KB on each
+    FAIL line, and the float64 hint's pattern took 3 minutes over it,
+    outside every time limit (an attacker's audit). A message is cut,
+    saying how long it was, before a hint reads it."""
+    said = "expected " * 2000
+    source = _bug(
+        "super().__init__()\n",
+        f"super().__init__()\n        raise ValueError({said!r})\n",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    assert lines["skeleton"][0] == "FAIL", stdout
+    for line in stdout.splitlines():
+        assert len(line) < 2 * grade.SAID, line[:200]
+    cut = f"... ({len('ValueError: ' + said):,} characters)"
+    assert cut in lines["skeleton"][1], lines["skeleton"][1][-200:]
 
 
 def test_replies_no_check_can_read_fail_the_file_not_the_grader(
