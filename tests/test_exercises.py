@@ -848,6 +848,11 @@ FREE_TEXT = {
     "sure": False, "(B, h, T, T)": False, "d_k": False, "softmax": False,
     "x.view(B, T, h, d_k)": False, "(1, 4, 8)": False,
     "not sure but maybe scaling": False, "没有掩码的时候会怎样": False,
+    # Shapes in the lesson's symbols, as a student writes them (a fresh
+    # student's rehearsal: each was told to say what it expects).
+    "B×h×T×T": False, "B x h x T x T": False, "B h T T": False,
+    "B,h,T,T": False, "B*h*T*T": False, "h*T*T": False, "b×h×t×t": False,
+    "T_q × T_k": False, "a b": True, "x x": True,
 }  # fmt: skip
 
 

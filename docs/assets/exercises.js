@@ -342,12 +342,12 @@
     ? new Intl.Segmenter(undefined, { granularity: "word" })
     : null;
   function wordsOf(text) {
-    const said = String(text).toLowerCase();
+    const said = String(text).normalize("NFKC").toLowerCase();
     if (!SEGMENTER) return said.match(/[\p{L}\p{N}_.']+/gu) || [];
     return [...SEGMENTER.segment(said)].filter((w) => w.isWordLike).map((w) => w.segment);
   }
-  function saysSomething(text) {
-    if (nonAnswer(text)) return false;
+  function saysSomething(text, echo) {
+    if (!words(text, echo)) return false;
     return /\p{N}/u.test(text) || (String(text).match(/\p{L}/gu) || []).length > 1;
   }
   // No try either (each opened an answer in a student's rehearsal): "idk",
@@ -369,9 +369,14 @@
   const PHRASE = new Set(("idk dunno no idea clue not sure unsure don dont don't t do know " +
     "at all honestly really totally whatsoever tbh").split(" "));
   const ROWS = ["qwertyuiop", "asdfghjkl", "zxcvbnm"];
+  // The lesson's symbols: a shape or a product of them, written any way
+  // ("B×h×T×T", "B h T T", "h*T*T"), is an answer of single letters.
+  const AXIS = /^(b|h|t|t_q|t_k|d|d_k|dk|d_model|dmodel)$/;
   function nonAnswer(text) {
     const raw = String(text);
     if (/\p{N}/u.test(raw) || /[([][^)\]]*,[^)\]]*[)\]]/.test(raw)) return false;
+    const axes = raw.toLowerCase().split(/[^a-z_]+/).filter((t) => t && t !== "x");
+    if (axes.length > 1 && axes.every((t) => AXIS.test(t))) return false;
     const knows = DONT_KNOW.test(plain(raw));
     const content = new Set(
       wordsOf(raw).filter(
@@ -420,10 +425,13 @@
     // committed: an empty commit is not a try.
     w.keyAfterTry(!!w.state.committed);
     function commit(quiet) {
-      if (!saysSomething(input.value)) {
+      const asked = one(w.el, ".ex-prompt")?.textContent;
+      if (!saysSomething(input.value, asked)) {
         w.announce(w.feedback("warn", input.value.trim()
           ? "Say what you expect (a shape, a number, a word or two), then commit it" +
-            (nonAnswer(input.value) ? ": a guess, even an unsure one, is the point." : ".")
+            (nonAnswer(input.value)
+              ? ": a guess, even an unsure one, is the point."
+              : words(input.value) ? ", in your own words, not the question's." : ".")
           : "Type a prediction first, then commit it."));
         focusOn(input);
         return;

@@ -100,6 +100,12 @@ def test_predict_with_mouse(pages):
     expect(ex.locator(".ex-feedback")).to_contain_text("Type a prediction")
     expect(keys.first).not_to_have_attribute("open", "")
     box = ex.get_by_label("Your prediction")
+    # The question pasted back is no prediction (it opened the answer).
+    box.fill(ex.locator(".ex-prompt").inner_text())
+    ex.get_by_role("button", name="Commit prediction").click()
+    expect(ex.locator(".ex-feedback")).to_contain_text("in your own words")
+    expect(keys.first).not_to_have_attribute("open", "")
+    box.fill("")
     box.click()
     page.keyboard.type("(1, 4, 8) and (1, 2, 4, 4)")
     ex.get_by_role("button", name="Commit prediction").click()
