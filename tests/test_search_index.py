@@ -352,6 +352,18 @@ def test_tex_reads_as_text(tex, text):
     assert tex_to_text(tex) == text
 
 
+def test_formulas_in_the_index_read_without_entities(index):
+    """The index holds HTML, so a formula's TeX arrives escaped: read as
+    TeX, "&lt;" and an aligned "&amp;=" left "g lt; h" and "amp;=" in
+    the results a student saw (a fresh student's search for GQA)."""
+    from lessonbuild.searchtext import readable
+
+    assert readable(r"only \(g &lt; h\) heads") == "only g &lt; h heads"
+    assert readable(r"\[a &amp;= b\]") == "a = b"
+    text = " ".join(d["title"] + " " + d["text"] for d in index)
+    assert re.findall(r"(?<!&)\b(?:amp|lt|gt);", text) == []
+
+
 def test_the_index_is_written_as_utf8_not_escapes(built_site):
     """Every first visit downloads the index: written with each character
     outside ASCII as six bytes of escape (\\u2014), it is 1.1 KB bigger

@@ -13,6 +13,7 @@ for ``d_model`` finds it.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -92,8 +93,16 @@ def tex_to_text(tex: str) -> str:
 
 
 def readable(text: str) -> str:
-    """``text`` with every ``\\(…\\)`` and ``\\[…\\]`` written as text."""
-    return _MATH.sub(lambda m: tex_to_text(m.group(1) or m.group(2)), text)
+    """``text`` (the index's HTML) with every ``\\(…\\)`` and ``\\[…\\]``
+    written as text. The TeX is HTML-escaped there: read as TeX, the
+    ``&`` of ``&amp;`` (an alignment) and ``&lt;`` was a space, and
+    results showed "amp;" and "g lt; h"."""
+
+    def one(m: re.Match) -> str:
+        tex = html.unescape(m.group(1) or m.group(2))
+        return html.escape(tex_to_text(tex), quote=False)
+
+    return _MATH.sub(one, text)
 
 
 def readable_index(config) -> None:
