@@ -212,6 +212,25 @@
     return slide?.closest("[data-slide]");
   }
 
+  // A link to a slide ("slide 17") goes to it in the deck, to the screen
+  // holding its anchor if it names one: followed, the reading page took
+  // the projector's tab. A link to this very page ("#") stays put (it
+  // sent the deck to slide 1); any other page opens as a link does.
+  function followInDeck(event) {
+    const link = event.target.closest?.("a[href]");
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    const [path, anchor] = link.getAttribute("href").split("#");
+    const stacks = all(document, ".reveal .slides > section");
+    const h = stacks.findIndex((stack) => stack.getAttribute("data-reading") === path);
+    if (path && h < 0) return;
+    event.preventDefault();
+    if (!path) return;
+    const id = `s${stacks[h].getAttribute("data-slide")}-${anchor}`;
+    const screens = all(stacks[h], ":scope > section");
+    const v = anchor ? screens.findIndex((screen) => screen.querySelector(`[id="${id}"]`)) : 0;
+    window.Reveal.slide(h, Math.max(v, 0), -1);
+  }
+
   // R: the reading page, scrolled to the first heading of this screen or
   // before it (its anchor), so the reader is where the class is. The
   // screen and step are remembered for this tab: the reading page's
@@ -292,6 +311,13 @@
         const aside = document.createElement("aside");
         aside.className = "notes";
         aside.innerHTML = html;
+        // The speaker view is its own window: a link there opens a tab
+        // (followed, the notes and the timer were gone); one to this
+        // very slide ("#") is its number, no link.
+        for (const link of aside.querySelectorAll("a[href]")) {
+          if (link.getAttribute("href").startsWith("#")) link.removeAttribute("href");
+          else Object.assign(link, { href: link.href, target: "_blank", rel: "noopener" });
+        }
         screen.appendChild(aside);
       });
     });
@@ -534,6 +560,7 @@
       });
     };
     slides.addEventListener("click", later);
+    slides.addEventListener("click", followInDeck);
     slides.addEventListener("change", later);
     slides.addEventListener("input", later);
     slides.addEventListener("toggle", keyOpened, true);
@@ -640,7 +667,10 @@
           ],
           // Typing in an answer box keeps Space and the arrows (PageDown
           // moves, and → past the text's end: atEdge).
-          ["ESC in an answer box", "Leave it (or → at its end): the deck moves again"],
+          [
+            "ESC in an answer box",
+            "Leave it (or → at its end; in a table, → goes to the next blank first)",
+          ],
         ];
         for (const [keys, what] of help) window.Reveal.registerKeyboardShortcut(keys, what);
       });

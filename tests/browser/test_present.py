@@ -1303,6 +1303,55 @@ def test_shift_arrows_jump_to_the_first_and_last_slide(deck):
 
 
 @pytest.mark.parametrize("deck", ["file"], indirect=True)
+def test_a_link_to_a_slide_moves_the_deck_not_the_tab(deck):
+    """ "(slide 17)" on the projector, clicked, put the reading page in
+    the deck's tab, and in the speaker view a notes link took the notes
+    and the timer's window (a rehearsal). In the deck a slide's link
+    goes to that slide's first screen, nothing of it shown yet; in the
+    notes a link opens a tab, and one to the slide itself ("#", which
+    sent the deck to slide 1) is plain text."""
+    page = deck.open("present.html#/3")
+    wait_ready(page)
+    found = page.evaluate(
+        """() => {
+          const stacks = [
+            ...document.querySelectorAll('.reveal .slides > section')];
+          const at = (path) =>
+            stacks.findIndex((s) => s.dataset.reading === path);
+          for (const [h, stack] of stacks.entries()) {
+            for (const link of stack.querySelectorAll('a[href]')) {
+              const to = at(link.getAttribute('href'));
+              if (to >= 0 && to !== h) {
+                link.setAttribute('data-test-link', '');
+                return { h, to };
+              }
+            }
+          }
+          return null;
+        }"""
+    )
+    assert found, "no screen links to another slide"
+    page.evaluate("document.querySelector('[data-test-link]').click()")
+    page.wait_for_function(f"Reveal.getIndices().h === {found['to']}")
+    assert page.evaluate("Reveal.getIndices().v") == 0
+    shown = "Reveal.getCurrentSlide().querySelectorAll('.fragment.visible')"
+    assert page.evaluate(f"{shown}.length") == 0
+    assert page.url.split("#")[0].endswith("present.html"), page.url
+    page.wait_for_selector(".reveal aside.notes", state="attached")
+    links = page.evaluate(
+        """[...document.querySelectorAll('.reveal aside.notes a')].map(
+          (a) => [a.getAttribute('href'), a.target])"""
+    )
+    assert links, "no links in the notes"
+    wrong = [
+        (h, t)
+        for h, t in links
+        if h is not None
+        and (h.startswith("#") or t != "_blank" or "://" not in h)
+    ]
+    assert wrong == [], wrong[:5]
+
+
 def test_a_jump_lands_on_its_first_step_and_escape_goes_back(deck, lesson):
     """G, then a slide's number: reveal.js showed a slide behind the
     current one with every step taken (a rehearsal: "back to slide 30"
