@@ -1802,6 +1802,17 @@ def _same_gradients(got: dict, want: dict, when: str, fix: str) -> None:
         )
     if weights:
         none = [name for name in weights if got[name] is None]
+        if none and len(none) < len(PROJECTIONS):
+            # Some layers' weights, not all: a step of the scores under
+            # no_grad, or a weight cut by itself (.data, .detach(): a
+            # student's F.linear(q, self.W_Q.weight.data) was told only
+            # of the softmax).
+            fix += (
+                "; a weight with none at all may be cut by itself: use "
+                "each layer's weight as it is (self.W_Q(query), or "
+                "F.linear(query, self.W_Q.weight)), never its .data or "
+                ".detach()"
+            )
         raise Failed(
             f"{when} the gradients of {', '.join(weights)} differ from "
             f"nn.MultiheadAttention's"

@@ -2589,6 +2589,25 @@ def test_a_message_of_line_separators_reads_as_one_failing_line(
     assert len(stdout.splitlines()) == len(MILESTONES) + 2, stdout
 
 
+def test_a_weight_cut_from_the_graph_is_named_not_the_softmax(
+    tmp_path, capsys
+):
+    """``F.linear(query, self.W_Q.weight.data)`` gave W_Q no gradient and
+    was told not to detach the softmax (an attacker's audit, as an
+    expert): a weight that gets none, where others do, may be cut by
+    itself, and the line says how."""
+    source = _bug(
+        "q = self.split(self.W_Q(query))",
+        "q = self.split(nn.functional.linear(query, self.W_Q.weight.data))",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    assert lines["h>1"][0] == "FAIL", stdout
+    said = lines["h>1"][1]
+    assert "(W_Q: none at all)" in said, said
+    assert "F.linear(query, self.W_Q.weight)), never its .data" in said
+
+
 def test_a_long_message_is_cut_before_it_is_shown_or_read(tmp_path, capsys):
     """``raise ValueError("expected " * 20000)`` printed 180 KB on each
     FAIL line, and the float64 hint's pattern took 3 minutes over it,
