@@ -856,6 +856,28 @@ FREE_TEXT = {
 }  # fmt: skip
 
 
+#: A prediction's question (slide 14's, as a page's text holds it) and
+#: texts typed against it: the question pasted back (True) or an answer
+#: (False), however many of its numbers and symbols it reuses (a fresh
+#: check found right answers refused as the question's words).
+QUESTION = (
+    "A batch of B=1 sequence of T=4 tokens, d_model=8 features each, goes "
+    "through nn.MultiheadAttention(embed_dim=8, num_heads=2, bias=False, "
+    "batch_first=True) (so h=2, d_k=4). Commit before you compute: what "
+    "shapes do the output and the per-head attention weights "
+    "(average_attn_weights=False) come out to? Write each as a tuple and "
+    "name every axis."
+)
+ECHOES = {
+    QUESTION: True,
+    QUESTION.split(". ", 1)[1]: True,
+    "output (1, 4, 8), attention weights (1, 2, 4, 4)": False,
+    "(1, 4, 8) and (1, 2, 4, 4)": False,
+    "output 1 4 8 weights 1 2 4 4": False,
+    "B=1, T=4, d_model=8 so (1, 4, 8); h=2 heads of (4, 4)": False,
+}
+
+
 @pytest.mark.skipif(shutil.which("node") is None, reason="node runs the JS")
 def test_free_text_tells_a_try_from_no_try():
     """The widgets' own functions, run by node on FREE_TEXT; and Chinese,
@@ -868,15 +890,29 @@ def test_free_text_tells_a_try_from_no_try():
         "const f = new Function(process.argv[1] + "
         "'; return {nonAnswer, words};')();\n"
         "const texts = JSON.parse(process.argv[2]);\n"
+        "const [q, answers] = JSON.parse(process.argv[3]);\n"
         "console.log(JSON.stringify([texts.map(f.nonAnswer), "
-        "f.words('没有掩码的时候会怎样')]));"
+        "f.words('没有掩码的时候会怎样'), "
+        "answers.map((a) => f.words(a, q))]));"
     )
     result = subprocess.run(
-        ["node", "-e", script, source[start:end], json.dumps(list(FREE_TEXT))],
+        [
+            "node",
+            "-e",
+            script,
+            source[start:end],
+            json.dumps(list(FREE_TEXT)),
+            json.dumps([QUESTION, list(ECHOES)]),
+        ],  # fmt: skip
         capture_output=True,
         text=True,
         check=True,
     )
-    judged, chinese_words = json.loads(result.stdout)
+    judged, chinese_words, echoed = json.loads(result.stdout)
     assert dict(zip(FREE_TEXT, judged, strict=True)) == FREE_TEXT
     assert chinese_words >= 3
+    said = {
+        answer: count == 0
+        for answer, count in zip(ECHOES, echoed, strict=True)
+    }
+    assert said == ECHOES

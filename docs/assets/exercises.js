@@ -328,7 +328,9 @@
   function words(text, echo) {
     if (nonAnswer(text)) return 0;
     const mine = new Set(wordsOf(text));
-    const own = [...mine].filter((t) => !FILLER.has(t));
+    // Words only: an answer in the question's numbers and symbols
+    // ("(1, 4, 8) and (1, 2, 4, 4)", "B=4, h=8") is no echo of it.
+    const own = [...mine].filter((t) => !FILLER.has(t) && !/\d/.test(t) && !AXIS.test(t));
     if (echo && own.length >= 5) {
       const asked = new Set(wordsOf(echo));
       if (own.filter((t) => !asked.has(t)).length < own.length / 10) return 0;

@@ -212,17 +212,18 @@
     return slide?.closest("[data-slide]");
   }
 
-  // A link to a slide ("slide 17") goes to it in the deck, to the screen
-  // holding its anchor if it names one: followed, the reading page took
-  // the projector's tab. A link to this very page ("#") stays put (it
-  // sent the deck to slide 1); any other page opens as a link does.
+  // A link to another slide ("slide 17") goes to it in the deck, to the
+  // screen holding its anchor if it names one: followed, the reading
+  // page took the projector's tab. A link to this very page ("#") stays
+  // put (it sent the deck to slide 1); any other page, this slide's own
+  // reading page (its "Reading page" link) too, opens as a link does.
   function followInDeck(event) {
     const link = event.target.closest?.("a[href]");
     if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
     const [path, anchor] = link.getAttribute("href").split("#");
     const stacks = all(document, ".reveal .slides > section");
     const h = stacks.findIndex((stack) => stack.getAttribute("data-reading") === path);
-    if (path && h < 0) return;
+    if (path && (h < 0 || stacks[h].contains(link))) return;
     event.preventDefault();
     if (!path) return;
     const id = `s${stacks[h].getAttribute("data-slide")}-${anchor}`;
