@@ -159,6 +159,48 @@ _OPAQUE = {
         torch.export.load,
     )
 }
+#: The same one level down, called from Python: what those call in C (a
+#: graph saved beforehand, read back by torch._C.import_ir_module_from_
+#: buffer, passed 7 of 7: a fresh check), and, below, any method of a
+#: graph or of the unit that compiles one (a CompilationUnit's define).
+_OPAQUE_C = {
+    getattr(torch._C, name): f"torch._C.{name}"
+    for name in (
+        "import_ir_module",
+        "import_ir_module_from_buffer",
+        "_import_ir_module_from_package",
+        "_jit_script_compile",
+        "_jit_script_class_compile",
+        "_jit_script_compile_overload",
+        "_create_function_from_trace",
+        "_create_function_from_trace_with_dict",
+        "_jit_trace_module",
+        "_jit_trace_graph",
+        "_load_for_lite_interpreter",
+        "_load_for_lite_interpreter_from_buffer",
+    )
+    if hasattr(torch._C, name)
+}
+
+
+def _named(opaque: set[str]) -> list[str]:
+    """The calls to name: torch.jit.script, not also the torch._C call
+    it made (a student wrote the one, never the other)."""
+    above = [name for name in opaque if not name.startswith("torch._C.")]
+    return sorted(above or opaque)
+
+
+_GRAPHS = tuple(
+    getattr(torch._C, name)
+    for name in (
+        "ScriptModule",
+        "ScriptFunction",
+        "ScriptMethod",
+        "CompilationUnit",
+        "LiteScriptModule",
+    )
+    if hasattr(torch._C, name)
+)
 
 
 def _is_reference(file: str) -> bool:
@@ -214,6 +256,10 @@ def _watching(
             # (Not this function's own call that ends the watch.)
             if (name := _UNHOOK_C.get(arg)) is not None and not ending:
                 hidden.add(name)
+            if (name := _OPAQUE_C.get(arg)) is not None:
+                opaque.add(name)
+            elif isinstance(owner := getattr(arg, "__self__", None), _GRAPHS):
+                opaque.add(f"a TorchScript {type(owner).__name__}'s methods")
             return
         if event != "call":
             return
@@ -545,7 +591,7 @@ class _Runner:
                 if hidden:
                     reply["hidden"] = sorted(hidden)
                 if opaque:
-                    reply["opaque"] = sorted(opaque)
+                    reply["opaque"] = _named(opaque)
             except BaseException as error:  # noqa: BLE001 - the student's
                 reply = {"ok": False, **_error(error, self.path)}
             finally:
@@ -710,7 +756,7 @@ def main(argv: list[str]) -> None:
         with _watching(set(), path, opaque=opaque):
             reply = runner.load()
         if opaque:
-            reply["opaque"] = sorted(opaque)
+            reply["opaque"] = _named(opaque)
     except BaseException as error:  # noqa: BLE001 - the student's import
         reply = {"ok": False, **_error(error, path)}
     finally:

@@ -200,6 +200,10 @@ def _refuse_opaque(reply: dict, subject: str) -> None:
         )
 
 
+#: What runs while the grader imports the file: its top level.
+IMPORTING = "the import of your file"
+
+
 class TimedOut(Exception):
     """The student's code did not return within the time limit."""
 
@@ -330,7 +334,7 @@ class Child:
             pass
 
     def load(self) -> dict:
-        during = "the import of your file"
+        during = IMPORTING
         with self._in_all(during):
             return self._reply(self._left(self.timeout + STARTUP_S), during)
 
@@ -539,8 +543,9 @@ class Child:
                 f"wait for a compiler; grade the module without "
                 f"torch.compile"
             )
-        if found and found[2] == "<module>":
-            # A demo or training loop left at the top level of the file.
+        if during == IMPORTING:
+            # A demo or training loop left at the top level of the file,
+            # or a function it calls there (train() at the file's end).
             return (
                 f"no result after {self.timeout:g} s from {during}, still "
                 f"running at {where}: the top level of your file runs when "

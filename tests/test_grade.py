@@ -670,6 +670,31 @@ def test_torchscript_of_torchs_attention_is_refused(
     assert "called torch.jit.script: the grader checks" in lines[failing][1]
 
 
+def test_a_graph_read_back_through_torch_c_is_refused(tmp_path, capsys):
+    """Below torch.jit.load: a graph saved beforehand and read back with
+    torch._C.import_ir_module_from_buffer, the bytes in the file, passed
+    7 of 7 running PyTorch's own attention (a fresh check)."""
+    import base64
+    import io
+    import warnings
+
+    saved = io.BytesIO()
+    with warnings.catch_warnings():  # "deprecated": the student's reason
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.jit.save(torch.jit.script(torch.nn.Identity()), saved)
+    read = (
+        "import base64\n\n_G = torch._C.import_ir_module_from_buffer(\n"
+        "    torch._C.CompilationUnit(),\n"
+        f"    base64.b64decode({base64.b64encode(saved.getvalue())!r}),\n"
+        "    None, {}, False,\n)\n"
+    )
+    source = _bug("\nclass ", f"\n{read}\n\nclass ")
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1, stdout
+    said = lines["load"][1]
+    assert "called torch._C.import_ir_module_from_buffer" in said, said
+
+
 def test_a_correct_module_passes_where_torchs_own_rounding_missed(
     tmp_path, capsys
 ):
@@ -1956,19 +1981,30 @@ def test_forward_that_never_returns_is_stopped(tmp_path):
     assert {lines[n][0] for n in MILESTONES[2:]} == {"SKIP"}, stdout
 
 
-def test_a_loop_at_the_top_of_the_file_is_located_and_explained(tmp_path):
+@pytest.mark.parametrize(
+    ("tail", "where"),
+    [
+        ("\nwhile True:\n    pass\n", "in <module>"),
+        ("\ndef train():\n    while True:\n        pass\n\n\ntrain()\n", ""),
+    ],
+    ids=["loop", "function called"],
+)
+def test_a_loop_at_the_top_of_the_file_is_located_and_explained(
+    tmp_path, tail, where
+):
     """A training loop left at the top level, not under ``if __name__
     == "__main__":``, was "still running at no line of your file on the
     stack" (the line's function is ``<module>``, which the pattern did
-    not read)."""
-    source = CORRECT + "\nwhile True:\n    pass\n"
+    not read); one in a function the file calls there (``train()`` at
+    its end) got no word of ``__main__`` (a fresh check)."""
+    source = CORRECT + tail
     status, lines, stdout = _grade(tmp_path, source, "--timeout", "2")
     assert status == 1
     detail = lines["load"][1]
     line = _line_of(source, "while True:")
-    assert any(
-        f"my_mha.py:{n} in <module>" in detail for n in (line, line + 1)
-    )
+    if where:
+        places = [f"my_mha.py:{n} {where}" for n in (line, line + 1)]
+        assert any(place in detail for place in places), detail
     assert 'if __name__ == "__main__":' in detail, detail
 
 
