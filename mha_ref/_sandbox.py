@@ -236,7 +236,8 @@ def _watching(
     or a function taken from the package. Add to ``hidden`` each call
     that changes the hook (:data:`_UNHOOK_C`, :data:`_UNHOOK`), and a
     hook found changed at the end: what ran after it went unseen. Add
-    to ``opaque`` each call that makes a graph (:data:`_OPAQUE`)."""
+    to ``opaque`` each call that makes, reads or runs a graph by name
+    (:data:`_OPAQUE`, :data:`_OPAQUE_C`, a method of :data:`_GRAPHS`)."""
 
     def inside(frame) -> bool:
         file = frame.f_code.co_filename if frame else ""
