@@ -3067,13 +3067,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not Path(args.path).is_file():
         parser.error(f"no such file: {args.path}")
-    if Path(args.path).suffix != ".py":
+    suffix = Path(args.path).suffix
+    if suffix != ".py":
         parser.error(
             f"{args.path} is not a .py file: "
             + (
                 "the project notebook writes yours with its %%writefile "
                 "cells (my_mha.py): grade that file"
-                if Path(args.path).suffix == ".ipynb"
+                if suffix == ".ipynb"
+                else f"rename it to {Path(args.path).stem}.py (Python "
+                f"imports only that)"
+                if suffix.lower() == ".py"
                 else "grade the Python file that defines MultiHeadAttention"
             )
         )

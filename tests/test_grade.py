@@ -2207,20 +2207,26 @@ def test_missing_file_is_a_usage_error(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("name", "words"),
     [
-        ("project.ipynb", "%%writefile cells (my_mha.py): grade that file"),
+        (
+            "project.ipynb",
+            "the project notebook writes yours with its %%writefile cells",
+        ),
         ("my_mha.txt", "grade the Python file that defines"),
+        ("my_mha.PY", "rename it to my_mha.py (Python imports only that)"),
     ],
 )
 def test_a_file_that_is_not_python_is_a_usage_error(
     tmp_path, capsys, name, words
 ):
     """The project notebook given to the grader read "raised
-    AttributeError: 'NoneType' object has no attribute 'loader'"."""
+    AttributeError: 'NoneType' object has no attribute 'loader'"; the
+    line says what to grade instead."""
     (tmp_path / name).write_text("{}")
     with pytest.raises(SystemExit) as exit_:
         grade.main([str(tmp_path / name)])
     assert exit_.value.code == 2
-    assert f"{name} is not a .py file: " in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert f"{name} is not a .py file: {words}" in said, said
     # Graded from Python (a script, a notebook), it is the file's FAIL.
     failed = grade.grade(tmp_path / name, seed=1)
     assert failed == len(MILESTONES)
