@@ -1869,6 +1869,15 @@ def test_a_phone_opens_the_deck_at_the_slide_it_asked_for(browser, built_site):
         wait_ready(page)
         assert on_slide(page) == SLIDE
         assert page.evaluate("Reveal.isScrollView()") is False
+        # Upright, the stage is a third of its size: a line says how to
+        # read it, above the slide; sideways (half size) there is none.
+        turn = page.locator(".deck-turn")
+        expect(turn).to_be_visible()
+        note = turn.bounding_box()
+        stage = page.locator(".reveal .slides").bounding_box()
+        assert note["y"] + note["height"] <= stage["y"], (note, stage)
+        page.set_viewport_size({"width": 844, "height": 390})
+        expect(turn).to_be_hidden()
     finally:
         context.close()
 
