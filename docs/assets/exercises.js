@@ -85,7 +85,8 @@
   function script(name) {
     return new Promise((resolve, reject) => {
       const tag = document.createElement("script");
-      // This script's own address, minified or not, names the folder.
+      // This script's own address names the folder; "$1" in ``name`` is
+      // its ".min", where the site is minified.
       tag.src = SCRIPT.replace(/exercises(\.min)?\.js(\?.*)?$/, name);
       tag.onload = resolve;
       tag.onerror = () => reject(new Error(`${name} did not load`));
@@ -94,10 +95,9 @@
   }
   let judging = null;
   function loadJudge() {
-    const min = /exercises\.min\.js/.test(SCRIPT) ? ".min" : "";
     judging = judging || Promise.all([
       window.math?.evaluate || script("vendor/mathjs/math.js"),
-      window.lessonJudge || script(`judge${min}.js`),
+      window.lessonJudge || script("judge$1.js"),
     ]).then(() => {
       if (!window.math?.evaluate) throw new Error("mathjs did not define math");
       return window.lessonJudge;
@@ -377,7 +377,7 @@
   function nonAnswer(text) {
     const raw = String(text);
     if (/\p{N}/u.test(raw) || /[([][^)\]]*,[^)\]]*[)\]]/.test(raw)) return false;
-    const axes = raw.toLowerCase().split(/[^a-z_]+/).filter((t) => t && t !== "x");
+    const axes = wordsOf(raw).filter((t) => t !== "x");
     if (axes.length > 1 && axes.every((t) => AXIS.test(t))) return false;
     const knows = DONT_KNOW.test(plain(raw));
     const content = new Set(
