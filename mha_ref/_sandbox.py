@@ -182,14 +182,6 @@ _OPAQUE_C = {
     if hasattr(torch._C, name)
 }
 
-
-def _named(opaque: set[str]) -> list[str]:
-    """The calls to name: torch.jit.script, not also the torch._C call
-    it made (a student wrote the one, never the other)."""
-    above = [name for name in opaque if not name.startswith("torch._C.")]
-    return sorted(above or opaque)
-
-
 _GRAPHS = tuple(
     getattr(torch._C, name)
     for name in (
@@ -201,6 +193,13 @@ _GRAPHS = tuple(
     )
     if hasattr(torch._C, name)
 )
+
+
+def _named(opaque: set[str]) -> list[str]:
+    """The calls to name: torch.jit.script, not also the torch._C call
+    it made (a student wrote the one, never the other)."""
+    above = [name for name in opaque if not name.startswith("torch._C.")]
+    return sorted(above or opaque)
 
 
 def _is_reference(file: str) -> bool:

@@ -122,6 +122,8 @@ SHOWN, KEPT = 1 << 20, 1 << 20
 #: FAIL lines, and the float64 hint's pattern took minutes on it, outside
 #: every time limit: an attacker's audit).
 SAID = 1000
+#: What runs while the grader imports the file: its top level.
+IMPORTING = "the import of your file"
 
 
 def _bounded(reply: dict) -> bool:
@@ -198,10 +200,6 @@ def _refuse_opaque(reply: dict, subject: str) -> None:
             f"too): grade the module without torch.jit and torch.export, "
             f"as without torch.compile"
         )
-
-
-#: What runs while the grader imports the file: its top level.
-IMPORTING = "the import of your file"
 
 
 class TimedOut(Exception):
@@ -3067,20 +3065,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not Path(args.path).is_file():
         parser.error(f"no such file: {args.path}")
-    suffix = Path(args.path).suffix
-    if suffix != ".py":
-        parser.error(
-            f"{args.path} is not a .py file: "
-            + (
+    path = Path(args.path)
+    if path.suffix != ".py":
+        if path.suffix == ".ipynb":
+            advice = (
                 "the project notebook writes yours with its %%writefile "
                 "cells (my_mha.py): grade that file"
-                if suffix == ".ipynb"
-                else f"rename it to {Path(args.path).stem}.py (Python "
-                f"imports only that)"
-                if suffix.lower() == ".py"
-                else "grade the Python file that defines MultiHeadAttention"
             )
-        )
+        elif path.suffix.lower() == ".py":
+            advice = f"rename it to {path.stem}.py (Python imports only that)"
+        else:
+            advice = "grade the Python file that defines MultiHeadAttention"
+        parser.error(f"{args.path} is not a .py file: {advice}")
     # Each run draws new numbers (a file cannot be fitted to them); a
     # student rerunning after a fix may want the same ones: said on a
     # failure, short enough to type.
