@@ -3093,6 +3093,17 @@ def test_a_failing_run_names_its_seed_and_the_seed_repeats_it(
     assert capsys.readouterr().out == first
 
 
+def test_a_file_that_does_not_load_names_no_seed(tmp_path, capsys):
+    """No number is drawn before the file loads: after a SyntaxError the
+    seed line would send a student to rerun with numbers that played no
+    part."""
+    (tmp_path / "my_mha.py").write_text("class MultiHeadAttention(\n")
+    assert grade.main([str(tmp_path / "my_mha.py")]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL load") and "SyntaxError" in out, out
+    assert "--seed" not in out, out
+
+
 #: Runs the grader's thread hooks (mha_ref/_sandbox.py's functions, taken
 #: from its text: the module imports torch, which another Python here
 #: lacks) and reports, for a threading.Thread, a thread pool's workers
