@@ -88,3 +88,34 @@ def test_no_verdict_before_interaction(untouched):
         "verdict text visible before any answer (hide it until the "
         f"student has tried): {found}"
     )
+
+
+def test_reset_leaves_the_exercise_title_below_the_header(lesson_pages):
+    """Reset focuses the exercise's title. Pressed at the foot of an
+    exercise taller than the screen (the buckets), the browser left the
+    title on screen but under the sticky header, where a keyboard user
+    could not see where the focus went."""
+    tall = [
+        Path(s.path).with_suffix(".html").name
+        for s in read_deck(ROOT).slides
+        if any("kind: buckets" in fence.content for fence in s.exercises)
+    ]
+    assert tall
+    for name in tall:
+        page = lesson_pages.open(
+            f"slides/{name}", viewport={"width": 1280, "height": 800}
+        )
+        reset = page.locator('section.exercise [data-ex-action="reset"]')
+        reset = reset.first
+        # Shown and at the foot of the window, as after sorting the items.
+        reset.evaluate("b => { b.hidden = false; b.disabled = false; }")
+        reset.evaluate(
+            "b => window.scrollBy(0, b.getBoundingClientRect().bottom"
+            " - innerHeight + 4)"
+        )
+        reset.click()
+        focused = page.locator("section.exercise .ex-label:focus")
+        expect(focused).to_have_count(1)
+        title = focused.bounding_box()
+        header = page.locator(".md-header").bounding_box()
+        assert title["y"] >= header["y"] + header["height"], (name, title)
