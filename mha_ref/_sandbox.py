@@ -76,6 +76,9 @@ _TORCH_MHA_C = {
 #: imported ran the reference for later requests unseen, so every
 #: thread's hook hands on to this (:func:`_in_thread`).
 _CURRENT: list = [None]
+#: Calls (Python and C) the hook has seen: a forward's count grows with
+#: h where it runs a Python loop over the heads (slide 43's rule).
+_CALLS: list = [0]
 #: Bound before the student's file runs (one that replaced it with
 #: no-ops hid its calls).
 _SET_PROFILE = sys.setprofile
@@ -250,6 +253,8 @@ def _watching(
     ending = False
 
     def profile(frame, event, arg):
+        if event in ("call", "c_call"):
+            _CALLS[0] += 1
         if event == "c_call":
             if (name := _TORCH_MHA_C.get(arg)) is not None:
                 torch_mha.add(name)
@@ -496,8 +501,10 @@ class _Runner:
         # In eval mode nothing random runs: a torch.manual_seed(0) in
         # forward reset every caller's random numbers (round 10).
         rng = None if train else torch.get_rng_state()
+        calls = _CALLS[0]
         with context:
             result = module(*args, **kwargs)
+            calls = _CALLS[0] - calls
             # Switched by a bare torch.set_grad_enabled(False) in forward:
             # every later computation of the caller's loses its graph.
             grad_mode = torch.is_grad_enabled()
@@ -511,6 +518,7 @@ class _Runner:
             if w is not None and not _same(w, _weight(module, n))
         ]
         reply = {"ok": True, "items": items, "changed": changed}
+        reply["calls"] = calls
         if moved:
             reply["moved"] = moved
         if rng is not None and not torch.equal(rng, torch.get_rng_state()):

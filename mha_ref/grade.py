@@ -619,6 +619,7 @@ class Session:
         # The last forward call: its module, request and what came back
         # (None: it raised), for :func:`_kept_from_before`.
         self.last: dict | None = None
+        self.calls = 0  # Python and C calls the last forward made
 
     def start(self) -> None:
         """Start the child and import the student's file in it."""
@@ -728,6 +729,7 @@ class Session:
         self.last = {"module": module, "request": request, "items": None}
         reply = self.child.request("call", f"forward {where}", **request)
         items = reply["items"]
+        self.calls = reply.get("calls", 0)
         # What forward did, named in its own words (no replay needed).
         if named := _named_in_reply(reply, where):
             self.last = None
@@ -1559,6 +1561,27 @@ def check_one_head(s: Session) -> str:
     return "equals single-head attention with the same weights"
 
 
+def _loop_over_heads(s: Session) -> str:
+    """Slide 43's rule: the heads are an axis that one batched matmul
+    runs, not a Python loop. A loop computes the right values (a
+    student's ``for i in range(self.h)`` passed 7 of 7 and was told
+    nothing), so it is named, not failed: its calls grow with h, one or
+    more for each of the 6 heads that h=8 adds to h=2. Returns the note
+    for the milestone's line ("" for none)."""
+    x = s.inputs(2, 5)
+    calls = {}
+    for h in (2, 8):
+        s.forward(s.module(h), (x, x, x), where=f"at h={h}")
+        calls[h] = s.calls
+    if calls[8] - calls[2] < 8 - 2:
+        return ""
+    return (
+        f"; but forward makes {calls[2]} calls at h=2 and {calls[8]} at h=8: "
+        f"a Python loop over the heads? The project's rule: keep the heads "
+        f"as an axis, (B, h, T, d_k), and let one batched matmul run them"
+    )
+
+
 def check_many_heads(s: Session) -> str:
     """Values at h>1 against ``nn.MultiheadAttention`` (the check that
     sees a wrong head split, merge or scale), two eval calls that agree,
@@ -1595,6 +1618,7 @@ def check_many_heads(s: Session) -> str:
         )  # fmt: skip
         _fresh(s, module, where, x.shape)
     _reweighted(s, module, x, where)
+    loop = _loop_over_heads(s)
     module = s.module(2)
     # A long sequence: a forward that works through the queries or the
     # keys in blocks of 8 (a softmax per key block, never rescaled) was
@@ -1664,7 +1688,7 @@ def check_many_heads(s: Session) -> str:
     return (
         "outputs and per-head weights equal nn.MultiheadAttention, h=1 to "
         f"8, B=1 to 6, T=1 to {LONG_T}, large inputs too; eval repeats; "
-        "gradients match"
+        "gradients match" + loop
     )
 
 

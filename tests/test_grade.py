@@ -400,6 +400,31 @@ def test_correct_modules_pass(tmp_path, source, capsys):
     assert stdout.splitlines()[-1] == "7 of 7 milestones pass"
 
 
+def test_a_loop_over_heads_passes_and_is_named(tmp_path, capsys):
+    """Slide 43's rule is no Python loop over heads. A loop computes the
+    right values, so it passes, and its h>1 line says what the rule is
+    (a student's loop passed 7 of 7 told nothing); a batched forward,
+    fused or not, is told nothing."""
+    for source, looped in (
+        (EINSUM_LOOP, True),
+        (CORRECT, False),
+        (FUSED, False),
+    ):
+        status, lines, stdout = _grade_here(tmp_path, source, capsys)
+        assert status == 0, stdout
+        status, detail = lines["h>1"]
+        assert status == "PASS", stdout
+        assert ("loop over the heads" in detail) is looped, detail
+        if looped:
+            # The counts it read at h=2 and h=8: 6 heads more, 6 or more
+            # calls more.
+            counts = [
+                int(n) for n in re.findall(r"(\d+) (?:calls )?at h=", detail)
+            ]
+            assert len(counts) == 2 and counts[1] - counts[0] >= 6, detail
+            assert "(B, h, T, d_k)" in detail, detail
+
+
 @pytest.mark.parametrize(
     ("source", "entry", "first"),
     [
