@@ -139,8 +139,9 @@ def markdown(record: dict) -> str:
         f"d_model = {record['d_model']}; medians of {record['repeats']} "
         f"interleaved rounds (ratios: per-round medians); load {before} "
         f"before, {after} after on {record['cores']} cores: compare the "
-        "ratios, not the ms. By `make measure-heads`; not checked by the "
-        "build.*",
+        "ratios, not the ms. Timed by `make measure-heads` in the course's "
+        "repository: a timing depends on its machine, so the build does not "
+        "check it.*",
     ]
     return "\n".join(lines) + "\n"
 
