@@ -139,9 +139,8 @@ def markdown(record: dict) -> str:
         f"d_model = {record['d_model']}; medians of {record['repeats']} "
         f"interleaved rounds (ratios: per-round medians); load {before} "
         f"before, {after} after on {record['cores']} cores: compare the "
-        "ratios, not the ms. Timed by `make measure-heads` in the course's "
-        "repository: a timing depends on its machine, so the build does not "
-        "check it.*",
+        "ratios, not the ms. By the course repository's `make "
+        "measure-heads`; not checked by the build.*",
     ]
     return "\n".join(lines) + "\n"
 
