@@ -91,6 +91,19 @@
     box.blur(); // reveal.js closes the box when it loses the focus
     if (h >= 0 && h < window.Reveal.getHorizontalSlides().length) window.Reveal.slide(h, 0, -1);
   }
+  // A bucket's list moves its item into the bucket on a pick, and the
+  // moved list lost the focus: the next ↓ stepped the deck and opened
+  // the answer (a rehearsal). The list keeps it, and ↓ picks on.
+  document.addEventListener(
+    "change",
+    (event) => {
+      const list = event.target;
+      if (list.tagName === "SELECT" && document.activeElement === list) {
+        setTimeout(() => list.isConnected && list.focus()); // once moved
+      }
+    },
+    true,
+  );
   // (Typing a number no longer moves the deck: see jumpBox.)
   window.addEventListener(
     "input",
@@ -101,7 +114,11 @@
     },
     true,
   );
+  // Whether the focus came with a click (else with Tab): see onKey.
+  let clicked = false;
+  window.addEventListener("pointerdown", () => (clicked = true), true);
   function onKey(event) {
+    if (event.key === "Tab") clicked = false;
     if (event.altKey || event.ctrlKey || event.metaKey) return;
     if (event.key === "s" || event.key === "S") makeNotes(); // before reveal opens the speaker view
     const el = document.activeElement;
@@ -142,6 +159,16 @@
       event.preventDefault();
       event.stopPropagation();
       window.Reveal.toggleHelp(false);
+      return;
+    }
+    // A radio or button reached by Tab keeps Space, and a radio ↑ and ↓
+    // (its pick): at a keyboard no option could be picked, and Space on
+    // Check opened the answer (a rehearsal). One clicked leaves them to
+    // the clicker. (:focus-visible cannot tell: a key press sets it.)
+    const control = el?.matches?.("input[type=radio], input[type=checkbox], button:not(.deck-reset)");
+    const its = event.key === " " || (el?.type === "radio" && (event.key === "ArrowUp" || event.key === "ArrowDown"));
+    if (control && its && !clicked) {
+      event.stopPropagation();
       return;
     }
     // A list keeps ↑ and ↓ (its pick); a clicker's →, ← and Space move

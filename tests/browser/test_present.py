@@ -451,6 +451,71 @@ def test_a_click_on_an_exercise_leaves_the_clicker_the_deck(deck, lesson):
         assert other.input_value() == picked, key
 
 
+def test_the_keyboard_picks_options_and_buckets_on_stage(deck, lesson):
+    """At a keyboard (Tab), Space on an option picked nothing and stepped
+    the deck to the answer, and Space on Check did the same; a bucket's
+    list lost the focus once its ↓ moved the item, and the next ↓ opened
+    the answer (a rehearsal). Reached by Tab, an option and a button
+    keep Space and an option its ↑ and ↓; clicked with the mouse, Space
+    is the clicker's and moves the deck; a list keeps the focus."""
+    number = _first_slide_of(lesson, "check")
+    page = deck.open(f"present.html#/{number}")
+    wait_ready(page)
+    ex = f'[data-slide="{number}"] .ex-check'
+    expect(page.locator(ex).first).to_have_attribute(
+        "data-ex-ready", re.compile(".*")
+    )
+    _show_screen_of(page, ex)
+    before = _indices(page)
+    radio = f"{ex} input.ex-radio"
+    for _ in range(40):
+        if page.evaluate(f"document.activeElement.matches('{radio}')"):
+            break
+        page.keyboard.press("Tab")
+    first = page.locator(radio).first
+    expect(first).to_be_focused()
+    page.keyboard.press("Space")
+    expect(first).to_be_checked()
+    page.keyboard.press("ArrowDown")
+    expect(page.locator(radio).nth(1)).to_be_checked()
+    assert _indices(page) == before
+    assert not page.locator(f"{ex} details.ex-key[open]").count()
+    check = page.locator(ex).first.get_by_role("button", name="Check")
+    for _ in range(20):
+        if page.evaluate("document.activeElement.textContent.trim()") == (
+            "Check"
+        ):
+            break
+        page.keyboard.press("Tab")
+    expect(check).to_be_focused()
+    page.keyboard.press("Space")
+    expect(page.locator(f"{ex} .ex-feedback").first).not_to_be_empty()
+    # Clicked with the mouse, an option leaves Space to the clicker.
+    _show_screen_of(page, ex)
+    page.locator(radio).first.click()
+    progress = page.evaluate("Reveal.getProgress()")
+    page.keyboard.press("Space")
+    page.wait_for_function(f"Reveal.getProgress() > {progress}")
+
+    number = _first_slide_of(lesson, "buckets")
+    _show_screen_of(page, f'[data-slide="{number}"] select.ex-select')
+    first = page.locator(f'[data-slide="{number}"] select.ex-select').first
+    item = first.evaluate("s => s.closest('[data-ex-item]').dataset.exItem")
+    # (By its item: a move changes which list comes first.)
+    select = page.locator(
+        f'[data-slide="{number}"] [data-ex-item="{item}"] select'
+    )
+    select.focus()
+    before = _indices(page)
+    for _ in range(2):
+        picked = select.input_value()
+        page.keyboard.press("ArrowDown")
+        expect(select).not_to_have_value(picked)
+        # The list, moved into its bucket with its item, keeps the focus.
+        expect(select).to_be_focused()
+    assert _indices(page) == before
+
+
 def test_the_arrow_past_a_fill_in_cell_goes_to_the_next_cell(deck, lesson):
     """A presenter typed the class's first cell and pressed →: the next
     step, the whole key, opened over three empty cells (a fresh-eyes
@@ -1359,6 +1424,36 @@ def test_a_link_to_a_slide_moves_the_deck_not_the_tab(deck):
         "Reveal.getCurrentSlide().querySelector('a.deck-reading').click()"
     )
     page.wait_for_url(f"**/{reading}*")
+
+
+def test_the_next_key_enters_a_slide_at_its_first_screen(deck):
+    """A slide once left from a later screen (G back to the slide before
+    it, mid-lecture) is entered again at its first screen: reveal.js
+    went back to the screen last shown, skipping the ones before it,
+    and the deck's "12 / 55" said nothing of it (a rehearsal)."""
+    page = deck.open("present.html")
+    wait_ready(page)
+    h = page.evaluate(
+        """() => Reveal.getHorizontalSlides().findIndex((s, i) =>
+             i > 0 && s.querySelectorAll(':scope > section').length > 2)"""
+    )
+    assert h > 0
+    last = page.evaluate(
+        f"Reveal.getHorizontalSlides()[{h}]"
+        ".querySelectorAll(':scope > section').length - 1"
+    )
+    page.evaluate(f"Reveal.slide({h}, {last}, -1)")
+    page.keyboard.press("g")
+    page.keyboard.type(str(h))  # the slide before it (numbers from 1)
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"Reveal.getIndices().h === {h - 1}")
+    for _ in range(60):
+        if page.evaluate("Reveal.getIndices().h") == h:
+            break
+        page.keyboard.press("ArrowRight")
+    indices = page.evaluate("Reveal.getIndices()")
+    assert (indices["h"], indices["v"]) == (h, 0), indices
+    assert indices["f"] in (-1, None), indices
 
 
 @pytest.mark.parametrize("deck", ["file"], indirect=True)
