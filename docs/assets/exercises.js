@@ -653,7 +653,7 @@
         w.announce(w.feedback("warn", "Say what rules out " +
           silent.map((l) => shownLetter(w, l)).join(" and ") +
           " in its box first, in two words or " +
-          "more: a strike without a reason is a guess."));
+          "more of your own: a strike without a reason is a guess."));
         focusOn(reason(silent[0]));
         return;
       }

@@ -246,6 +246,10 @@ def test_a_token_answer_is_no_attempt(lesson_pages, kind):
             section.locator("textarea").fill(token)
         button.click()
         expect(feedback).to_contain_text("Careful.")
+        if token in TOKENS["eliminate"][-4:]:
+            # Two words each, none its own: said so, not "two words" alone
+            # (a student who wrote three read that as wrong).
+            expect(feedback).to_contain_text("two words or more of your own")
         assert all(hidden_keys(section)), (token, hidden_keys(section))
         assert all(locked_verify_folds(page)), token
         assert section.get_attribute("data-ex-tried") is None, token
