@@ -718,8 +718,30 @@ def _describe(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
+#: Of what an exception said: what is sent (a 50 MB message was a reply
+#: too large to read, reported as a broken one: an attacker's audit).
+SAID = 1000
+
+
+def said(text: str) -> str:
+    """``text`` in :data:`SAID` characters, saying how long it was if cut
+    (within them: the grader cuts again what the child sent, and a cut
+    text stays as it is)."""
+    if len(text) <= SAID:
+        return text
+    told = f"... ({len(text):,} characters)"
+    return text[: SAID - len(told)] + told
+
+
 def _error(error: BaseException, path: Path) -> dict:
-    """The exception as data, with the student's innermost line."""
+    """The exception as data, with the student's innermost line. A
+    message that cannot be read (its class's ``__str__`` raised: a typo
+    in a student's own ValueError) is named as such: the child died of
+    it, reported as a call of exit()."""
+    try:
+        message = str(error)
+    except Exception as inner:  # noqa: BLE001 - the student's __str__
+        message = f"(its message: str() raised {type(inner).__name__})"
     if isinstance(error, SyntaxError) and error.filename:
         where = f"{Path(error.filename).name}:{error.lineno}"
     else:
@@ -731,7 +753,7 @@ def _error(error: BaseException, path: Path) -> dict:
             else "no line of your file on the stack"
         )
     return {
-        "error": f"{type(error).__name__}: {error}",
+        "error": said(f"{type(error).__name__}: {message}"),
         # Its class and every base: a ValueError of the student's own
         # subclass is still a ValueError.
         "types": [c.__name__ for c in type(error).__mro__],

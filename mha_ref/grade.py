@@ -4,6 +4,13 @@ Usage::
 
     python -m mha_ref.grade path/to/my_mha.py
 
+Grading a file someone else wrote, run this from outside its folder, or
+as ``python -P -m mha_ref.grade``: ``python -m`` imports ``mha_ref``
+from the current folder first, and a submission's folder holds an
+``mha_ref`` of its own (the project unzips it there), which may not be
+this one (a folder's own ``mha_ref/grade.py`` printed 7 forged PASS
+lines: an attacker's audit).
+
 The file must define ``MultiHeadAttention(d_model, num_heads)`` with four
 bias-free ``nn.Linear`` layers ``W_Q, W_K, W_V, W_O`` and
 ``forward(query, key, value, mask=None, is_causal=False)`` returning
@@ -90,7 +97,7 @@ import torch
 from torch import nn
 
 from ._isolate import undumpable
-from ._sandbox import ARGUMENTS, PROJECTIONS, encode
+from ._sandbox import ARGUMENTS, PROJECTIONS, encode, said
 from ._zygote import child_env
 from .mha import merge_heads, split_heads
 from .traps import split_heads_direct_view, split_heads_transpose_first
@@ -117,11 +124,6 @@ MAX_REPLY = 1 << 20
 REPLY_ITEMS, REPLY_CHARS, REPLY_DEPTH = 20_000, 1 << 20, 8
 #: Of what the student's code prints: what is shown, and what is kept.
 SHOWN, KEPT = 1 << 20, 1 << 20
-#: Of what an exception said, and where: what a report line shows and
-#: the hints' patterns read (a raise of 180 KB was printed on each of 7
-#: FAIL lines, and the float64 hint's pattern took minutes on it, outside
-#: every time limit: an attacker's audit).
-SAID = 1000
 #: What runs while the grader imports the file: its top level.
 IMPORTING = "the import of your file"
 
@@ -462,7 +464,11 @@ class Child:
         size = int.from_bytes(header, "little")
         if size > MAX_REPLY:
             self.close()
-            raise StudentError(f"sent a reply of {size} bytes {during}")
+            raise StudentError(
+                f"the process running your file answered {during} with "
+                f"{size:,} bytes, more than any answer of the grader's "
+                f"({MAX_REPLY:,}): your file wrote into its reply pipe"
+            )
         data = self._read(size, deadline, during)
         try:
             reply = torch.load(io.BytesIO(data), weights_only=True)
@@ -478,10 +484,14 @@ class Child:
                 f"the grading process sent, for {during}, a reply that is "
                 f"not the grader's: your file wrote into its reply pipe"
             )
+        # Cut again here (the child cuts its own, but the file runs in
+        # it): a raise of 180 KB was printed on each of 7 FAIL lines, and
+        # the float64 hint's pattern took minutes on it, outside every
+        # time limit (an attacker's audit).
         for part in (reply, reply.get("backward")):
             for key in ("error", "where") if isinstance(part, dict) else ():
-                if isinstance(text := part.get(key), str) and len(text) > SAID:
-                    part[key] = f"{text[:SAID]}... ({len(text):,} characters)"
+                if isinstance(text := part.get(key), str):
+                    part[key] = said(text)
         return reply
 
     def _read(self, size: int, deadline: float, during: str) -> bytes:
@@ -2996,6 +3006,9 @@ def _grade(path, timeout, seed, milestones, report) -> int:
                 try:
                     session.start()
                 except (Failed, StudentError, TimedOut) as error:
+                    # The next milestone starts anew (a closed child left
+                    # here read as the file writing into the pipe).
+                    session.close()
                     report("FAIL", name, f"could not restart: {error}")
                     continue
             try:

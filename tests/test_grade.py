@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from mha_ref import _isolate, grade
+from mha_ref import _isolate, _sandbox, grade
 from tests.sockets import socket_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -2689,9 +2689,38 @@ def test_a_long_message_is_cut_before_it_is_shown_or_read(tmp_path, capsys):
     assert status == 1
     assert lines["skeleton"][0] == "FAIL", stdout
     for line in stdout.splitlines():
-        assert len(line) < 2 * grade.SAID, line[:200]
+        assert len(line) < 2 * _sandbox.SAID, line[:200]
     cut = f"... ({len('ValueError: ' + said):,} characters)"
     assert cut in lines["skeleton"][1], lines["skeleton"][1][-200:]
+
+
+def test_a_message_of_megabytes_or_none_is_still_the_students_error(
+    tmp_path, capsys
+):
+    """A 50 MB message was "sent a reply of 50001517 bytes" (the child
+    sent it whole, over the grader's limit), and a ValueError subclass
+    whose __str__ has a typo killed the child, reported as a call of
+    exit() (an attacker's audit). Both are the student's ValueError,
+    cut or named, and the file's own line."""
+    big = _bug(
+        "super().__init__()\n",
+        "super().__init__()\n        raise ValueError('x' * 50_000_000)\n",
+    )
+    typo = (
+        "class HeadsError(ValueError):\n"
+        "    def __str__(self):\n"
+        "        return f'{self.h} heads'\n\n\n"
+        + CORRECT.replace("raise ValueError(", "raise HeadsError(")
+    )
+    for source, shown in (
+        (big, "... (50,000,012 characters) (my_mha.py:"),
+        (typo, "HeadsError: (its message: str() raised AttributeError)"),
+    ):
+        status, lines, stdout = _grade_here(tmp_path, source, capsys)
+        assert status == 1, stdout
+        assert "exit" not in stdout and "reply" not in stdout, stdout
+        failed = [d for st, d in lines.values() if st == "FAIL"]
+        assert failed and shown in failed[0], stdout
 
 
 def test_replies_no_check_can_read_fail_the_file_not_the_grader(
