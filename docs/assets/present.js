@@ -87,9 +87,11 @@
     if (event.key !== "Enter" || !/^\d+$/.test(box.value.trim())) return;
     event.preventDefault();
     event.stopPropagation();
-    const h = Number(box.value.trim()) - 1;
+    // Past the last slide, the last (G 99 did nothing, and said nothing).
+    const last = window.Reveal.getHorizontalSlides().length - 1;
+    const h = Math.max(0, Math.min(Number(box.value.trim()) - 1, last));
     box.blur(); // reveal.js closes the box when it loses the focus
-    if (h >= 0 && h < window.Reveal.getHorizontalSlides().length) window.Reveal.slide(h, 0, -1);
+    window.Reveal.slide(h, 0, -1);
   }
   // A bucket's list moves its item into the bucket on a pick, and the
   // moved list lost the focus: the next ↓ stepped the deck and opened

@@ -1493,6 +1493,12 @@ def test_a_jump_lands_on_its_first_step_and_escape_goes_back(deck, lesson):
     assert page.evaluate(opened) == 0
     assert not page.evaluate("Reveal.isOverview()")
     assert not page.locator(".reveal .jump-to-slide").count()
+    # A number past the last slide goes to the last (it did nothing).
+    page.keyboard.press("g")
+    page.keyboard.type("999")
+    page.keyboard.press("Enter")
+    page.wait_for_function("Reveal.isLastSlide()")
+    assert page.evaluate("Reveal.getIndices().v") == 0
 
 
 #: Every screen of the deck laid out one under the other, every step
