@@ -2781,6 +2781,13 @@ def _lesson_hint(error) -> str:
             ": a float64 tensor met a float32 one: compute in the input's "
             "dtype (no .double(), no dtype=torch.float64 in forward)"
         )
+    if short := _view_short(str(error)):
+        return (
+            f": that view holds {short[0]:,} of the tensor's {short[1]:,} "
+            f"numbers, an axis short (the batch? the heads?): keep each, "
+            f".view(B, T, h, d_k) to split and .view(B, T, d_model) to "
+            f"merge, with B, T = x.shape[:2]"
+        )
     if 'missing the required "forward" function' in str(error):
         return (
             f": the class in your file has no forward; define {SIGNATURE} "
@@ -2789,6 +2796,23 @@ def _lesson_hint(error) -> str:
             f"cells again from milestone 1 down)"
         )
     return ""
+
+
+def _view_short(error: str) -> tuple[int, int] | None:
+    """(numbers the view holds, the tensor's) for a view that holds a
+    whole part of them: an axis left out. A view of the query without
+    its batch axis was told that "T_q=3 and T_k=7 differ" (an expert's
+    audit)."""
+    found = re.search(
+        r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)", error
+    )
+    if not found:
+        return None
+    shape = [int(n) for n in found[1].split(",")]
+    size, held = int(found[2]), math.prod(shape)
+    if -1 in shape or held <= 0 or size % held or size == held:
+        return None
+    return held, size
 
 
 def _length_hint(error: str, B: int, T_q: int, T_k: int) -> str:
@@ -2804,7 +2828,7 @@ def _length_hint(error: str, B: int, T_q: int, T_k: int) -> str:
     found = re.search(
         r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)", error
     )
-    if not found:
+    if not found or _view_short(error):  # (an axis short: said already)
         return ""
     shape = [int(n) for n in found[1].split(",")]
     size = int(found[2])

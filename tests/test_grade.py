@@ -891,6 +891,15 @@ BUGS = {
         {"masks"},
         ["every head got head 0's mask", "mask per head"],
     ),
+    # A split written for one sequence: no batch axis in the view (an
+    # expert's audit: its T_q!=T_k line blamed the two lengths).
+    "a view without the batch axis": (
+        "        q = self.split(self.W_Q(query))\n",
+        "        q = self.W_Q(query).view(query.size(1), self.h, self.d_k)\n"
+        "        q = q.transpose(0, 1).unsqueeze(0)\n",
+        {"shapes", "h=1", "h>1", "masks", "causal", "T_q!=T_k"},
+        ["an axis short (the batch? the heads?)", ".view(B, T, h, d_k)"],
+    ),
     # The query projected from the key, viewed with the query's length:
     # told to split the key by its own length, which it already did.
     "query projected from the key": (
@@ -1831,6 +1840,9 @@ def test_each_bug_fails_its_milestone_with_its_hint(tmp_path, bug, capsys):
 
 # What a later line must (and must not) say, beyond the first failure.
 LATER_LINES = {
+    "a view without the batch axis": {
+        "T_q!=T_k": (["an axis short"], ["each tensor keeps its length"]),
+    },
     # A PASS claims only the sizes that ran: the sweeps wait for h>1.
     "batch size typed in": {
         "causal": (["once h>1 passes"], ["B = 1 to 6"]),
