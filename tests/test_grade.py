@@ -2706,6 +2706,28 @@ def test_a_long_message_is_cut_before_it_is_shown_or_read(tmp_path, capsys):
     assert cut in lines["skeleton"][1], lines["skeleton"][1][-200:]
 
 
+def test_an_exit_with_a_mask_is_no_mask_bug(tmp_path, capsys):
+    """A forward that ends its process when given a mask was told how
+    forward uses the mask (the hint for an exception a mask raises) after
+    "do not call exit()" (an attacker's audit): the exit alone."""
+    source = CORRECT.replace(
+        "    def forward(self, query, key, value, mask=None, "
+        "is_causal=False):\n",
+        "    def forward(self, query, key, value, mask=None, "
+        "is_causal=False):\n"
+        "        if mask is not None:\n"
+        "            import os\n"
+        "            os._exit(3)\n",
+    )
+    assert source != CORRECT
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1, stdout
+    state, detail = lines["masks"]
+    assert state == "FAIL", stdout
+    assert "do not call exit()" in detail, detail
+    assert "uses the mask" not in detail, detail
+
+
 def test_a_message_of_megabytes_or_none_is_still_the_students_error(
     tmp_path, capsys
 ):
