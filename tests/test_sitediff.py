@@ -327,6 +327,27 @@ def test_a_slide_reads_as_its_words_once_without_chrome(built_site):
     assert "Choose a bucket" not in words
 
 
+def test_the_decks_last_slide_ends_before_its_scripts(built_site):
+    """present.html as the lesson builds it: the last slide's part holds
+    its own words, not the deck's settings or every slide's notes (their
+    JSON came after a line the deck gained, and a note changed on slide
+    22 was listed on slide 55 too, as escaped JSON: a contributor's
+    check). Each slide's part names its own slide only."""
+    from lessonbuild.sitediff import read_site
+
+    units = read_site(built_site)
+    parts = {
+        url: views["present.html"]
+        for url, views in units.items()
+        if "present.html" in views
+    }
+    assert len(parts) == 55
+    for url, part in parts.items():
+        assert "deck-config" not in part and "deck-notes" not in part, url
+        assert "deck-turn" not in part, url
+        assert part.count("data-reading=") == 1, url
+
+
 def test_a_time_edit_lists_its_slide_not_every_later_screen(tmp_path):
     """One slide's "Time:" moves every later screen's "from minute M of
     the T min class" line in the deck: derived, so not a change of theirs."""
@@ -343,7 +364,7 @@ def test_a_time_edit_lists_its_slide_not_every_later_screen(tmp_path):
         )
         return (
             f'<div class="reveal"><div class="slides">{screens}'
-            "</div></div><script></script>"
+            '</div></div><script id="deck-config"></script>'
         )
 
     pages = {
@@ -376,7 +397,7 @@ def test_a_new_last_slide_is_listed_alone_not_every_screen(tmp_path):
         )
         return (
             f'<div class="reveal"><div class="slides">{screens}'
-            "</div></div><script></script>"
+            '</div></div><script id="deck-config"></script>'
         )
 
     def pages(count):
@@ -469,7 +490,7 @@ def test_a_slide_inserted_mid_deck_is_one_row_and_one_line(tmp_path):
         )
         return (
             f'<div class="reveal"><div class="slides">{screens}'
-            "</div></div><script></script>"
+            '</div></div><script id="deck-config"></script>'
         )
 
     def notebook(order):
@@ -744,7 +765,7 @@ def test_a_change_only_the_deck_shows_is_shown_in_words(tmp_path):
         return (
             '<div class="reveal"><div class="slides"><section data-reading='
             f'"slides/01-x.html"><h2>S</h2>{body}</section></div></div>'
-            "<script></script>"
+            "<script id=\"deck-config\"></script>"
         )
 
     words = "<p>Consecutive rows walk the features.</p>"

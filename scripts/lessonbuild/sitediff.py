@@ -60,7 +60,8 @@ SHARED_CACHES = (NOTEBOOKS_DIR, Path(".cache/mkdocs-jupyter"))
 PAGE = "page"  # the view name of a slide's own page
 SLIDE_PAGE = re.compile(r"(?:^|/)slides/(?P<n>\d+)-[^/]*\.html$")
 _DECK_SECTION = re.compile(r'<section\b[^>]*\bdata-reading="([^"]+)"[^>]*>')
-_DECK_END = re.compile(r"</div></div>\s*<script")  # then the deck's scripts
+#: The deck's settings, the first of its scripts after the slides.
+_DECK_CONFIG = 'id="deck-config"'
 _H2 = re.compile(r"<h2\b[^>]*>(.*?)</h2>", re.S)
 _H1 = re.compile(r"<h1\b[^>]*>(.*?)</h1>", re.S)
 _TAG = re.compile(r"<[^>]+>")
@@ -315,8 +316,13 @@ def read_site(site: Path) -> dict[str, dict[str, str]]:
     for rel, html in raw.items():
         sections = [(m[1], m.start()) for m in _DECK_SECTION.finditer(html)]
         if sections:  # the deck: each slide's section
-            tail = _DECK_END.search(html, sections[-1][1])
-            stop = tail.start() if tail else len(html)
+            # The slides end at the last </div></div> before the deck's
+            # scripts (matched as "</div></div><script", the last slide
+            # ran to the file's end once a line came between them: every
+            # note's JSON was slide 55's words; a contributor's check).
+            config = html.find(_DECK_CONFIG, sections[-1][1])
+            stop = html.rfind("</div></div>", sections[-1][1], config)
+            stop = stop if config >= 0 and stop >= 0 else len(html)
             for url, part in _split(html, sections, stop).items():
                 units[url][rel] = _DERIVED.sub("", part)
             continue
