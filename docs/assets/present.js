@@ -46,10 +46,12 @@
     window.location.reload();
   }
 
-  // Forward and back always move the deck, whatever has the focus (a
-  // clicker sends PageDown/PageUp): a focused exercise button or radio
-  // button would otherwise take Space or an arrow. Typing in a text field
-  // keeps Space and the arrows (but see atEdge); Escape leaves the field.
+  // Forward and back move the deck whatever has the focus (a clicker
+  // sends PageDown/PageUp, → or Space): an exercise's button or option
+  // clicked with the mouse would otherwise take Space or an arrow. Two
+  // exceptions: typing in a text field keeps Space and the arrows (but
+  // see atEdge), and an exercise's option or button reached by Tab keeps
+  // Space (see onKey); Escape leaves either.
   const FORWARD = { ArrowRight: 1, " ": 1, PageDown: 1, ArrowDown: 1 };
   const BACK = { ArrowLeft: 1, PageUp: 1, ArrowUp: 1 };
   function typing(el) {
@@ -125,7 +127,7 @@
     if (event.key === "s" || event.key === "S") makeNotes(); // before reveal opens the speaker view
     const el = document.activeElement;
     if (el?.matches?.(".jump-to-slide-input")) return jumpBox(event, el);
-    if (event.key === "Escape" && typing(el)) {
+    if (event.key === "Escape" && (typing(el) || (!clicked && el?.matches?.(".exercise :is(input, button)")))) {
       el.blur();
       event.preventDefault();
       event.stopPropagation();
@@ -167,8 +169,9 @@
     // (its pick): at a keyboard no option could be picked, and Space on
     // Check opened the answer (a rehearsal). One clicked leaves them to
     // the clicker. (:focus-visible cannot tell: a key press sets it.)
-    const control = el?.matches?.("input[type=radio], input[type=checkbox], button:not(.deck-reset)");
-    const its = event.key === " " || (el?.type === "radio" && (event.key === "ArrowUp" || event.key === "ArrowDown"));
+    // (Not reveal.js's arrows: Space on a Tab-focused ‹ stepped back.)
+    const control = el?.matches?.(".exercise :is(input[type=radio], input[type=checkbox], button)");
+    const its = (event.key === " " && !event.shiftKey) || (el?.type === "radio" && (event.key === "ArrowUp" || event.key === "ArrowDown"));
     if (control && its && !clicked) {
       event.stopPropagation();
       return;

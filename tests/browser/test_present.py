@@ -480,6 +480,22 @@ def test_the_keyboard_picks_options_and_buckets_on_stage(deck, lesson):
     expect(page.locator(radio).nth(1)).to_be_checked()
     assert _indices(page) == before
     assert not page.locator(f"{ex} details.ex-key[open]").count()
+    # Escape leaves the option, and Space is the clicker's again.
+    page.keyboard.press("Escape")
+    page.keyboard.press("Space")
+    page.wait_for_function(
+        f"JSON.stringify(Reveal.getIndices()) !== {before!r}"
+    )
+    # reveal.js's own ‹ arrow, reached by Tab, is no exercise's: Space on
+    # it goes forward (it pressed the arrow, a step back each time).
+    _show_screen_of(page, ex)
+    arrow = page.locator(".reveal .controls .navigate-left").first
+    arrow.focus()
+    progress = page.evaluate("Reveal.getProgress()")
+    page.keyboard.press("Space")
+    page.wait_for_function(f"Reveal.getProgress() > {progress}")
+    _show_screen_of(page, ex)
+    page.locator(radio).first.focus()
     check = page.locator(ex).first.get_by_role("button", name="Check")
     for _ in range(20):
         if page.evaluate("document.activeElement.textContent.trim()") == (
