@@ -285,6 +285,15 @@ CASES = [
         "inside an unquoted value starts a new key; quote the value",
     ),
     (
+        # Its keys are checked once it reads: said (a contributor fixed
+        # the quoting, and only then heard of a misspelt key).
+        "kind: check\nhnit: h\nquestion: q: r\n",
+        ":3: invalid YAML: mapping values are not allowed in this context; "
+        "a ': ' inside an unquoted value starts a new key; quote the value "
+        "('…') or write it as a block scalar (|); its other checks run "
+        "once it reads",
+    ),
+    (
         "- kind: predict\n",
         ":1: the exercise body is not a YAML mapping",
     ),

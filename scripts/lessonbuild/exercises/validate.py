@@ -260,7 +260,9 @@ def validate(
                 "; expected a YAML mapping such as 'kind: check' followed "
                 "by that kind's keys"
             )
-        c.add(exc.line, message)
+        # (A key misspelt below was reported only after this was fixed:
+        # said, so that a second run's news is no surprise.)
+        c.add(exc.line, message + "; its other checks run once it reads")
         return None, c.problems
     for line0, key in duplicates:
         c.add(line0, f"key '{key}' appears twice; expected each key once")
