@@ -285,6 +285,14 @@ CASES = [
         "inside an unquoted value starts a new key; quote the value",
     ),
     (
+        # Where a check's answer goes (a contributor wrote "answer: D").
+        "kind: check\nquestion: q\nexplanation: e\nanswer: A\noptions:\n"
+        "  - text: a\n    correct: true\n  - text: b\n    tempts: t\n",
+        ":4: check has unknown key 'answer'; expected keys: kind, question, "
+        "options, explanation (optional: title, id, variants); the right "
+        "option is marked in its own entry, 'correct: true'",
+    ),
+    (
         # Its keys are checked once it reads: said (a contributor fixed
         # the quoting, and only then heard of a misspelt key).
         "kind: check\nhnit: h\nquestion: q: r\n",

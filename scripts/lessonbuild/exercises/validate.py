@@ -153,11 +153,19 @@ class _Checker:
                     f"rename it '{close[0]}' (expected keys: {expected})",
                 )
             else:
+                # ("answer: D" on a check: where the answer goes instead.)
+                marked = key in ("answer", "correct") and "options" in allowed
                 self.add(
                     mapping.line_of(key),
                     f"{what} has unknown key '{key}'"
                     f"{did_you_mean(str(key), allowed)}; "
-                    f"expected keys: {expected}",
+                    f"expected keys: {expected}"
+                    + (
+                        "; the right option is marked in its own entry, "
+                        "'correct: true'"
+                        if marked
+                        else ""
+                    ),
                 )
         for key in missing:  # the required ones first, then the wanted
             self.add(
