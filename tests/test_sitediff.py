@@ -765,7 +765,7 @@ def test_a_change_only_the_deck_shows_is_shown_in_words(tmp_path):
         return (
             '<div class="reveal"><div class="slides"><section data-reading='
             f'"slides/01-x.html"><h2>S</h2>{body}</section></div></div>'
-            "<script id=\"deck-config\"></script>"
+            '<script id="deck-config"></script>'
         )
 
     words = "<p>Consecutive rows walk the features.</p>"
