@@ -217,3 +217,25 @@ def test_fastcheck_checks_the_options_of_an_exercise_with_variants():
     assert found[0].startswith(
         "docs/x.md:22: option C is wrong but has no 'tempts'"
     ), found
+
+
+def test_problems_are_listed_by_file_and_line():
+    """Checks run by kind, so one page's problems came out at lines 76,
+    73, 74, 88 (a contributor's first exercise): listed by file and line,
+    each once, then counted."""
+    from lessonbuild.problems import Problem, report
+
+    found = [
+        Problem("docs/slides/28-x.md", 76, "a typed option letter"),
+        Problem("docs/slides/03-y.md", 9, "a drift"),
+        Problem("docs/slides/28-x.md", 73, "an unknown key"),
+        Problem("docs/slides/28-x.md", 73, "an unknown key"),
+        Problem("docs/slides/28-x.md", 74, "a second key"),
+    ]
+    assert report(found).splitlines() == [
+        "docs/slides/03-y.md:9: a drift",
+        "docs/slides/28-x.md:73: an unknown key",
+        "docs/slides/28-x.md:74: a second key",
+        "docs/slides/28-x.md:76: a typed option letter",
+        "4 problems found.",
+    ]
