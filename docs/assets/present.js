@@ -97,17 +97,26 @@
   }
   // A bucket's list moves its item into the bucket on a pick, and the
   // moved list lost the focus: the next ↓ stepped the deck and opened
-  // the answer (a rehearsal). The list keeps it, and ↓ picks on.
+  // the answer (a rehearsal). The list keeps it, and ↓ picks on: taken
+  // back in the same event, after the widget's own handler (a task
+  // later, a quick second ↓ came first), and kept clear of the cue.
+  let picking = null; // the focused list whose pick is changing
   document.addEventListener(
     "change",
     (event) => {
       const list = event.target;
-      if (list.tagName === "SELECT" && document.activeElement === list) {
-        setTimeout(() => list.isConnected && list.focus()); // once moved
-      }
+      picking = list.tagName === "SELECT" && document.activeElement === list ? list : null;
     },
     true,
   );
+  document.addEventListener("change", () => {
+    const list = picking;
+    picking = null;
+    if (!list?.isConnected || document.activeElement === list) return;
+    list.focus();
+    fitScreen();
+    clearOfCue(list);
+  });
   // (Typing a number no longer moves the deck: see jumpBox.)
   window.addEventListener(
     "input",
@@ -567,17 +576,21 @@
   }
 
   const CUE = 60; // stage px: the cue's height, and a margin
-  function showVerdict(exercise) {
-    const screen = exercise.closest(".reveal .slides section.present");
-    const verdict = exercise.querySelector(".ex-feedback:not([hidden])");
-    if (!screen || !verdict) return;
+  // ``el`` in view in its screen, clear of the "more below" cue at the
+  // stage's foot, not just the stage (a verdict 40 px from the foot, and
+  // a bucket's list moved there with its item, sat under the cue).
+  function clearOfCue(el) {
+    const screen = el?.closest(".reveal .slides section.present");
+    if (!screen) return;
     // In stage pixels: reveal scales the stage to the window.
     const scale = screen.getBoundingClientRect().height / screen.offsetHeight;
-    // Clear of the "more below" cue at the stage's foot, not just the
-    // stage (a verdict 40 px from the foot sat under the cue).
-    const below = verdict.getBoundingClientRect().bottom -
+    const below = el.getBoundingClientRect().bottom -
       screen.getBoundingClientRect().bottom + CUE * scale;
     if (below > 0) screen.scrollTop += below / scale;
+    markEnd(screen);
+  }
+  function showVerdict(exercise) {
+    clearOfCue(exercise.querySelector(".ex-feedback:not([hidden])"));
   }
 
   function watchAnswers() {

@@ -532,6 +532,47 @@ def test_the_keyboard_picks_options_and_buckets_on_stage(deck, lesson):
     assert _indices(page) == before
 
 
+@pytest.mark.parametrize("deck", ["file"], indirect=True)
+def test_a_bucket_list_moved_by_the_keyboard_stays_in_sight(deck, lesson):
+    """Every item sorted by the keyboard into the last bucket: the list
+    that keeps the focus moves with its item, down a screen that grows,
+    and sat under the "more below" cue, where the next arrow changed a
+    pick the class could not see (a re-check). It is scrolled clear."""
+    numbers = [
+        s.number
+        for s in lesson.slides
+        if any(_kind(fence) == "buckets" for fence in s.exercises)
+    ]
+    page = deck.open("present.html")
+    wait_ready(page)
+    for number in numbers:
+        lists = f'[data-slide="{number}"] select.ex-select'
+        _show_screen_of(page, lists)
+        items = page.eval_on_selector_all(
+            lists,
+            "ls => ls.map(l => l.closest('[data-ex-item]').dataset.exItem)",
+        )
+        for item in items:
+            select = page.locator(
+                f'[data-slide="{number}"] [data-ex-item="{item}"] select'
+            )
+            last = select.evaluate("s => s.options.length - 1")
+            select.focus()
+            for _ in range(last):
+                page.keyboard.press("ArrowDown")
+            expect(select).to_be_focused()
+            page.wait_for_function(
+                """(s) => {
+                  const screen = s.closest('section.present');
+                  const scale = screen.getBoundingClientRect().height /
+                    screen.offsetHeight;
+                  return s.getBoundingClientRect().bottom <=
+                    screen.getBoundingClientRect().bottom - 50 * scale;
+                }""",
+                arg=select.element_handle(),
+            )
+
+
 def test_the_arrow_past_a_fill_in_cell_goes_to_the_next_cell(deck, lesson):
     """A presenter typed the class's first cell and pressed →: the next
     step, the whole key, opened over three empty cells (a fresh-eyes
