@@ -77,7 +77,8 @@ _TORCH_MHA_C = {
 #: thread's hook hands on to this (:func:`_in_thread`).
 _CURRENT: list = [None]
 #: Calls (Python and C) the hook has seen: a forward's count grows with
-#: h where it runs a Python loop over the heads (slide 43's rule).
+#: h where it runs a Python loop over the heads (a project build rule:
+#: slides/43-project-multiheadattention-as-nn-module.html).
 _CALLS: list = [0]
 #: Bound before the student's file runs (one that replaced it with
 #: no-ops hid its calls).

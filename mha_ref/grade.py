@@ -1572,12 +1572,13 @@ def check_one_head(s: Session) -> str:
 
 
 def _loop_over_heads(s: Session) -> str:
-    """Slide 43's rule: the heads are an axis that one batched matmul
-    runs, not a Python loop. A loop computes the right values (a
-    student's ``for i in range(self.h)`` passed 7 of 7 and was told
-    nothing), so it is named, not failed: its calls grow with h, one or
-    more for each of the 6 heads that h=8 adds to h=2. Returns the note
-    for the milestone's line ("" for none)."""
+    """A build rule of the project
+    (slides/43-project-multiheadattention-as-nn-module.html): the heads
+    are an axis that one batched matmul runs, not a Python loop. A loop
+    computes the right values (a student's ``for i in range(self.h)``
+    passed 7 of 7 and was told nothing), so it is named, not failed: its
+    calls grow with h, one or more for each of the 6 heads that h=8 adds
+    to h=2. Returns the note for the milestone's line ("" for none)."""
     x = s.inputs(2, 5)
     calls = {}
     for h in (2, 8):

@@ -401,10 +401,10 @@ def test_correct_modules_pass(tmp_path, source, capsys):
 
 
 def test_a_loop_over_heads_passes_and_is_named(tmp_path, capsys):
-    """Slide 43's rule is no Python loop over heads. A loop computes the
-    right values, so it passes, and its h>1 line says what the rule is
-    (a student's loop passed 7 of 7 told nothing); a batched forward,
-    fused or not, is told nothing."""
+    """The project's build rules say no Python loop over heads. A loop
+    computes the right values, so it passes, and its h>1 line says what
+    the rule is (a student's loop passed 7 of 7 told nothing); a batched
+    forward, fused or not, is told nothing."""
     for source, looped in (
         (EINSUM_LOOP, True),
         (CORRECT, False),
