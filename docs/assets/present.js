@@ -724,6 +724,19 @@
     for (const event of ["ready", "slidechanged", "fragmentshown", "fragmenthidden"]) {
       window.Reveal.on(event, openSteps);
     }
+    // The address names the step as it is taken: reveal.js writes it a
+    // second late, and a reload within that second went back a step (a
+    // rehearsal). (Safari refuses many writes in a row: reveal.js's own
+    // late one still comes.)
+    if (!RECEIVER && !PRINT) {
+      for (const event of ["slidechanged", "fragmentshown", "fragmenthidden"]) {
+        window.Reveal.on(event, () => {
+          try {
+            window.history.replaceState(window.history.state, "", `#${window.Reveal.getSlidePath()}`);
+          } catch (_e) { /* too many writes: reveal.js's comes */ }
+        });
+      }
+    }
     // Left by the overview on another screen (its arrows, a click on a
     // thumbnail), the deck shows that screen from its first step:
     // reveal.js showed an earlier screen with every step taken, its
