@@ -2801,14 +2801,18 @@ def _lesson_hint(error) -> str:
     return ""
 
 
+#: torch's message for a view of the wrong size: (the view, the size).
+_VIEW_INVALID = re.compile(
+    r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)"
+)
+
+
 def _view_short(error: str) -> tuple[int, int] | None:
     """(numbers the view holds, the tensor's) for a view that holds a
     whole part of them: an axis left out. A view of the query without
     its batch axis was told that "T_q=3 and T_k=7 differ" (an expert's
     audit)."""
-    found = re.search(
-        r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)", error
-    )
+    found = _VIEW_INVALID.search(error)
     if not found:
         return None
     shape = [int(n) for n in found[1].split(",")]
@@ -2828,9 +2832,7 @@ def _length_hint(error: str, B: int, T_q: int, T_k: int) -> str:
             "the scores pair the query's length with the key's: project "
             "the key argument with W_K(key), and the value with W_V(value)"
         )
-    found = re.search(
-        r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)", error
-    )
+    found = _VIEW_INVALID.search(error)
     if not found or _view_short(error):  # (an axis short: said already)
         return ""
     shape = [int(n) for n in found[1].split(",")]

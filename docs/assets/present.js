@@ -127,7 +127,9 @@
     },
     true,
   );
-  // Whether the focus came with a click (else with Tab): see onKey.
+  // An exercise's option or button (not reveal.js's arrows), and whether
+  // the focus came with a click (else with Tab): see onKey.
+  const CONTROL = ".exercise :is(input[type=radio], input[type=checkbox], button)";
   let clicked = false;
   window.addEventListener("pointerdown", () => (clicked = true), true);
   function onKey(event) {
@@ -136,7 +138,7 @@
     if (event.key === "s" || event.key === "S") makeNotes(); // before reveal opens the speaker view
     const el = document.activeElement;
     if (el?.matches?.(".jump-to-slide-input")) return jumpBox(event, el);
-    if (event.key === "Escape" && (typing(el) || (!clicked && el?.matches?.(".exercise :is(input, button)")))) {
+    if (event.key === "Escape" && (typing(el) || (!clicked && el?.matches?.(CONTROL)))) {
       el.blur();
       event.preventDefault();
       event.stopPropagation();
@@ -179,7 +181,7 @@
     // Check opened the answer (a rehearsal). One clicked leaves them to
     // the clicker. (:focus-visible cannot tell: a key press sets it.)
     // (Not reveal.js's arrows: Space on a Tab-focused ‹ stepped back.)
-    const control = el?.matches?.(".exercise :is(input[type=radio], input[type=checkbox], button)");
+    const control = el?.matches?.(CONTROL);
     const its = (event.key === " " && !event.shiftKey) || (el?.type === "radio" && (event.key === "ArrowUp" || event.key === "ArrowDown"));
     if (control && its && !clicked) {
       event.stopPropagation();
@@ -281,6 +283,13 @@
   // The address the deck was opened at: reveal.js rewrites it once it
   // shows the slide (#/15/1 becomes #/15), so it is read before.
   const OPENED_AT = window.location.hash;
+  // The address names the step shown (see the events that call it).
+  function writeAddress() {
+    try {
+      window.history.replaceState(window.history.state, "", `#${window.Reveal.getSlidePath()}`);
+    } catch (_e) { /* too many writes in a row (Safari): reveal.js's comes */ }
+  }
+
   function toReading() {
     const stack = currentStack();
     if (!stack) return;
@@ -299,9 +308,7 @@
       const head = i === screens.indexOf(screen) ? heads[0] : heads[heads.length - 1];
       if (head) anchor = head.id.replace(/^s\d+-/, "");
     }
-    // reveal.js writes a move into the address a second late: Back from
-    // the reading page must return to this step, not the one before.
-    window.history.replaceState(window.history.state, "", `#${window.Reveal.getSlidePath()}`);
+    writeAddress(); // Back from the reading page returns to this step
     window.location.href = stack.getAttribute("data-reading") + (anchor ? `#${anchor}` : "");
   }
 
@@ -730,11 +737,7 @@
     // late one still comes.)
     if (!RECEIVER && !PRINT) {
       for (const event of ["slidechanged", "fragmentshown", "fragmenthidden"]) {
-        window.Reveal.on(event, () => {
-          try {
-            window.history.replaceState(window.history.state, "", `#${window.Reveal.getSlidePath()}`);
-          } catch (_e) { /* too many writes: reveal.js's comes */ }
-        });
+        window.Reveal.on(event, writeAddress);
       }
     }
     // Left by the overview on another screen (its arrows, a click on a
