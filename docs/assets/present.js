@@ -81,19 +81,52 @@
   // as the number was typed and landed with the screen's steps taken, a
   // screen behind showing its answers ("back to slide 30" gave the class
   // slide 30's answer, and typing "30" showed slide 3's on the way). Here
-  // a number moves the deck on Enter only, to the screen's first step.
-  // Every other key is reveal.js's: Escape closes the box where the
-  // jump began (the deck's own Escape, leave a text field, swallowed
-  // it), and a word is searched for as reveal.js does.
+  // a number moves the deck on Enter only, to the screen's first step,
+  // and so does a word (see findScreen). A clicker's forward and back
+  // keys close the box and step (G pressed by mistake left the clicker
+  // dead until someone reached the keyboard: a rehearsal). Escape is
+  // reveal.js's: it closes the box where the jump began (the deck's own
+  // Escape, leave a text field, swallowed it).
   function jumpBox(event, box) {
-    if (event.key !== "Enter" || !/^\d+$/.test(box.value.trim())) return;
+    const text = box.value.trim();
+    const arrow = event.key === "ArrowRight" || event.key === "ArrowLeft";
+    if (event.key === "PageDown" || event.key === "PageUp" || (arrow && !text)) {
+      box.blur(); // reveal.js closes the box when it loses the focus
+      return false; // the key steps the deck (onKey)
+    }
+    if (event.key !== "Enter") return true;
     event.preventDefault();
     event.stopPropagation();
+    const at = /^\d+$/.test(text) ? [Number(text) - 1, 0] : findScreen(text);
+    box.setAttribute("aria-invalid", String(!at));
+    if (!at) return true; // the box stays, marked, for another word
     // Past the last slide, the last (G 99 did nothing, and said nothing).
     const last = window.Reveal.getHorizontalSlides().length - 1;
-    const h = Math.max(0, Math.min(Number(box.value.trim()) - 1, last));
-    box.blur(); // reveal.js closes the box when it loses the focus
-    window.Reveal.slide(h, 0, -1);
+    box.blur();
+    window.Reveal.slide(Math.max(0, Math.min(at[0], last)), at[1], -1);
+    return true;
+  }
+  // The next screen after this one that says ``words`` (any case, as
+  // written: reveal.js's own search read them as a regular expression,
+  // and "view(B" threw; it also took the deck's first match, so "d_k"
+  // always went to slide 2), from the slide after this, round to this
+  // one: [slide, screen], or null. A formula is found by its TeX too
+  // (KaTeX keeps it: "W^O"); the notes are the instructor's, not the
+  // screen's.
+  function findScreen(words) {
+    const want = words.toLowerCase().replace(/\s+/g, " ");
+    const slides = window.Reveal.getHorizontalSlides();
+    const here = window.Reveal.getIndices().h;
+    for (let i = 1; i <= slides.length && want; i++) {
+      const h = (here + i) % slides.length;
+      const screens = all(slides[h], ":scope > section");
+      for (const [v, screen] of (screens.length ? screens : [slides[h]]).entries()) {
+        const copy = screen.cloneNode(true);
+        for (const notes of all(copy, "aside.notes")) notes.remove();
+        if (copy.textContent.toLowerCase().replace(/\s+/g, " ").includes(want)) return [h, v];
+      }
+    }
+    return null;
   }
   // A bucket's list moves its item into the bucket on a pick, and the
   // moved list lost the focus: the next ↓ stepped the deck and opened
@@ -117,13 +150,13 @@
     fitScreen();
     clearOfCue(list);
   });
-  // (Typing a number no longer moves the deck: see jumpBox.)
+  // (Typing no longer moves the deck: see jumpBox.)
   window.addEventListener(
     "input",
     (event) => {
-      if (event.target.matches?.(".jump-to-slide-input") && /^\d*$/.test(event.target.value.trim())) {
-        event.stopPropagation();
-      }
+      if (!event.target.matches?.(".jump-to-slide-input")) return;
+      event.stopPropagation();
+      event.target.removeAttribute("aria-invalid");
     },
     true,
   );
@@ -136,13 +169,25 @@
     if (event.key === "Tab") clicked = false;
     if (event.altKey || event.ctrlKey || event.metaKey) return;
     if (event.key === "s" || event.key === "S") makeNotes(); // before reveal opens the speaker view
-    const el = document.activeElement;
-    if (el?.matches?.(".jump-to-slide-input")) return jumpBox(event, el);
-    if (event.key === "Escape" && (typing(el) || (!clicked && el?.matches?.(CONTROL)))) {
+    let el = document.activeElement;
+    if (el?.matches?.(".jump-to-slide-input")) {
+      if (jumpBox(event, el)) return;
+      el = document.activeElement;
+    }
+    // (A button clicked with the mouse leaves Escape to reveal.js: the overview.)
+    const control = el?.matches?.(CONTROL) && (!clicked || el.tagName === "INPUT");
+    if (event.key === "Escape" && (typing(el) || control)) {
       el.blur();
       event.preventDefault();
       event.stopPropagation();
       return;
+    }
+    // reveal.js takes no key while an input has the focus, an option
+    // too: B (black), G, S or F after a click on the class's option did
+    // nothing (a rehearsal). A letter or sign leaves the option first.
+    if (el?.tagName === "INPUT" && !typing(el) && event.key.length === 1 && event.key !== " ") {
+      el.blur();
+      el = document.activeElement;
     }
     const forward = FORWARD[event.key] && !event.shiftKey;
     // Shift + an arrow jumps to the first or last slide: reveal.js's.
@@ -181,9 +226,8 @@
     // Check opened the answer (a rehearsal). One clicked leaves them to
     // the clicker. (:focus-visible cannot tell: a key press sets it.)
     // (Not reveal.js's arrows: Space on a Tab-focused ‹ stepped back.)
-    const control = el?.matches?.(CONTROL);
     const its = (event.key === " " && !event.shiftKey) || (el?.type === "radio" && (event.key === "ArrowUp" || event.key === "ArrowDown"));
-    if (control && its && !clicked) {
+    if (el?.matches?.(CONTROL) && its && !clicked) {
       event.stopPropagation();
       return;
     }
@@ -224,6 +268,18 @@
     if (el && el !== document.body && el.blur) el.blur();
     if (forward) window.Reveal.next();
     else window.Reveal.prev();
+  }
+
+  // The speaker view hands its keys to its preview of this screen, a
+  // deck of its own that moves this one (reveal.js's notes plugin, as a
+  // bare key code). Blacked out (B), reveal.js drops a next or back key,
+  // and the speaker's → did nothing until B again (a rehearsal): as in
+  // the deck (onKey), the key brings the screen back and moves nothing.
+  const STEP_CODES = [32, 33, 34, 37, 38, 39, 40]; // Space, PageUp/Down, arrows
+  function speakerKey(event) {
+    if (!RECEIVER || !window.Reveal.isPaused() || !STEP_CODES.includes(event.keyCode)) return true;
+    window.Reveal.togglePause(false);
+    return false;
   }
 
   // --- an exercise's key: a step -------------------------------------------
@@ -694,7 +750,8 @@
       defaultTiming: 0,
       pdfSeparateFragments: false,
       pdfMaxPagesPerSlide: 2,
-      plugins: window.RevealNotes ? [window.RevealNotes] : []
+      plugins: window.RevealNotes ? [window.RevealNotes] : [],
+      keyboardCondition: speakerKey,
     });
     if (!RECEIVER) {
       window.addEventListener("keydown", onKey, true);
@@ -713,6 +770,8 @@
           // here each goes one step, and a clicker's keys are those.
           ["&#8594;  ,  &#8595;  ,  SPACE  ,  N  ,  L  ,  J", "Next step (clicker: PageDown)"],
           ["&#8592;  ,  &#8593;  ,  P  ,  H  ,  K", "Previous step (PageUp)"],
+          // reveal.js's G, as jumpBox has it.
+          ["G", "Jump: number or word, Enter"],
           // ↑ and ↓ go to the slide's first and last screen.
           [
             "Shift + &#8592;/&#8593/&#8594;/&#8595;",

@@ -2121,3 +2121,104 @@ def test_dimmed_code_lines_stay_readable(deck):
         ]
     assert seen > 50, seen
     assert not low, low[:10]
+
+
+def test_a_clicked_option_leaves_the_deck_its_keys(deck, lesson):
+    """reveal.js takes no key while an input has the focus: after a
+    click on the class's option, B (black screen), G, S and F did
+    nothing (a rehearsal). A letter or sign leaves the option to the
+    deck, and Escape leaves it without opening the overview; the next
+    key after B brings the screen back and moves nothing."""
+    number = _first_slide_of(lesson, "check")
+    page = deck.open(f"present.html#/{number}")
+    wait_ready(page)
+    ex = f'[data-slide="{number}"] .ex-check'
+    expect(page.locator(ex).first).to_have_attribute(
+        "data-ex-ready", re.compile(".*")
+    )
+    _show_screen_of(page, ex)
+    radio = page.locator(f"{ex} input.ex-radio").first
+    radio.click()
+    expect(radio).to_be_focused()
+    before = _indices(page)
+    page.keyboard.press("b")
+    page.wait_for_function("Reveal.isPaused()")
+    page.keyboard.press("PageDown")
+    page.wait_for_function("!Reveal.isPaused()")
+    assert _indices(page) == before
+    radio.click()
+    page.keyboard.press("Escape")
+    expect(radio).not_to_be_focused()
+    assert not page.evaluate("Reveal.isOverview()")
+    radio.click()
+    page.keyboard.press("g")
+    expect(page.locator(".reveal .jump-to-slide-input")).to_be_focused()
+
+
+def test_the_jump_box_gives_a_clicker_its_keys_and_finds_words(deck, lesson):
+    """G pressed by mistake left the clicker dead: PageDown, and → in
+    an empty box, went nowhere until someone reached the keyboard. They
+    close the box and step. A word and Enter go to the next screen that
+    says it, from its first step (reveal.js read the word as a regular
+    expression: "view(B" threw; and it always took the deck's first
+    match); a word no screen says leaves the box open, marked."""
+    page = deck.open("present.html#/3")
+    wait_ready(page)
+    box = page.locator(".reveal .jump-to-slide-input")
+    for key in ("PageDown", "ArrowRight"):
+        progress = page.evaluate("Reveal.getProgress()")
+        page.keyboard.press("g")
+        expect(box).to_be_focused()
+        page.keyboard.press(key)
+        page.wait_for_function(f"Reveal.getProgress() > {progress}")
+        expect(box).to_have_count(0)
+    # A later slide's title: the jump lands on a later screen that says
+    # it, from its first step.
+    here = page.evaluate("Reveal.getIndices().h")
+    words = next(s.title for s in lesson.slides if s.number > here + 5)
+    page.keyboard.press("g")
+    page.keyboard.type(words)
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"Reveal.getIndices().h > {here}")
+    expect(box).to_have_count(0)
+    assert page.evaluate("Reveal.getIndices().f") in (-1, None)
+    said = "Reveal.getCurrentSlide().textContent.toLowerCase()"
+    assert words.lower() in " ".join(page.evaluate(said).split())
+    # Signs are words too (no error: Deck.close checks), found or not.
+    page.keyboard.press("g")
+    page.keyboard.type("view(B")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        """() => {
+        const box = document.querySelector('.reveal .jump-to-slide-input');
+        return !box || box.getAttribute('aria-invalid') === 'true';
+    }"""
+    )
+    if box.count():
+        page.keyboard.press("Escape")
+    page.keyboard.press("g")
+    page.keyboard.type("zq zq zq")
+    page.keyboard.press("Enter")
+    expect(box).to_have_attribute("aria-invalid", "true")
+    page.keyboard.press("Escape")
+    expect(box).to_have_count(0)
+
+
+def test_the_speaker_view_brings_a_blacked_out_screen_back(deck):
+    """The speaker view hands its keys to its preview deck (reveal.js's
+    notes plugin calls ``triggerKey`` there): blacked out, its → did
+    nothing until B again. A next or back key brings the screen back
+    and moves nothing, as in the deck."""
+    page = deck.open("present.html?receiver#/4/0")
+    page.wait_for_function("window.Reveal && Reveal.isReady()")
+    before = _indices(page)
+    for code in (39, 34, 37):  # →, PageDown, ←
+        page.evaluate("Reveal.triggerKey(66)")  # B
+        page.wait_for_function("Reveal.isPaused()")
+        page.evaluate(f"Reveal.triggerKey({code})")
+        page.wait_for_function("!Reveal.isPaused()")
+        assert _indices(page) == before
+    page.evaluate("Reveal.triggerKey(39)")
+    page.wait_for_function(
+        f"JSON.stringify(Reveal.getIndices()) !== {before!r}"
+    )
