@@ -144,7 +144,11 @@ def test_references_render_numbers_letters_and_links():
     deck = deck_of(PAGES)
     index = RefIndex.from_deck(deck)
     here = "slides/41-merge.md"
-    assert index.render("split", "right", page=here) == "B"
+    # The letter, marked with its exercise and its author's letter: the
+    # page's exercise relabels it when it reshuffles its options.
+    assert index.render("split", "right", page=here) == (
+        '<span data-ex-in="ex-split" data-ex-letter-of="B">B</span>'
+    )
     assert index.render("split", page=here) == (
         "[slide 40](40-split.md#ex-split)"
     )

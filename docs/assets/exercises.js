@@ -20,7 +20,7 @@
   const DECK = !!document.getElementById("deck-config");
 
   function all(root, selector) {
-    return Array.prototype.slice.call(root.querySelectorAll(selector));
+    return [...root.querySelectorAll(selector)];
   }
   // In the deck the clicker's keys (→, Space) move the slides; a text
   // field or list the widget focused by itself (after Strike, or an empty
@@ -585,7 +585,7 @@
     const key = one(w.el, ".ex-key");
     const answer = one(key, "[data-ex-answer]").getAttribute("data-ex-answer");
     const buttons = all(w.el, '[data-ex-action="strike"]');
-    const letters = buttons.map((b) => b.getAttribute("data-ex-option"));
+    const letters = buttons.map((b) => b.dataset.exOption);
     const need = letters.length - 1;
     const variants = drawVariant(w);
     buttons.forEach(show);
@@ -696,7 +696,7 @@
     }
     buttons.forEach((b) => {
       b.addEventListener("click", () => {
-        toggle(b.getAttribute("data-ex-option"));
+        toggle(b.dataset.exOption);
       });
     });
     letters.forEach((l) => {
@@ -743,7 +743,7 @@
     const truth = {};
     all(key, ".ex-key__group").forEach((g) => {
       all(g, "[data-ex-item]").forEach((i) => {
-        truth[i.getAttribute("data-ex-item")] = g.getAttribute("data-ex-bucket");
+        truth[i.dataset.exItem] = g.getAttribute("data-ex-bucket");
       });
     });
     w.el.classList.add("is-live");
@@ -758,7 +758,7 @@
       return one(w.el, `.ex-zone[data-ex-zone="${b || ""}"] .ex-items`);
     }
     function place(item, b, focus) {
-      const id = item.getAttribute("data-ex-item");
+      const id = item.dataset.exItem;
       const select = one(item, "select");
       zone(b).appendChild(item);
       markEmpty();
@@ -773,7 +773,7 @@
     }
     function check(quiet) {
       const placed = w.state.place || {};
-      const left = items.filter((i) => !placed[i.getAttribute("data-ex-item")]).length;
+      const left = items.filter((i) => !placed[i.dataset.exItem]).length;
       if (left) {
         w.announce(
           w.feedback(
@@ -798,8 +798,8 @@
       w.keyAfterTry(true);
       let right = 0;
       items.forEach((i) => {
-        const ok = placed[i.getAttribute("data-ex-item")] ===
-          truth[i.getAttribute("data-ex-item")];
+        const ok = placed[i.dataset.exItem] ===
+          truth[i.dataset.exItem];
         if (ok) right++;
         mark(i, ok ? "right" : "wrong", ok ? "right" : "wrong bucket");
       });
@@ -847,7 +847,7 @@
     markEmpty();
     const saved = JSON.parse(JSON.stringify(w.state.place || {}));
     items.forEach((item) => {
-      const b = saved[item.getAttribute("data-ex-item")];
+      const b = saved[item.dataset.exItem];
       if (b && zone(b)) place(item, b, false);
     });
     if (Object.keys(saved).length && w.state.tried) w.notChecked();
@@ -856,16 +856,16 @@
   KINDS.order = (w) => {
     const key = one(w.el, ".ex-key");
     const list = one(w.el, ".ex-steps");
-    const truth = all(key, ".ex-key__steps [data-ex-step]").map((li) => li.getAttribute("data-ex-step"));
+    const truth = all(key, ".ex-key__steps [data-ex-step]").map((li) => li.dataset.exStep);
     // The order as shown (a shuffle): checking it unmoved is no attempt.
-    const shuffled = all(list, ".ex-step").map((li) => li.getAttribute("data-ex-step"));
+    const shuffled = all(list, ".ex-step").map((li) => li.dataset.exStep);
     all(w.el, ".ex-handle, .ex-moves").forEach(show);
     w.keyAfterTry(!!w.state.tried);
     function steps() {
       return all(list, ".ex-step");
     }
     function remember() {
-      w.state.order = steps().map((li) => li.getAttribute("data-ex-step"));
+      w.state.order = steps().map((li) => li.dataset.exStep);
       w.save();
       w.changed(steps());
       steps().forEach((li, i, arr) => {
@@ -897,7 +897,7 @@
       );
     }
     function check(quiet) {
-      const now = steps().map((li) => li.getAttribute("data-ex-step"));
+      const now = steps().map((li) => li.dataset.exStep);
       if (now.join() === shuffled.join()) {
         w.announce(w.feedback("warn", "The steps are still in the shuffled " +
           "order they came in. Move them into the order you think is right, " +
@@ -909,7 +909,7 @@
       w.keyAfterTry(true);
       let right = 0;
       steps().forEach((li, i) => {
-        const ok = li.getAttribute("data-ex-step") === truth[i];
+        const ok = li.dataset.exStep === truth[i];
         if (ok) right++;
         mark(li, ok ? "right" : "wrong", ok ? "right place" : "wrong place");
       });
@@ -1013,7 +1013,7 @@
     const list = one(w.el, ".ex-option-list");
     if (!list) return;
     const items = all(list, ":scope > .ex-option").sort((a, b) =>
-      a.getAttribute("data-ex-option") < b.getAttribute("data-ex-option") ? -1 : 1);
+      a.dataset.exOption < b.dataset.exOption ? -1 : 1);
     // Another variant moves every option (the same draw on every visit):
     // the letter that was right before is never right again by chance.
     // (mulberry32, seeded by FNV-1a of the exercise's key and the
@@ -1041,13 +1041,15 @@
       const item = items[k];
       list.appendChild(item);
       if (notes) {
-        all(notes, `[data-ex-option="${item.getAttribute("data-ex-option")}"]`)
+        all(notes, `[data-ex-option="${item.dataset.exOption}"]`)
           .forEach((note) => {
             notes.appendChild(note);
           });
       }
       one(item, ".ex-letter").textContent = `${letter}.`;
-      all(w.el, `[data-ex-letter-of="${item.getAttribute("data-ex-option")}"]`)
+      // (And a ref() to it elsewhere on the page: the instructor notes.
+      // The deck's ids start "sN-".)
+      all(document, `[data-ex-in="${w.el.id.replace(/^s\d+-/, "")}"][data-ex-letter-of="${item.dataset.exOption}"]`)
         .forEach((span) => {
           span.textContent = letter;
         });

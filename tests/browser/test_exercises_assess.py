@@ -561,14 +561,24 @@ def shown_letters(section) -> dict[str, str]:
     return {author: shown.rstrip(".") for author, shown in pairs}
 
 
-def letters_follow(section, shown: dict[str, str]) -> None:
+def letters_follow(section, shown: dict[str, str], refs=False) -> None:
     """Every letter the key and the labels show names its option's
-    place (data-ex-letter-of: the author's letter it stands for)."""
+    place (data-ex-letter-of: the author's letter it stands for), and so
+    does every reference to an option elsewhere on the page (``refs``:
+    the page's Markdown has a ``ref()`` to one; the instructor notes
+    named the author's letters after "Try another")."""
     spans = section.evaluate(
         """el => [...el.querySelectorAll('[data-ex-letter-of]')].map((s) =>
           [s.getAttribute('data-ex-letter-of'), s.textContent])"""
     )
     assert spans and all(shown[a] == t for a, t in spans), (shown, spans)
+    outside = section.evaluate(
+        """el => [...document.querySelectorAll('[data-ex-letter-of]')]
+          .filter((s) => !el.contains(s) && s.dataset.exIn === el.id)
+          .map((s) => [s.dataset.exLetterOf, s.textContent])"""
+    )
+    assert bool(outside) == refs, (refs, outside)
+    assert all(shown[a] == t for a, t in outside), (shown, outside)
 
 
 def test_try_another_on_a_check_redraws_every_number_and_grades_by_option(
@@ -595,7 +605,8 @@ def test_try_another_on_a_check_redraws_every_number_and_grades_by_option(
         # answered five draws running with B, unread).
         shown = shown_letters(section)
         assert all(shown[o.letter] != o.letter for o in exercise.options)
-        letters_follow(section, shown)
+        source = (ROOT / "docs" / name).with_suffix(".md").read_text()
+        letters_follow(section, shown, refs=f'ref("{exercise.id}",' in source)
         assert not any(
             r.is_checked() for r in section.get_by_role("radio").all()
         )
@@ -794,7 +805,8 @@ def test_try_another_on_an_eliminate_redraws_and_clears_every_strike(
         assert second != first, f"{name}: Try another kept the numbers"
         shown = shown_letters(section)
         assert all(shown[o.letter] != o.letter for o in exercise.options)
-        letters_follow(section, shown)
+        source = (ROOT / "docs" / name).with_suffix(".md").read_text()
+        letters_follow(section, shown, refs=f'ref("{exercise.id}",' in source)
         expect(section.locator(".ex-option.is-struck")).to_have_count(0)
         for button in section.locator('[data-ex-action="strike"]').all():
             expect(button).to_have_attribute("aria-pressed", "false")

@@ -212,7 +212,15 @@ class RefIndex:
                 'ref("slide-stem"), ref("exercise-id", "option-id")'
             )
         if option is not None:
-            return self.letter(target, option)
+            # Marked, so that the letter follows its option when the
+            # page's exercise reshuffles them (exercises.js; the
+            # instructor notes named the author's letters after "Try
+            # another").
+            letter = self.letter(target, option)
+            return (
+                f'<span data-ex-in="ex-{target}" data-ex-letter-of="{letter}">'
+                f"{letter}</span>"
+            )
         number, src_uri, anchor = self._slide(target)
         word = "Slide" if cap else "slide"
         first = _link(page, src_uri, anchor, html)
