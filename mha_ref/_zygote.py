@@ -90,8 +90,19 @@ def take_early(root: str) -> Zygote | None:
     return zygote
 
 
+#: mha_ref by its path, not by putting its folder on the path: that
+#: folder is often the submission's, and torch's own imports (numpy,
+#: typing_extensions) found a file planted there and ran it in the
+#: zygote, outside every sandbox (an attacker's review: it printed 7 of 7
+#: for an empty class). Its children are sandboxed before they read the
+#: file's folder (``_sandbox`` puts it on their path).
 _BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "import sys, importlib.util as u; "
+    "p = sys.argv[1] + '/mha_ref'; "
+    "s = u.spec_from_file_location('mha_ref', p + '/__init__.py', "
+    "submodule_search_locations=[p]); "
+    "m = sys.modules['mha_ref'] = u.module_from_spec(s); "
+    "s.loader.exec_module(m); "
     "from mha_ref._zygote import serve; serve(int(sys.argv[2]))"
 )
 

@@ -2929,6 +2929,48 @@ def test_files_beside_the_submission_are_not_the_graders_modules(tmp_path):
     assert result.stdout.splitlines()[-1] == "0 of 7 milestones pass"
 
 
+def test_a_module_planted_beside_mha_ref_runs_only_in_the_sandbox(tmp_path):
+    """A student's folder as the course ships it: ``mha_ref`` unzipped
+    beside ``my_mha.py``, graded there. The grader's zygote put that
+    folder on its path, and torch's own import of ``typing_extensions``
+    ran a file of that name planted there outside every sandbox (an
+    attacker's review: it printed 7 of 7 for an empty class). The file
+    may run only sandboxed (where it cannot write), and the grading goes
+    on as for any folder."""
+    folder, marker = tmp_path / "submission", tmp_path / "escaped"
+    shutil.copytree(
+        Path(grade.__file__).parent,
+        folder / "mha_ref",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    for name in ("typing_extensions", "numpy"):
+        (folder / f"{name}.py").write_text(
+            "import importlib, os, sys\n"
+            "try:\n"
+            f"    open({str(marker)!r}, 'a').write(f'{{os.getpid()}} ')\n"
+            "except OSError:\n"
+            "    pass\n"
+            "here = os.path.dirname(os.path.abspath(__file__))\n"
+            "sys.path[:] = [p for p in sys.path\n"
+            "               if os.path.abspath(p or '.') != here]\n"
+            "del sys.modules[__name__]\n"
+            "sys.modules[__name__] = importlib.import_module(__name__)\n"
+        )
+    (folder / "my_mha.py").write_text(CORRECT)
+    result = subprocess.run(
+        [sys.executable, "-m", "mha_ref.grade", "my_mha.py"],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": "", "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert not marker.exists(), marker.read_text()
+    assert result.stdout.splitlines()[-1] == "7 of 7 milestones pass", (
+        result.stdout + result.stderr
+    )
+
+
 @pytest.mark.parametrize("forgery", list(FORGERIES))
 def test_forgeries_are_rejected(tmp_path, forgery):
     """Printing PASS lines, exiting early or patching the grader never
