@@ -1610,9 +1610,11 @@ def check_many_heads(s: Session) -> str:
     # the transpose when x.size(2) == h) goes wrong; and B > T, where a
     # forward that guesses nn.MultiheadAttention's (T, B, d) layout from
     # the sizes (size(0) > size(1)) does.
+    built = []  # (module, input, where), in the order built
     for h, B, T, d_model in ((2, 2, 5, D_MODEL), (4, 5, 4, 12)):
         module = s.module(h, d_model)
         x = s.inputs(B, T, d_model)
+        built.append((module, x, f"at h={h}"))
         where = f"at h={h}" + (
             f", B={B}, T={T}, d_model={d_model}" if h > 2 else ""
         )
@@ -1628,6 +1630,7 @@ def check_many_heads(s: Session) -> str:
             suspects=VALUE_SUSPECTS, otherwise=at_one,
         )  # fmt: skip
         _fresh(s, module, where, x.shape)
+    _together(s, *built)
     _reweighted(s, module, x, where)
     loop = _loop_over_heads(s)
     module = s.module(2)
@@ -1917,6 +1920,27 @@ def _fresh(s: Session, module, where: str, shape) -> None:
             f"{FROM_BEFORE} (a key or mask saved on self); compute "
             f"everything from this call's arguments"
         )
+
+
+TOGETHER = "called after another was built"
+
+
+def _together(s: Session, first, later) -> None:
+    """The module built first, called again once a second one (another
+    h and d_model) exists, as an encoder's and a decoder's do: a size
+    kept on the class (``MultiHeadAttention.h = h``) or in a module-level
+    variable is the last one built's, and every call before used the
+    module built last (an expert's review: it passed 7 of 7)."""
+    (module, x, where), later_where = first, later[2]
+    where = f"{where}, {TOGETHER} {later_where}"
+    hint = (
+        "is a size kept on the class or in a module-level variable? "
+        "each module keeps its own on self (self.h = h)"
+    )
+    got = _forward_hinted(s, module, (x, x, x), where, hint)
+    differ = _differences(got, twin(module, x, x, x))
+    if differ:
+        raise Failed(f"{' and '.join(differ)} {where}: {hint}")
 
 
 def _reweighted(s: Session, module, x, where: str) -> None:
@@ -3098,7 +3122,9 @@ def _explained(s: Session, error: Exception) -> str:
     call, if that is the cause (:func:`_kept_from_before`)."""
     if s.child is None or s.child.process.poll() is not None:
         return str(error)
-    if FROM_BEFORE in str(error):
+    # (Its own diagnosis already, or another module's doing: a new
+    # module resets what the class keeps, and answers right.)
+    if FROM_BEFORE in str(error) or TOGETHER in str(error):
         return str(error)
     try:
         kept = _kept_from_before(s)

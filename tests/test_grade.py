@@ -3223,6 +3223,40 @@ def test_a_failing_run_names_its_seed_and_the_seed_repeats_it(
     assert capsys.readouterr().out == first
 
 
+@pytest.mark.parametrize(
+    "edits",
+    [
+        # The head count on the class: the last module built's (raises).
+        ("self.h = num_heads", "MultiHeadAttention.h = num_heads"),
+        # The scale in a module-level variable: wrong numbers, no error.
+        (
+            "import math\n",
+            "import math\n\nSCALE = [1.0]\n",
+            "self.d_k = d_model // num_heads",
+            "self.d_k = d_model // num_heads\n"
+            "        SCALE[0] = self.d_k**-0.5",
+            "/ math.sqrt(self.d_k)",
+            "* SCALE[0]",
+        ),
+    ],
+    ids=["class-attribute", "module-variable"],
+)
+def test_a_size_shared_by_every_module_fails_h_gt_1(tmp_path, capsys, edits):
+    """Two modules at once, as an encoder's and a decoder's: a size kept
+    on the class or in a module-level variable is the last one built's.
+    Every call was made on the module built last, and such a file passed
+    7 of 7 (an expert's review). The first module, called again after a
+    second (another h and d_model) was built, fails h>1, and the line
+    says where such a size lives; not blamed on a call before."""
+    status, lines, stdout = _grade_here(tmp_path, _bug(*edits), capsys)
+    assert status == 1, stdout
+    assert lines["h>1"][0] == "FAIL", stdout
+    detail = lines["h>1"][1]
+    assert "called after another was built" in detail, stdout
+    assert "kept on the class or in a module-level variable" in detail
+    assert grade.FROM_BEFORE not in detail, stdout
+
+
 def test_a_file_that_does_not_load_names_no_seed(tmp_path, capsys):
     """No number is drawn before the file loads: after a SyntaxError the
     seed line would send a student to rerun with numbers that played no
