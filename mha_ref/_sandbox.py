@@ -69,6 +69,15 @@ _TORCH_MHA = {
 _TORCH_MHA_C = {
     torch._native_multi_head_attention: "torch._native_multi_head_attention"
 }
+#: The ``__call__`` of torch.ops' operators and of their overloads
+#: (``torch.ops.aten.<op>`` and ``torch.ops.aten.<op>.default``): the
+#: fused layer is reached that way too, and called as
+#: ``torch.ops.aten._native_multi_head_attention.default`` it passed five
+#: milestones (an expert's review). Named by the operator's name.
+_OP_CALLS = {
+    type(op).__call__.__code__
+    for op in (torch.ops.aten.add, torch.ops.aten.add.default)
+}
 
 
 #: The profile function of the request under way, or None. A thread
@@ -271,6 +280,10 @@ def _watching(
             return
         if (name := _TORCH_MHA.get(frame.f_code)) is not None:
             torch_mha.add(name)
+        elif frame.f_code in _OP_CALLS:
+            op = str(frame.f_locals.get("self"))
+            if "multi_head_attention" in op:
+                torch_mha.add(f"torch.ops.{op}")
         if (name := _UNHOOK.get(frame.f_code)) is not None:
             hidden.add(name)
         if (name := _OPAQUE.get(frame.f_code)) is not None:
@@ -603,6 +616,10 @@ class _Runner:
                     reply["opaque"] = _named(opaque)
             except BaseException as error:  # noqa: BLE001 - the student's
                 reply = {"ok": False, **_error(error, self.path)}
+                # (PyTorch's layer that raised is named all the same: a
+                # call it refused told only its error.)
+                if torch_mha:
+                    reply["torch_mha"] = sorted(torch_mha)
             finally:
                 faulthandler.cancel_dump_traceback_later()
             send(replies, reply)

@@ -393,6 +393,14 @@ class Child:
                 f"{self.timeout:g} s: look for a loop or a wait that never "
                 f"ends"
             )
+        if reply.get("torch_mha"):
+            raise Failed(
+                f"{subject} ran PyTorch's own multi-head attention "
+                f"({', '.join(reply['torch_mha'])}), the layer this grader "
+                f"compares against, not your code: write the projections, "
+                f"the head split, the attention and the merge yourself "
+                f"(F.scaled_dot_product_attention may do the attention)"
+            )
         if not reply.get("ok"):
             raise StudentError(
                 f"{subject} raised {reply.get('error')} "
@@ -414,14 +422,6 @@ class Child:
                 f"{subject} ran the lesson's reference, not your code "
                 f"({', '.join(reply['reference'][:3])} in mha_ref/): "
                 f"the grade is of what you write; write it in your file"
-            )
-        if reply.get("torch_mha"):
-            raise Failed(
-                f"{subject} ran PyTorch's own multi-head attention "
-                f"({', '.join(reply['torch_mha'])}), the layer this grader "
-                f"compares against, not your code: write the projections, "
-                f"the head split, the attention and the merge yourself "
-                f"(F.scaled_dot_product_attention may do the attention)"
             )
         return reply
 
@@ -1273,7 +1273,10 @@ def compare(
             "the weights returned are the heads' average, repeated on "
             "the head axis: return each head's own, (B, h, T_q, T_k)"
         )
-    elif axis := _softmax_axis(got[1]):
+    # (Only where the output is wrong too: weights returned transposed,
+    # (B, h, T_k, T_q), sum to 1 over the queries, and "run it over the
+    # keys" broke a right output: an expert's review.)
+    elif not _close(got[0], want[0]) and (axis := _softmax_axis(got[1])):
         cause = (
             f"your softmax runs over the {axis} (the weights sum to 1 "
             f"there, not over the keys); run it over the keys, dim=-1"

@@ -635,15 +635,37 @@ TORCH_MHA_QUANTIZABLE = _bug(
 )
 
 
+# The fused layer through torch.ops, an operator's overload: five
+# milestones passed (an expert's review).
+TORCH_MHA_OPS = _bug(
+    FORWARD,
+    _TORCH_MHA.format(
+        call="""\
+        w = torch.cat([self.W_Q.weight, self.W_K.weight, self.W_V.weight])
+        out, weights = torch.ops.aten._native_multi_head_attention.default(
+            query, key, value, d, self.h, w, torch.zeros(3 * d),
+            self.W_O.weight, torch.zeros(d),
+            blocked.view(B, self.h, T_q, T_k), True, False, None,
+        )
+        return out, weights
+"""
+    ),
+)
+
+
 @pytest.mark.parametrize(
     ("source", "entry"),
     [
         (TORCH_MHA_FUNCTIONAL, "F.multi_head_attention_forward"),
+        (
+            TORCH_MHA_OPS,
+            "torch.ops.aten._native_multi_head_attention.default",
+        ),
         (TORCH_MHA_LAYER, "nn.MultiheadAttention"),
         (TORCH_MHA_QUANTIZABLE, "torch.ao.nn.quantizable.MultiheadAttention"),
         (TORCH_MHA_RAW_THREAD, "nn.MultiheadAttention"),
     ],
-    ids=["functional", "layer", "quantizable layer", "raw thread"],
+    ids=["functional", "ops", "layer", "quantizable layer", "raw thread"],
 )
 def test_a_forward_that_runs_torchs_multi_head_attention_fails(
     tmp_path, source, entry, capsys
@@ -3255,6 +3277,25 @@ def test_a_size_shared_by_every_module_fails_h_gt_1(tmp_path, capsys, edits):
     assert "called after another was built" in detail, stdout
     assert "kept on the class or in a module-level variable" in detail
     assert grade.FROM_BEFORE not in detail, stdout
+
+
+def test_weights_returned_transposed_are_not_told_to_move_the_softmax(
+    tmp_path, capsys
+):
+    """A right output with its weights returned as (B, h, T_k, T_q):
+    they sum to 1 over the queries, and the line said "your softmax runs
+    over the queries ... run it over the keys", which breaks the output
+    (an expert's review). It says the output is right and the weights
+    returned are not."""
+    source = _bug(
+        "return self.W_O(self.merge(weights @ v)), weights",
+        "return self.W_O(self.merge(weights @ v)), weights.transpose(-2, -1)",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1, stdout
+    assert lines["h=1"][0] == "FAIL", stdout
+    assert "softmax runs over" not in lines["h=1"][1], stdout
+    assert "your output is right" in lines["h=1"][1], stdout
 
 
 def test_a_file_that_does_not_load_names_no_seed(tmp_path, capsys):
