@@ -952,6 +952,14 @@ def _projection_problem(info: dict, d_model: int) -> str | None:
 
 
 def _backward_hint(error: str) -> str:
+    # (A boolean tensor changed in place is a mask: the softmax hint sent
+    # a student who inverted the caller's mask in place to a softmax that
+    # was right; an expert's review.)
+    if "inplace operation" in error and "BoolType" in error:
+        return (
+            ": a mask was changed in place (logical_not_(), ~=): the "
+            "caller's mask is for reading; make a new one (~mask)"
+        )
     if "inplace operation" in error:
         return (
             ": an in-place operation (a method ending in _, or /= on a "
@@ -2066,11 +2074,25 @@ def check_masks(s: Session) -> str:
             # The same call ran without it (_plain_first): a mask given an
             # axis more (the Annotated Transformer's unsqueeze(1)) made the
             # scores 5-D, and the merge's view raised (an expert's audit).
+            # (Not the hint torch's words get elsewhere: the view "an
+            # axis short" where the mask made it one more; and what the
+            # words name, where they name it: an expert's review.)
+            said = str(error).removesuffix(_lesson_hint(error.said))
+            if "Boolean value of Tensor" in error.said:
+                how = (
+                    "`if mask:` asks a whole tensor for one True or False: "
+                    "test `if mask is not None`"
+                )
+            elif "bool tensor is not supported" in error.said:
+                how = "it is boolean, True = may attend: invert it with ~mask"
+            else:
+                how = (
+                    "it broadcasts over the scores (B, h, T_q, T_k) as given "
+                    "(unsqueeze nothing: an axis more makes the scores 5-D)"
+                )
             raise StudentError(
-                f"{error}: without the mask this call runs, so the cause "
-                f"is how forward uses the mask, {tuple(allowed.shape)}: it "
-                f"broadcasts over the scores (B, h, T_q, T_k) as given "
-                f"(unsqueeze nothing: an axis more makes the scores 5-D)"
+                f"{said}: without the mask this call runs, so the cause is "
+                f"how forward uses the mask, {tuple(allowed.shape)}: {how}"
             ) from None
         suspects = [(IGNORES_MASK, {})]
         if earlier is not None:

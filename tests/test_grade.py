@@ -3298,6 +3298,52 @@ def test_weights_returned_transposed_are_not_told_to_move_the_softmax(
     assert "your output is right" in lines["h=1"][1], stdout
 
 
+@pytest.mark.parametrize(
+    ("edits", "said", "not_said"),
+    [
+        (
+            ("if mask is not None:", "if mask:"),
+            "test `if mask is not None`",
+            "unsqueeze nothing",
+        ),
+        (
+            ("masked_fill(~mask,", "masked_fill(1 - mask,"),
+            "invert it with ~mask",
+            "unsqueeze nothing",
+        ),
+        (
+            ("masked_fill(~mask,", "masked_fill(~mask.unsqueeze(1),"),
+            "an axis more makes the scores 5-D",
+            "an axis short",
+        ),
+        (
+            (
+                'scores = scores.masked_fill(~mask, float("-inf"))',
+                "scores = scores.masked_fill(mask.logical_not_(), -1e30)\n"
+                "            mask.logical_not_()",
+            ),
+            "a mask was changed in place",
+            "torch.softmax(scores, dim=-1), out of place",
+        ),
+    ],
+    ids=["if-mask", "one-minus-mask", "unsqueezed", "inverted-in-place"],
+)
+def test_a_mask_used_wrongly_is_told_what_its_error_names(
+    tmp_path, capsys, edits, said, not_said
+):
+    """Every error raised with a mask got one tail: "it broadcasts over
+    the scores ... (unsqueeze nothing: an axis more makes the scores
+    5-D)", for `if mask:` and `1 - mask` too, after torch's view hint
+    "an axis short" where the mask made one more; and a mask inverted in
+    place was sent to the softmax (an expert's review). Each is told
+    what its error names."""
+    status, lines, stdout = _grade_here(tmp_path, _bug(*edits), capsys)
+    assert status == 1, stdout
+    assert lines["masks"][0] == "FAIL", stdout
+    assert said in lines["masks"][1], stdout
+    assert not_said not in lines["masks"][1], stdout
+
+
 def test_a_file_that_does_not_load_names_no_seed(tmp_path, capsys):
     """No number is drawn before the file loads: after a SyntaxError the
     seed line would send a student to rerun with numbers that played no
