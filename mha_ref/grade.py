@@ -2840,6 +2840,16 @@ def _lesson_hint(error) -> str:
             f".view(B, T, h, d_k) to split and .view(B, T, d_model) to "
             f"merge, with B, T = x.shape[:2]"
         )
+    if (rows := _MATMUL.search(str(error))) and _one_head(
+        *map(int, rows.groups())
+    ):
+        width, d_model = int(rows[1]), int(rows[2])
+        return (
+            f": a projection of d_model={d_model} features got rows of "
+            f"{width} (one head's d_k?): merge the heads back, (B, h, T, d_k) "
+            f"-> (B, T, h*d_k), before self.W_O (not their mean, nor W_O "
+            f"per head)"
+        )
     if 'missing the required "forward" function' in str(error):
         return (
             f": the class in your file has no forward; define {SIGNATURE} "
@@ -2848,6 +2858,19 @@ def _lesson_hint(error) -> str:
             f"cells again from milestone 1 down)"
         )
     return ""
+
+
+#: torch's message for a Linear given rows of the wrong width: (that
+#: width, the Linear's in-features). A head's mean, or W_O applied per
+#: head, told only torch's words (an expert's review).
+_MATMUL = re.compile(
+    r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)"
+)
+
+
+def _one_head(width: int, d_model: int) -> bool:
+    """Rows of ``width`` features are one head's of ``d_model``."""
+    return 0 < width < d_model and d_model % width == 0
 
 
 #: torch's message for a view of the wrong size: (the view, the size).

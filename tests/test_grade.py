@@ -3344,6 +3344,32 @@ def test_a_mask_used_wrongly_is_told_what_its_error_names(
     assert not_said not in lines["masks"][1], stdout
 
 
+@pytest.mark.parametrize(
+    "edits",
+    [
+        # The heads' mean: (B, T, d_k) reaches W_O.
+        (
+            "return x.transpose(1, 2).contiguous().view(B, T, h * d_k)",
+            "return x.mean(dim=1)",
+        ),
+        # W_O applied to each head: (B, h, T, d_k) reaches it.
+        (
+            "return self.W_O(self.merge(weights @ v)), weights",
+            "return self.merge(self.W_O(weights @ v)), weights",
+        ),
+    ],
+    ids=["mean", "per-head"],
+)
+def test_a_head_given_to_w_o_is_told_to_merge_first(tmp_path, capsys, edits):
+    """A merge by the heads' mean, or W_O per head, told only torch's
+    "mat1 and mat2 shapes cannot be multiplied (10x4 and 8x8)" (an
+    expert's review): the line says to merge the heads back first."""
+    status, lines, stdout = _grade_here(tmp_path, _bug(*edits), capsys)
+    assert status == 1, stdout
+    assert lines["shapes"][0] == "FAIL", stdout
+    assert "merge the heads back" in lines["shapes"][1], stdout
+
+
 def test_a_file_that_does_not_load_names_no_seed(tmp_path, capsys):
     """No number is drawn before the file loads: after a SyntaxError the
     seed line would send a student to rerun with numbers that played no
