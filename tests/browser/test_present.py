@@ -451,13 +451,9 @@ def test_a_click_on_an_exercise_leaves_the_clicker_the_deck(deck, lesson):
         assert other.input_value() == picked, key
 
 
-def test_the_keyboard_picks_options_and_buckets_on_stage(deck, lesson):
-    """At a keyboard (Tab), Space on an option picked nothing and stepped
-    the deck to the answer, and Space on Check did the same; a bucket's
-    list lost the focus once its ↓ moved the item, and the next ↓ opened
-    the answer (a rehearsal). Reached by Tab, an option and a button
-    keep Space and an option its ↑ and ↓; clicked with the mouse, Space
-    is the clicker's and moves the deck; a list keeps the focus."""
+def _on_first_check(deck, lesson):
+    """The deck at the first check exercise's screen, its widget ready:
+    (the page, the exercise's selector)."""
     number = _first_slide_of(lesson, "check")
     page = deck.open(f"present.html#/{number}")
     wait_ready(page)
@@ -466,6 +462,17 @@ def test_the_keyboard_picks_options_and_buckets_on_stage(deck, lesson):
         "data-ex-ready", re.compile(".*")
     )
     _show_screen_of(page, ex)
+    return page, ex
+
+
+def test_the_keyboard_picks_options_and_buckets_on_stage(deck, lesson):
+    """At a keyboard (Tab), Space on an option picked nothing and stepped
+    the deck to the answer, and Space on Check did the same; a bucket's
+    list lost the focus once its ↓ moved the item, and the next ↓ opened
+    the answer (a rehearsal). Reached by Tab, an option and a button
+    keep Space and an option its ↑ and ↓; clicked with the mouse, Space
+    is the clicker's and moves the deck; a list keeps the focus."""
+    page, ex = _on_first_check(deck, lesson)
     before = _indices(page)
     radio = f"{ex} input.ex-radio"
     for _ in range(40):
@@ -2129,14 +2136,7 @@ def test_a_clicked_option_leaves_the_deck_its_keys(deck, lesson):
     nothing (a rehearsal). A letter or sign leaves the option to the
     deck, and Escape leaves it without opening the overview; the next
     key after B brings the screen back and moves nothing."""
-    number = _first_slide_of(lesson, "check")
-    page = deck.open(f"present.html#/{number}")
-    wait_ready(page)
-    ex = f'[data-slide="{number}"] .ex-check'
-    expect(page.locator(ex).first).to_have_attribute(
-        "data-ex-ready", re.compile(".*")
-    )
-    _show_screen_of(page, ex)
+    page, ex = _on_first_check(deck, lesson)
     radio = page.locator(f"{ex} input.ex-radio").first
     radio.click()
     expect(radio).to_be_focused()
