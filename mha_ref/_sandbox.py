@@ -66,18 +66,26 @@ _TORCH_MHA = {
         "torch.ao.nn.quantizable.MultiheadAttention"
     ),
 }
-_TORCH_MHA_C = {
-    torch._native_multi_head_attention: "torch._native_multi_head_attention"
-}
-#: The ``__call__`` of torch.ops' operators and of their overloads
-#: (``torch.ops.aten.<op>`` and ``torch.ops.aten.<op>.default``): the
-#: fused layer is reached that way too, and called as
-#: ``torch.ops.aten._native_multi_head_attention.default`` it passed five
-#: milestones (an expert's review). Named by the operator's name.
-_OP_CALLS = {
-    type(op).__call__.__code__
-    for op in (torch.ops.aten.add, torch.ops.aten.add.default)
-}
+#: The fused layer's C entry points: torch's own function, torch.ops'
+#: operator (``torch.ops.aten._native_multi_head_attention``) and what
+#: ``torch._C._jit_get_operation`` hands out are built-ins of that name;
+#: an overload's (``.default``, ``.out``; reached by its ``__call__`` or
+#: its ``_op``) has none, and is known by identity. Each passed five
+#: milestones (an expert's review). A built-in's name is its type's to
+#: read: the file cannot make it raise.
+_FUSED = "_native_multi_head_attention"
+_FUSED_OVERLOADS = frozenset(
+    getattr(torch.ops.aten._native_multi_head_attention, name)._op
+    for name in torch.ops.aten._native_multi_head_attention.overloads()
+)
+_BUILTIN = type(len)
+
+
+def _fused(function) -> bool:
+    """``function`` (a C call's) is the fused multi-head attention."""
+    if type(function) is not _BUILTIN:
+        return False
+    return _FUSED in function.__name__ or function in _FUSED_OVERLOADS
 
 
 #: The profile function of the request under way, or None. A thread
@@ -263,27 +271,35 @@ def _watching(
     ending = False
 
     def profile(frame, event, arg):
+        # An exception here turns the hook off (CPython's rule), and the
+        # file's objects are looked at: a __str__ or a __class__ that
+        # raised ran torch's attention unseen, 7 of 7 (a reviewer's
+        # attack). Whatever raises in the watch counts as hiding.
+        try:
+            watch(frame, event, arg)
+        except BaseException:  # noqa: BLE001 - the file's doing
+            hidden.add("an object that raised when the grader's hook read it")
+
+    def watch(frame, event, arg):
         if event in ("call", "c_call"):
             _CALLS[0] += 1
         if event == "c_call":
-            if (name := _TORCH_MHA_C.get(arg)) is not None:
-                torch_mha.add(name)
+            if _fused(arg):
+                torch_mha.add(f"torch's fused {_FUSED}")
             # (Not this function's own call that ends the watch.)
             if (name := _UNHOOK_C.get(arg)) is not None and not ending:
                 hidden.add(name)
             if (name := _OPAQUE_C.get(arg)) is not None:
                 opaque.add(name)
-            elif isinstance(owner := getattr(arg, "__self__", None), _GRAPHS):
+            elif issubclass(
+                type(owner := getattr(arg, "__self__", None)), _GRAPHS
+            ):
                 opaque.add(f"a TorchScript {type(owner).__name__}'s methods")
             return
         if event != "call":
             return
         if (name := _TORCH_MHA.get(frame.f_code)) is not None:
             torch_mha.add(name)
-        elif frame.f_code in _OP_CALLS:
-            op = str(frame.f_locals.get("self"))
-            if "multi_head_attention" in op:
-                torch_mha.add(f"torch.ops.{op}")
         if (name := _UNHOOK.get(frame.f_code)) is not None:
             hidden.add(name)
         if (name := _OPAQUE.get(frame.f_code)) is not None:

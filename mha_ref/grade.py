@@ -66,8 +66,12 @@ if __name__ == "__main__":
     # whose files may be named like a module imported below (secrets.py,
     # argparse.py, torch.py: a secrets.py forged 7 of 7 from this
     # process, outside every sandbox): that folder leaves the path before
-    # any import (mha_ref's __init__ imports nothing); this package's own
-    # modules come from its __path__.
+    # this module imports anything (mha_ref's __init__ imports nothing);
+    # this package's own modules come from its __path__. Not before
+    # Python's own start-up: `-m` imports a few standard modules
+    # (importlib's, functools, __future__ for the line above) from that
+    # folder first, which no code here can stop: a submission is graded
+    # from outside its folder, or with python -P (the usage says so).
     sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
     # The zygote imports torch in an interpreter of its own: started now
     # (its module needs only the standard library), that import runs
@@ -957,8 +961,9 @@ def _backward_hint(error: str) -> str:
     # was right; an expert's review.)
     if "inplace operation" in error and "BoolType" in error:
         return (
-            ": a mask was changed in place (logical_not_(), ~=): the "
-            "caller's mask is for reading; make a new one (~mask)"
+            ": a mask was changed in place (logical_not_(), &=, ^=), "
+            "and backward needs it as it was: make a new one (~mask, "
+            "mask & causal)"
         )
     if "inplace operation" in error:
         return (
@@ -1294,6 +1299,7 @@ def compare(
             _cause(module, inputs, got, want, suspects)
             or (_near(got, want) and PRECISION)
             or (_close(got[1], want[1]) and OUTPUT_PATH)
+            or (_close(got[0], want[0]) and _transposed(got[1], want[1]))
             or (_close(got[0], want[0]) and _weights_path(module, inputs, got))
             or otherwise
         )
@@ -1350,6 +1356,16 @@ UNMASKED_WEIGHTS = (
     "of the scores before any mask (mask or is_causal): return the "
     "weights that multiply v, after the masking"
 )
+
+
+def _transposed(got: torch.Tensor, want: torch.Tensor) -> str:
+    """The weights' hint where they came back (B, h, T_k, T_q)."""
+    if got.shape != want.shape or not _close(got.transpose(-2, -1), want):
+        return ""
+    return (
+        "your output is right, and the weights you return are transposed, "
+        "(B, h, T_k, T_q): return them as they multiply v, (B, h, T_q, T_k)"
+    )
 
 
 def _weights_path(module, inputs, got) -> str:
@@ -2846,9 +2862,10 @@ def _lesson_hint(error) -> str:
         width, d_model = int(rows[1]), int(rows[2])
         return (
             f": a projection of d_model={d_model} features got rows of "
-            f"{width} (one head's d_k?): merge the heads back, (B, h, T, d_k) "
-            f"-> (B, T, h*d_k), before self.W_O (not their mean, nor W_O "
-            f"per head)"
+            f"{width} (one head's d_k?): W_Q, W_K and W_V take (B, T, "
+            f"d_model) before the split, and W_O the heads merged back, "
+            f"(B, h, T, d_k) -> (B, T, h*d_k) (not their mean, nor one "
+            f"head at a time)"
         )
     if 'missing the required "forward" function' in str(error):
         return (
