@@ -97,6 +97,10 @@
     if (event.key !== "Enter") return true;
     event.preventDefault();
     event.stopPropagation();
+    if (!text) {
+      box.blur(); // nothing asked: closed, as reveal.js's was
+      return true;
+    }
     const at = /^\d+$/.test(text) ? [Number(text) - 1, 0] : findScreen(text);
     box.setAttribute("aria-invalid", String(!at));
     if (!at) return true; // the box stays, marked, for another word
@@ -109,22 +113,25 @@
   // The next screen after this one that says ``words`` (any case, as
   // written: reveal.js's own search read them as a regular expression,
   // and "view(B" threw; it also took the deck's first match, so "d_k"
-  // always went to slide 2), from the slide after this, round to this
-  // one: [slide, screen], or null. A formula is found by its TeX too
-  // (KaTeX keeps it: "W^O"); the notes are the instructor's, not the
-  // screen's.
+  // always went to slide 2), round to this one: [slide, screen], or
+  // null. What the screen shows or steps to, a formula by its TeX too
+  // (KaTeX keeps it: "W^O"): not its notes, a closed fold (an answer),
+  // or an exercise's data (a word of the answer found its slide).
   function findScreen(words) {
     const want = words.toLowerCase().replace(/\s+/g, " ");
-    const slides = window.Reveal.getHorizontalSlides();
-    const here = window.Reveal.getIndices().h;
-    for (let i = 1; i <= slides.length && want; i++) {
-      const h = (here + i) % slides.length;
-      const screens = all(slides[h], ":scope > section");
-      for (const [v, screen] of (screens.length ? screens : [slides[h]]).entries()) {
-        const copy = screen.cloneNode(true);
-        for (const notes of all(copy, "aside.notes")) notes.remove();
-        if (copy.textContent.toLowerCase().replace(/\s+/g, " ").includes(want)) return [h, v];
-      }
+    if (!want.trim()) return null;
+    const screens = window.Reveal.getHorizontalSlides().flatMap((slide, h) => {
+      const stack = all(slide, ":scope > section");
+      return (stack.length ? stack : [slide]).map((screen, v) => [h, v, screen]);
+    });
+    const { h, v } = window.Reveal.getIndices();
+    const here = screens.findIndex((s) => s[0] === h && s[1] === v);
+    for (let i = 1; i <= screens.length; i++) {
+      const [sh, sv, screen] = screens[(here + i) % screens.length];
+      const copy = screen.cloneNode(true);
+      const unseen = "aside.notes, details:not([open]) > :not(summary), [hidden], script, template, style";
+      for (const gone of all(copy, unseen)) gone.remove();
+      if (copy.textContent.toLowerCase().replace(/\s+/g, " ").includes(want)) return [sh, sv];
     }
     return null;
   }
@@ -426,6 +433,33 @@
         screen.appendChild(aside);
       });
     });
+    noteLetters();
+    // An exercise that reshuffles its options (Try another) re-lets them:
+    // the notes follow, and an open speaker view is sent them again (it
+    // read the notes at the last step, and showed the old letters while
+    // the class answered: a re-check).
+    const relabelled = new MutationObserver(() => {
+      noteLetters();
+      window.Reveal.dispatchEvent({ type: "closeoverlay" }); // the notes plugin re-sends on it
+    });
+    for (const list of all(document, ".reveal .ex-option-list")) {
+      relabelled.observe(list, { childList: true });
+    }
+  }
+
+  // Each option letter of the notes (ref(): data-ex-letter-of, its
+  // author's) as its exercise shows it now: the notes are made after a
+  // reshuffle restored on load (exercises.js relabelled none of them),
+  // and a note can name another slide's option.
+  function noteLetters() {
+    for (const span of all(document, ".reveal aside.notes [data-ex-in][data-ex-letter-of]")) {
+      const { exIn, exLetterOf } = span.dataset;
+      const ex = all(document, `.reveal .exercise[id$="${exIn}"]`).find(
+        (e) => e.id.replace(/^s\d+-/, "") === exIn,
+      );
+      const shown = ex?.querySelector(`.ex-option[data-ex-option="${exLetterOf}"] .ex-letter`);
+      if (shown) span.textContent = shown.textContent.replace(".", "");
+    }
   }
 
   // --- the speaker view's notes fit its window --------------------------------
@@ -753,6 +787,19 @@
       plugins: window.RevealNotes ? [window.RevealNotes] : [],
       keyboardCondition: speakerKey,
     });
+    // The speaker view's G opens the box in its preview (a deck of its
+    // own, which moves this one): there too a jump lands on a screen's
+    // first step (reveal.js's showed slide 30's answers on the projector).
+    if (RECEIVER) {
+      window.addEventListener(
+        "keydown",
+        (event) => {
+          const box = document.activeElement;
+          if (box?.matches?.(".jump-to-slide-input")) jumpBox(event, box);
+        },
+        true,
+      );
+    }
     if (!RECEIVER) {
       window.addEventListener("keydown", onKey, true);
       // R: back to the reading page at this screen (listed in reveal's

@@ -2222,3 +2222,112 @@ def test_the_speaker_view_brings_a_blacked_out_screen_back(deck):
     page.wait_for_function(
         f"JSON.stringify(Reveal.getIndices()) !== {before!r}"
     )
+
+
+#: Each option letter of the current screen's notes: [(in the notes,
+#: on its option now, its author's)].
+NOTE_LETTERS_JS = """() => [...Reveal.getCurrentSlide()
+    .querySelectorAll('aside.notes [data-ex-in][data-ex-letter-of]')]
+  .map((span) => {
+    const ex = [...document.querySelectorAll('.reveal .exercise')].find(
+      (e) => e.id.replace(/^s\\d+-/, '') === span.dataset.exIn);
+    const option = ex.querySelector(
+      `.ex-option[data-ex-option="${span.dataset.exLetterOf}"] .ex-letter`);
+    return [span.textContent, option.textContent.replace('.', ''),
+            span.dataset.exLetterOf];
+  })"""
+
+
+def test_the_notes_name_the_letters_the_options_show(deck, lesson):
+    """After Try another in the deck, the notes' option letters (ref())
+    follow the shuffle: in a speaker view already open (it showed the
+    old ones until the next step), and after a reload (the notes are
+    made after the restored shuffle, and kept the author's letters; a
+    re-check)."""
+    number = next(
+        s.number
+        for s in lesson.slides
+        if any(_kind(f) == "check" for f in s.exercises)
+        and "ref(" in (ROOT / s.path).read_text()
+    )
+    page = deck.open(f"present.html#/{number}")
+    wait_ready(page)
+    ex = page.locator(f'[data-slide="{number}"] .ex-check').first
+    expect(ex).to_have_attribute("data-ex-ready", re.compile(".*"))
+    _show_screen_of(page, f'[data-slide="{number}"] .ex-check')
+    with deck.context.expect_page() as popup:
+        page.keyboard.press("s")
+    notes = popup.value.locator(".speaker-controls-notes")
+    page.bring_to_front()
+    page.wait_for_function(f"({NOTE_LETTERS_JS})().length > 0")
+    ex.get_by_role("button", name="Try another").click()
+    pairs = page.evaluate(NOTE_LETTERS_JS)
+    assert all(said == shown for said, shown, _ in pairs), pairs
+    assert any(shown != author for _, shown, author in pairs), pairs
+    # The open speaker view is sent them: its notes read as the deck's.
+    said = page.evaluate(
+        """() => Reveal.getCurrentSlide().querySelector(
+        'aside.notes [data-ex-letter-of]').closest('p').textContent"""
+    )
+    expect(notes).to_contain_text(" ".join(said.split())[:50])
+    popup.value.close()
+    page.reload()
+    wait_ready(page)
+    page.wait_for_function(f"({NOTE_LETTERS_JS})().length > 0")
+    pairs = page.evaluate(NOTE_LETTERS_JS)
+    assert all(said == shown for said, shown, _ in pairs), pairs
+    assert any(shown != author for _, shown, author in pairs), pairs
+
+
+def test_a_word_goes_to_the_next_screen_that_shows_it(deck):
+    """G and words: the next screen, this slide's own later screens
+    first (the search began at the next slide, and came back to them
+    only after the whole deck); an answer's words, in a closed fold,
+    are not what a screen shows (they found their slide: a re-check)."""
+    page = deck.open("present.html#/1")
+    wait_ready(page)
+    # The first slide of two screens or more: a phrase of its second.
+    h, phrase = page.evaluate(
+        r"""() => {
+        const slides = Reveal.getHorizontalSlides();
+        for (const [h, slide] of slides.entries()) {
+          const second = slide.querySelectorAll(':scope > section')[1];
+          const p = second && [...second.querySelectorAll('p, li')].find(
+            (e) => !e.closest('details, aside') &&
+                   e.textContent.trim().split(/\s+/).length >= 4);
+          const words = p && p.textContent.trim().split(/\s+/);
+          if (p) return [h, words.slice(0, 4).join(' ')];
+        }
+    }"""
+    )
+    page.evaluate(f"Reveal.slide({h}, 0, -1)")
+    page.keyboard.press("g")
+    page.keyboard.type(phrase)
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        f"Reveal.getIndices().h === {h} && Reveal.getIndices().v === 1"
+    )
+    # A closed fold's words alone (a key's, found nowhere on show).
+    hidden = page.evaluate(
+        r"""() => {
+        const shown = (el) => {
+          const c = el.cloneNode(true);
+          c.querySelectorAll('aside.notes, details, script, template')
+            .forEach((n) => n.remove());
+          return c.textContent.toLowerCase();
+        };
+        const deck = shown(document.querySelector('.reveal .slides'));
+        for (const fold of document.querySelectorAll('.reveal details')) {
+          for (const word of fold.textContent.toLowerCase().split(/\W+/)) {
+            if (word.length >= 10 && !deck.includes(word)) return word;
+          }
+        }
+    }"""
+    )
+    assert hidden, "no word shown only in a fold"
+    box = page.locator(".reveal .jump-to-slide-input")
+    page.keyboard.press("g")
+    page.keyboard.type(hidden)
+    page.keyboard.press("Enter")
+    expect(box).to_have_attribute("aria-invalid", "true")
+    page.keyboard.press("Escape")
