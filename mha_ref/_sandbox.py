@@ -81,13 +81,6 @@ _FUSED_OVERLOADS = frozenset(
 _BUILTIN = type(len)
 
 
-def _fused(function) -> bool:
-    """``function`` (a C call's) is the fused multi-head attention."""
-    if type(function) is not _BUILTIN:
-        return False
-    return _FUSED in function.__name__ or function in _FUSED_OVERLOADS
-
-
 #: The profile function of the request under way, or None. A thread
 #: keeps the hook it started with: one the file started while it was
 #: imported ran the reference for later requests unseen, so every
@@ -276,41 +269,43 @@ def _watching(
         # raised ran torch's attention unseen, 7 of 7 (a reviewer's
         # attack). Whatever raises in the watch counts as hiding.
         try:
-            watch(frame, event, arg)
+            if event in ("call", "c_call"):
+                _CALLS[0] += 1
+            if event == "c_call":
+                # (Inline: the hook sees every C call.)
+                if type(arg) is _BUILTIN and (
+                    _FUSED in arg.__name__ or arg in _FUSED_OVERLOADS
+                ):
+                    torch_mha.add(f"torch's fused {_FUSED}")
+                # (Not this function's own call that ends the watch.)
+                if (name := _UNHOOK_C.get(arg)) is not None and not ending:
+                    hidden.add(name)
+                if (name := _OPAQUE_C.get(arg)) is not None:
+                    opaque.add(name)
+                elif issubclass(
+                    type(owner := getattr(arg, "__self__", None)), _GRAPHS
+                ):
+                    opaque.add(
+                        f"a TorchScript {type(owner).__name__}'s methods"
+                    )
+                return
+            if event != "call":
+                return
+            if (name := _TORCH_MHA.get(frame.f_code)) is not None:
+                torch_mha.add(name)
+            if (name := _UNHOOK.get(frame.f_code)) is not None:
+                hidden.add(name)
+            if (name := _OPAQUE.get(frame.f_code)) is not None:
+                opaque.add(name)
+            # The entry into the reference, not the helpers it calls on, nor
+            # the import of its modules (the package loads them on first use).
+            code = frame.f_code
+            loading = code.co_name in ("<module>", "__getattr__", "__dir__")
+            if inside(frame) and not inside(frame.f_back) and not loading:
+                name = os.path.basename(code.co_filename)
+                seen.add(f"{name}: {code.co_qualname}")
         except BaseException:  # noqa: BLE001 - the file's doing
             hidden.add("an object that raised when the grader's hook read it")
-
-    def watch(frame, event, arg):
-        if event in ("call", "c_call"):
-            _CALLS[0] += 1
-        if event == "c_call":
-            if _fused(arg):
-                torch_mha.add(f"torch's fused {_FUSED}")
-            # (Not this function's own call that ends the watch.)
-            if (name := _UNHOOK_C.get(arg)) is not None and not ending:
-                hidden.add(name)
-            if (name := _OPAQUE_C.get(arg)) is not None:
-                opaque.add(name)
-            elif issubclass(
-                type(owner := getattr(arg, "__self__", None)), _GRAPHS
-            ):
-                opaque.add(f"a TorchScript {type(owner).__name__}'s methods")
-            return
-        if event != "call":
-            return
-        if (name := _TORCH_MHA.get(frame.f_code)) is not None:
-            torch_mha.add(name)
-        if (name := _UNHOOK.get(frame.f_code)) is not None:
-            hidden.add(name)
-        if (name := _OPAQUE.get(frame.f_code)) is not None:
-            opaque.add(name)
-        # The entry into the reference, not the helpers it calls on, nor
-        # the import of its modules (the package loads them on first use).
-        code = frame.f_code
-        loading = code.co_name in ("<module>", "__getattr__", "__dir__")
-        if inside(frame) and not inside(frame.f_back) and not loading:
-            name = os.path.basename(code.co_filename)
-            seen.add(f"{name}: {code.co_qualname}")
 
     _CURRENT[0] = profile  # and so every thread's hook (main sets it)
     _SET_PROFILE(profile)

@@ -434,7 +434,7 @@
       });
     });
     noteLetters();
-    // An exercise that reshuffles its options (Try another) re-lets them:
+    // An exercise that reshuffles its options (Try another) re-letters them:
     // the notes follow, and an open speaker view is sent them again (it
     // read the notes at the last step, and showed the old letters while
     // the class answered: a re-check).
@@ -799,8 +799,7 @@
         },
         true,
       );
-    }
-    if (!RECEIVER) {
+    } else {
       window.addEventListener("keydown", onKey, true);
       // R: back to the reading page at this screen (listed in reveal's
       // keyboard help, "?").
