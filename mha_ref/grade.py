@@ -2856,10 +2856,9 @@ def _lesson_hint(error) -> str:
             f".view(B, T, h, d_k) to split and .view(B, T, d_model) to "
             f"merge, with B, T = x.shape[:2]"
         )
-    if (rows := _MATMUL.search(str(error))) and _one_head(
-        *map(int, rows.groups())
-    ):
-        width, d_model = int(rows[1]), int(rows[2])
+    rows = _MATMUL.search(str(error))
+    width, d_model = map(int, rows.groups()) if rows else (0, 0)
+    if 0 < width < d_model and d_model % width == 0:  # one head's rows
         return (
             f": a projection of d_model={d_model} features got rows of "
             f"{width} (one head's d_k?): W_Q, W_K and W_V take (B, T, "
@@ -2883,11 +2882,6 @@ def _lesson_hint(error) -> str:
 _MATMUL = re.compile(
     r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)"
 )
-
-
-def _one_head(width: int, d_model: int) -> bool:
-    """Rows of ``width`` features are one head's of ``d_model``."""
-    return 0 < width < d_model and d_model % width == 0
 
 
 #: torch's message for a view of the wrong size: (the view, the size).

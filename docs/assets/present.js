@@ -126,10 +126,10 @@
     });
     const { h, v } = window.Reveal.getIndices();
     const here = screens.findIndex((s) => s[0] === h && s[1] === v);
+    const unseen = "aside.notes, details:not([open]) > :not(summary), [hidden], script, template, style";
     for (let i = 1; i <= screens.length; i++) {
       const [sh, sv, screen] = screens[(here + i) % screens.length];
       const copy = screen.cloneNode(true);
-      const unseen = "aside.notes, details:not([open]) > :not(summary), [hidden], script, template, style";
       for (const gone of all(copy, unseen)) gone.remove();
       if (copy.textContent.toLowerCase().replace(/\s+/g, " ").includes(want)) return [sh, sv];
     }
@@ -434,12 +434,11 @@
       });
     });
     noteLetters();
-    // An exercise that reshuffles its options (Try another) re-letters them:
-    // the notes follow, and an open speaker view is sent them again (it
-    // read the notes at the last step, and showed the old letters while
-    // the class answered: a re-check).
+    // An exercise that reshuffles its options (Try another) re-letters
+    // them, the notes' too (exercises.js): an open speaker view is sent
+    // the notes again (it read them at the last step, and showed the old
+    // letters while the class answered: a re-check).
     const relabelled = new MutationObserver(() => {
-      noteLetters();
       window.Reveal.dispatchEvent({ type: "closeoverlay" }); // the notes plugin re-sends on it
     });
     for (const list of all(document, ".reveal .ex-option-list")) {
