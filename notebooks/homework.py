@@ -23,7 +23,8 @@
 # Replace every `TODO`, then run the cells tagged `check`: each prints
 # `PASS task N` and what it verified once its task is done, and until
 # then `FAIL task N` and what is still wrong. The solutions are a
-# separate notebook, for after you have tried.
+# separate notebook, linked from the home page of the lesson's site,
+# for after you have tried.
 
 # %%
 import sympy

@@ -313,6 +313,30 @@ def test_search_leaves_out_the_deck_and_solutions_notebooks(built_site):
     assert "notebooks/project.html" in locations
 
 
+def test_no_page_leads_to_an_answer_key_by_next_or_the_nav(built_site):
+    """A student on the last task pressed "Next" and read the project's
+    solutions: no footer link and no nav entry points at a solutions
+    page; the home page still links each one, for after an attempt."""
+    from bs4 import BeautifulSoup
+
+    keys = {
+        p.name for p in (built_site / "notebooks").glob("*-solutions.html")
+    }
+    assert len(keys) == 2  # homework and project
+
+    def links(page, selector):
+        soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+        return {Path(a["href"]).name for a in soup.select(selector)}
+
+    pages = sorted(built_site.glob("**/*.html"))
+    for page in pages:
+        led_to = links(
+            page, "link[rel=next], .md-footer a, .md-nav--primary a"
+        )
+        assert not led_to & keys, page.relative_to(built_site)
+    assert links(built_site / "index.html", "article a[href]") >= keys
+
+
 def test_code_blocks_stay_out_of_the_search_index(built_site):
     """A third of the index was code; the first visit downloads it all."""
     text = (built_site / "search/search_index.json").read_text("utf-8")

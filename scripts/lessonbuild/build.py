@@ -276,7 +276,8 @@ class Build:
 
     def _nav(self, nav, deck: Deck):
         """The configured nav (Home, ...), the lesson's parts, then the
-        notebooks this build makes: no homework whose source is missing
+        notebooks this build makes, answers aside (built, linked from the
+        home page, but no task's "Next"): no homework whose source is missing
         (a fixture) or that never started because the checks failed (a
         nav entry without its page would fail a strict build)."""
         nav = list(nav or [])
@@ -288,7 +289,8 @@ class Build:
             # Named for what it is: its own heading is the lesson's title,
             # and "Next" after the last slide must not read like slide 1.
             made = [{"The lesson as a notebook": notebooks.DECK_NOTEBOOK}]
-            made += self.homework.uris if self.homework else []
+            done = self.homework.uris if self.homework else []
+            made += [uri for uri in done if uri not in notebooks.SOLUTIONS]
             nav.append({"Notebooks": made})
         return nav
 
@@ -322,6 +324,17 @@ class Build:
         uris += self.homework.uris if self.homework else []
         for uri in uris:
             files.append(File(uri, str(folder), site, urls))
+        return files
+
+    def answers_out_of_nav(self, files):
+        """The answers are built, but no nav entry or "Next" leads to
+        them; said, so that MkDocs does not list them as pages the nav
+        forgot (set on the files mkdocs-jupyter made of them)."""
+        from mkdocs.structure.files import InclusionLevel
+
+        for uri in notebooks.SOLUTIONS:
+            if uri in files.src_uris:
+                files.src_uris[uri].inclusion = InclusionLevel.NOT_IN_NAV
         return files
 
     def plan(self, config, files) -> None:

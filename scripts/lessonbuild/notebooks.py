@@ -32,8 +32,7 @@ OUT_DIR = Path(".cache") / "notebooks"
 DECK_NOTEBOOK = "notebooks/lesson-81.ipynb"
 #: The lesson's package as a download, for copied code (index.md links it).
 PACKAGE_ZIP = "mha_ref.zip"
-# Solutions come after every task (the nav's order): the page after a
-# task is the next task, never its answers.
+#: The homework: each task, then its answers.
 HOMEWORK = {
     "notebooks/project.ipynb": "notebooks/project.py",
     "notebooks/homework.ipynb": "notebooks/homework.py",
@@ -44,14 +43,13 @@ HOMEWORK = {
 #: student's my_mha.py beside them, and the kernel's repository is
 #: read-only.
 EXECUTED = ("notebooks/homework_solutions.py",)
+#: The answers stay out of the nav: "Next" from the last task is no
+#: answer key (the home page links them "for after you have tried").
+SOLUTIONS = tuple(uri for uri in HOMEWORK if uri.endswith("-solutions.ipynb"))
 EXECUTE_TIMEOUT = 300
 #: Kept out of the search index: the deck notebook repeats every slide's
 #: code, and the solutions are answers (search finds lessons, not those).
-NOT_SEARCHED = (
-    DECK_NOTEBOOK,
-    "notebooks/homework-solutions.ipynb",
-    "notebooks/project-solutions.ipynb",
-)
+NOT_SEARCHED = (DECK_NOTEBOOK, *SOLUTIONS)
 
 KERNEL = "python3"
 #: Every notebook runs on the build's own python3 kernel.

@@ -67,8 +67,14 @@ class LessonPlugin(BasePlugin):
     def on_pre_build(self, *, config):
         self.build.pre_build()
 
-    def on_files(self, files, *, config):
+    def _add_files(self, files, *, config):
         return self.build.add_files(files, config)
+
+    @event_priority(-100)  # after mkdocs-jupyter wraps the notebooks
+    def _answers_out_of_nav(self, files, *, config):
+        return self.build.answers_out_of_nav(files)
+
+    on_files = CombinedEvent(_add_files, _answers_out_of_nav)
 
     @event_priority(-100)  # after every plugin's on_files
     def on_nav(self, nav, *, config, files):
