@@ -1722,19 +1722,21 @@ OVERFLOW_JS = """(width) => {
 }"""
 
 #: Text on the current screen below its stage size (in stage pixels):
-#: body text 24, code, tables and controls 20. Math is KaTeX's own
-#: sizes (sub- and superscripts) around text that is checked.
+#: body text 24, code, tables and controls 20; math 16, KaTeX's script
+#: size of 23 px text (an underbrace's or an arrow's label in script of
+#: script was 13.7 px on slides 12 and 20: unreadable at the back).
 SIZES_JS = """() => {
   const found = [];
-  const least = (el) => el.closest(
+  const least = (el) => el.closest('.katex') ? 16 : el.closest(
     'pre, code, table, .filename, button, label, select, .ex-actions,' +
     '.ex-field-hint, .ex-zone__name, .ex-label, .deck-meta,' +
     'figcaption') ? 20 : 24;
   for (const el of Reveal.getCurrentSlide().querySelectorAll('*')) {
-    if (el.closest('aside.notes, .katex') || !el.checkVisibility()) continue;
+    if (el.closest('aside.notes, .katex-mathml') || !el.checkVisibility())
+      continue;
     if (el.closest('.ex-sr')) continue;
-    const text = [...el.childNodes].some(
-      (n) => n.nodeType === 3 && n.nodeValue.trim());
+    const text = [...el.childNodes].some(  // not KaTeX's zero-width struts
+      (n) => n.nodeType === 3 && /[^\\s\u200b]/.test(n.nodeValue));
     if (!text) continue;
     const size = parseFloat(getComputedStyle(el).fontSize);
     if (size < least(el) - 0.01)
