@@ -539,6 +539,13 @@
         if (meta) page.appendChild(meta.cloneNode(true));
         const body = document.createElement("div");
         body.className = "md-typeset deck-body";
+        // Headed by its slide's title: an answer page away from its
+        // question says which question it answers.
+        const title = screen.parentNode.querySelector(".deck-body > h1");
+        if (title) {
+          const heading = body.appendChild(title.cloneNode(true));
+          heading.removeAttribute("id");
+        }
         fold.open = true;
         fold.hidden = false; // an exercise's key, shut until an attempt
         // Shown as its step shows it: a fill-in's key with the numbers of

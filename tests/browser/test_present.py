@@ -1979,6 +1979,15 @@ PRINT_JS = """(stage) => {
         el.tagName.toLowerCase()} in the handout`);
     for (const d of section.querySelectorAll('details:not([open])'))
       found.push(`slide ${name}: a closed fold in the handout`);
+    // An answer's page names its question: its slide's title first (the
+    // title of the last page before it that is no answer page).
+    const title = (p) => p?.querySelector('.deck-body > h1')?.textContent;
+    let screen = pdfPage;
+    while (screen?.querySelector(':scope > .deck-fold-page'))
+      screen = screen.previousElementSibling;
+    while (screen && !title(screen)) screen = screen.previousElementSibling;
+    if (section.matches('.deck-fold-page') && title(pdfPage) !== title(screen))
+      found.push(`"${title(screen)}": an answer page without its title`);
     for (const d of section.querySelectorAll('details[open]'))
       if (!d.checkVisibility())  // an exercise's key, still hidden
         found.push(`slide ${name}: a fold that prints blank`);
