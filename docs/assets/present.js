@@ -12,6 +12,9 @@
   const PRINT = /print-pdf/.test(window.location.search);
   // The speaker view's preview frames (reveal's notes plugin adds it).
   const RECEIVER = /[?&]receiver/.test(window.location.search);
+  // Of the speaker view's two previews, the one it steps (the other
+  // shows the next step).
+  const DRIVER = RECEIVER && /[?&]postMessageEvents=true/.test(window.location.search);
   // Exercise answers given in the deck (decklayout.DECK_KEY), kept in
   // this tab's sessionStorage (exercises.js): a lecture is one tab, its
   // reloads (R and back, the speaker view's frames) keep them, a new tab
@@ -287,6 +290,35 @@
     if (!RECEIVER || !window.Reveal.isPaused() || !STEP_CODES.includes(event.keyCode)) return true;
     window.Reveal.togglePause(false);
     return false;
+  }
+
+  // The speaker view steps the deck through its preview of this screen:
+  // each step the preview takes goes to the deck, whose new place comes
+  // back to the preview. Keys 0.15 s apart (a clicker pressed twice)
+  // outran that round trip: the deck's echo of an earlier step set the
+  // preview back, and both screens lost a step. The preview drops a
+  // place it left in the last 1.5 s (the round trip's throttles: 0.7 s)
+  // until the deck has caught up with it: after that, a place it left is
+  // the deck's own move (a key pressed there), and is followed.
+  const left = new Map(); // a place -> when the preview left it
+  let here = "";
+  const place = (s) => [s.indexh, s.indexv, s.indexf ?? -1, Boolean(s.paused)].join();
+  function moved() {
+    const now = place(window.Reveal.getState());
+    if (now !== here) left.set(here, Date.now());
+    here = now;
+  }
+  function dropEcho(event) {
+    let data;
+    try {
+      data = JSON.parse(event.data);
+    } catch {
+      return;
+    }
+    if (data?.method !== "setState" || !data.args?.[0]) return;
+    const there = place(data.args[0]);
+    if (there === here) left.clear();
+    else if (Date.now() - (left.get(there) ?? 0) < 1500) event.stopImmediatePropagation();
   }
 
   // --- an exercise's key: a step -------------------------------------------
@@ -756,6 +788,8 @@
     all(document, ".deck-reset").forEach((button) => {
       button.addEventListener("click", resetAll);
     });
+    // Before reveal.js's own listener, which it adds as it starts.
+    if (DRIVER) window.addEventListener("message", dropEcho);
     window.Reveal.initialize({
       width: CONFIG.width,
       height: CONFIG.height,
@@ -796,6 +830,11 @@
     // The speaker view's G opens the box in its preview (a deck of its
     // own, which moves this one): there too a jump lands on a screen's
     // first step (reveal.js's showed slide 30's answers on the projector).
+    if (DRIVER) {
+      for (const name of ["ready", "slidechanged", "fragmentshown", "fragmenthidden", "paused", "resumed"]) {
+        window.Reveal.on(name, moved);
+      }
+    }
     if (RECEIVER) {
       window.addEventListener(
         "keydown",

@@ -2235,6 +2235,48 @@ def test_the_speaker_view_brings_a_blacked_out_screen_back(deck):
     )
 
 
+def test_keys_pressed_fast_in_the_speaker_view_all_step(deck):
+    """The speaker view steps the deck through its preview, and the
+    deck's new place comes back to the preview: keys 0.15 s apart (a
+    clicker pressed twice) outran that round trip, the deck's echo of an
+    earlier step set the preview back, and both screens lost steps (12
+    presses went 11, or 10). A key pressed on the deck itself is still
+    followed by the speaker view."""
+    presses = 12
+    page = deck.open("present.html#/2")
+    wait_ready(page)
+    start = page.evaluate("Reveal.getState()")
+    for _ in range(presses):  # where the presses lead, one at a time
+        here = _indices(page)
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            f"JSON.stringify(Reveal.getIndices()) !== {here!r}"
+        )
+    want = _indices(page)
+    page.evaluate("(state) => Reveal.setState(state)", start)
+    with deck.context.expect_page() as popup:
+        page.keyboard.press("s")
+    speaker = popup.value
+    preview = speaker.locator("#current-slide iframe")
+    expect(preview).to_have_count(1)
+    frame = preview.element_handle().content_frame()
+    frame.wait_for_selector("html[data-deck-ready]", state="attached")
+    # A presenter's double presses, 0.15 s apart: the pause is the
+    # scenario (the deck's echo of one key crosses the next on its way),
+    # not a wait for the deck, which the last line waits for.
+    for _ in range(presses):
+        speaker.keyboard.press("ArrowRight")
+        speaker.wait_for_timeout(150)
+    page.wait_for_function(f"JSON.stringify(Reveal.getIndices()) === {want!r}")
+    page.bring_to_front()
+    page.keyboard.press("ArrowLeft")
+    back = _indices(page)
+    frame.wait_for_function(
+        "(back) => JSON.stringify(Reveal.getIndices()) === back", arg=back
+    )
+    speaker.close()
+
+
 #: Each option letter of the current screen's notes: [(in the notes,
 #: on its option now, its author's)].
 NOTE_LETTERS_JS = """() => [...Reveal.getCurrentSlide()
