@@ -106,6 +106,7 @@ def test_macro_naming_unknown_table(bad):
     """Unknown table ids and columns are named with the known ones."""
     msg = _problem(bad[1], "docs/pages/07-tables.md:9")
     assert "table('07_tables.shapez')" in msg
+    assert "(did you mean '07_tables.shapes'?)" in msg  # a typo's fix
     assert "known tables: 07_tables.shapes" in msg
     msg = _problem(bad[1], "docs/pages/07-tables.md:11")
     assert "hide='size'): no such column; columns: tensor, shape" in msg

@@ -11,6 +11,7 @@ exits 1.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -73,3 +74,9 @@ def report(problems: list[Problem]) -> str:
     lines = list(dict.fromkeys(str(p) for p in ordered))
     n = len(lines)
     return "\n".join([*lines, f"{n} problem{'' if n == 1 else 's'} found."])
+
+
+def did_you_mean(word: str, choices) -> str:
+    """A hint naming the closest of ``choices``, or nothing."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""

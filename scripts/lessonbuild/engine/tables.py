@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from ..problems import Problem
+from ..problems import Problem, did_you_mean
 from .judge import table_records
 from .prose import VALUE_CALL
 from .svgsafe import UnsafeSvg, sanitise
@@ -250,7 +250,8 @@ def unknown_message(kind: str, item_id: str, known, how: str = "") -> str:
     """``table('x.y'): no snippet published this table; known tables:
     ...``, for a table, figure or value (``how``: how one is published)."""
     return (
-        f"{kind}({item_id!r}): no snippet published this {kind}{how}; "
+        f"{kind}({item_id!r}): no snippet published this {kind}{how}"
+        f"{did_you_mean(item_id, known)}; "
         f"known {kind}s: {', '.join(known) or 'none'}"
     )
 

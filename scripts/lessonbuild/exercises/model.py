@@ -10,7 +10,6 @@ docs/assets/exercises.js.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 
@@ -18,12 +17,6 @@ from dataclasses import dataclass, field
 OPTIONAL = ("title", "id")
 #: {name}: where a variant's value goes (not TeX's \text{model}).
 PLACEHOLDER = re.compile(r"(?<![\w\\}])\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def did_you_mean(word: str, choices) -> str:
-    """A hint naming the closest of ``choices``, or nothing."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 @dataclass(frozen=True)

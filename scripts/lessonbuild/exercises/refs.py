@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..engine.prose import prose_lines
-from ..problems import Problem
+from ..problems import Problem, did_you_mean
 from ..yamltext import Mapping, YamlProblem, load_yaml
-from .model import did_you_mean
 
 #: A ``{{ ref(...) }}`` call, as written in Markdown or exercise text.
 _CALL = re.compile(r"\{\{-?\s*ref\((?P<args>[^{}]*?)\)\s*-?\}\}")

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..problems import Problem
+from ..problems import Problem, did_you_mean
 from ..yamltext import Mapping, Sequence, YamlProblem, load_yaml
 from . import answers
 from .model import (
@@ -27,7 +27,6 @@ from .model import (
     Option,
     Table,
     WrongForm,
-    did_you_mean,
 )
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
