@@ -197,6 +197,21 @@ def test_a_good_deck_has_no_problems_and_its_parts(tmp_path):
     ]
 
 
+def test_a_title_edited_alone_is_reported_at_its_heading(tmp_path):
+    """The front matter's title is what the navigation, the tab and the
+    deck show; the page shows its heading: edited alone, the two
+    disagreed and the build passed (a fresh-eyes contributor)."""
+    slides = tmp_path / "docs" / "slides"
+    write_slide(slides, "01-a.md", title="Another title")
+    path = write_slide(slides, "02-b.md")
+    path.write_text(path.read_text().replace("# T\n", "Text, no heading\n"))
+    assert problems_of(tmp_path) == [
+        "docs/slides/01-a.md:7: heading '# T' differs from the front "
+        "matter's title: 'Another title'; make them the same",
+        "docs/slides/02-b.md:7: no '# T' heading; the body starts with it",
+    ]
+
+
 def test_every_front_matter_problem_is_reported_at_its_line(tmp_path):
     """Unknown kind, unknown part, number mismatch, missing key, a gap."""
     slides = tmp_path / "docs" / "slides"

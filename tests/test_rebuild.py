@@ -156,6 +156,8 @@ def test_a_new_title_renders_every_page_and_a_failure_shows_on_all(
         if line.startswith("title:")
     )
     edit(slide, title, 'title: "Renamed slide"')
+    heading = "# " + title.removeprefix("title:").strip().strip('"')
+    edit(slide, heading + "\n", "# Renamed slide\n")  # the two agree
     slides = {
         p.relative_to(root / "docs").as_posix()
         for p in (root / "docs" / "slides").glob("*.md")

@@ -480,6 +480,8 @@ def _check_meta(slide: Slide, problem, parts: list[str] | None) -> None:
             "typed (the navigation, the browser tab, the deck): write it "
             "in words; a number a snippet computes belongs in the body",
         )
+    elif isinstance(title, str):
+        _check_heading(slide, title, problem)
     kind = meta.get("kind")
     if isinstance(kind, str) and kind not in KINDS:
         problem(
@@ -495,6 +497,24 @@ def _check_meta(slide: Slide, problem, parts: list[str] | None) -> None:
             + ", ".join(repr(p) for p in parts)
             + " (the parts are listed under the lesson plugin in mkdocs.yml)",
         )
+
+
+def _check_heading(slide: Slide, title: str, problem) -> None:
+    """The body's first heading is ``# {title}``: the navigation, the
+    browser tab and the search show the title, the page its heading (a
+    title edited alone passed, and the two disagreed)."""
+    for n, line in enumerate(slide.lines[slide.body_line - 1 :]):
+        if line.startswith("# "):
+            if line[2:].strip() != title:
+                problem(
+                    slide.body_line + n,
+                    f"heading {line.strip()!r} differs from the front "
+                    f"matter's title: {title!r}; make them the same",
+                )
+            return
+    problem(
+        slide.body_line, f"no '# {title}' heading; the body starts with it"
+    )
 
 
 def _check_numbering(deck: Deck) -> None:
