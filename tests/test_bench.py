@@ -54,7 +54,8 @@ def test_a_time_over_its_ceiling_is_missed():
 _RECORDER = """\
 import os
 with open(os.environ["FLOOR_RECORD"], "a") as f:
-    f.write(f"{__file__} {hash('abc')}\\n")
+    tables = os.environ["MHA_REF_TABLES_FILE"]  # where figures publish
+    f.write(f"{__file__} {hash('abc')} {tables}\\n")
 """
 
 
@@ -72,16 +73,18 @@ def _floor_site(tmp_path, bodies):
 def test_the_floor_runs_each_snippet_twice_as_the_engine_does(
     monkeypatch, tmp_path
 ):
-    """One interpreter per hash seed, each runs every snippet once."""
+    """One interpreter per hash seed, each runs every snippet once, its
+    figures published into a file of its own (as the engine's do)."""
     site, rels = _floor_site(tmp_path, [_RECORDER, _RECORDER])
     record = tmp_path / "record"
     monkeypatch.setenv("FLOOR_RECORD", str(record))
     assert bench.floor_seconds(site, rels) > 0
     lines = [line.split() for line in record.read_text().splitlines()]
     for rel in rels:
-        runs = [h for path, h in lines if path.endswith(rel)]
+        runs = [h for path, h, _ in lines if path.endswith(rel)]
         assert len(runs) == 2
         assert len(set(runs)) == 2  # two hash seeds
+    assert len({tables for *_, tables in lines}) == 2  # a file a seed
 
 
 def test_a_floor_whose_snippet_fails_is_an_error(tmp_path):

@@ -351,6 +351,7 @@ def floor_seconds(site: Path, used: list[str]) -> float:
     side, as the engine runs its two fork servers."""
     from .engine.preload import preload_plan
     from .engine.runner import HASH_SEEDS
+    from .engine.server import TABLES_ENV
 
     preload = ",".join(preload_plan([(site / r).read_text() for r in used]))
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as folder:
@@ -360,8 +361,9 @@ def floor_seconds(site: Path, used: list[str]) -> float:
             # stderr to a file: a pipe read late could stall a chatty run.
             log = Path(folder, f"stderr-{seed}")
             cmd = [sys.executable, "-m", "lessonbuild.bench", "floor", site]
-            cmd += [f"{folder}/tables-{seed}", preload, *used]
+            cmd += [preload, *used]
             env = dict(os.environ, PYTHONHASHSEED=str(seed))
+            env[TABLES_ENV] = f"{folder}/tables-{seed}"  # figures go there
             with open(log, "w") as err:
                 procs[log] = subprocess.Popen(
                     cmd, cwd=site, env=env, stdout=out, stderr=err
@@ -374,7 +376,7 @@ def floor_seconds(site: Path, used: list[str]) -> float:
     return seconds
 
 
-def floor(root: str, tables: str, preload: str, *used: str) -> None:
+def floor(root: str, preload: str, *used: str) -> None:
     """The least work a cold check can do, in this interpreter: import
     torch and what the snippets use (the collector off, as the fork
     servers do), then fork one run of each snippet with one torch
@@ -389,7 +391,6 @@ def floor(root: str, tables: str, preload: str, *used: str) -> None:
     sys.modules["torch"].set_num_threads(1)  # before any fork
     gc.freeze()
     os.chdir(root)
-    os.environ["MHA_REF_TABLES_FILE"] = tables  # where figures publish
     failed = 0
     for rel in used:
         pid = os.fork()
