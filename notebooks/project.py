@@ -34,7 +34,8 @@ from mha_ref.grade import check
 # `MultiHeadAttention(d_model, num_heads)` holds four bias-free
 # `nn.Linear(d_model, d_model)` projections named `W_Q`, `W_K`, `W_V`,
 # `W_O` — $4\,d_{model}^2$ parameters, whatever $h$ — and refuses, with
-# a `ValueError`, a `num_heads` that does not divide `d_model`.
+# a `ValueError` whose message names both numbers, a `num_heads` that
+# does not divide `d_model`.
 
 # %%
 # %%writefile my_mha.py
@@ -47,9 +48,10 @@ from torch import nn
 class MultiHeadAttention(nn.Module):
     def __init__(self, d_model, num_heads):
         super().__init__()
-        # TODO (milestone 1): raise ValueError unless num_heads divides
-        # d_model; keep num_heads and d_k = d_model // num_heads; make the
-        # four projections W_Q, W_K, W_V, W_O.
+        # TODO (milestone 1): raise ValueError, naming both numbers,
+        # unless num_heads divides d_model; keep num_heads and
+        # d_k = d_model // num_heads; make the four projections W_Q, W_K,
+        # W_V, W_O.
 
 # %%
 check("my_mha.py", upto="skeleton")

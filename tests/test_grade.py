@@ -2209,6 +2209,12 @@ def test_the_project_slide_states_the_interface_the_grader_calls():
     assert "`MultiHeadAttention(d_model, num_heads)`" in text
     for name in ("W_Q", "W_K", "W_V", "W_O"):
         assert f"`{name}`" in text
+    # The skeleton fails a ValueError that does not name both numbers: the
+    # slide and the project notebook say so (they asked for "a
+    # ValueError", and a student's correct module failed milestone 1).
+    notebook = (ROOT / "notebooks" / "project.py").read_text("utf-8")
+    for said in (text, " ".join(notebook.replace("#", " ").split())):
+        assert "`ValueError` whose message names both numbers" in said
 
 
 def test_a_class_without_forward_is_told_how_it_lost_it(tmp_path, capsys):
