@@ -208,6 +208,10 @@ def _refuse_opaque(reply: dict, subject: str) -> None:
         )
 
 
+#: faulthandler's first line of a stack it dumps at a time-out.
+_WATCHDOG = re.compile(r"Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!")
+
+
 class TimedOut(Exception):
     """The student's code did not return within the time limit."""
 
@@ -321,6 +325,11 @@ class Child:
             if len(pending) > 4096:  # a line without end: show it cut
                 lines, pending = [*lines, pending], ""
             for line in lines:
+                # A stuck call's stack (the child's watchdog, its last
+                # words): kept for the FAIL line, which says where; shown,
+                # it was a dozen lines of the grader's own frames.
+                if _WATCHDOG.fullmatch(line):
+                    shown = SHOWN
                 if shown < SHOWN:
                     shown += len(line)
                     self._show(f"{self.label}| {line[:SHOWN]}\n")
