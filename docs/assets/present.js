@@ -567,17 +567,19 @@
       folds.sort((a, b) => order(a) - order(b)).forEach((fold) => {
         const page = document.createElement("section");
         page.className = "deck-fold-page";
-        const meta = screen.querySelector(".deck-meta");
-        if (meta) page.appendChild(meta.cloneNode(true));
+        const meta = screen.querySelector(".deck-meta")?.cloneNode(true);
+        // Its slide's title in the meta line: an answer page away from its
+        // question says which it answers (as a heading, it pushed three
+        // answers' last lines onto a page of their own).
+        const title = screen.parentNode.querySelector(".deck-body > h1");
+        if (meta && title) {
+          const of = meta.insertBefore(document.createElement("span"), meta.children[1] ?? null);
+          of.className = "deck-fold-of";
+          of.textContent = title.textContent;
+        }
+        if (meta) page.appendChild(meta);
         const body = document.createElement("div");
         body.className = "md-typeset deck-body";
-        // Headed by its slide's title: an answer page away from its
-        // question says which question it answers.
-        const title = screen.parentNode.querySelector(".deck-body > h1");
-        if (title) {
-          const heading = body.appendChild(title.cloneNode(true));
-          heading.removeAttribute("id");
-        }
         fold.open = true;
         fold.hidden = false; // an exercise's key, shut until an attempt
         // Shown as its step shows it: a fill-in's key with the numbers of

@@ -1979,14 +1979,20 @@ PRINT_JS = """(stage) => {
         el.tagName.toLowerCase()} in the handout`);
     for (const d of section.querySelectorAll('details:not([open])'))
       found.push(`slide ${name}: a closed fold in the handout`);
-    // An answer's page names its question: its slide's title first (the
-    // title of the last page before it that is no answer page).
+    // An answer's page names its question: its slide's title in the
+    // meta line, whole (the title of the last page before it that is no
+    // answer page).
     const title = (p) => p?.querySelector('.deck-body > h1')?.textContent;
     let screen = pdfPage;
     while (screen?.querySelector(':scope > .deck-fold-page'))
       screen = screen.previousElementSibling;
     while (screen && !title(screen)) screen = screen.previousElementSibling;
-    if (section.matches('.deck-fold-page') && title(pdfPage) !== title(screen))
+    const of = section.querySelector('.deck-meta .deck-fold-of');
+    if (section.matches('.deck-fold-page') && n > 1)
+      found.push(`"${title(screen)}": an answer page runs onto a second, ` +
+                 'which shows no slide number');
+    if (section.matches('.deck-fold-page') && (of?.textContent !==
+        title(screen) || of.scrollWidth > of.clientWidth))
       found.push(`"${title(screen)}": an answer page without its title`);
     for (const d of section.querySelectorAll('details[open]'))
       if (!d.checkVisibility())  // an exercise's key, still hidden
