@@ -308,14 +308,27 @@
     if (now !== here) left.set(here, Date.now());
     here = now;
   }
-  function dropEcho(event) {
+  // Opened mid-screen, the speaker view's preview loads at the screen's
+  // first step and, before it has connected, sends that place to the
+  // deck: the projector went back to the screen's start, an answer on
+  // show hidden (a rehearsal). The deck takes no place from a window
+  // that has not connected; once connected, the deck sends it its own.
+  const connected = new WeakSet();
+  function placeMessage(event) {
     let data;
     try {
       data = JSON.parse(event.data);
     } catch {
       return;
     }
+    if (!RECEIVER && event.source && data?.namespace === "reveal-notes" && data.type === "connected") {
+      connected.add(event.source);
+    }
     if (data?.method !== "setState" || !data.args?.[0]) return;
+    if (!RECEIVER) {
+      if (event.source && event.source !== window && !connected.has(event.source)) event.stopImmediatePropagation();
+      return;
+    }
     const there = place(data.args[0]);
     if (there === here) left.clear();
     else if (Date.now() - (left.get(there) ?? 0) < 1500) event.stopImmediatePropagation();
@@ -791,7 +804,7 @@
       button.addEventListener("click", resetAll);
     });
     // Before reveal.js's own listener, which it adds as it starts.
-    if (DRIVER) window.addEventListener("message", dropEcho);
+    if (DRIVER || !RECEIVER) window.addEventListener("message", placeMessage);
     window.Reveal.initialize({
       width: CONFIG.width,
       height: CONFIG.height,

@@ -2241,6 +2241,37 @@ def test_the_speaker_view_brings_a_blacked_out_screen_back(deck):
     )
 
 
+def test_the_speaker_view_opened_mid_screen_keeps_the_step(deck):
+    """Its preview loads at the screen's first step and, before it had
+    connected, sent that place to the deck: S pressed with an answer on
+    show took the projector back to the screen's start and hid it (a
+    rehearsal). Both show the deck's step."""
+    page = deck.open("present.html#/3")
+    wait_ready(page)
+    for _ in range(2):  # into the screen's steps
+        here = _indices(page)
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            f"JSON.stringify(Reveal.getIndices()) !== {here!r}"
+        )
+    before = _indices(page)
+    assert json.loads(before).get("f", -1) >= 0, before
+    with deck.context.expect_page() as popup:
+        page.keyboard.press("s")
+    speaker = popup.value
+    preview = speaker.locator("#current-slide iframe")
+    expect(preview).to_have_count(1)
+    frame = preview.element_handle().content_frame()
+    frame.wait_for_function(
+        "(want) => window.Reveal?.isReady() && "
+        "JSON.stringify(Reveal.getIndices()) === want",
+        arg=before,
+    )
+    # Connected (the preview shows the deck's step): the deck never moved.
+    assert _indices(page) == before
+    speaker.close()
+
+
 def test_keys_pressed_fast_in_the_speaker_view_all_step(deck):
     """The speaker view steps the deck through its preview, and the
     deck's new place comes back to the preview: keys 0.15 s apart (a
