@@ -2241,6 +2241,26 @@ def test_the_speaker_view_brings_a_blacked_out_screen_back(deck):
     )
 
 
+def _steps(page, presses: int) -> None:
+    """→ ``presses`` times, each once the deck has taken the one before."""
+    for _ in range(presses):
+        here = _indices(page)
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            f"JSON.stringify(Reveal.getIndices()) !== {here!r}"
+        )
+
+
+def _open_speaker_view(deck, page):
+    """S: the speaker window, and the frame of the preview it steps."""
+    with deck.context.expect_page() as popup:
+        page.keyboard.press("s")
+    speaker = popup.value
+    preview = speaker.locator("#current-slide iframe")
+    expect(preview).to_have_count(1)
+    return speaker, preview.element_handle().content_frame()
+
+
 def test_the_speaker_view_opened_mid_screen_keeps_the_step(deck):
     """Its preview loads at the screen's first step and, before it had
     connected, sent that place to the deck: S pressed with an answer on
@@ -2248,20 +2268,10 @@ def test_the_speaker_view_opened_mid_screen_keeps_the_step(deck):
     rehearsal). Both show the deck's step."""
     page = deck.open("present.html#/3")
     wait_ready(page)
-    for _ in range(2):  # into the screen's steps
-        here = _indices(page)
-        page.keyboard.press("ArrowRight")
-        page.wait_for_function(
-            f"JSON.stringify(Reveal.getIndices()) !== {here!r}"
-        )
+    _steps(page, 2)  # into the screen's steps
     before = _indices(page)
     assert json.loads(before).get("f", -1) >= 0, before
-    with deck.context.expect_page() as popup:
-        page.keyboard.press("s")
-    speaker = popup.value
-    preview = speaker.locator("#current-slide iframe")
-    expect(preview).to_have_count(1)
-    frame = preview.element_handle().content_frame()
+    speaker, frame = _open_speaker_view(deck, page)
     frame.wait_for_function(
         "(want) => window.Reveal?.isReady() && "
         "JSON.stringify(Reveal.getIndices()) === want",
@@ -2283,20 +2293,10 @@ def test_keys_pressed_fast_in_the_speaker_view_all_step(deck):
     page = deck.open("present.html#/2")
     wait_ready(page)
     start = page.evaluate("Reveal.getState()")
-    for _ in range(presses):  # where the presses lead, one at a time
-        here = _indices(page)
-        page.keyboard.press("ArrowRight")
-        page.wait_for_function(
-            f"JSON.stringify(Reveal.getIndices()) !== {here!r}"
-        )
+    _steps(page, presses)  # where the presses lead, one at a time
     want = _indices(page)
     page.evaluate("(state) => Reveal.setState(state)", start)
-    with deck.context.expect_page() as popup:
-        page.keyboard.press("s")
-    speaker = popup.value
-    preview = speaker.locator("#current-slide iframe")
-    expect(preview).to_have_count(1)
-    frame = preview.element_handle().content_frame()
+    speaker, frame = _open_speaker_view(deck, page)
     frame.wait_for_selector("html[data-deck-ready]", state="attached")
     # A presenter's double presses, 0.15 s apart: the pause is the
     # scenario (the deck's echo of one key crosses the next on its way),
