@@ -842,14 +842,15 @@
       plugins: window.RevealNotes ? [window.RevealNotes] : [],
       keyboardCondition: speakerKey,
     });
-    // The speaker view's G opens the box in its preview (a deck of its
-    // own, which moves this one): there too a jump lands on a screen's
-    // first step (reveal.js's showed slide 30's answers on the projector).
+    // The stepping preview keeps the places it leaves (placeMessage).
     if (DRIVER) {
       for (const name of ["ready", "slidechanged", "fragmentshown", "fragmenthidden", "paused", "resumed"]) {
         window.Reveal.on(name, moved);
       }
     }
+    // The speaker view's G opens the box in its preview (a deck of its
+    // own, which moves this one): there too a jump lands on a screen's
+    // first step (reveal.js's showed slide 30's answers on the projector).
     if (RECEIVER) {
       window.addEventListener(
         "keydown",
