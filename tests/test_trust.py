@@ -204,7 +204,7 @@ def test_cli_fails_a_printed_set_on_every_check(tmp_path, cache):
 
 ONE_SLIDE = """\
 ---
-title: "One snippet"
+title: "One"
 slide: 1
 kind: Concept
 part: Fixture
@@ -825,7 +825,7 @@ def test_page_cannot_contradict_itself(tmp_path):
             )
             + 1,
             "value('01_one.nope'): no snippet published this value "
-            "(mha_ref.tables.publish_value)",
+            "(mha_ref.tables.publish_value) (did you mean '01_one.total'?)",
         ),
         (
             lines.index('```text title="Output\u200b"') + 1,
@@ -1196,9 +1196,7 @@ def test_a_title_is_plain_text(tmp_path):
     root = tiny_site(tmp_path, 'print("hi")\n', "hi")
     slide = root / "docs/slides/01-one.md"
     slide.write_text(
-        slide.read_text().replace(
-            '"One snippet"', '"<script>alert(1)</script>"'
-        )
+        slide.read_text().replace('"One"', '"<script>alert(1)</script>"')
     )
     proc = mkdocs_build(root)
     out = proc.stdout + proc.stderr
