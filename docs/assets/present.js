@@ -12,9 +12,6 @@
   const PRINT = /print-pdf/.test(window.location.search);
   // The speaker view's preview frames (reveal's notes plugin adds it).
   const RECEIVER = /[?&]receiver/.test(window.location.search);
-  // Of the speaker view's two previews, the one it steps (the other
-  // shows the next step).
-  const DRIVER = RECEIVER && /[?&]postMessageEvents=true/.test(window.location.search);
   // Exercise answers given in the deck (decklayout.DECK_KEY), kept in
   // this tab's sessionStorage (exercises.js): a lecture is one tab, its
   // reloads (R and back, the speaker view's frames) keep them, a new tab
@@ -292,28 +289,20 @@
     return false;
   }
 
-  // The speaker view steps the deck through its preview of this screen:
-  // each step the preview takes goes to the deck, whose new place comes
-  // back to the preview. Keys 0.15 s apart (a clicker pressed twice)
-  // outran that round trip: the deck's echo of an earlier step set the
-  // preview back, and both screens lost a step. The preview drops a
-  // place it left in the last 1.5 s (the round trip's throttles: 0.7 s)
-  // until the deck has caught up with it: after that, a place it left is
-  // the deck's own move (a key pressed there), and is followed.
-  const left = new Map(); // a place -> when the preview left it
-  let here = "";
-  const place = (s) => [s.indexh, s.indexv, s.indexf ?? -1, Boolean(s.paused)].join();
-  function moved() {
-    const now = place(window.Reveal.getState());
-    if (now !== here) left.set(here, Date.now());
-    here = now;
-  }
   // Opened mid-screen, the speaker view's preview loads at the screen's
   // first step and, before it has connected, sends that place to the
   // deck: the projector went back to the screen's start, an answer on
-  // show hidden (a rehearsal). The deck takes no place from a window
-  // that has not connected; once connected, the deck sends it its own.
+  // show hidden (a rehearsal). The deck takes no place from a window it
+  // opened until that window has connected (a speaker view it took back
+  // after a reload, by its heartbeat, connected before).
+  const opened = new WeakSet();
   const connected = new WeakSet();
+  const openWindow = window.open;
+  window.open = (...args) => {
+    const opening = openWindow.apply(window, args);
+    if (opening) opened.add(opening);
+    return opening;
+  };
   function placeMessage(event) {
     let data;
     try {
@@ -321,17 +310,12 @@
     } catch {
       return;
     }
-    if (!RECEIVER && event.source && data?.namespace === "reveal-notes" && data.type === "connected") {
-      connected.add(event.source);
+    const from = event.source;
+    if (!from || from === window) return;
+    if (data?.namespace === "reveal-notes" && data.type === "connected") connected.add(from);
+    else if (data?.method === "setState" && opened.has(from) && !connected.has(from)) {
+      event.stopImmediatePropagation();
     }
-    if (data?.method !== "setState" || !data.args?.[0]) return;
-    if (!RECEIVER) {
-      if (event.source && event.source !== window && !connected.has(event.source)) event.stopImmediatePropagation();
-      return;
-    }
-    const there = place(data.args[0]);
-    if (there === here) left.clear();
-    else if (Date.now() - (left.get(there) ?? 0) < 1500) event.stopImmediatePropagation();
   }
 
   // --- an exercise's key: a step -------------------------------------------
@@ -804,7 +788,7 @@
       button.addEventListener("click", resetAll);
     });
     // Before reveal.js's own listener, which it adds as it starts.
-    if (DRIVER || !RECEIVER) window.addEventListener("message", placeMessage);
+    if (!RECEIVER) window.addEventListener("message", placeMessage);
     window.Reveal.initialize({
       width: CONFIG.width,
       height: CONFIG.height,
@@ -842,12 +826,6 @@
       plugins: window.RevealNotes ? [window.RevealNotes] : [],
       keyboardCondition: speakerKey,
     });
-    // The stepping preview keeps the places it leaves (placeMessage).
-    if (DRIVER) {
-      for (const name of ["ready", "slidechanged", "fragmentshown", "fragmenthidden", "paused", "resumed"]) {
-        window.Reveal.on(name, moved);
-      }
-    }
     // The speaker view's G opens the box in its preview (a deck of its
     // own, which moves this one): there too a jump lands on a screen's
     // first step (reveal.js's showed slide 30's answers on the projector).
