@@ -295,12 +295,11 @@
   // show hidden (a rehearsal). The deck takes no place from a window it
   // opened until that window has connected (a speaker view it took back
   // after a reload, by its heartbeat, connected before).
-  const opened = new WeakSet();
-  const connected = new WeakSet();
+  const connecting = new WeakSet(); // opened here, not yet connected
   const openWindow = window.open;
   window.open = (...args) => {
     const opening = openWindow.apply(window, args);
-    if (opening) opened.add(opening);
+    if (opening) connecting.add(opening);
     return opening;
   };
   function placeMessage(event) {
@@ -312,10 +311,8 @@
     }
     const from = event.source;
     if (!from || from === window) return;
-    if (data?.namespace === "reveal-notes" && data.type === "connected") connected.add(from);
-    else if (data?.method === "setState" && opened.has(from) && !connected.has(from)) {
-      event.stopImmediatePropagation();
-    }
+    if (data?.namespace === "reveal-notes" && data.type === "connected") connecting.delete(from);
+    else if (data?.method === "setState" && connecting.has(from)) event.stopImmediatePropagation();
   }
 
   // --- an exercise's key: a step -------------------------------------------
