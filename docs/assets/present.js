@@ -200,32 +200,14 @@
     // Shift + an arrow jumps to the first or last slide: reveal.js's.
     const back = (BACK[event.key] && !event.shiftKey) || (event.key === " " && event.shiftKey);
     if (!forward && !back) return;
-    // The overview's arrows move between screens: reveal.js's own. Its
-    // PageDown, PageUp and Space stepped through the screen's hidden
-    // steps (an answer opened where the class could not see it): here
-    // they move a screen too, down the slide's screens, then on.
-    if (window.Reveal.isOverview()) {
-      if (event.key.startsWith("Arrow")) return;
+    // The overview's arrows move between screens: reveal.js's own.
+    const over = window.Reveal.isOverview();
+    if (over && event.key.startsWith("Arrow")) return;
+    // (The overview and the help take the key whatever has the focus.)
+    if (over || document.querySelector(".reveal .r-overlay")) {
       event.preventDefault();
       event.stopPropagation();
-      // (Each screen reached with none of its steps shown: reveal.js's
-      // left showed all of them, the way a screen looks once passed.)
-      const { h, v } = window.Reveal.getIndices();
-      const routes = window.Reveal.availableRoutes();
-      const screens = (i) =>
-        window.Reveal.getHorizontalSlides()[i].querySelectorAll(":scope > section").length;
-      if (forward && routes.down) window.Reveal.slide(h, v + 1, -1);
-      else if (forward && routes.right) window.Reveal.slide(h + 1, 0, -1);
-      else if (back && routes.up) window.Reveal.slide(h, v - 1, -1);
-      else if (back && routes.left) window.Reveal.slide(h - 1, Math.max(screens(h - 1) - 1, 0), -1);
-      return;
-    }
-    // An overlay (the help, "?") hides the stage: the key closes it and
-    // moves nothing the class cannot see (reveal.js moved the deck behind).
-    if (document.querySelector(".reveal .r-overlay")) {
-      event.preventDefault();
-      event.stopPropagation();
-      window.Reveal.toggleHelp(false);
+      step(forward);
       return;
     }
     // A radio or button reached by Tab keeps Space, and a radio ↑ and ↓
@@ -265,6 +247,35 @@
     }
     event.preventDefault();
     event.stopPropagation();
+    if (el && el !== document.body && el.blur && !window.Reveal.isPaused()) el.blur();
+    step(forward);
+  }
+
+  // One step forward or back, by a key of the deck's or of the speaker
+  // view's (speakerKey).
+  function step(forward) {
+    // The overview's PageDown, PageUp and Space stepped through the
+    // screen's hidden steps (an answer opened where the class could not
+    // see it): here they move a screen, down the slide's screens, then
+    // on, each reached with none of its steps shown (reveal.js's left
+    // showed all of them, the way a screen looks once passed).
+    if (window.Reveal.isOverview()) {
+      const { h, v } = window.Reveal.getIndices();
+      const routes = window.Reveal.availableRoutes();
+      const screens = (i) =>
+        window.Reveal.getHorizontalSlides()[i].querySelectorAll(":scope > section").length;
+      if (forward && routes.down) window.Reveal.slide(h, v + 1, -1);
+      else if (forward && routes.right) window.Reveal.slide(h + 1, 0, -1);
+      else if (!forward && routes.up) window.Reveal.slide(h, v - 1, -1);
+      else if (!forward && routes.left) window.Reveal.slide(h - 1, Math.max(screens(h - 1) - 1, 0), -1);
+      return;
+    }
+    // An overlay (the help, "?") hides the stage: the key closes it and
+    // moves nothing the class cannot see (reveal.js moved the deck behind).
+    if (document.querySelector(".reveal .r-overlay")) {
+      window.Reveal.toggleHelp(false);
+      return;
+    }
     // Blacked out (B), a next or back key brings the screen back and
     // moves nothing: the class sees the screen it left (to a presenter
     // at a clicker, a press that did nothing read as a dead clicker).
@@ -272,21 +283,56 @@
       window.Reveal.togglePause(false);
       return;
     }
-    if (el && el !== document.body && el.blur) el.blur();
     if (forward) window.Reveal.next();
     else window.Reveal.prev();
   }
 
-  // The speaker view hands its keys to its preview of this screen, a
-  // deck of its own that moves this one (reveal.js's notes plugin, as a
-  // bare key code). Blacked out (B), reveal.js drops a next or back key,
-  // and the speaker's → did nothing until B again (a rehearsal): as in
-  // the deck (onKey), the key brings the screen back and moves nothing.
-  const STEP_CODES = [32, 33, 34, 37, 38, 39, 40]; // Space, PageUp/Down, arrows
+  // The speaker view hands its keys to its preview of this screen (this
+  // script, ?receiver), a deck of its own whose moves the deck follows,
+  // each coming back to the preview (reveal.js's notes plugin, as a bare
+  // key code; both ways throttled). Keys a clicker sends 0.1-0.25 s apart
+  // crossed that echo and were undone: 12 presses went 6 or 7 steps, and
+  // B right after → blacked out the preview alone (a rehearsal). Step
+  // and black-out keys go to the deck itself (deckKey), and the preview
+  // follows it; the others (G, O, F) stay the preview's. A place the
+  // speaker view sets here is the deck's: the preview does not tell it
+  // back (the view compares it with the deck's latest, and an older one,
+  // arriving late, took the deck back).
+  const SPEAKER_KEYS = {
+    ...Object.fromEntries([32, 34, 39, 40, 74, 76, 78].map((code) => [code, "next"])),
+    ...Object.fromEntries([33, 37, 38, 72, 75, 80].map((code) => [code, "back"])),
+    ...Object.fromEntries([66, 86, 190, 191].map((code) => [code, "pause"])), // B, V, period, /
+  };
   function speakerKey(event) {
-    if (!RECEIVER || !window.Reveal.isPaused() || !STEP_CODES.includes(event.keyCode)) return true;
-    window.Reveal.togglePause(false);
-    return false;
+    let data;
+    try {
+      data = JSON.parse(event.data);
+    } catch {
+      return;
+    }
+    if (data?.method === "setState" && event.source === window.parent) {
+      event.stopImmediatePropagation();
+      // (reveal.js reads the live setting as each event is sent.)
+      const config = window.Reveal.getConfig();
+      const telling = config.postMessageEvents;
+      config.postMessageEvents = false;
+      try {
+        window.Reveal.setState(...data.args);
+      } finally {
+        config.postMessageEvents = telling;
+      }
+      return;
+    }
+    const code = data?.method === "triggerKey" ? data.args?.[0] : undefined;
+    const deck = window.parent?.opener; // the speaker view's opener
+    if (!SPEAKER_KEYS[code] || !deck || deck.closed) return;
+    event.stopImmediatePropagation();
+    deck.postMessage(JSON.stringify({ namespace: "lesson-deck", type: "key", code }), "*");
+  }
+  function deckKey(code) {
+    const key = SPEAKER_KEYS[code];
+    if (key === "pause") window.Reveal.togglePause();
+    else if (key) step(key === "next");
   }
 
   // Opened mid-screen, the speaker view's preview loads at the screen's
@@ -311,7 +357,8 @@
     }
     const from = event.source;
     if (!from || from === window) return;
-    if (data?.namespace === "reveal-notes" && data.type === "connected") connecting.delete(from);
+    if (data?.namespace === "lesson-deck" && data.type === "key") deckKey(data.code);
+    else if (data?.namespace === "reveal-notes" && data.type === "connected") connecting.delete(from);
     else if (data?.method === "setState" && connecting.has(from)) event.stopImmediatePropagation();
   }
 
@@ -785,7 +832,7 @@
       button.addEventListener("click", resetAll);
     });
     // Before reveal.js's own listener, which it adds as it starts.
-    if (!RECEIVER) window.addEventListener("message", placeMessage);
+    window.addEventListener("message", RECEIVER ? speakerKey : placeMessage);
     window.Reveal.initialize({
       width: CONFIG.width,
       height: CONFIG.height,
@@ -821,7 +868,6 @@
       pdfSeparateFragments: false,
       pdfMaxPagesPerSlide: 2,
       plugins: window.RevealNotes ? [window.RevealNotes] : [],
-      keyboardCondition: speakerKey,
     });
     // The speaker view's G opens the box in its preview (a deck of its
     // own, which moves this one): there too a jump lands on a screen's

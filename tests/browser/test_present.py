@@ -2221,26 +2221,6 @@ def test_the_jump_box_gives_a_clicker_its_keys_and_finds_words(deck, lesson):
     expect(box).to_have_count(0)
 
 
-def test_the_speaker_view_brings_a_blacked_out_screen_back(deck):
-    """The speaker view hands its keys to its preview deck (reveal.js's
-    notes plugin calls ``triggerKey`` there): blacked out, its → did
-    nothing until B again. A next or back key brings the screen back
-    and moves nothing, as in the deck."""
-    page = deck.open("present.html?receiver#/4/0")
-    page.wait_for_function("window.Reveal && Reveal.isReady()")
-    before = _indices(page)
-    for code in (39, 34, 37):  # →, PageDown, ←
-        page.evaluate("Reveal.triggerKey(66)")  # B
-        page.wait_for_function("Reveal.isPaused()")
-        page.evaluate(f"Reveal.triggerKey({code})")
-        page.wait_for_function("!Reveal.isPaused()")
-        assert _indices(page) == before
-    page.evaluate("Reveal.triggerKey(39)")
-    page.wait_for_function(
-        f"JSON.stringify(Reveal.getIndices()) !== {before!r}"
-    )
-
-
 def _steps(page, presses: int) -> None:
     """→ ``presses`` times, each once the deck has taken the one before."""
     for _ in range(presses):
@@ -2259,6 +2239,67 @@ def _open_speaker_view(deck, page):
     preview = speaker.locator("#current-slide iframe")
     expect(preview).to_have_count(1)
     return speaker, preview.element_handle().content_frame()
+
+
+def test_the_speaker_view_brings_a_blacked_out_screen_back(deck):
+    """Blacked out (B from the speaker window), the speaker's → did
+    nothing until B again (reveal.js drops a step key while paused). A
+    next or back key brings the screen back and moves nothing, as in
+    the deck; the next one steps."""
+    page = deck.open("present.html#/4")
+    wait_ready(page)
+    speaker, frame = _open_speaker_view(deck, page)
+    frame.wait_for_selector("html[data-deck-ready]", state="attached")
+    before = _indices(page)
+    for key in ("ArrowRight", "PageDown", "ArrowLeft"):
+        speaker.keyboard.press("b")
+        page.wait_for_function("Reveal.isPaused()")
+        speaker.keyboard.press(key)
+        page.wait_for_function("!Reveal.isPaused()")
+        assert _indices(page) == before
+    speaker.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        f"JSON.stringify(Reveal.getIndices()) !== {before!r}"
+    )
+    speaker.close()
+
+
+def test_fast_keys_in_the_speaker_view_each_take_a_step(deck):
+    """The speaker view's keys moved its preview, whose place the deck
+    took and sent back (reveal.js's notes plugin, both ways throttled):
+    a clicker pressed 0.1-0.25 s apart crossed that echo, and 12 presses
+    went 6 or 7 steps on both screens (a rehearsal). At a clicker's
+    pace, every key is a step, forward and back, on
+    the projector and in the preview; the deck's own keys too, with the
+    speaker view open (the preview's late echo took the deck back)."""
+    page = deck.open("present.html#/3")
+    wait_ready(page)
+    start = _indices(page)
+    _steps(page, 9)
+    ahead = _indices(page)  # where nine → go in the deck itself
+    page.evaluate("(at) => Reveal.slide(at.h, at.v, at.f)", json.loads(start))
+    speaker, frame = _open_speaker_view(deck, page)
+    frame.wait_for_function(
+        "(want) => window.Reveal?.isReady() && "
+        "JSON.stringify(Reveal.getIndices()) === want",
+        arg=start,
+    )
+    # (A screen's place before its first step reads {h, v} or f: -1.)
+    same = """(want) => {
+        const [at, to] = [Reveal.getIndices(), JSON.parse(want)];
+        return at.h === to.h && at.v === to.v && (at.f ?? -1) === (to.f ?? -1);
+    }"""
+    # The speaker's keys, then the deck's own with the speaker view open.
+    for keyboard, want, key in (
+        (speaker.keyboard, ahead, "ArrowRight"),
+        (speaker.keyboard, start, "ArrowLeft"),
+        (page.keyboard, ahead, "ArrowRight"),
+    ):
+        for _ in range(9):  # a clicker's pace: each press held 0.15 s
+            keyboard.press(key, delay=150)
+        for window in (page, frame):
+            window.wait_for_function(same, arg=want)
+    speaker.close()
 
 
 def test_the_speaker_view_opened_mid_screen_keeps_the_step(deck):
