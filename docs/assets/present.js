@@ -175,7 +175,10 @@
   function onKey(event) {
     if (event.key === "Tab") clicked = false;
     if (event.altKey || event.ctrlKey || event.metaKey) return;
-    if (event.key === "s" || event.key === "S") makeNotes(); // before reveal opens the speaker view
+    if (event.key === "s" || event.key === "S") {
+      makeNotes(); // before reveal opens the speaker view
+      reopenSpeaker();
+    }
     let el = document.activeElement;
     if (el?.matches?.(".jump-to-slide-input")) {
       if (jumpBox(event, el)) return;
@@ -342,12 +345,26 @@
   // opened until that window has connected (a speaker view it took back
   // after a reload, by its heartbeat, connected before).
   const connecting = new WeakSet(); // opened here, not yet connected
+  let speaker = null; // the last window opened here: the speaker view
   const openWindow = window.open;
   window.open = (...args) => {
     const opening = openWindow.apply(window, args);
     if (opening) connecting.add(opening);
+    speaker = opening;
     return opening;
   };
+  // The speaker view is a page the deck writes: reloaded, it is blank,
+  // and S only brought the blank window to the front (reveal.js's notes
+  // plugin opens one window, once). S closes a blank one first, so that
+  // S opens the speaker view again.
+  function reopenSpeaker() {
+    if (!speaker || speaker.closed) return;
+    let blank = true;
+    try {
+      blank = !speaker.document.getElementById("current-slide");
+    } catch (_e) { /* reloaded from a file: a page of no origin, blank */ }
+    if (blank) speaker.close();
+  }
   function placeMessage(event) {
     let data;
     try {

@@ -2347,6 +2347,27 @@ def test_the_speaker_view_drives_the_deck_after_the_deck_reloads(deck):
     speaker.close()
 
 
+def test_s_opens_the_speaker_view_again_after_it_was_reloaded(deck):
+    """The speaker view is a page the deck writes: reloaded, it is
+    blank, and S in the deck only brought the blank window to the front
+    (reveal.js's notes plugin opens its window once). S opens a working
+    speaker view again, whose keys move the deck."""
+    page = deck.open("present.html#/4")
+    wait_ready(page)
+    speaker, frame = _open_speaker_view(deck, page)
+    frame.wait_for_selector("html[data-deck-ready]", state="attached")
+    speaker.reload()
+    expect(speaker.locator("#current-slide iframe")).to_have_count(0)
+    page.bring_to_front()
+    again, frame = _open_speaker_view(deck, page)
+    frame.wait_for_selector("html[data-deck-ready]", state="attached")
+    assert speaker.is_closed()
+    here = _indices(page)
+    again.keyboard.press("ArrowRight")
+    page.wait_for_function(f"JSON.stringify(Reveal.getIndices()) !== {here!r}")
+    again.close()
+
+
 #: Each option letter of the current screen's notes: [(in the notes,
 #: on its option now, its author's)].
 NOTE_LETTERS_JS = """() => [...Reveal.getCurrentSlide()
