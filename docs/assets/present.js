@@ -178,6 +178,9 @@
     if (event.key === "s" || event.key === "S") {
       makeNotes(); // before reveal opens the speaker view
       reopenSpeaker();
+      // Blacked out, reveal.js takes no S: a presenter who blacked the
+      // screen to talk could not open the notes.
+      if (window.Reveal.isPaused()) window.Reveal.getPlugin("notes")?.open();
     }
     let el = document.activeElement;
     if (el?.matches?.(".jump-to-slide-input")) {

@@ -2351,7 +2351,7 @@ def test_s_opens_the_speaker_view_again_after_it_was_reloaded(deck):
     """The speaker view is a page the deck writes: reloaded, it is
     blank, and S in the deck only brought the blank window to the front
     (reveal.js's notes plugin opens its window once). S opens a working
-    speaker view again, whose keys move the deck."""
+    speaker view again, whose keys move the deck; blacked out too."""
     page = deck.open("present.html#/4")
     wait_ready(page)
     speaker, frame = _open_speaker_view(deck, page)
@@ -2366,6 +2366,13 @@ def test_s_opens_the_speaker_view_again_after_it_was_reloaded(deck):
     again.keyboard.press("ArrowRight")
     page.wait_for_function(f"JSON.stringify(Reveal.getIndices()) !== {here!r}")
     again.close()
+    # Blacked out, S still opens it (reveal.js takes no S then).
+    page.bring_to_front()
+    page.keyboard.press("b")
+    page.wait_for_function("Reveal.isPaused()")
+    third, frame = _open_speaker_view(deck, page)
+    frame.wait_for_selector("html[data-deck-ready]", state="attached")
+    third.close()
 
 
 #: Each option letter of the current screen's notes: [(in the notes,
