@@ -348,12 +348,12 @@
   // opened until that window has connected (a speaker view it took back
   // after a reload, by its heartbeat, connected before).
   const connecting = new WeakSet(); // opened here, not yet connected
-  let speaker = null; // the last window opened here: the speaker view
+  let speaker = null; // the speaker view this deck opened last
   const openWindow = window.open;
   window.open = (...args) => {
     const opening = openWindow.apply(window, args);
     if (opening) connecting.add(opening);
-    speaker = opening;
+    if (args[1] === SPEAKER) speaker = opening;
     return opening;
   };
   // The speaker view is a page the deck writes: reloaded, it is blank,
