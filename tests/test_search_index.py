@@ -294,6 +294,18 @@ def test_index_holds_no_widget_chrome_or_notebook_prompts(index):
     )
 
 
+def test_no_title_in_the_index_ends_in_a_heading_link(index):
+    """A heading's permalink sign is chrome: nbconvert's "¶" link ended
+    every notebook heading's result title ("After the milestones:
+    masks¶", a student's search on a phone)."""
+    signs = sorted(
+        f"{d['location']}: {d['title']!r}"
+        for d in index
+        if "¶" in d["title"] or "¶" in d["text"]
+    )
+    assert signs == [], signs
+
+
 def test_every_excluded_element_holds_none_of_its_own_tag(built_site):
     """Material's search parser remembers skipped elements by tag name,
     so a ``<div data-search-exclude>`` stops being skipped at the first

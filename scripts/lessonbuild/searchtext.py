@@ -30,10 +30,12 @@ _EXCLUDED = re.compile(
 # Material's search parser tracks skipped elements by tag name, so the
 # first </div> inside a skipped <div> ends the skipping: each element
 # marked here holds no element of its own tag (a test checks the site).
-# A code cell is its highlighted copy, its copy button's text and tags.
+# A code cell is its highlighted copy, its copy button's text and tags;
+# a heading's "¶" link (nbconvert's) ended each result's title.
 _NOTEBOOK_CHROME = re.compile(
-    r'<(div|span|clipboard-copy)(?= class="[^"]*\b(?:jp-InputPrompt'
-    r"|jp-OutputPrompt|highlight-ipynb|clipboard-copy-txt|cell-tag)\b"
+    r'<(div|span|clipboard-copy|a)(?= class="[^"]*\b(?:jp-InputPrompt'
+    r"|jp-OutputPrompt|highlight-ipynb|clipboard-copy-txt|cell-tag"
+    r"|anchor-link)\b"
     r"|[\s,][^>]*aria-label=\"Copy to Clipboard\")"
 )
 
