@@ -176,6 +176,33 @@ COPY = """
 }
 """
 
+# Code under 12 px, and a code block's buttons under 24 px (a tap
+# target), anywhere on the page: a closed fold's too (computed styles).
+# Material sets code at .85em of its box: 10.9 px in a fold or a table,
+# and a fold's copy button was 19 px (a student on a phone).
+SMALL = """
+() => {
+  const found = new Set();
+  for (const code of document.querySelectorAll("article code")) {
+    if (code.closest(".katex")) continue;
+    const size = parseFloat(getComputedStyle(code).fontSize);
+    if (size < 11.99) {
+      const text = code.textContent.trim().slice(0, 30);
+      found.add(`code at ${size.toFixed(1)}px (at least 12): "${text}"`);
+    }
+  }
+  for (const button of document.querySelectorAll("article .md-code__button")) {
+    const style = getComputedStyle(button);
+    const [w, h] = [parseFloat(style.width), parseFloat(style.height)];
+    if (Math.min(w, h) < 23.99) {
+      const size = `${w.toFixed(1)}x${h.toFixed(1)}px`;
+      found.add(`a code button ${size} (at least 24)`);
+    }
+  }
+  return [...found].slice(0, 5);
+}
+"""
+
 # Each line break inside inline code that splits a token: code breaks at
 # a space, before ".name", and in a table cell after an underscore
 # between words, a bracket or a "*" (the <wbr> the build puts there:
@@ -271,7 +298,8 @@ def visit(browser, base: str, size, axe: bool) -> dict:
     """One visit of every page at ``size`` (width, height): {page label:
     {finding: value}}, and {"errors": [...]} for JavaScript errors.
 
-    Findings: "overflow", "copy" and "breaks" (slides and notebooks);
+    Findings: "overflow", "copy", "breaks" and "small" (slides and
+    notebooks);
     with ``axe`` also "verdicts" and "widgets" (slides) and "axe" (every
     page: light, then dark's colour contrast).
     """
@@ -296,6 +324,7 @@ def visit(browser, base: str, size, axe: bool) -> dict:
                 seen["overflow"] = page.evaluate(MEASURE)
                 seen["copy"] = page.evaluate(COPY)
                 seen["breaks"] = page.evaluate(BROKEN_CODE)
+                seen["small"] = page.evaluate(SMALL)
             if not axe:
                 continue
             if path in slides:

@@ -41,6 +41,10 @@ FINDINGS = {
         "the build marks where code may break (code_breaks in "
         "lessonbuild/pagehtml.py); give it room or a break",
     ),
+    "small": (
+        "code under 12 px or a code button under 24 px",
+        "see the code-size rules in docs/assets/lesson.css",
+    ),
 }
 
 
@@ -151,8 +155,9 @@ def test_copy_check_finds_a_button_over_code(browser, lesson_server):
 @pytest.mark.parametrize("kind", list(FINDINGS))
 def test_no_page_has_it(measured, viewport, kind):
     """Every slide fits its column or scrolls with a cue ("overflow"),
-    no copy button covers code ("copy"), and inline code breaks only
-    between tokens ("breaks")."""
+    no copy button covers code ("copy"), inline code breaks only
+    between tokens ("breaks"), and code reads at 12 px, its buttons
+    24 px ("small")."""
     what, fix = FINDINGS[kind]
     found = measured[viewport][kind]
     assert found == {}, report(found, f"at {viewport}, {what}", fix)
