@@ -74,7 +74,10 @@ def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
     total = f"{grand:g} min" + _untimed(grand_untimed, "")
     return (
         '<div class="lesson-parts" markdown="0">'
-        '<table><thead><tr><th scope="col">Part</th>'
+        # (The sidebar's list again: not for search, whose index each
+        # first visit downloads.)
+        "<table data-search-exclude>"
+        '<thead><tr><th scope="col">Part</th>'
         '<th scope="col">Slides</th><th scope="col">Time</th>'
         '<th scope="col">Exercises you answered</th></tr></thead><tbody>'
         + "".join(rows)
