@@ -260,20 +260,8 @@
   // One step forward or back, by a key of the deck's or of the speaker
   // view's (speakerKey).
   function step(forward) {
-    // The overview's PageDown, PageUp and Space stepped through the
-    // screen's hidden steps (an answer opened where the class could not
-    // see it): here they move a screen, down the slide's screens, then
-    // on, each reached with none of its steps shown (reveal.js's left
-    // showed all of them, the way a screen looks once passed).
     if (window.Reveal.isOverview()) {
-      const { h, v } = window.Reveal.getIndices();
-      const routes = window.Reveal.availableRoutes();
-      const screens = (i) =>
-        window.Reveal.getHorizontalSlides()[i].querySelectorAll(":scope > section").length;
-      if (forward && routes.down) window.Reveal.slide(h, v + 1, -1);
-      else if (forward && routes.right) window.Reveal.slide(h + 1, 0, -1);
-      else if (!forward && routes.up) window.Reveal.slide(h, v - 1, -1);
-      else if (!forward && routes.left) window.Reveal.slide(h - 1, Math.max(screens(h - 1) - 1, 0), -1);
+      moveScreen(forward);
       return;
     }
     // An overlay (the help, "?") hides the stage: the key closes it and
@@ -293,6 +281,23 @@
     else window.Reveal.prev();
   }
 
+  // The overview's PageDown, PageUp and Space stepped through the
+  // screen's hidden steps (an answer opened where the class could not
+  // see it): in an overview they move a screen, down the slide's
+  // screens, then on, each reached with none of its steps shown
+  // (reveal.js's left showed all of them, the way a screen looks once
+  // passed).
+  function moveScreen(forward) {
+    const { h, v } = window.Reveal.getIndices();
+    const routes = window.Reveal.availableRoutes();
+    const screens = (i) =>
+      window.Reveal.getHorizontalSlides()[i].querySelectorAll(":scope > section").length;
+    if (forward && routes.down) window.Reveal.slide(h, v + 1, -1);
+    else if (forward && routes.right) window.Reveal.slide(h + 1, 0, -1);
+    else if (!forward && routes.up) window.Reveal.slide(h, v - 1, -1);
+    else if (!forward && routes.left) window.Reveal.slide(h - 1, Math.max(screens(h - 1) - 1, 0), -1);
+  }
+
   // The speaker view hands its keys to its preview of this screen (this
   // script, ?receiver), a deck of its own whose moves the deck follows,
   // each coming back to the preview (reveal.js's notes plugin, as a bare
@@ -303,12 +308,24 @@
   // follows it; the others (G, O, F) stay the preview's. A place the
   // speaker view sets here is the deck's: the preview does not tell it
   // back (the view compares it with the deck's latest, and an older one,
-  // arriving late, took the deck back).
+  // arriving late, took the deck back). Keys pressed in the preview
+  // itself (the focus stays there after G, or a click on it) go the
+  // same way, with Shift; in the preview's overview (O) they move the
+  // deck a screen, as the deck's own overview does (its → stepped the
+  // projector into the answers).
   const SPEAKER_KEYS = {
     ...Object.fromEntries([32, 34, 39, 40, 74, 76, 78].map((code) => [code, "next"])),
     ...Object.fromEntries([33, 37, 38, 72, 75, 80].map((code) => [code, "back"])),
-    ...Object.fromEntries([66, 86, 190, 191].map((code) => [code, "pause"])), // B, V, period, /
+    ...Object.fromEntries([66, 86, 190].map((code) => [code, "pause"])), // B, V, period
+    191: "none", // "?" comes as "/" (a pause): the help is the deck's
   };
+  function toDeck(code, shift) {
+    const deck = window.parent?.opener; // the speaker view's opener
+    if (!SPEAKER_KEYS[code] || !deck || deck.closed) return false;
+    const overview = window.Reveal.isOverview();
+    deck.postMessage(JSON.stringify({ namespace: "lesson-deck", type: "key", code, shift, overview }), "*");
+    return true;
+  }
   function speakerKey(event) {
     let data;
     try {
@@ -329,17 +346,53 @@
       }
       return;
     }
-    const code = data?.method === "triggerKey" ? data.args?.[0] : undefined;
-    const deck = window.parent?.opener; // the speaker view's opener
-    if (!SPEAKER_KEYS[code] || !deck || deck.closed) return;
-    event.stopImmediatePropagation();
-    deck.postMessage(JSON.stringify({ namespace: "lesson-deck", type: "key", code }), "*");
+    if (data?.method === "triggerKey" && toDeck(data.args?.[0], false)) {
+      event.stopImmediatePropagation();
+    }
   }
-  function deckKey(code) {
+  function previewKey(event) {
+    const el = document.activeElement;
+    if (el?.matches?.(".jump-to-slide-input")) {
+      jumpBox(event, el);
+      return;
+    }
+    const page = event.key === "PageDown" || event.key === "PageUp"; // a clicker's, as in onKey
+    if (event.altKey || event.ctrlKey || event.metaKey || (typing(el) && !page)) return;
+    if (!toDeck(event.keyCode, event.shiftKey)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    if (el && el !== document.body) el.blur?.(); // an option clicked in it
+  }
+  // A click on the preview's arrows steps the deck too: the preview's
+  // own move reached the deck up to 0.5 s late (the notes plugin's
+  // throttle), after keys that followed it, and took the deck back.
+  function previewArrow(event) {
+    const arrow = event.target.closest?.(".controls button");
+    const forward = /navigate-(right|down)/.test(arrow?.className);
+    if (arrow && toDeck(forward ? 39 : 37, false)) {
+      event.preventDefault();
+      event.stopPropagation();
+    }
+  }
+  function deckKey({ code, shift, overview }) {
     const key = SPEAKER_KEYS[code];
+    document.querySelector(".reveal .jump-to-slide-input")?.blur(); // closes it
     if (key === "pause") window.Reveal.togglePause();
-    else if (key) step(key === "next");
+    else if (key !== "next" && key !== "back") return;
+    else if (shift && EDGES[code]) EDGES[code]();
+    else if (shift && code === 32) step(false); // as in the deck (onKey)
+    else if (shift && code !== 78 && code !== 80) return; // the deck: no Shift + PageDown...
+    else if (overview && !window.Reveal.isPaused()) moveScreen(key === "next");
+    else step(key === "next");
   }
+  // Shift + an arrow, as reveal.js has it in the deck: the first or last
+  // slide (← →), the first or last screen of this one (↑ ↓).
+  const EDGES = {
+    37: () => window.Reveal.slide(0, 0, -1),
+    39: () => window.Reveal.slide(window.Reveal.getHorizontalSlides().length - 1, 0, -1),
+    38: () => window.Reveal.slide(window.Reveal.getIndices().h, 0, -1),
+    40: () => window.Reveal.slide(window.Reveal.getIndices().h, Number.MAX_VALUE, -1),
+  };
 
   // Opened mid-screen, the speaker view's preview loads at the screen's
   // first step and, before it has connected, sends that place to the
@@ -377,7 +430,7 @@
     }
     const from = event.source;
     if (!from || from === window) return;
-    if (data?.namespace === "lesson-deck" && data.type === "key") deckKey(data.code);
+    if (data?.namespace === "lesson-deck" && data.type === "key") deckKey(data);
     else if (data?.namespace === "reveal-notes" && data.type === "connected") connecting.delete(from);
     else if (data?.method === "setState" && connecting.has(from)) event.stopImmediatePropagation();
   }
@@ -587,8 +640,26 @@
       win.addEventListener("resize", fit);
       doc.addEventListener("load", fit, true); // the notes' math stylesheet
       fit();
+      win.addEventListener("keydown", speakerWindowKey, true);
     };
     look();
+  }
+  // A key in the speaker window reaches its preview as a bare key code
+  // (speakerKey): Shift + an arrow or Space moved one step forward (the
+  // deck's own went to the first or last slide, or back), so those go to
+  // the deck from here. The layout list, once picked, took the clicker's
+  // arrows (the layout changed and the previews went): a step key leaves
+  // it first.
+  function speakerWindowKey(event) {
+    if (!SPEAKER_KEYS[event.keyCode] || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.target?.tagName === "SELECT") {
+      event.preventDefault();
+      event.target.blur();
+    }
+    if (!event.shiftKey || SPEAKER_KEYS[event.keyCode] === "pause") return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    deckKey({ code: event.keyCode, shift: true, overview: false });
   }
   // The speaker view opens in its "Tall" layout until the instructor picks
   // another (reveal.js keeps the pick): the notes get the whole right
@@ -893,14 +964,8 @@
     // own, which moves this one): there too a jump lands on a screen's
     // first step (reveal.js's showed slide 30's answers on the projector).
     if (RECEIVER) {
-      window.addEventListener(
-        "keydown",
-        (event) => {
-          const box = document.activeElement;
-          if (box?.matches?.(".jump-to-slide-input")) jumpBox(event, box);
-        },
-        true,
-      );
+      window.addEventListener("keydown", previewKey, true);
+      window.addEventListener("click", previewArrow, true);
     } else {
       window.addEventListener("keydown", onKey, true);
       // R: back to the reading page at this screen (listed in reveal's

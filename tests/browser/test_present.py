@@ -2221,6 +2221,14 @@ def test_the_jump_box_gives_a_clicker_its_keys_and_finds_words(deck, lesson):
     expect(box).to_have_count(0)
 
 
+#: Whether the deck is at ``want`` (its indices as JSON): a screen's
+#: place before its first step reads {h, v} or f: -1.
+AT = """(want) => {
+    const [at, to] = [Reveal.getIndices(), JSON.parse(want)];
+    return at.h === to.h && at.v === to.v && (at.f ?? -1) === (to.f ?? -1);
+}"""
+
+
 def _steps(page, presses: int) -> None:
     """→ ``presses`` times, each once the deck has taken the one before."""
     for _ in range(presses):
@@ -2284,11 +2292,6 @@ def test_fast_keys_in_the_speaker_view_each_take_a_step(deck):
         "JSON.stringify(Reveal.getIndices()) === want",
         arg=start,
     )
-    # (A screen's place before its first step reads {h, v} or f: -1.)
-    same = """(want) => {
-        const [at, to] = [Reveal.getIndices(), JSON.parse(want)];
-        return at.h === to.h && at.v === to.v && (at.f ?? -1) === (to.f ?? -1);
-    }"""
     # The speaker's keys, then the deck's own with the speaker view open.
     for keyboard, want, key in (
         (speaker.keyboard, ahead, "ArrowRight"),
@@ -2298,7 +2301,58 @@ def test_fast_keys_in_the_speaker_view_each_take_a_step(deck):
         for _ in range(9):  # a clicker's pace: each press held 0.15 s
             keyboard.press(key, delay=150)
         for window in (page, frame):
-            window.wait_for_function(same, arg=want)
+            window.wait_for_function(AT, arg=want)
+    speaker.close()
+
+
+def test_the_speaker_views_keys_move_the_deck_wherever_its_focus_is(deck):
+    """A click in the speaker's preview (or G there) left the focus in
+    it, and its keys went the old way: 10 presses lost 1 to 3 steps, and
+    after a click on an option they changed the option, not the deck.
+    In the preview's overview (O), → stepped the projector into the
+    answers; Shift + an arrow went one step; a picked layout list took
+    the arrows (a rehearsal)."""
+    page = deck.open("present.html#/3")
+    wait_ready(page)
+    start = _indices(page)
+    _steps(page, 10)
+    ahead = _indices(page)
+    page.evaluate("(at) => Reveal.slide(at.h, at.v, at.f)", json.loads(start))
+    speaker, frame = _open_speaker_view(deck, page)
+    frame.wait_for_function(
+        "(want) => window.Reveal?.isReady() && (" + AT + ")(want)", arg=start
+    )
+    frame.locator(".controls .navigate-right").click()  # one step
+    for _ in range(9):  # a clicker's pace, the focus in the preview
+        speaker.keyboard.press("ArrowRight", delay=150)
+    for window in (page, frame):
+        window.wait_for_function(AT, arg=ahead)
+    # The preview's overview: → moves the deck a screen, no step shown.
+    speaker.keyboard.press("o")
+    frame.wait_for_function("Reveal.isOverview()")
+    screen = json.dumps([json.loads(ahead)["h"], json.loads(ahead)["v"]])
+    speaker.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "(was) => { const i = Reveal.getIndices();"
+        " return JSON.stringify([i.h, i.v]) !== was; }",
+        arg=screen,
+    )
+    assert page.evaluate("Reveal.getIndices().f ?? -1") == -1
+    speaker.keyboard.press("Escape")
+    # Shift + ← and →: the first and the last slide, as in the deck.
+    speaker.locator("#speaker-controls").click()  # the focus off the preview
+    last = page.evaluate("Reveal.getHorizontalSlides().length - 1")
+    for key, h in (("Shift+ArrowLeft", 0), ("Shift+ArrowRight", last)):
+        speaker.keyboard.press(key)
+        page.wait_for_function(f"Reveal.getIndices().h === {h}")
+    # A picked layout keeps its layout; the clicker moves the deck.
+    layouts = speaker.locator("select.speaker-layout-dropdown")
+    picked = layouts.input_value()
+    layouts.focus()
+    here = _indices(page)
+    speaker.keyboard.press("ArrowUp")
+    page.wait_for_function(f"JSON.stringify(Reveal.getIndices()) !== {here!r}")
+    assert layouts.input_value() == picked
     speaker.close()
 
 
