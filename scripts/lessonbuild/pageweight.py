@@ -112,27 +112,42 @@ def _settle(sent: list[Sent], quiet=2.0, limit=20.0) -> list[Sent]:
     return taken
 
 
-def measure(site: Path, first_page: str = FIRST_PAGE) -> tuple[Visit, Visit]:
+def measure(
+    site: Path, first_page: str = FIRST_PAGE, browser=None
+) -> tuple[Visit, Visit]:
     """A first visit to ``first_page`` with an empty cache, then a click
-    on its "Next" link: what the server sent for each."""
-    from playwright.sync_api import sync_playwright
-
+    on its "Next" link: what the server sent for each. In ``browser``
+    when given (a test's, whose Playwright is already running: a second
+    one cannot start in its thread), else in a Chromium of its own."""
     if not (Path(site) / first_page).is_file():
         raise FileNotFoundError(f"{site}/{first_page}: build the site first")
-    with _serve(site) as (base, sent), sync_playwright() as p:
-        browser = launch(p)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.goto(base + first_page, wait_until="networkidle")
-            first = Visit(page.url, _settle(sent))
-            link = page.locator(NEXT_LINK)
-            if not link.count():
-                raise LookupError(f"{first_page} has no {NEXT_LINK} link")
-            link.first.click()
-            page.wait_for_load_state("networkidle")
-            return first, Visit(page.url, _settle(sent))
-        finally:
-            browser.close()
+    with _serve(site) as (base, sent):
+        if browser is not None:
+            return _visits(browser, base + first_page, sent)
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as p:
+            own = launch(p)
+            try:
+                return _visits(own, base + first_page, sent)
+            finally:
+                own.close()
+
+
+def _visits(browser, url: str, sent: list[Sent]) -> tuple[Visit, Visit]:
+    # A page of its own context: an empty cache.
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        page.goto(url, wait_until="networkidle")
+        first = Visit(page.url, _settle(sent))
+        link = page.locator(NEXT_LINK)
+        if not link.count():
+            raise LookupError(f"{url} has no {NEXT_LINK} link")
+        link.first.click()
+        page.wait_for_load_state("networkidle")
+        return first, Visit(page.url, _settle(sent))
+    finally:
+        page.close()
 
 
 def report(visits: tuple[Visit, Visit]) -> str:

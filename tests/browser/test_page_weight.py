@@ -16,8 +16,10 @@ from lessonbuild import bench, pageweight
 pytestmark = pytest.mark.browser
 
 
-def test_a_first_visit_and_the_next_slide_keep_their_budgets(built_site):
-    visits = pageweight.measure(built_site)
+def test_a_first_visit_and_the_next_slide_keep_their_budgets(
+    browser, built_site
+):
+    visits = pageweight.measure(built_site, browser=browser)
     over = []
     for (label, budget), visit in zip(bench.PAGE_BUDGETS, visits, strict=True):
         if visit.raw > budget:
