@@ -356,8 +356,18 @@
       jumpBox(event, el);
       return;
     }
-    const page = event.key === "PageDown" || event.key === "PageUp"; // a clicker's, as in onKey
-    if (event.altKey || event.ctrlKey || event.metaKey || (typing(el) && !page)) return;
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    // A field keeps its own keys, as in the deck (onKey): a list ↑ and ↓
+    // (reveal.js here stepped the preview on a list's ↓ and sent that
+    // to the deck: the bucket's answer on the projector); a clicker's
+    // PageDown and PageUp, and a list's → ← and Space, move the deck.
+    const list = el?.tagName === "SELECT";
+    const page = event.key === "PageDown" || event.key === "PageUp";
+    const own = !list || event.key === "ArrowUp" || event.key === "ArrowDown";
+    if (typing(el) && own && !page) {
+      event.stopPropagation();
+      return;
+    }
     if (!toDeck(event.keyCode, event.shiftKey)) return;
     event.preventDefault();
     event.stopPropagation();
@@ -379,6 +389,9 @@
     document.querySelector(".reveal .jump-to-slide-input")?.blur(); // closes it
     if (key === "pause") window.Reveal.togglePause();
     else if (key !== "next" && key !== "back") return;
+    // The help open or the screen black: the key closes it or brings it
+    // back and moves nothing (step), Shift + an arrow too.
+    else if (document.querySelector(".reveal .r-overlay") || window.Reveal.isPaused()) step(true);
     else if (shift && EDGES[code]) EDGES[code]();
     else if (shift && code === 32) step(false); // as in the deck (onKey)
     else if (shift && code !== 78 && code !== 80) return; // the deck: no Shift + PageDown...

@@ -2339,8 +2339,15 @@ def test_the_speaker_views_keys_move_the_deck_wherever_its_focus_is(deck):
     )
     assert page.evaluate("Reveal.getIndices().f ?? -1") == -1
     speaker.keyboard.press("Escape")
-    # Shift + ← and →: the first and the last slide, as in the deck.
+    # Shift + ← and →: the first and the last slide, as in the deck;
+    # with the deck's help open, the key closes it and moves nothing.
     speaker.locator("#speaker-controls").click()  # the focus off the preview
+    page.keyboard.press("Shift+Slash")
+    page.wait_for_selector(".reveal .r-overlay")
+    here = _indices(page)
+    speaker.keyboard.press("Shift+ArrowRight")
+    page.wait_for_selector(".reveal .r-overlay", state="detached")
+    assert _indices(page) == here
     last = page.evaluate("Reveal.getHorizontalSlides().length - 1")
     for key, h in (("Shift+ArrowLeft", 0), ("Shift+ArrowRight", last)):
         speaker.keyboard.press(key)
