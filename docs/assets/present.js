@@ -54,6 +54,16 @@
   // Space (see onKey); Escape leaves either.
   const FORWARD = { ArrowRight: 1, " ": 1, PageDown: 1, ArrowDown: 1 };
   const BACK = { ArrowLeft: 1, PageUp: 1, ArrowUp: 1 };
+  // A field's own key, in the deck and its speaker preview alike: typing
+  // keeps Space and the arrows, a list ↑ and ↓ (its pick); a clicker's
+  // PageDown and PageUp, and a list's →, ← and Space, move the deck (→
+  // on a list left focused changed the class's answer unseen, and Space
+  // did nothing: a rehearsal from disk).
+  function fieldKeeps(el, key) {
+    const list = el?.tagName === "SELECT";
+    const own = !list || key === "ArrowUp" || key === "ArrowDown";
+    return typing(el) && own && key !== "PageDown" && key !== "PageUp";
+  }
   function typing(el) {
     if (!el) return false;
     if (el.isContentEditable || el.tagName === "TEXTAREA") return true;
@@ -226,12 +236,6 @@
       event.stopPropagation();
       return;
     }
-    // A list keeps ↑ and ↓ (its pick); a clicker's →, ← and Space move
-    // the deck from it (→ on a list left focused changed the class's
-    // answer unseen, and Space did nothing: a rehearsal from disk).
-    const list = el?.tagName === "SELECT";
-    const own = !list || event.key === "ArrowUp" || event.key === "ArrowDown";
-    const page = event.key === "PageDown" || event.key === "PageUp";
     // Past a fill-in cell's text, the arrow goes to the next cell (the
     // previous with ←): a clicker has no Tab, and the next step, the
     // whole key, opened once the first cell was typed (a fresh-eyes check).
@@ -245,7 +249,7 @@
       cell.setSelectionRange(at, at);
       return;
     }
-    if (typing(el) && own && !page && !edge) {
+    if (fieldKeeps(el, event.key) && !edge) {
       // The field's own key: reveal.js, which does not count a list as a
       // field, stepped on a bucket list's ↓ instead of changing its pick.
       event.stopPropagation();
@@ -357,14 +361,9 @@
       return;
     }
     if (event.altKey || event.ctrlKey || event.metaKey) return;
-    // A field keeps its own keys, as in the deck (onKey): a list ↑ and ↓
-    // (reveal.js here stepped the preview on a list's ↓ and sent that
-    // to the deck: the bucket's answer on the projector); a clicker's
-    // PageDown and PageUp, and a list's → ← and Space, move the deck.
-    const list = el?.tagName === "SELECT";
-    const page = event.key === "PageDown" || event.key === "PageUp";
-    const own = !list || event.key === "ArrowUp" || event.key === "ArrowDown";
-    if (typing(el) && own && !page) {
+    // (reveal.js here stepped the preview on a list's ↓ and sent that to
+    // the deck: the bucket's answer on the projector.)
+    if (fieldKeeps(el, event.key)) {
       event.stopPropagation();
       return;
     }
