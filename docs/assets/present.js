@@ -619,59 +619,69 @@
     }
   }
 
-  // --- the speaker view's notes fit its window --------------------------------
+  // --- the speaker view's notes fit its window; its Shift keys -----------------
 
-  // reveal.js's speaker view sets the notes at 1.2em under the clocks, in a
-  // panel that scrolls: at 1280x720 every slide's notes ran past its foot
-  // (slide 41: 850 px in 432), out of a clicker's reach, and "Watch for"
-  // and the pacing line were never in view. Their type shrinks, to 0.6em
-  // at the least, until the panel holds them. The view is the window the
-  // notes plugin opens (same origin: about:blank).
   const SPEAKER = "reveal.js - Notes";
-  const LEAST = 0.6;
-  function fitSpeakerNotes(win) {
+  // The aid runs in the speaker window itself (its script, below), not
+  // as this page's listeners on it: those went with this page when the
+  // deck was reloaded or left for the reading page (R) and back, and
+  // reveal.js took the window back without them (notes at 1.2em past
+  // the panel's foot, Shift + → one step). Keys reach the deck as the
+  // preview's do, by a message to the window's opener (the deck's tab).
+  function aidSpeaker(win) {
     let tries = 0;
     const look = () => {
       if (win.closed) return;
       const doc = win.document;
-      const notes = doc.querySelector(".speaker-controls-notes .value");
-      const panel = doc.getElementById("speaker-controls");
-      if (!notes || !panel) {
+      if (!doc.querySelector(".speaker-controls-notes .value")) {
         if (++tries < 100) window.setTimeout(look, 100); // until it is written
         return;
       }
-      const fit = () => {
-        let size = 1.2; // reveal.js's own
-        notes.style.fontSize = `${size}em`;
-        while (panel.scrollHeight > panel.clientHeight && size > LEAST) {
-          size = Math.round((size - 0.05) * 100) / 100;
-          notes.style.fontSize = `${size}em`;
-        }
-      };
-      new win.MutationObserver(fit).observe(notes, { childList: true, subtree: true });
-      win.addEventListener("resize", fit);
-      doc.addEventListener("load", fit, true); // the notes' math stylesheet
-      fit();
-      win.addEventListener("keydown", speakerWindowKey, true);
+      const script = doc.createElement("script");
+      script.textContent = `(${speakerAid})(${JSON.stringify(SPEAKER_KEYS)});`;
+      doc.head.append(script);
     };
     look();
   }
-  // A key in the speaker window reaches its preview as a bare key code
-  // (speakerKey): Shift + an arrow or Space moved one step forward (the
-  // deck's own went to the first or last slide, or back), so those go to
-  // the deck from here. The layout list, once picked, took the clicker's
-  // arrows (the layout changed and the previews went): a step key leaves
-  // it first.
-  function speakerWindowKey(event) {
-    if (!SPEAKER_KEYS[event.keyCode] || event.altKey || event.ctrlKey || event.metaKey) return;
-    if (event.target?.tagName === "SELECT") {
+  // (Runs in the speaker window: it names nothing of this script's.)
+  function speakerAid(keys) {
+    // reveal.js's speaker view sets the notes at 1.2em under the clocks,
+    // in a panel that scrolls: at 1280x720 every slide's notes ran past
+    // its foot (slide 41: 850 px in 432), out of a clicker's reach, and
+    // "Watch for" and the pacing line were never in view. Their type
+    // shrinks, to 0.6em at the least, until the panel holds them.
+    const notes = document.querySelector(".speaker-controls-notes .value");
+    const panel = document.getElementById("speaker-controls");
+    const fit = () => {
+      let size = 1.2; // reveal.js's own
+      notes.style.fontSize = `${size}em`;
+      while (panel.scrollHeight > panel.clientHeight && size > 0.6) {
+        size = Math.round((size - 0.05) * 100) / 100;
+        notes.style.fontSize = `${size}em`;
+      }
+    };
+    new MutationObserver(fit).observe(notes, { childList: true, subtree: true });
+    window.addEventListener("resize", fit);
+    document.addEventListener("load", fit, true); // the notes' math stylesheet
+    fit();
+    // A key here reaches the preview as a bare key code: Shift + an
+    // arrow or Space moved one step forward (the deck's own went to the
+    // first or last slide, or back), so those go to the deck from here.
+    // The layout list, once picked, took the clicker's arrows (the
+    // layout changed and the previews went): a step key leaves it first.
+    window.addEventListener("keydown", (event) => {
+      const key = keys[event.keyCode];
+      if (!key || event.altKey || event.ctrlKey || event.metaKey) return;
+      if (event.target?.tagName === "SELECT") {
+        event.preventDefault();
+        event.target.blur();
+      }
+      if (!event.shiftKey || key === "pause") return;
       event.preventDefault();
-      event.target.blur();
-    }
-    if (!event.shiftKey || SPEAKER_KEYS[event.keyCode] === "pause") return;
-    event.preventDefault();
-    event.stopImmediatePropagation();
-    deckKey({ code: event.keyCode, shift: true, overview: false });
+      event.stopImmediatePropagation();
+      const message = { namespace: "lesson-deck", type: "key", code: event.keyCode, shift: true, overview: false };
+      window.opener?.postMessage(JSON.stringify(message), "*");
+    }, true);
   }
   // The speaker view opens in its "Tall" layout until the instructor picks
   // another (reveal.js keeps the pick): the notes get the whole right
@@ -687,7 +697,7 @@
         } catch {} // storage off: reveal.js's default
       }
       const win = open.apply(this, args);
-      if (win && args[1] === SPEAKER) fitSpeakerNotes(win);
+      if (win && args[1] === SPEAKER) aidSpeaker(win);
       return win;
     };
   }

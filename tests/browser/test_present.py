@@ -2408,6 +2408,46 @@ def test_the_speaker_view_drives_the_deck_after_the_deck_reloads(deck):
     speaker.close()
 
 
+def test_the_speaker_windows_fit_and_shift_keys_outlive_a_reloaded_deck(
+    deck, lesson
+):
+    """The notes' fit and the speaker window's Shift keys were this
+    page's listeners on the window: with the deck reloaded (or R and
+    back) reveal.js took the window back without them, the longest notes
+    ran past the panel's foot at 1.2em and Shift + → went one step."""
+    number = max(
+        (s for s in lesson.slides if s.notes),
+        key=lambda s: sum(len(note.text) for note in s.notes),
+    ).number
+    page = deck.open("present.html#/3")
+    wait_ready(page)
+    speaker, frame = _open_speaker_view(deck, page)
+    speaker.set_viewport_size({"width": 1100, "height": 700})
+    frame.wait_for_selector("html[data-deck-ready]", state="attached")
+    page.reload()
+    wait_ready(page)
+    _steps(page, 1)  # taken back: the preview follows the deck again
+    frame.wait_for_function(
+        "(want) => JSON.stringify(Reveal.getIndices()) === want",
+        arg=_indices(page),
+    )
+    page.evaluate(f"Reveal.slide({number - 1}, 0, -1)")
+    notes = speaker.locator(".speaker-controls-notes .value")
+    expect(notes).to_contain_text(note_line(lesson, number), timeout=90_000)
+    speaker.wait_for_function(
+        """() => {
+            const panel = document.getElementById("speaker-controls");
+            return panel.scrollHeight <= panel.clientHeight;
+        }"""
+    )
+    speaker.locator("#speaker-controls").click()  # the focus off the preview
+    last = page.evaluate("Reveal.getHorizontalSlides().length - 1")
+    for key, h in (("Shift+ArrowLeft", 0), ("Shift+ArrowRight", last)):
+        speaker.keyboard.press(key)
+        page.wait_for_function(f"Reveal.getIndices().h === {h}")
+    speaker.close()
+
+
 def test_s_opens_the_speaker_view_again_after_it_was_reloaded(deck):
     """The speaker view is a page the deck writes: reloaded, it is
     blank, and S in the deck only brought the blank window to the front
