@@ -58,11 +58,12 @@
   // keeps Space and the arrows, a list ↑ and ↓ (its pick); a clicker's
   // PageDown and PageUp, and a list's →, ← and Space, move the deck (→
   // on a list left focused changed the class's answer unseen, and Space
-  // did nothing: a rehearsal from disk).
+  // did nothing: a rehearsal from disk); so do → and ← past the text
+  // (atEdge).
   function fieldKeeps(el, key) {
     const list = el?.tagName === "SELECT";
     const own = !list || key === "ArrowUp" || key === "ArrowDown";
-    return typing(el) && own && key !== "PageDown" && key !== "PageUp";
+    return typing(el) && own && key !== "PageDown" && key !== "PageUp" && !atEdge(el, key);
   }
   function typing(el) {
     if (!el) return false;
@@ -249,7 +250,7 @@
       cell.setSelectionRange(at, at);
       return;
     }
-    if (fieldKeeps(el, event.key) && !edge) {
+    if (fieldKeeps(el, event.key)) {
       // The field's own key: reveal.js, which does not count a list as a
       // field, stepped on a bucket list's ↓ instead of changing its pick.
       event.stopPropagation();
@@ -361,6 +362,11 @@
       return;
     }
     if (event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === "Escape" && typing(el)) {
+      el.blur(); // as in the deck: Escape leaves a field
+      event.stopPropagation();
+      return;
+    }
     // (reveal.js here stepped the preview on a list's ↓ and sent that to
     // the deck: the bucket's answer on the projector.)
     if (fieldKeeps(el, event.key)) {

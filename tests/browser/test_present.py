@@ -2363,6 +2363,33 @@ def test_the_speaker_views_keys_move_the_deck_wherever_its_focus_is(deck):
     speaker.close()
 
 
+def test_a_field_in_the_speaker_preview_is_left_as_in_the_deck(deck, lesson):
+    """Typed into in the speaker's preview, a fill-in cell kept → past its
+    text and Escape, where the deck's own cell gives them up: the
+    clicker stayed dead until a mouse reached the preview."""
+    number = _first_slide_of(lesson, "fill-in")
+    page = deck.open(f"present.html#/{number}")
+    wait_ready(page)
+    before = _indices(page)
+    speaker, frame = _open_speaker_view(deck, page)
+    frame.wait_for_function(
+        "(want) => window.Reveal?.isReady() && (" + AT + ")(want)", arg=before
+    )
+    cell = frame.locator(f'[data-slide="{number}"] input.ex-cell').last
+    cell.click()
+    speaker.keyboard.type("7")
+    speaker.keyboard.press("Escape")
+    frame.wait_for_function("document.activeElement === document.body")
+    assert _indices(page) == before
+    cell.click()
+    speaker.keyboard.press("End")
+    speaker.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        f"JSON.stringify(Reveal.getIndices()) !== {before!r}"
+    )
+    speaker.close()
+
+
 def test_the_speaker_view_opened_mid_screen_keeps_the_step(deck):
     """Its preview loads at the screen's first step and, before it had
     connected, sent that place to the deck: S pressed with an answer on
