@@ -120,8 +120,9 @@ def scaled_dot_product_attention(
             f"is_causal must be a bool, got {type(is_causal).__name__}"
         )
     d_k = q.size(-1)
-    # Dividing by sqrt(d_k) keeps the scores' variance near 1 whatever
-    # d_k is, so the softmax does not saturate as heads get wider.
+    # Dividing by sqrt(d_k) keeps the scores from growing with d_k (for
+    # independent q and k components of variance 1, q . k has variance
+    # d_k), so the softmax does not saturate as heads get wider.
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
     if mask is not None:
         _check_mask(mask, scores)

@@ -28,6 +28,8 @@ t_out, _ = torch_mha(x, x, x, key_padding_mask=~real)  # (B, T_k)
 print("torch, ~mask   :", torch.allclose(out, t_out, atol=1e-6))
 t_bad, _ = torch_mha(x, x, x, key_padding_mask=real)  # convention slip
 print("torch, mask    :", torch.allclose(out, t_bad, atol=1e-6))
+print("  sequence 0 all NaN:", t_bad[0].isnan().all().item())  # no key left
+print("  sequence 1 finite:", t_bad[1].isfinite().all().item())  # its pads
 
 # Causal: query i may see keys 0..i (lower triangle, True = may attend)
 causal = torch.ones(T, T, dtype=torch.bool).tril()  # (T_q, T_k)
