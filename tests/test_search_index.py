@@ -385,3 +385,48 @@ def test_the_index_is_written_as_utf8_not_escapes(built_site):
     assert "—" in text and "\\u2014" not in text
     data = json.loads(text)
     assert data["docs"] and all("location" in d for d in data["docs"])
+
+
+def test_tables_of_numbers_are_not_indexed_tables_of_words_are(
+    index, built_site
+):
+    """A table of numbers read in search as a run of digits ("1 512
+    268,435,456 33,554,432 ...": 1 KB of the index every first visit
+    downloads); a table of words stays findable."""
+    from bs4 import BeautifulSoup
+
+    text = _squash(" ".join(d["text"] for d in index))
+    numbers, words = [], []
+    for page in sorted((built_site / "slides").glob("*.html")):
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for table in soup.select(".md-content table"):
+            if table.find_parent(["details", "form"]) or table.find_parent(
+                class_="exercise"
+            ):
+                continue  # an exercise's or a fold's: not the page's text
+            cells = [
+                (" ".join(td.get_text().split()), td.find(class_="katex"))
+                for td in table.find_all("td")
+            ]
+            if cells and all(re.fullmatch(r"[\d,.]+", c) for c, _ in cells):
+                row = " ".join(c for c, _ in cells[:3])
+                numbers.append((page.name, row))
+            words += [
+                (page.name, c)
+                for c, math in cells
+                if not math and len(re.findall(r"[a-z]{4,}", c)) > 1
+            ]
+    assert numbers and words, (numbers, words)
+    indexed = [(p, r) for p, r in numbers if r in text]
+    assert indexed == [], indexed
+
+    def said(page: str) -> set[str]:  # the words the page's entries hold
+        entries = [d["text"] for d in index if d["location"].startswith(page)]
+        return set(re.findall(r"[a-z]{4,}", _squash(" ".join(entries))))
+
+    lost = [
+        (p, c)
+        for p, c in words
+        if not set(re.findall(r"[a-z]{4,}", c.lower())) <= said(f"slides/{p}")
+    ]
+    assert lost == [], lost

@@ -40,13 +40,36 @@ _NOTEBOOK_CHROME = re.compile(
 )
 
 
+# A table of numbers: most of its data cells a number or a shape.
+_TABLE = re.compile(r"<table\b(?![^>]*data-search-exclude)(.*?)</table>", re.S)
+_CELL = re.compile(r"<td\b[^>]*>(.*?)</td>", re.S)
+_NUMBER = re.compile(
+    r"[\s(\[]*[-+\u2212]?[\d.,]+(?:\s*[,\u2013x\u00d7/]\s*[\d.,]+)*[\s)\]]*%?"
+)
+
+
+def _numbers_only(table: re.Match) -> str:
+    """A table whose data cells are mostly numbers, marked: in search
+    they read as a run of digits ("1 512 268,435,456 33,554,432 ..."),
+    which no one searches for (1 KB of the index a first visit downloads)."""
+    cells = [
+        re.sub(r"<[^>]+>", "", c).strip() for c in _CELL.findall(table[1])
+    ]
+    cells = [c for c in cells if c]
+    numbers = sum(bool(_NUMBER.fullmatch(c)) for c in cells)
+    if not cells or 2 * numbers < len(cells):
+        return table[0]
+    return "<table data-search-exclude" + table[0][len("<table") :]
+
+
 def exclude_from_search(html: str, notebook: bool) -> str:
     """``html`` with what search must skip marked ``data-search-exclude``:
     instructor notes and Verify folds, code and Output blocks (a third
     of the index's text, which the first visit to a slide downloads: the
-    page weight budget; the code is one click away on its slide), the
-    widgets' controls, and a notebook's prompts and code."""
+    page weight budget; the code is one click away on its slide), tables
+    of numbers, the widgets' controls, and a notebook's prompts and code."""
     html = _EXCLUDED.sub(r"\g<0> data-search-exclude", html)
+    html = _TABLE.sub(_numbers_only, html)
     if notebook:
         html = _NOTEBOOK_CHROME.sub(r"<\1 data-search-exclude", html)
     return html
