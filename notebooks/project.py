@@ -94,8 +94,9 @@ check("my_mha.py", upto="h>1")
 #
 # `mask` is boolean, `True` = may attend, and broadcasts over the
 # scores `(B, h, T_q, T_k)`: a padding mask `(B, 1, 1, T_k)` (also for
-# one sequence, `B = 1`), a `(T_q, T_k)` mask shared by the batch, or
-# one per sequence, `(B, 1, T_q, T_k)`. `is_causal=True`
+# one sequence, `B = 1`), a `(T_q, T_k)` mask shared by the batch,
+# one per sequence, `(B, 1, T_q, T_k)`, or one per head,
+# `(B, h, T_q, T_k)`. `is_causal=True`
 # lets query $i$ see keys $0..i$ — also when $T_q \ne T_k$ — and
 # combines with `mask`: a key must be allowed by both.
 
