@@ -1,9 +1,9 @@
 """The dataflow, with the shapes of a real run.
 
-Every label on an arrow is the shape of the tensor a traced forward of
-mha_ref.MultiHeadAttention produced. Its sizes are not those of the
-"Predict the shapes" slide two slides on (the class predicts those), and
-differ from each other, so each axis reads apart.
+Every label on an arrow is the shape of the tensor that step of
+mha_ref.MultiHeadAttention produced, run one step at a time. Its sizes
+are not those of the "Predict the shapes" slide two slides on (the class
+predicts those), and differ from each other, so each axis reads apart.
 """
 
 # --8<-- [start:show]
@@ -22,9 +22,9 @@ B, T, d_model, h = 2, 5, 12, 3
 mha = MultiHeadAttention(d_model, h)
 x = torch.randn(B, T, d_model)  # (B, T, d_model)
 with torch.no_grad():
-    q = mha.W_Q(x)  # (B, T, d_model); K and V alike
-    q_h = split_heads(q, h)  # (B, h, T, d_k)
-    ctx, weights = scaled_dot_product_attention(q_h, q_h, q_h)
+    q, k, v = mha.W_Q(x), mha.W_K(x), mha.W_V(x)  # each (B, T, d_model)
+    q_h, k_h, v_h = (split_heads(t, h) for t in (q, k, v))  # (B, h, T, d_k)
+    ctx, weights = scaled_dot_product_attention(q_h, k_h, v_h)
     merged = merge_heads(ctx)  # (B, T, d_model)
     out = mha.W_O(merged)  # (B, T, d_model)
 steps = [
