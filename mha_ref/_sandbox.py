@@ -740,11 +740,13 @@ def _plain(tensor):
 def _describe(value: object) -> str:
     if isinstance(value, torch.Tensor):
         return f"one tensor of shape {tuple(value.shape)}"
+    name = type(value).__name__
+    article = "an" if name[:1].lower() in "aeiou" else "a"  # an int, a list
     if isinstance(value, tuple | list):
-        return f"a {type(value).__name__} of {len(value)} items"
+        return f"{article} {name} of {len(value)} items"
     if value is None:
         return "None"
-    return f"a {type(value).__name__}"
+    return f"{article} {name}"
 
 
 #: Of what an exception said: what is sent (a 50 MB message was a reply

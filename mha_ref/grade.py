@@ -90,6 +90,7 @@ import math
 import re
 import secrets
 import select
+import signal
 import subprocess
 import threading
 import time
@@ -297,6 +298,10 @@ class Child:
         self.stderr_text = ""  # what the child wrote, kept to locate hangs
         # (pid, start time) of the process running the file
         self.runner: tuple[int, str] | None = None
+        #: Why the child ended without an answer, once it has: a request
+        #: after that is told the same (it read a closed pipe, and the
+        #: ValueError read as "unreadable answer": an attacker's audit).
+        self.gone: str | None = None
         self._ids = 0
         to_child, self._requests = os.pipe()
         self._replies, from_child = os.pipe()
@@ -385,6 +390,8 @@ class Child:
     def request(self, op: str, subject: str, **fields) -> dict:
         """Send one request; its reply, or StudentError / TimedOut.
         ``subject``: what runs, for messages ("forward at h=2")."""
+        if self.gone:
+            raise StudentError(self.gone)
         start = time.monotonic()
         # Past the limit, the child's watchdog gets this long to say
         # where it stopped (10 s at the default limit); the grader's own
@@ -529,11 +536,25 @@ class Child:
         status = self.process.returncode
         if "Timeout (" in self.stderr_text:
             return TimedOut(self._stuck(during))
-        return StudentError(
-            f"the process running your file ended in {during} (exit status "
-            f"{status}), without an answer: do not call exit(), "
-            f"sys.exit() or os._exit() in the module"
-        )
+        if status is not None and status < 0:
+            # A signal, not an exit: "do not call exit()" blamed a call
+            # the file never made (an attacker's audit: os.kill, SIGKILL).
+            try:
+                name = signal.Signals(-status).name
+            except ValueError:
+                name = f"signal {-status}"
+            self.gone = (
+                f"the process running your file was stopped by {name} in "
+                f"{during}, without an answer: your code or something it "
+                f"started sent it (os.kill, a killed process group)"
+            )
+        else:
+            self.gone = (
+                f"the process running your file ended in {during} (exit "
+                f"status {status}), without an answer: do not call exit(), "
+                f"sys.exit() or os._exit() in the module"
+            )
+        return StudentError(self.gone)
 
     def _stuck(self, during: str) -> str:
         dump = self.stderr_text.rpartition("Timeout (")[2]
@@ -2167,6 +2188,8 @@ def check_masks(s: Session) -> str:
             module, (x3, x3, x3), where=f"with {what}", mask=allowed
         )
     except StudentError as error:
+        if not error.kinds:  # no exception: the process ended
+            raise
         # The mask's hint only if the call runs without it (a batch size
         # kept from the first call raised here too, and was named a mask
         # problem: an expert's audit).
@@ -2795,11 +2818,13 @@ def check_cross(s: Session) -> str:
             f"{done} (is_causal with T_q != T_k is checked once milestone "
             f"causal passes)" + _sweep(s, SWEEP_CROSS)
         )
-    # T_q = 5 as in milestone causal, whose masks were (5, 5): a mask
-    # cached by T_q alone is found again here, for T_k = 7. One query (as
-    # in generation): top-left, it sees key 0 only; a forward that drops
-    # is_causal when T_q == 1 (a KV cache's rule) passed.
-    for T_q, T_k in ((5, 7), (6, 4), (1, 6)):
+    # T_q = 5 twice on this module, T_k = 5 then 7: a mask cached by T_q
+    # alone is met again (one kept on self passed: a helper's audit; one
+    # kept in the file's globals, from milestone causal's (5, 5) masks).
+    # One query (as in generation): top-left, it sees key 0 only; a
+    # forward that drops is_causal when T_q == 1 (a KV cache's rule)
+    # passed.
+    for T_q, T_k in ((5, 5), (5, 7), (6, 4), (1, 6)):
         q, k, v = s.inputs(2, T_q), s.inputs(2, T_k), s.inputs(2, T_k)
         where = f"with is_causal=True, T_q={T_q}, T_k={T_k}"
         got = _forward_hinted(

@@ -1393,6 +1393,19 @@ BUGS = {
         {"causal"},
         ["T=7", "second call", "a mask kept from the first call"],
     ),
+    # The causal mask cached on self by T_q alone (a helper's audit; the
+    # module-global cache below is met from another module): a later call
+    # on the same module with that T_q and another T_k, as one query at a
+    # time against a growing key, got the old mask.
+    "causal mask cached on self by T_q": (
+        "allowed = torch.ones(t_q, t_k, dtype=torch.bool).tril()",
+        "if getattr(self, 'tril', torch.ones(0, 0)).shape[0] != t_q:\n"
+        "                self.tril = torch.ones(t_q, t_k, dtype=torch.bool)"
+        ".tril()\n"
+        "            allowed = self.tril",
+        {"T_q!=T_k"},
+        ["T_q=5, T_k=7", "one kept from an earlier call with the same T_q"],
+    ),
     "causal mask T_q x T_q": (
         "allowed = torch.ones(t_q, t_k, dtype=torch.bool).tril()",
         "allowed = torch.ones(t_q, t_q, dtype=torch.bool).tril()",
@@ -2797,6 +2810,37 @@ def test_an_exit_with_a_mask_is_no_mask_bug(tmp_path, capsys):
     assert state == "FAIL", stdout
     assert "do not call exit()" in detail, detail
     assert "uses the mask" not in detail, detail
+
+
+def test_a_process_killed_by_a_signal_is_not_told_it_called_exit(
+    tmp_path, capsys
+):
+    """A forward that killed its process group (os.kill(0, SIGKILL)) was told
+    "do not call exit()", a call it never made (an attacker's audit); a
+    forward that returns an int is said to, with its article."""
+    killed = CORRECT.replace(
+        "        q = self.split(self.W_Q(query))\n",
+        "        import os, signal\n"
+        "        if mask is not None:\n"
+        "            os.kill(0, signal.SIGKILL)\n"
+        "        q = self.split(self.W_Q(query))\n",
+    )
+    assert killed != CORRECT
+    status, lines, stdout = _grade_here(tmp_path, killed, capsys)
+    assert status == 1, stdout
+    state, detail = lines["masks"]
+    assert state == "FAIL", stdout
+    assert "SIGKILL" in detail, detail
+    assert "exit()" not in detail, detail
+    number = CORRECT.replace(
+        "        return self.W_O(self.merge(weights @ v)), weights\n",
+        "        return 8\n",
+    )
+    assert number != CORRECT
+    (tmp_path / "int").mkdir()
+    status, lines, stdout = _grade_here(tmp_path / "int", number, capsys)
+    assert status == 1, stdout
+    assert "an int" in stdout and "a int" not in stdout, stdout
 
 
 def test_a_message_of_megabytes_or_none_is_still_the_students_error(
