@@ -12,6 +12,8 @@
   const PRINT = /print-pdf/.test(window.location.search);
   // The speaker view's preview frames (reveal's notes plugin adds it).
   const RECEIVER = /[?&]receiver/.test(window.location.search);
+  // Of those, the one of what comes next (the plugin hides its controls).
+  const UPCOMING = RECEIVER && /[?&]controls=false/.test(window.location.search);
   // Exercise answers given in the deck (decklayout.DECK_KEY), kept in
   // this tab's sessionStorage (exercises.js): a lecture is one tab, its
   // reloads (R and back, the speaker view's frames) keep them, a new tab
@@ -344,6 +346,9 @@
       const config = window.Reveal.getConfig();
       const telling = config.postMessageEvents;
       config.postMessageEvents = false;
+      // What comes next shows while the screen is black: the presenter
+      // who blacked it out to talk still sees where the next key goes.
+      if (UPCOMING && data.args?.[0]) data.args[0].paused = false;
       try {
         window.Reveal.setState(...data.args);
       } finally {

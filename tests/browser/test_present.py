@@ -2253,15 +2253,28 @@ def test_the_speaker_view_brings_a_blacked_out_screen_back(deck):
     """Blacked out (B from the speaker window), the speaker's → did
     nothing until B again (reveal.js drops a step key while paused). A
     next or back key brings the screen back and moves nothing, as in
-    the deck; the next one steps."""
+    the deck; the next one steps. What comes next stays in view."""
     page = deck.open("present.html#/4")
     wait_ready(page)
     speaker, frame = _open_speaker_view(deck, page)
     frame.wait_for_selector("html[data-deck-ready]", state="attached")
     before = _indices(page)
+    upcoming = speaker.locator("#upcoming-slide iframe")
+    upcoming = upcoming.element_handle().content_frame()
+    # The view sends it a place, then "next": counted, the place is taken.
+    upcoming.evaluate(
+        """() => { window.places = 0; addEventListener("message", (e) => {
+            if (String(e.data).includes('"next"')) window.places++; }); }"""
+    )
     for key in ("ArrowRight", "PageDown", "ArrowLeft"):
+        told = upcoming.evaluate("window.places")
         speaker.keyboard.press("b")
         page.wait_for_function("Reveal.isPaused()")
+        # The current preview goes black with the projector; what comes
+        # next stays in view (it went black too).
+        frame.wait_for_function("Reveal.isPaused()")
+        upcoming.wait_for_function(f"window.places > {told}")
+        assert not upcoming.evaluate("Reveal.isPaused()")
         speaker.keyboard.press(key)
         page.wait_for_function("!Reveal.isPaused()")
         assert _indices(page) == before
