@@ -608,6 +608,39 @@ def test_the_arrow_past_a_fill_in_cell_goes_to_the_next_cell(deck, lesson):
     expect(cells.first).to_have_value("24")
 
 
+def test_a_fill_in_cell_shows_the_keys_longest_answer_whole(deck, lesson):
+    """A presenter typing the class's answer in the lesson's symbols saw
+    13 characters of it ("(B, h, T_q, 1" for "(B, h, T_q, T_k)"): each
+    cell shows its exercise's longest key formula whole, on the stage."""
+    numbers = [
+        s.number
+        for s in lesson.slides
+        if any(_kind(fence) == "fill-in" for fence in s.exercises)
+    ]
+    page = deck.open(f"present.html#/{numbers[0]}")
+    wait_ready(page)
+    for number in numbers:
+        page.evaluate(f"Reveal.slide({number - 1}, 0, -1)")
+        ex = page.locator(f'[data-slide="{number}"] .ex-fill-in').first
+        expect(ex).to_be_visible()
+        # The key's table: each quantity's formula, then its numbers.
+        forms = ex.locator(".ex-key tr > td:first-of-type").all_inner_texts()
+        longest = max((" ".join(f.split()) for f in forms), key=len)
+        cells = ex.locator("input.ex-cell")
+        for i in range(cells.count()):
+            cells.nth(i).fill(longest)
+            width = cells.nth(i).evaluate(
+                "c => [c.scrollWidth, c.clientWidth]"
+            )
+            assert width[0] <= width[1], (number, longest, width)
+        right = cells.first.evaluate(
+            """c => c.closest("table").getBoundingClientRect().right -
+            document.querySelector(".reveal .slides")
+                .getBoundingClientRect().right"""
+        )
+        assert right <= 0, (number, right)
+
+
 def test_an_options_radio_button_is_seen_from_the_back(deck, lesson):
     """On stage the page's 1rem radio buttons were 13 px (slides 37, 39,
     41: a rehearsal): which option is picked could not be seen from the
