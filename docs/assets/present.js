@@ -195,6 +195,14 @@
       // screen to talk could not open the notes.
       if (window.Reveal.isPaused()) window.Reveal.getPlugin("notes")?.open();
     }
+    // "?" again closes the help it opened (reveal.js, the help open,
+    // takes Esc and its pause keys only: a rehearsal pressed "?" twice).
+    if (event.key === "?" && document.querySelector(".reveal .r-overlay-help")) {
+      event.preventDefault();
+      event.stopPropagation();
+      window.Reveal.toggleHelp(false);
+      return;
+    }
     let el = document.activeElement;
     if (el?.matches?.(".jump-to-slide-input")) {
       if (jumpBox(event, el)) return;
@@ -1004,7 +1012,7 @@
       // R: back to the reading page at this screen (listed in reveal's
       // keyboard help, "?").
       window.Reveal.addKeyBinding(
-        { keyCode: 82, key: "R", description: "Reading page, at this screen" },
+        { keyCode: 82, key: "R", description: "Reading page here (Shift+P there: back)" },
         toReading
       );
       // The help ("?") in this deck's words, once reveal.js has written
@@ -1027,7 +1035,7 @@
           // moves, and → past the text's end: atEdge).
           [
             "ESC in an answer box",
-            "Leave it (or → at its end; in a table, → goes to the next blank first)",
+            "Leave it (or → past its text: the next blank, then on)",
           ],
         ];
         for (const [keys, what] of help) window.Reveal.registerKeyboardShortcut(keys, what);

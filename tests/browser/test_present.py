@@ -1439,6 +1439,7 @@ def test_the_help_overlay_fits(deck):
     assert bottom <= HEIGHT, f"the help overlay ends at {bottom}px"
     help_ = page.locator(".r-overlay-help")
     expect(help_).to_contain_text("Reading page")
+    expect(help_).to_contain_text("Shift+P there: back")  # the way back
     # A clicker's → in an answer box types: the way out is listed.
     expect(help_).to_contain_text("ESC in an answer box")
     # In this deck's words: → is a step, a clicker's keys are named, and
@@ -1452,6 +1453,12 @@ def test_the_help_overlay_fits(deck):
     page.keyboard.press("ArrowRight")
     expect(help_).to_have_count(0)
     assert page.evaluate("JSON.stringify(Reveal.getIndices())") == where
+    # "?" again closes it too (reveal.js's help took Esc alone).
+    page.keyboard.press("Shift+Slash")
+    expect(help_).to_be_visible()
+    page.keyboard.press("Shift+Slash")
+    expect(help_).to_have_count(0)
+    assert not page.evaluate("Reveal.isPaused()")  # "?" is no pause key
 
 
 def test_a_reload_right_after_a_step_keeps_that_step(deck):
