@@ -2034,9 +2034,14 @@ PRINT_JS = """(stage) => {
     if (section.matches('.deck-fold-page') && (of?.textContent !==
         title(screen) || of.scrollWidth > of.clientWidth))
       found.push(`"${title(screen)}": an answer page without its title`);
-    for (const d of section.querySelectorAll('details[open]'))
+    for (const d of section.querySelectorAll('details[open]')) {
       if (!d.checkVisibility())  // an exercise's key, still hidden
         found.push(`slide ${name}: a fold that prints blank`);
+      // Its last line below its border (slide 29's answer: the stage's
+      // height limit of a panel, kept in print).
+      else if (d.scrollHeight > d.clientHeight + 1)
+        found.push(`"${title(screen)}": a fold's text runs out of its box`);
+    }
   }
   return {found, pages, least, notesPages};
 }"""
