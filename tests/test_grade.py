@@ -2790,55 +2790,48 @@ def test_a_long_message_is_cut_before_it_is_shown_or_read(tmp_path, capsys):
     assert cut in lines["skeleton"][1], lines["skeleton"][1][-200:]
 
 
-def test_an_exit_with_a_mask_is_no_mask_bug(tmp_path, capsys):
-    """A forward that ends its process when given a mask was told how
-    forward uses the mask (the hint for an exception a mask raises) after
-    "do not call exit()" (an attacker's audit): the exit alone."""
+@pytest.mark.parametrize(
+    "ending, said, unsaid",
+    [
+        # Told how forward uses the mask (the hint for an exception a mask
+        # raises) after "do not call exit()": the exit alone.
+        ("import os; os._exit(3)", "do not call exit()", "uses the mask"),
+        # Told "do not call exit()", a call it never made.
+        (
+            "import os, signal; os.kill(0, signal.SIGKILL)",
+            "stopped by SIGKILL",
+            "exit()",
+        ),
+    ],
+    ids=["exit", "killed"],
+)
+def test_a_forward_that_ends_its_process_is_told_how(
+    tmp_path, capsys, ending, said, unsaid
+):
+    """A forward that ends its process when given a mask is told how it
+    ended, and nothing else (an attacker's audits)."""
     source = CORRECT.replace(
-        "    def forward(self, query, key, value, mask=None, "
-        "is_causal=False):\n",
-        "    def forward(self, query, key, value, mask=None, "
-        "is_causal=False):\n"
-        "        if mask is not None:\n"
-        "            import os\n"
-        "            os._exit(3)\n",
+        "        q = self.split(self.W_Q(query))\n",
+        f"        if mask is not None:\n            {ending}\n"
+        "        q = self.split(self.W_Q(query))\n",
     )
     assert source != CORRECT
     status, lines, stdout = _grade_here(tmp_path, source, capsys)
     assert status == 1, stdout
     state, detail = lines["masks"]
     assert state == "FAIL", stdout
-    assert "do not call exit()" in detail, detail
-    assert "uses the mask" not in detail, detail
+    assert said in detail, detail
+    assert unsaid not in detail, detail
 
 
-def test_a_process_killed_by_a_signal_is_not_told_it_called_exit(
-    tmp_path, capsys
-):
-    """A forward that killed its process group (os.kill(0, SIGKILL)) was told
-    "do not call exit()", a call it never made (an attacker's audit); a
-    forward that returns an int is said to, with its article."""
-    killed = CORRECT.replace(
-        "        q = self.split(self.W_Q(query))\n",
-        "        import os, signal\n"
-        "        if mask is not None:\n"
-        "            os.kill(0, signal.SIGKILL)\n"
-        "        q = self.split(self.W_Q(query))\n",
-    )
-    assert killed != CORRECT
-    status, lines, stdout = _grade_here(tmp_path, killed, capsys)
-    assert status == 1, stdout
-    state, detail = lines["masks"]
-    assert state == "FAIL", stdout
-    assert "SIGKILL" in detail, detail
-    assert "exit()" not in detail, detail
-    number = CORRECT.replace(
+def test_what_forward_returned_is_named_with_its_article(tmp_path, capsys):
+    """ "returned a int" (an attacker's audit): an int."""
+    source = CORRECT.replace(
         "        return self.W_O(self.merge(weights @ v)), weights\n",
         "        return 8\n",
     )
-    assert number != CORRECT
-    (tmp_path / "int").mkdir()
-    status, lines, stdout = _grade_here(tmp_path / "int", number, capsys)
+    assert source != CORRECT
+    status, _, stdout = _grade_here(tmp_path, source, capsys)
     assert status == 1, stdout
     assert "an int" in stdout and "a int" not in stdout, stdout
 

@@ -208,6 +208,24 @@ def test_present_step_jump_speaker_view_and_back(deck, lesson):
     )
 
 
+def _longest_notes(lesson) -> int:
+    """The number of the slide whose notes are longest."""
+    return max(
+        (s for s in lesson.slides if s.notes),
+        key=lambda s: sum(len(note.text) for note in s.notes),
+    ).number
+
+
+def _notes_fit(speaker) -> None:
+    """Wait until the speaker view's notes panel holds its notes."""
+    speaker.wait_for_function(
+        """() => {
+            const panel = document.getElementById("speaker-controls");
+            return panel.scrollHeight <= panel.clientHeight;
+        }"""
+    )
+
+
 def test_the_speaker_view_shows_the_longest_notes_whole(deck, lesson):
     """At 1280x720 reveal.js's speaker view set every slide's notes past
     the foot of their panel (slide 41's: 850 px in 432), out of a
@@ -215,10 +233,7 @@ def test_the_speaker_view_shows_the_longest_notes_whole(deck, lesson):
     longest notes of the lesson now fit, in the window reveal.js opens
     (1100x700) and in type no smaller than 0.9 of the view's: shrunk to
     fit under the clocks, they were at 0.6 (10.8 px)."""
-    number = max(
-        (s for s in lesson.slides if s.notes),
-        key=lambda s: sum(len(note.text) for note in s.notes),
-    ).number
+    number = _longest_notes(lesson)
     page = deck.open(f"present.html#/{number}")
     wait_ready(page)
     with deck.context.expect_page() as popup:
@@ -227,12 +242,7 @@ def test_the_speaker_view_shows_the_longest_notes_whole(deck, lesson):
     speaker.set_viewport_size({"width": 1100, "height": 700})
     notes = speaker.locator(".speaker-controls-notes .value")
     expect(notes).to_contain_text(note_line(lesson, number), timeout=90_000)
-    speaker.wait_for_function(
-        """() => {
-            const panel = document.getElementById("speaker-controls");
-            return panel.scrollHeight <= panel.clientHeight;
-        }"""
-    )
+    _notes_fit(speaker)
     size = speaker.evaluate(
         """() => parseFloat(getComputedStyle(document.querySelector(
             ".speaker-controls-notes .value")).fontSize) /
@@ -2500,10 +2510,7 @@ def test_the_speaker_windows_fit_and_shift_keys_outlive_a_reloaded_deck(
     page's listeners on the window: with the deck reloaded (or R and
     back) reveal.js took the window back without them, the longest notes
     ran past the panel's foot at 1.2em and Shift + → went one step."""
-    number = max(
-        (s for s in lesson.slides if s.notes),
-        key=lambda s: sum(len(note.text) for note in s.notes),
-    ).number
+    number = _longest_notes(lesson)
     page = deck.open("present.html#/3")
     wait_ready(page)
     speaker, frame = _open_speaker_view(deck, page)
@@ -2519,12 +2526,7 @@ def test_the_speaker_windows_fit_and_shift_keys_outlive_a_reloaded_deck(
     page.evaluate(f"Reveal.slide({number - 1}, 0, -1)")
     notes = speaker.locator(".speaker-controls-notes .value")
     expect(notes).to_contain_text(note_line(lesson, number), timeout=90_000)
-    speaker.wait_for_function(
-        """() => {
-            const panel = document.getElementById("speaker-controls");
-            return panel.scrollHeight <= panel.clientHeight;
-        }"""
-    )
+    _notes_fit(speaker)
     speaker.locator("#speaker-controls").click()  # the focus off the preview
     last = page.evaluate("Reveal.getHorizontalSlides().length - 1")
     for key, h in (("Shift+ArrowLeft", 0), ("Shift+ArrowRight", last)):
