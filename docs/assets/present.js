@@ -680,6 +680,10 @@
       }
     };
     new MutationObserver(fit).observe(notes, { childList: true, subtree: true });
+    // Another layout picked: the panel's room changed (the notes stayed
+    // at the old layout's size, past the panel's foot, until the next
+    // slide).
+    new MutationObserver(fit).observe(document.body, { attributeFilter: ["data-speaker-layout"] });
     window.addEventListener("resize", fit);
     document.addEventListener("load", fit, true); // the notes' math stylesheet
     fit();

@@ -251,6 +251,20 @@ def test_the_speaker_view_shows_the_longest_notes_whole(deck, lesson):
     assert size >= 0.9, size
     box = notes.bounding_box()
     assert box["y"] + box["height"] <= 700, box
+    # Another layout: the notes fit its panel at once, or take the least
+    # size (they kept the old layout's, past the foot, until a slide
+    # change: a re-check).
+    for layout in ("wide", "tall"):
+        speaker.select_option("select.speaker-layout-dropdown", layout)
+        speaker.wait_for_function(
+            """() => {
+                const panel = document.getElementById("speaker-controls");
+                const notes = document.querySelector(
+                    ".speaker-controls-notes .value");
+                return panel.scrollHeight <= panel.clientHeight ||
+                    notes.style.fontSize === "0.6em";
+            }"""
+        )
     speaker.close()
 
 
