@@ -2802,8 +2802,18 @@ def test_a_long_message_is_cut_before_it_is_shown_or_read(tmp_path, capsys):
             "stopped by SIGKILL",
             "exit()",
         ),
+        # Its own process: ignored by PID 1 of the sandbox's namespace, so
+        # the module passed every milestone (and ended its program run
+        # alone: a re-check).
+        (
+            "import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+            "SIGKILL",
+            "exit()",
+        ),
+        ("import signal; signal.raise_signal(signal.SIGTERM)", "SIGTERM", ""),
+        ("import os; os.abort()", "SIGABRT", "SIGSEGV"),
     ],
-    ids=["exit", "killed"],
+    ids=["exit", "killed", "killed-itself", "raise-signal", "abort"],
 )
 def test_a_forward_that_ends_its_process_is_told_how(
     tmp_path, capsys, ending, said, unsaid
@@ -2821,7 +2831,7 @@ def test_a_forward_that_ends_its_process_is_told_how(
     state, detail = lines["masks"]
     assert state == "FAIL", stdout
     assert said in detail, detail
-    assert unsaid not in detail, detail
+    assert not unsaid or unsaid not in detail, detail
 
 
 def test_what_forward_returned_is_named_with_its_article(tmp_path, capsys):
