@@ -195,12 +195,13 @@
       // screen to talk could not open the notes.
       if (window.Reveal.isPaused()) window.Reveal.getPlugin("notes")?.open();
     }
-    // "?" again closes the help it opened (reveal.js, the help open,
-    // takes Esc and its pause keys only: a rehearsal pressed "?" twice).
-    if (event.key === "?" && document.querySelector(".reveal .r-overlay-help")) {
+    // "?" opens the help and closes it again, on any keyboard (reveal.js
+    // opens it on the US key code with Shift alone, took only Esc once
+    // it was open, and read a "?" without Shift as its pause key).
+    if (event.key === "?" && !typing(document.activeElement)) {
       event.preventDefault();
       event.stopPropagation();
-      window.Reveal.toggleHelp(false);
+      window.Reveal.toggleHelp(!document.querySelector(".reveal .r-overlay-help"));
       return;
     }
     let el = document.activeElement;
