@@ -1461,6 +1461,11 @@ def test_the_help_overlay_fits(deck):
         for r in (rows.nth(i).bounding_box() for i in range(rows.count()))
     )
     assert bottom <= HEIGHT, f"the help overlay ends at {bottom}px"
+    # And in a window with the browser's bars on a 720 px screen.
+    page.set_viewport_size({"width": WIDTH, "height": 600})
+    box = rows.last.bounding_box()
+    assert box["y"] + box["height"] <= 600, box
+    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
     help_ = page.locator(".r-overlay-help")
     expect(help_).to_contain_text("Reading page")
     expect(help_).to_contain_text("Shift+P there: back")  # the way back
