@@ -18,6 +18,8 @@ import json
 import re
 from pathlib import Path
 
+from .exercises.render import plain_text
+
 # Opening tags that get data-search-exclude (search skips the element
 # with everything inside it): the folds a student must not find by
 # searching (the instructor notes, and each "Verify it" run, which shows
@@ -52,10 +54,7 @@ def _numbers_only(table: re.Match) -> str:
     """A table whose data cells are mostly numbers, marked: in search
     they read as a run of digits ("1 512 268,435,456 33,554,432 ..."),
     which no one searches for (1 KB of the index a first visit downloads)."""
-    cells = [
-        re.sub(r"<[^>]+>", "", c).strip() for c in _CELL.findall(table[1])
-    ]
-    cells = [c for c in cells if c]
+    cells = [c for c in map(plain_text, _CELL.findall(table[1])) if c]
     numbers = sum(bool(_NUMBER.fullmatch(c)) for c in cells)
     if not cells or 2 * numbers < len(cells):
         return table[0]
