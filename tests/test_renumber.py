@@ -94,3 +94,35 @@ def test_in_git_the_moves_are_staged_and_the_new_slide_named(tmp_path, capsys):
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert "R" in staged and "56-" in staged, staged
+
+
+def test_a_slide_with_problems_of_its_own_is_refused_whole_first(
+    tmp_path, capsys
+):
+    """A file named 24 whose front matter says 25, with a part the
+    lesson lacks and a heading apart from its title: every problem is
+    named at its line, and no slide moves (the tool moved 31 slides and
+    the check after it named the mismatch)."""
+    root = copy_lesson(tmp_path)
+    slides = root / "docs" / "slides"
+    new = slides / "24-x.md"
+    new.write_text(
+        "---\ntitle: X\nslide: 25\nkind: Concept\npart: Nowhere\n---\n\n"
+        "# Y\n\nText.\n",
+        encoding="utf-8",
+    )
+    before = {p.name: p.read_bytes() for p in slides.glob("*.md")}
+    assert renumber.main([str(new), "--root", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert "nothing moved" in err
+    assert "24-x.md:3: slide: 25 does not match the file name's number" in err
+    assert "24-x.md:5: part: 'Nowhere' is not a part of the lesson" in err
+    assert "24-x.md:8: heading '# Y' differs" in err
+    assert {p.name: p.read_bytes() for p in slides.glob("*.md")} == before
+
+
+def test_a_misspelt_slide_is_said_to_be_missing(tmp_path, capsys):
+    root = copy_lesson(tmp_path)
+    gone = "docs/slides/24-no-such-slide.md"
+    assert renumber.main([gone, "--root", str(root)]) == 2
+    assert f"{gone}: no such file;" in capsys.readouterr().err

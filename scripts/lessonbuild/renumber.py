@@ -21,7 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .deck import read_deck
+from .deck import parse_slide, read_deck
+from .problems import report
+from .settings import SettingsError, read_settings
 
 #: Where a slide may be named by its address or stem (slides themselves
 #: are read and written through the deck: deck.py is their one reader).
@@ -61,11 +63,22 @@ def plan(deck, new: Path) -> dict[str, Path]:
     wanted = (root / new).resolve()
     here = [s for s in deck.pages if (root / s.path).resolve() == wanted]
     if wanted.parent != deck.docs / "slides" or not here:
+        missing = "" if wanted.exists() else "no such file; "
         raise RenumberError(
-            f"{new}: expected a slide file under docs/slides/, written "
-            "with the number it takes (e.g. docs/slides/25-my-slide.md)"
+            f"{new}: {missing}expected a slide file under docs/slides/, "
+            "written with the number it takes (e.g. "
+            "docs/slides/25-my-slide.md)"
         )
     at = _number(here[0])
+    # Its own problems first, all of them (the number it shares with the
+    # slide it displaces is the point): a file named 24 whose front
+    # matter said 25 moved 31 slides, and the check after named it.
+    own: list = []
+    parse_slide(here[0].path, here[0].text, own, True, deck.part_names)
+    if own:
+        raise RenumberError(
+            f"{new} is not ready to insert; nothing moved:\n" + report(own)
+        )
     moves = {}
     for slide in deck.pages:
         path = root / slide.path
@@ -148,9 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     root = args.root.resolve()
     try:
-        deck = read_deck(root)
+        deck = read_deck(root, parts=read_settings(root).parts)
         done = apply(deck, plan(deck, args.slide))
-    except (RenumberError, OSError) as exc:
+    except (RenumberError, SettingsError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print("\n".join(done) or "nothing to move: no slide has that number")
