@@ -330,3 +330,47 @@ def test_a_repeated_id_names_the_first_by_its_file_and_a_bare_option():
     index = RefIndex.from_deck(deck_of({"docs/slides/40-split.md": bare}))
     with pytest.raises(RefError, match="none: give the option an 'id: "):
         index.render("split", "right", page="index.md")
+
+
+def test_an_option_letter_in_exercise_text_is_a_mark_not_a_tag():
+    """Exercise text is Markdown with raw HTML off, so the letter's mark
+    showed as a literal <span ...> tag in a model answer (slide 51): it
+    is the mark the prose gets, made after the Markdown."""
+    import lessonbuild.exercises as ex
+
+    deck = deck_of(
+        {
+            **PAGES,
+            "docs/slides/42-ask.md": """
+            ---
+            title: Ask
+            slide: 42
+            kind: Check
+            part: P
+            ---
+
+            # Ask
+
+            ```exercise
+            kind: discussion
+            prompt: Which split?
+            hint: Read slide 40.
+            answer: Option {{ ref("split", "right") }} of {{ ref("split") }}.
+            ```
+            """,
+        }
+    )
+    slide = deck.pages[-1]
+    result = ex.render_page(
+        slide,
+        url="slides/42-ask.html",
+        fragments=ex.Fragments(),
+        refs=RefIndex.from_deck(deck),
+    )
+    assert result.problems == []
+    html = "".join(result.html.values())
+    assert (
+        'Option <span data-ex-in="ex-split" data-ex-letter-of="B">B</span>'
+        ' of <a href="40-split.html#ex-split">slide 40</a>.'
+    ) in html
+    assert "&lt;span" not in html and "\u27e6" not in html

@@ -25,7 +25,7 @@ from ..engine.prose import expand_values
 from ..problems import Problem
 from .fragments import Fragments
 from .model import KINDS, Exercise
-from .refs import RefError, RefIndex
+from .refs import RefError, RefIndex, mark_letters
 from .render import RenderContext, render
 from .spread import check_spread
 from .validate import TableSource, TablesUnavailable, validate
@@ -93,10 +93,10 @@ def render_page(
         return refs.expand(text, page=page) if refs is not None else text
 
     def block(text: str) -> str:
-        return fragments.block(expand(text))
+        return mark_letters(fragments.block(expand(text)))
 
     def inline(text: str) -> str:
-        return fragments.inline(expand(text))
+        return mark_letters(fragments.inline(expand(text)))
 
     ids: dict[str, int] = {}  # exercise id -> its number on the page
     replaced: list[tuple[int, int, str]] = []  # (first, last line, token)

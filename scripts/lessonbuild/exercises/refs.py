@@ -216,10 +216,9 @@ class RefIndex:
             # instructor notes named the author's letters after "Try
             # another").
             letter = self.letter(target, option)
-            return (
-                f'<span data-ex-in="ex-{target}" data-ex-letter-of="{letter}">'
-                f"{letter}</span>"
-            )
+            if html:  # exercise text, whose raw HTML is off: marked after
+                return f"\u27e6{target}|{letter}\u27e7"
+            return _letter_span(target, letter)
         number, src_uri, anchor = self._slide(target)
         word = "Slide" if cap else "slide"
         first = _link(page, src_uri, anchor, html)
@@ -235,7 +234,10 @@ class RefIndex:
         return f"{word}s [{number}]({first})–[{end}]({last})"
 
     def expand(self, text: str, *, page: str) -> str:
-        """``text`` with every ref call replaced (exercise text)."""
+        """``text`` with every ref call replaced (exercise text); an
+        option's letter as a token that ``mark_letters`` turns into its
+        mark once the text is HTML (Markdown shows raw HTML in exercise
+        text as text: the mark showed as a <span> tag)."""
 
         def one(m: re.Match) -> str:
             try:
@@ -376,6 +378,22 @@ class RefIndex:
                 + (", ".join(sorted(anchors)) or "(none has an id)")
             )
         return None
+
+
+def _letter_span(target: str, letter: str) -> str:
+    return (
+        f'<span data-ex-in="ex-{target}" data-ex-letter-of="{letter}">'
+        f"{letter}</span>"
+    )
+
+
+_LETTER_TOKEN = re.compile("\u27e6([a-z0-9-]+)\\|([A-Z])\u27e7")
+
+
+def mark_letters(fragment_html: str) -> str:
+    """An exercise's HTML with each option letter ``expand`` left as a
+    token marked as in the prose, so it follows a reshuffle."""
+    return _LETTER_TOKEN.sub(lambda m: _letter_span(m[1], m[2]), fragment_html)
 
 
 def _link(page: str, src_uri: str, anchor: str, html: bool) -> str:
