@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-from .deck import READING, SCREEN_BREAK, STEPS
+from .deck import AFTER_ANSWER, READING, SCREEN_BREAK, STEPS
 
 #: What the deck drops: the author's reading blocks, and the plugin's
 #: "download the lesson as a notebook" link under every reading page.
@@ -86,6 +86,8 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     reading = set(READING_ONLY)
     for block in [b for b in _tags(soup) if reading & set(b.get("class", ()))]:
         block.decompose()
+    for block in _tags(soup, "div", AFTER_ANSWER):
+        block.unwrap()  # the presenter shows it when the class has answered
     steps = walked + _folds_to_steps(soup) + _mark_steps(soup)
     _unsection_exercises(soup)
     _unique_ids(soup, f"s{number}-")

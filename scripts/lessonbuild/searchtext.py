@@ -22,11 +22,12 @@ from .exercises.render import plain_text
 
 # Opening tags that get data-search-exclude (search skips the element
 # with everything inside it): the folds a student must not find by
-# searching (the instructor notes, and each "Verify it" run, which shows
-# an exercise's answer and stays hidden until that exercise is
+# searching (the instructor notes, each "Verify it" run and the prose
+# that answers an exercise, each hidden until that exercise is
 # attempted), code blocks, and the widgets' buttons and drop-downs.
 _EXCLUDED = re.compile(
-    r'<details class="(?:instructor|verify)"|<div class="highlight"(?=>)'
+    r'<details class="(?:instructor|verify)"|<div class="after-answer"'
+    r'|<div class="highlight"(?=>)'
     r"|<(?:button|select)\b(?![^>]*data-search-exclude)"
 )
 # Material's search parser tracks skipped elements by tag name, so the

@@ -1019,3 +1019,63 @@ def test_a_rounding_that_fits_a_wrong_count_is_not_right(
     assert verdict["ok"] is False and verdict.get("rounded"), (text, verdict)
     exact = f"{spec['cells'][i]['answer'][0][0]:,}"
     assert page.evaluate(judge, [exact, spec, i])["ok"] is True, exact
+
+
+def pages_with_prose_after_an_answer() -> list[str]:
+    """Reading pages whose author marked prose that answers an exercise
+    (``deck.AFTER_ANSWER``), found from the sources."""
+    from lessonbuild.deck import AFTER_ANSWER
+
+    deck = read_deck(ROOT)
+    marker = f'<div class="{AFTER_ANSWER}" markdown>'
+    return [
+        deck.docs_rel(s)[: -len(".md")] + ".html"
+        for s in deck.slides
+        if any(line.rstrip() == marker for line in s.lines)
+    ]
+
+
+@pytest.mark.parametrize("name", pages_with_prose_after_an_answer())
+def test_prose_that_answers_waits_for_an_attempt(
+    lesson_pages, built_site, name
+):
+    """Slide 49 asked whether allclose returns True and said right below
+    "both outputs match": prose marked as answering the exercise above
+    is out of the page until a real attempt, one line saying where it
+    will be, and never in the search index; the deck shows it."""
+    page = lesson_pages.open(name)
+    prose = page.locator("article div.after-answer")
+    assert prose.count() >= 1
+    for i in range(prose.count()):
+        expect(prose.nth(i)).to_be_hidden()
+    text = " ".join(prose.first.evaluate("el => el.textContent").split())
+    above = page.evaluate(
+        """() => {
+          const d = document.querySelector("article div.after-answer");
+          return [...document.querySelectorAll(".exercise[data-ex-kind]")]
+            .filter((ex) => ex.compareDocumentPosition(d)
+              & Node.DOCUMENT_POSITION_FOLLOWING)
+            .pop().id;
+        }"""
+    )
+    section = page.locator(f"section#{above}")
+    note = page.locator("p.ex-locked").filter(has_text="The explanation opens")
+    expect(note).to_have_count(prose.count())
+    expect(note.first).to_be_visible()
+    attempt_nothing_then_something(
+        page, section, section.get_attribute("data-ex-kind")
+    )
+    expect(prose.first).to_be_visible()
+    expect(note.first).to_be_hidden()
+    phrase = " ".join(text.split()[:4])  # words before any formula
+    index = json.loads(
+        (built_site / "search" / "search_index.json").read_text("utf-8")
+    )
+    assert all(
+        phrase not in " ".join(d["text"].split()) for d in index["docs"]
+    )
+    deck = lesson_pages.open("present.html")
+    on_stage = deck.evaluate(
+        "() => document.querySelector('.reveal .slides').textContent"
+    )
+    assert phrase in " ".join(on_stage.split())
