@@ -870,6 +870,9 @@ FREE_TEXT = {
     "B×h×T×T": False, "B x h x T x T": False, "B h T T": False,
     "B,h,T,T": False, "B*h*T*T": False, "h*T*T": False, "b×h×t×t": False,
     "T_q × T_k": False, "a b": True, "x x": True,
+    # A don't-know in more words (a fresh-eyes student, stop 71).
+    "I have absolutely no idea": True, "I have no idea at all": True,
+    "I have an idea: the heads split it": False,
 }  # fmt: skip
 
 

@@ -369,7 +369,8 @@
   // The words of those phrases, and what only stresses one ("no clue at
   // all honestly" opened a model answer), not counted beside one.
   const PHRASE = new Set(("idk dunno no idea clue not sure unsure don dont don't t do know " +
-    "at all honestly really totally whatsoever tbh").split(" "));
+    "at all honestly really totally whatsoever tbh have has any absolutely " +
+    "completely literally zero").split(" "));
   const ROWS = ["qwertyuiop", "asdfghjkl", "zxcvbnm"];
   // The lesson's symbols: a shape or a product of them, written any way
   // ("B×h×T×T", "B h T T", "h*T*T"), is an answer of single letters.
@@ -1276,7 +1277,9 @@
       w.save();
     });
     w.on("commit", () => {
-      if (words(notes.value, one(w.el, ".ex-prompt")?.textContent) < 3) {
+      // Three words, one of them of letters ("1 2 3" opened a model answer).
+      if (words(notes.value, one(w.el, ".ex-prompt")?.textContent) < 3 ||
+        !wordsOf(notes.value).some((t) => /\p{L}{2}/u.test(t) && !FILLER.has(t))) {
         w.announce(w.feedback("warn", (notes.value.trim()
           ? "Say a little more, in your own words (a sentence), "
           : "Write your answer in the box first, ") +

@@ -207,7 +207,10 @@ TOKENS = {
                    # third student's rehearsal).
                    "foo bar baz", "lorem ipsum dolor", PROMPT,
                    "this is hard", "todo fill later", "your answer here",
-                   "I forgot"],
+                   "I forgot",
+                   # Numbers alone, a don't-know at length (a fresh-eyes
+                   # student: each opened the model answer).
+                   "1 2 3", "42 17 8 9", "I have absolutely no idea"],
     "eliminate": [("x", "x", "x"), ("because", "b", "c"), ("no idea",) * 3,
                   ("dunno", "not sure", "I don't know"),
                   ("aa bb", "cc dd", "ee ff"),
