@@ -94,6 +94,7 @@ import signal
 import subprocess
 import threading
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,6 +165,29 @@ def _bounded(reply: dict) -> bool:
         if chars > REPLY_CHARS or laid_out > MAX_REPLY:
             return False
     return True
+
+
+def _laid_flat(data: bytes) -> bool:
+    """Is ``data`` a zip as ``torch.save`` writes it: every entry stored
+    as it is, each at a place of its own, all together no bigger than
+    ``data``? ``torch.load`` inflates each entry it is pointed at: a
+    forged reply of 133 KB whose 16 entries named one deflated block of
+    128 MB of zeros took this process to 2.27 GB and 75 s, outside every
+    time limit (an attacker's audit; the 1 MB a reply may be holds ten
+    thousand such entries)."""
+    try:
+        entries = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError):
+        return False
+    return (
+        len({e.header_offset for e in entries}) == len(entries)
+        and all(
+            e.compress_type == zipfile.ZIP_STORED
+            and e.compress_size == e.file_size
+            for e in entries
+        )
+        and sum(e.file_size for e in entries) <= len(data)
+    )
 
 
 class Failed(Exception):
@@ -490,6 +514,12 @@ class Child:
                 f"({MAX_REPLY:,}): your file wrote into its reply pipe"
             )
         data = self._read(size, deadline, during)
+        if not _laid_flat(data):
+            self.close()
+            raise StudentError(
+                f"the grading process sent, for {during}, a reply that is "
+                f"not the grader's: your file wrote into its reply pipe"
+            )
         try:
             reply = torch.load(io.BytesIO(data), weights_only=True)
         except Exception as error:  # noqa: BLE001 - not the child's format

@@ -3815,3 +3815,30 @@ def test_a_restart_past_the_whole_gradings_limit_ends_at_once(tmp_path):
     thread.join(timeout=120)
     assert not thread.is_alive(), "start() past the limit never returned"
     assert raised and "ran past its 300 s in all" in raised[0], raised
+
+
+def test_a_reply_that_inflates_is_refused_before_it_is_loaded(tmp_path):
+    """torch.load inflates every entry of a zip it is pointed at: a forged
+    133 KB reply whose entries named one deflated block of 128 MB took
+    the grader to 2.27 GB and 75 s (an attacker's audit). A reply must
+    be laid out as torch.save writes it, its entries stored, not
+    compressed: this one, 512 KB of zeros deflated to a few KB, is
+    refused as not the grader's before it is loaded."""
+    source = (
+        "import io, os, struct, sys, torch, zipfile\n"
+        "buffer = io.BytesIO()\n"
+        "torch.save({'ok': True, 'pad': torch.zeros(1 << 17)}, buffer)\n"
+        "plain = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))\n"
+        "packed = io.BytesIO()\n"
+        "with zipfile.ZipFile(packed, 'w', zipfile.ZIP_DEFLATED) as out:\n"
+        "    for name in plain.namelist():\n"
+        "        out.writestr(name, plain.read(name))\n"
+        "data = packed.getvalue()\n"
+        "assert len(data) < 10_000, len(data)\n"
+        "os.write(int(sys.argv[-1]), struct.pack('<Q', len(data)) + data)\n"
+        + CORRECT
+    )
+    status, lines, stdout = _grade(tmp_path, source)
+    assert status == 1, stdout[:2000]
+    assert lines["load"][0] == "FAIL", stdout[:2000]
+    assert "not the grader's" in lines["load"][1], stdout[:2000]
