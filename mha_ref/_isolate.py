@@ -321,9 +321,11 @@ _ALLOW, _ERRNO, _KILL = 0x7FFF0000, 0x00050000, 0x80000000
 #: By machine (a 64-bit interpreter's): AUDIT_ARCH, the numbers of
 #: socket, socketpair and prctl, and of add_key, request_key and keyctl.
 #: io_uring_setup is 425 on both.
+#: (arch, socket, socketpair, prctl, the keyrings' three calls, and
+#: memfd_create, memfd_secret and shmget).
 SYSCALLS = {
-    "x86_64": (0xC000003E, 41, 53, 157, (248, 249, 250)),
-    "aarch64": (0xC00000B7, 198, 199, 167, (217, 218, 219)),
+    "x86_64": (0xC000003E, 41, 53, 157, (248, 249, 250), (319, 447, 29)),
+    "aarch64": (0xC00000B7, 198, 199, 167, (217, 218, 219), (279, 447, 194)),
 }
 IO_URING_SETUP, X32_SYSCALL_BIT = 425, 0x40000000
 AF_UNIX, AF_VSOCK, SOCK_STREAM, SOCK_SEQPACKET = 1, 40, 1, 5
@@ -350,7 +352,13 @@ def confine() -> bool:
     - ``prctl(PR_SET_PDEATHSIG)`` to other than SIGKILL: PID 1 of the
       grader's child would outlive its watcher (:func:`isolate`);
     - a system call of another ABI (x32: ENOSYS; i386's ``int 0x80``,
-      whose numbers differ: the process is killed).
+      whose numbers differ: the process is killed);
+    - memory no mapping holds (ENOSYS): a file in memory
+      (``memfd_create``, ``memfd_secret``) written with ``os.write``, or
+      a System V segment filled and detached, is counted by neither the
+      address-space limit nor the watcher's sum of what the process maps:
+      a file held 2 GB in 32 such files and passed every milestone, and
+      the open-file limit allowed a terabyte (an attacker's audit).
 
     Everything else is allowed: the grader's pipes, torch, a snippet's
     ``multiprocessing`` Pipe, Pool and Queue of plain objects (a stream
@@ -399,7 +407,12 @@ def confine() -> bool:
 
 
 def _filter(
-    arch: int, socket: int, socketpair: int, prctl: int, keys: tuple
+    arch: int,
+    socket: int,
+    socketpair: int,
+    prctl: int,
+    keys: tuple,
+    unmapped: tuple,
 ) -> list:
     """:func:`confine`'s classic BPF program, as (code, jt, jf, k) rows.
     It reads ``struct seccomp_data``: nr at 0, arch at 4, args[i] at
@@ -413,6 +426,7 @@ def _filter(
         (ld, 0, 0, 0),  # nr
         (jge, "nosys", 0, X32_SYSCALL_BIT),
         (jeq, "nosys", 0, IO_URING_SETUP),
+        *((jeq, "nosys", 0, call) for call in unmapped),
         *((jeq, "deny", 0, key) for key in keys),
         (jeq, "socket", 0, socket),
         (jeq, "pair", 0, socketpair),
