@@ -244,3 +244,44 @@ def test_the_broken_exercise_example_is_what_the_build_prints():
             (p, n) == (path, line) and m.startswith(message)
             for p, n, m in printed
         ), f"CONTRIBUTING shows {path}:{line}: {message}\nthe build: {printed}"
+
+
+def test_the_drift_example_is_what_check_outputs_prints(tmp_path, capsys):
+    """CONTRIBUTING's drift report is what `make check-outputs` prints
+    when slide 15's Output block says what the block's "-" line says:
+    it showed line 17 and the summary last, a slide edit after the
+    slide had grown (a contributor's first pull request)."""
+    from lessonbuild import cli
+    from tests.lesson_site import copy_lesson
+
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    block = text.split("the actual output (the snippet).", 1)[1]
+    block = block.split("```text\n", 1)[1].split("```", 1)[0]
+    shown = block.splitlines()
+    wrong = next(line[5:] for line in shown if line.startswith("    -o"))
+    right = next(line[5:] for line in shown if line.startswith("    +o"))
+    root = copy_lesson(tmp_path)
+    [slide] = (root / "docs" / "slides").glob("15-*.md")
+    source = slide.read_text(encoding="utf-8")
+    assert source.count(f"\n{right}\n") == 1, right
+    slide.write_text(source.replace(f"\n{right}\n", f"\n{wrong}\n"), "utf-8")
+    status = cli.main(
+        [
+            "check",
+            "--root",
+            str(root),
+            "--cache-dir",
+            str(ROOT / ".cache/engine"),
+        ]
+    )
+    printed = capsys.readouterr()
+    lines = (printed.out + printed.err).splitlines()
+    assert status == 1
+    summary = re.compile(
+        r"snippet engine: \d+ pages, \d+ snippets \(\d+ run, \d+ cached\), "
+        r"\d+ tables: 1 problem in [\d.]+ s"
+    )
+    assert summary.fullmatch(shown[0]), shown[0]
+    assert any(summary.fullmatch(line) for line in lines), lines
+    report = [line for line in lines if not summary.fullmatch(line)]
+    assert report == shown[1:], "\n".join(report)
