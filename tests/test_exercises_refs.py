@@ -292,6 +292,11 @@ def test_a_reference_to_an_exercise_that_does_not_parse_is_not_reported():
         (12, "ref('42-nope') n"),
         (13, "{{ ref(split) }}"),
     ]
+    # Nor an address in Python naming it or its option (a contributor's
+    # first pull request: one YAML error, and a snippet was blamed too).
+    assert index._check_address("40-split", "ex-split") is None
+    assert index._check_address("40-split", "ex-split-flat") is None
+    assert "names no exercise" in index._check_address("40-split", "ex-x")
     # Unbroken, the same references resolve: they were only left out.
     assert len(RefIndex.from_deck(deck_of(PAGES)).check(deck_of(PAGES))) == 3
 

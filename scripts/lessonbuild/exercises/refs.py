@@ -364,7 +364,10 @@ class RefIndex:
                 f"{did_you_mean(stem, self.slides)}; expected the "
                 "address of a page of docs/slides/"
             )
-        if anchor is None:
+        if anchor is None or any(  # its YAML's error is the problem
+            anchor == f"ex-{name}" or anchor.startswith(f"ex-{name}-")
+            for name in self.unparsed
+        ):
             return None
         anchors = set()
         for ex in self.exercises.values():
