@@ -2692,9 +2692,11 @@ def _on_another_device(s: Session, module: Module, x, **kwargs) -> str:
     run once more on ``meta``, which stands in for a GPU, a mask made
     without ``device=`` stays on the CPU and raises there. A note, not a
     failure: on the CPU, where this grader and the lesson run, the
-    module is right. Only a two-devices error counts: ``meta`` tensors
-    hold no numbers, so code that reads one (``.item()``) may raise
-    there and still run on a GPU."""
+    module is right. Only a two-devices error counts, and PyTorch's
+    refusal of a mask with ``is_causal`` (its CPU kernel combines them;
+    a GPU's raises, as ``meta`` does: an attacker's module passed
+    silently): ``meta`` tensors hold no numbers, so code that reads one
+    (``.item()``) may raise there and still run on a GPU."""
     where = "on another device ('meta', standing in for a GPU)"
     try:
         s.child.request(
@@ -2708,6 +2710,12 @@ def _on_another_device(s: Session, module: Module, x, **kwargs) -> str:
                 f" (but on a GPU it would raise: {text}; make the mask on "
                 f"the scores' device, torch.ones(T_q, T_k, dtype=torch.bool"
                 f", device=scores.device))"
+            )
+        if "attn_mask" in text and "is_causal" in text:
+            return (
+                f" (but on a GPU it would raise: {text}; give "
+                f"scaled_dot_product_attention the mask with the causal rule "
+                f"in it, or is_causal alone)"
             )
     return ""
 

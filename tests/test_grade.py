@@ -891,6 +891,31 @@ def test_a_mask_made_on_the_cpu_passes_with_a_note_for_the_gpu(
         assert note not in stdout, stdout
 
 
+def test_a_mask_with_is_causal_given_to_sdpa_passes_with_a_note(
+    tmp_path, capsys
+):
+    """scaled_dot_product_attention given a mask and is_causal together:
+    PyTorch's CPU kernel combines them, a GPU's raises (an attacker's
+    module passed 7 of 7 with no word of it). The causal line passes and
+    says so."""
+    source = _bug(
+        "        return self.W_O(self.merge(weights @ v)), weights",
+        "        ctx = torch.nn.functional.scaled_dot_product_attention(\n"
+        "            q, k, v, attn_mask=mask, is_causal=is_causal\n"
+        "        )\n"
+        "        return self.W_O(self.merge(ctx)), weights",
+        "allowed = torch.ones(t_q, t_k, dtype=torch.bool).tril()",
+        "allowed = torch.ones(\n"
+        "                t_q, t_k, dtype=torch.bool, device=scores.device\n"
+        "            ).tril()",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 0, stdout
+    assert lines["causal"][0] == "PASS"
+    assert "on a GPU it would raise" in lines["causal"][1], stdout
+    assert "the causal rule in it, or is_causal alone" in lines["causal"][1]
+
+
 # (edits for _bug, milestones that fail, words the first failure must hold)
 BUGS = {
     # Round 10 of an expert's audit: each passed 7 of 7, or was told
