@@ -989,10 +989,18 @@
     show();
     return {
       show: show,
-      // A different variant from the one shown, its numbers in place.
+      // A variant not shown yet, its numbers in place; once all have been,
+      // any but the one shown. (Any other at random came back to the
+      // first, its answer already open, one time in four: a fresh-eyes
+      // student saw it on every exercise tried.)
       another() {
-        let next = w.state.variant;
-        while (n > 1 && next === w.state.variant) next = Math.floor(Math.random() * n);
+        const seen = new Set([...(w.state.seen || []), w.state.variant]);
+        const others = [...Array(n).keys()].filter((i) => i !== w.state.variant);
+        const fresh = others.filter((i) => !seen.has(i));
+        const pool = fresh.length ? fresh : others;
+        if (!pool.length) return;
+        const next = pool[Math.floor(Math.random() * pool.length)];
+        w.state.seen = fresh.length ? [...seen, next] : [w.state.variant, next];
         w.state.variant = next;
         show();
         // New numbers are not yet tried: the Verify-it run below (it

@@ -1082,3 +1082,39 @@ def test_prose_that_answers_waits_for_an_attempt(
         "() => document.querySelector('.reveal .slides').textContent"
     )
     assert phrase in " ".join(on_stage.split())
+
+
+def test_try_another_shows_every_variant_before_one_again(lesson_pages):
+    """Try another drew any other variant at random, so it came back to
+    the first, its answer already open, one time in four (a fresh-eyes
+    student saw it on every exercise tried): each press shows numbers
+    not shown yet, until all have been. Kept across a reload."""
+    page = lesson_pages.open(KIND_SLIDES["check"])
+    section = page.locator("section.ex-check")
+    count = len(
+        json.loads(section.locator("script.ex-spec").text_content())["vars"]
+    )
+    assert count >= 3
+    key = section.get_attribute("data-ex-key")
+
+    def shown() -> int:
+        return page.evaluate(
+            "(key) => JSON.parse(localStorage.getItem(key)).variant", key
+        )
+
+    section.locator(".ex-option label").first.click()
+    section.get_by_role("button", name="Check", exact=True).click()
+    seen = [shown()]
+    for press in range(count - 1):
+        if press == 1:
+            page.reload()
+            page.locator("section.ex-check[data-ex-ready]").wait_for()
+        section.get_by_role("button", name="Try another").click()
+        seen.append(shown())
+    assert sorted(seen) == list(range(count)), seen
+    # Then round again: every other one before any twice.
+    again = []
+    for _ in range(count - 1):
+        section.get_by_role("button", name="Try another").click()
+        again.append(shown())
+    assert sorted(again) == sorted(set(range(count)) - {seen[-1]}), again
