@@ -2837,8 +2837,23 @@ def test_a_long_message_is_cut_before_it_is_shown_or_read(tmp_path, capsys):
         ),
         ("import signal; signal.raise_signal(signal.SIGTERM)", "SIGTERM", ""),
         ("import os; os.abort()", "SIGABRT", "SIGSEGV"),
+        # A timer's signal, sent by the process to itself later.
+        ("import signal; signal.alarm(1)", "signal.alarm sends SIGALRM", ""),
+        (
+            "import signal; signal.setitimer(signal.ITIMER_REAL, 0.001)",
+            "SIGALRM",
+            "",
+        ),
     ],
-    ids=["exit", "killed", "killed-itself", "raise-signal", "abort"],
+    ids=[
+        "exit",
+        "killed",
+        "killed-itself",
+        "raise-signal",
+        "abort",
+        "alarm",
+        "setitimer",
+    ],
 )
 def test_a_forward_that_ends_its_process_is_told_how(
     tmp_path, capsys, ending, said, unsaid
