@@ -14,7 +14,8 @@ window.lessonJudge = (() => {
   // wrong forms' values with sympy): no author expression is parsed here.
   const SYMBOLS = {
     d_model: "d_model", dmodel: "d_model", d_k: "d_k", dk: "d_k", h: "h",
-    t: "t", t_q: "t_q", t_k: "t_k", b: "b", bias: "bias",
+    num_heads: "h", t: "t", t_q: "t_q", tq: "t_q", t_k: "t_k", tk: "t_k",
+    b: "b", bias: "bias",
   };
   const SUPERSCRIPT = "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079";
   const THOUSANDS = /(\d)[,_\u202f\u2009 ](?=\d{3}(?!\d))/;

@@ -22,11 +22,17 @@ from functools import lru_cache
 from itertools import accumulate
 
 #: The lesson's symbols (ARCHITECTURE.md, Notation), lower-cased as typed
-#: answers are; the keys are what a student may type: each symbol, and
-#: d_model and d_k without their underscore.
-SYMBOLS = {"dmodel": "d_model", "dk": "d_k"} | {
-    s: s for s in ("d_model", "d_k", "h", "t", "t_q", "t_k", "b", "bias")
-}
+#: answers are; the keys are what a student may type: each symbol, the
+#: ones with an underscore without it, and h by the name PyTorch and the
+#: lesson's code give it ("(B, num_heads, T, T)" and "Tq" were refused as
+#: unreadable: a fresh-eyes student).
+SYMBOLS = {
+    "dmodel": "d_model",
+    "dk": "d_k",
+    "tq": "t_q",
+    "tk": "t_k",
+    "num_heads": "h",
+} | {s: s for s in ("d_model", "d_k", "h", "t", "t_q", "t_k", "b", "bias")}
 
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789")
 _OPERATORS = str.maketrans("\u2212÷·⋅\u2217", "-/***")
