@@ -1529,6 +1529,12 @@ def _check_shapes(out, weights, out_shape, weights_shape) -> None:
                 f"an earlier call? take them from this call: B, T_q, _ = "
                 f"query.shape"
             )
+        elif tuple(out.shape) == tuple(n for n in out_shape if n != 1):
+            # (Told to fix a merge that was right: an attacker's audit.)
+            fix = (
+                "an axis of size 1 is gone (a .squeeze()?): keep every "
+                "axis, even when B or T_q is 1"
+            )
         raise Failed(
             f"output is {tuple(out.shape)}, expected {out_shape} = "
             f"(B, T_q, d_model): {fix}"

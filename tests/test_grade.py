@@ -918,6 +918,15 @@ def test_a_mask_with_is_causal_given_to_sdpa_passes_with_a_note(
 
 # (edits for _bug, milestones that fail, words the first failure must hold)
 BUGS = {
+    # The output squeezed: told to fix its merge, which was right (a
+    # second attacker's audit).
+    "output squeezed": (
+        "        return self.W_O(self.merge(weights @ v)), weights\n",
+        "        out = self.W_O(self.merge(weights @ v))\n"
+        "        return out.squeeze(), weights\n",
+        {"h>1", "masks", "T_q!=T_k"},
+        ["an axis of size 1 is gone"],
+    ),
     # Round 10 of an expert's audit: each passed 7 of 7, or was told
     # another cause. Gradients off whenever not training: an eval-mode
     # backward (saliency, a frozen layer) raised.
