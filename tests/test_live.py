@@ -257,6 +257,31 @@ def test_an_excerpt_of_the_package_runs_in_its_module(runner):
     assert failed["message"].startswith("Your code raised"), failed
 
 
+def test_an_edited_method_is_its_classs_own(runner):
+    """Slide 47 shows ``forward`` alone, slide 45 ``__init__``: the edit
+    made a function beside the class, and ``MultiHeadAttention`` ran the
+    original (a tester). Now a call added right after the def runs the
+    edit, ``super().__init__()`` included, and its error is the edit's."""
+    calls = "m = MultiHeadAttention(8, 2)\nx = torch.ones(1, 3, 8)\n"
+    shown = _sections("mha_ref/mha.py", "imports", "forward")
+    edited = shown.replace("return output,", "return output * 0,")
+    request = {"path": "mha_ref/mha.py", "shown": shown}
+    total = "print(float(m(x, x, x)[0].abs().sum()))\n"
+    answer = runner.run({**request, "code": edited + calls + total})
+    assert answer["ok"] and answer["stdout"] == "0.0\n", answer
+    boom = shown.replace(
+        "h = self.num_heads", "h = self.num_heads\n    raise KeyError('boom')"
+    )
+    answer = runner.run({**request, "code": boom + calls + "m(x, x, x)\n"})
+    assert answer["message"] == "Your code raised KeyError: 'boom'", answer
+    assert "your code, line 7, in forward" in answer["error"], answer
+    shown = _sections("mha_ref/mha.py", "imports", "init")
+    edited = shown.replace("d_model // num_heads", "d_model // num_heads + 1")
+    request = {"path": "mha_ref/mha.py", "shown": shown}
+    answer = runner.run({**request, "code": edited + calls + "print(m.d_k)"})
+    assert answer["ok"] and answer["stdout"] == "5\n", answer
+
+
 def test_a_flood_of_output_stops_at_the_limit(runner):
     answer = run(runner, "while True:\n    print('x' * 1000)\n")
     assert answer["status"] == "limit", answer["message"]

@@ -103,7 +103,8 @@ def locate(root: Path, deck, path: str, shown: str) -> Block:
     edit back) runs after the whole module, in its namespace: an edited
     function replaces the module's (its class calls the edited
     ``split_heads``), and a call the reader adds shows it work. A method
-    shown alone (``forward``) is defined beside its class, not in it."""
+    shown alone (``forward``) is defined beside its class and set on it
+    (live_child's ``Namespace``)."""
     # (Looked up at the call: a test points it at a module of mha_ref.)
     from .engine.check import used_snippets
 
@@ -504,6 +505,7 @@ class Live:
                 "root": str(self.root),
                 "filename": filename,
                 "source": source,
+                "first": first,  # (an edited method is its class's)
             }
             (folder / "run.json").write_text(json.dumps(params), "utf-8")
             (folder / "run.py").symlink_to(CHILD)
