@@ -134,6 +134,27 @@ def test_a_traceback_keeps_only_the_programs_frames():
     ]
 
 
+@pytest.mark.parametrize(
+    "record",
+    [
+        [],
+        {"message": 5},
+        {"output_limit": "yes"},
+        {"frames": [["3", "f"]]},
+        {"frames": [[3]]},
+        {"frames": "f"},
+        {"syntax": [1, "200", "x"]},
+        {"syntax": [1, 2]},
+        {"syntax": {"line": 1}},
+    ],
+)
+def test_an_error_record_of_another_shape_is_no_record(record):
+    """The program can write the record's line itself (a tester forged
+    them): one of another shape is stderr as the program wrote it."""
+    stderr = f"before\n{live.ERROR_MARK}{json.dumps(record)}\n"
+    assert live._error_record(stderr) == (None, stderr)
+
+
 def test_a_stopped_run_says_where_it_was():
     dump = (
         "Thread 0x1 (most recent call first):\n"
@@ -287,6 +308,30 @@ def test_a_flood_of_output_stops_at_the_limit(runner):
     assert answer["status"] == "limit", answer["message"]
     assert "output limit" in answer["message"]
     assert len(answer["stdout"]) <= live.SHOWN_CHARS
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "{'syntax': [n, 200_000_000, 'x'], 'frames': [], 'message': ''}",
+        "{'frames': [[n, 'f']] * 20_000, 'message': 'E: ' + 'm' * 500_000}",
+    ],
+)
+def test_an_error_shown_is_bounded_as_stdout_is(runner, record):
+    """A record the program forged with a caret 200,000,000 columns away
+    made a 200 MB answer; 20,000 frames of a 40,000-character line 20 MB
+    (a tester). The caret stays on its line, the traceback and message
+    are cut as stdout is."""
+    code = (
+        "x = '" + "y" * 40_000 + "'\nimport json, sys\n"
+        "n = sys._getframe().f_lineno - 2  # the line of 40,000 characters\n"
+        f"sys.stderr.write({live.ERROR_MARK!r} + json.dumps({record}))\n"
+        "raise SystemExit(1)\n"
+    )
+    answer = run(runner, code)
+    assert answer["status"] == "error", answer["message"][:200]
+    assert len(json.dumps(answer)) < 4 * live.SHOWN_CHARS + 20_000
+    assert len(answer["error"].splitlines()) <= live.SHOWN_LINES + 2
 
 
 def test_memory_beyond_the_limit_is_refused(runner):

@@ -188,8 +188,13 @@ class Lines:
 
 
 def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
-    """The child's error record as a traceback of the program only."""
+    """The child's error record as a traceback of the program only, its
+    frames and its message each cut as stdout is (``_shown``): the record
+    is the program's to write, and a forged caret offset of 200,000,000
+    made a 200 MB answer, forged frames of a 40,000-character line 20 MB
+    (a tester)."""
     text = source.split("\n")
+    message = record.get("message", "")
     if record.get("syntax"):
         line, offset, msg = record["syntax"]
         out = [f"{lines.name(line or 1)}:"]
@@ -198,18 +203,30 @@ def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
             out.append(f"    {code.strip()}")
             if offset:
                 lead = len(code) - len(code.lstrip())
-                out.append("    " + " " * max(0, offset - 1 - lead) + "^")
-        out.append(f"SyntaxError: {msg}")
-        return "\n".join(out)
-    frames = record.get("frames") or []
-    out = ["Traceback (most recent call last):"] if frames else []
-    for line, name in frames:
-        in_name = "" if name == "<module>" else f", in {name}"
-        out.append(f"  {lines.name(line)}{in_name}")
-        if 0 < line <= len(text) and text[line - 1].strip():
-            out.append(f"    {text[line - 1].strip()}")
-    out.append(record.get("message", ""))
-    return "\n".join(out)
+                offset = min(offset - 1, len(code)) - lead
+                out.append("    " + " " * max(0, offset) + "^")
+        message = f"SyntaxError: {msg}"
+    else:
+        frames = record.get("frames") or []
+        out = ["Traceback (most recent call last):"] if frames else []
+        size = 0
+        for line, name in frames:
+            if len(out) > SHOWN_LINES or size > SHOWN_CHARS:
+                break  # (cut below: no more is shown)
+            in_name = "" if name == "<module>" else f", in {name}"
+            frame = [f"  {lines.name(line)}{in_name}"]
+            if 0 < line <= len(text) and text[line - 1].strip():
+                frame.append(f"    {text[line - 1].strip()}")
+            out += frame
+            size += sum(map(len, frame))
+    shown, cut = _shown("\n".join(out))
+    return "\n".join(
+        [
+            *([shown] if out else []),
+            *(["  …"] if cut else []),
+            _shown(message)[0],
+        ]
+    )
 
 
 def where_it_was(stderr: str, filename: str, lines: Lines) -> str:
@@ -332,6 +349,7 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
     elif error is not None:
         out["error"] = trimmed_traceback(error, lines, source)
         last = (error.get("message", "").splitlines() or ["an error"])[-1]
+        last = _shown(last)[0]
         if "MemoryError" in last or "can't allocate memory" in last:
             out["status"] = "limit"
             out["message"] = (
@@ -387,15 +405,53 @@ def _time_limit() -> float:
 
 def _error_record(stderr: str) -> tuple[dict | None, str]:
     """live_child's error record (its last line with ``ERROR_MARK``), and
-    stderr without it."""
+    stderr without it; a record not of live_child's shape is no record
+    (the program can write one: see ``trimmed_traceback``)."""
     head, mark, record = stderr.rpartition(ERROR_MARK)
     if not mark:
         return None, stderr
     record, _, rest = record.partition("\n")
     try:
-        return json.loads(record), head + rest
-    except ValueError:
+        error = json.loads(record)
+    except (ValueError, RecursionError):
         return None, stderr
+    return (error, head + rest) if _well_formed(error) else (None, stderr)
+
+
+def _well_formed(error) -> bool:
+    """Whether ``error`` is what live_child writes: syntax [line, offset,
+    message] (line and offset ints or null), frames [[line, name]], a
+    message, flags true or false."""
+
+    def line(value) -> bool:
+        return value is None or type(value) is int
+
+    if not isinstance(error, dict):
+        return False
+    syntax, frames = error.get("syntax"), error.get("frames", [])
+    return (
+        isinstance(error.get("message", ""), str)
+        and all(
+            isinstance(error.get(flag, False), bool)
+            for flag in ("sandbox", "output_limit")
+        )
+        and isinstance(frames, list)
+        and all(
+            isinstance(frame, list)
+            and len(frame) == 2
+            and type(frame[0]) is int
+            and isinstance(frame[1], str)
+            for frame in frames
+        )
+        and (
+            syntax is None
+            or isinstance(syntax, list)
+            and len(syntax) == 3
+            and line(syntax[0])
+            and line(syntax[1])
+            and isinstance(syntax[2], str)
+        )
+    )
 
 
 def _failed(status: str, message: str) -> dict:
