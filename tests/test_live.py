@@ -155,6 +155,25 @@ def test_an_error_record_of_another_shape_is_no_record(record):
     assert live._error_record(stderr) == (None, stderr)
 
 
+def test_a_frame_repeated_is_counted_as_python_counts_it():
+    """An endless recursion showed 1,978 lines of "your code, line 2, in
+    f" (a tester)."""
+    source = "def f():\n    return f()\nf()\n"
+    record = {
+        "frames": [[3, "<module>"]] + [[2, "f"]] * 990,
+        "message": "RecursionError: maximum recursion depth exceeded",
+    }
+    text = live.trimmed_traceback(record, Lines(SNIPPET, 1, 3, 3), source)
+    assert text.splitlines() == [
+        "Traceback (most recent call last):",
+        "  your code, line 3",
+        "    f()",
+        *["  your code, line 2, in f", "    return f()"] * 3,
+        "  [Previous line repeated 987 more times]",
+        "RecursionError: maximum recursion depth exceeded",
+    ]
+
+
 def test_a_stopped_run_says_where_it_was():
     dump = (
         "Thread 0x1 (most recent call first):\n"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import itertools
 import json
 import os
 import queue
@@ -51,6 +52,9 @@ TIMEOUT_ENV = "LESSON_LIVE_TIMEOUT"
 LIMITS = Limits(memory_mb=2048, processes=32, file_mb=1)
 #: What the answer shows of stdout and stderr: the first lines/characters.
 SHOWN_LINES, SHOWN_CHARS = 400, 40_000
+#: Times a traceback shows a frame repeated before it counts the rest
+#: (CPython's traceback._RECURSIVE_CUTOFF).
+REPEATS = 3
 #: Runs that may wait behind the one running; one more is refused.
 MAX_WAITING = 2
 #: A request's code, in characters.
@@ -210,15 +214,22 @@ def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
         frames = record.get("frames") or []
         out = ["Traceback (most recent call last):"] if frames else []
         size = 0
-        for line, name in frames:
+        # A frame repeated (recursion) is shown REPEATS times, then
+        # counted, as CPython does: an endless recursion showed 1,978
+        # lines of "your code, line 2, in f" (a tester).
+        for (line, name), same in itertools.groupby(map(tuple, frames)):
             if len(out) > SHOWN_LINES or size > SHOWN_CHARS:
                 break  # (cut below: no more is shown)
             in_name = "" if name == "<module>" else f", in {name}"
             frame = [f"  {lines.name(line)}{in_name}"]
             if 0 < line <= len(text) and text[line - 1].strip():
                 frame.append(f"    {text[line - 1].strip()}")
-            out += frame
-            size += sum(map(len, frame))
+            times = sum(1 for _ in same)
+            out += frame * min(times, REPEATS)
+            if times > REPEATS:
+                more = times - REPEATS
+                out.append(f"  [Previous line repeated {more} more times]")
+            size += sum(map(len, frame)) * min(times, REPEATS)
     shown, cut = _shown("\n".join(out))
     return "\n".join(
         [
