@@ -143,7 +143,7 @@ def test_a_traceback_keeps_only_the_programs_frames():
         {"frames": [["3", "f"]]},
         {"frames": [[3]]},
         {"frames": "f"},
-        {"syntax": [1, "200", "x"]},
+        {"syntax": [1, "200", "x", "SyntaxError"]},
         {"syntax": [1, 2]},
         {"syntax": {"line": 1}},
     ],
@@ -322,6 +322,27 @@ def test_an_edited_method_is_its_classs_own(runner):
     assert answer["ok"] and answer["stdout"] == "5\n", answer
 
 
+def test_a_syntax_error_is_named_in_the_readers_terms(runner):
+    """Its class, and the lines its message names: the box said
+    "SyntaxError: expected an indented block after 'for' statement on
+    line 18" of the reader's line 8, an IndentationError (a tester)."""
+    shown = shown_part()
+    lines = shown.split("\n")
+    lines[1] = "for h in [1, 2]:"
+    answer = run(runner, "\n".join(lines))
+    assert answer["error"].endswith(
+        "IndentationError: expected an indented block after 'for' "
+        "statement on your code, line 2"
+    ), answer["error"]
+    assert answer["message"].startswith("Your code raised IndentationError")
+    lines[1] = "x = '''never closed"  # found at the file's end
+    end = len((ROOT / SNIPPET).read_text(encoding="utf-8").splitlines())
+    answer = run(runner, "\n".join(lines))
+    assert answer["error"].endswith(
+        f"(detected at {SNIPPET}, line {end} (not shown on the slide))"
+    ), answer["error"]
+
+
 def test_a_flood_of_output_stops_at_the_limit(runner):
     answer = run(runner, "while True:\n    print('x' * 1000)\n")
     assert answer["status"] == "limit", answer["message"]
@@ -332,7 +353,7 @@ def test_a_flood_of_output_stops_at_the_limit(runner):
 @pytest.mark.parametrize(
     "record",
     [
-        "{'syntax': [n, 200_000_000, 'x'], 'frames': [], 'message': ''}",
+        "{'syntax': [n, 200_000_000, 'x', 'E'], 'frames': [], 'message': ''}",
         "{'frames': [[n, 'f']] * 20_000, 'message': 'E: ' + 'm' * 500_000}",
     ],
 )

@@ -59,6 +59,7 @@ REPEATS = 3
 MAX_WAITING = 2
 #: A request's code, in characters.
 MAX_CODE = 50_000
+_LINE = re.compile(r"\bline (\d+)\b")  # in a SyntaxError's message
 _DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+)')
 
 
@@ -200,7 +201,7 @@ def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
     text = source.split("\n")
     message = record.get("message", "")
     if record.get("syntax"):
-        line, offset, msg = record["syntax"]
+        line, offset, msg, kind = record["syntax"]
         out = [f"{lines.name(line or 1)}:"]
         if line and 0 < line <= len(text):
             code = text[line - 1]
@@ -209,7 +210,10 @@ def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
                 lead = len(code) - len(code.lstrip())
                 offset = min(offset - 1, len(code)) - lead
                 out.append("    " + " " * max(0, offset) + "^")
-        message = f"SyntaxError: {msg}"
+        # The message's own lines are the program's: "after 'for'
+        # statement on line 18" of the reader's line 8 (a tester).
+        msg = _LINE.sub(lambda m: lines.name(int(m[1])), msg)
+        message = f"{kind}: {msg}"
     else:
         frames = record.get("frames") or []
         out = ["Traceback (most recent call last):"] if frames else []
@@ -359,8 +363,7 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
         )
     elif error is not None:
         out["error"] = trimmed_traceback(error, lines, source)
-        last = (error.get("message", "").splitlines() or ["an error"])[-1]
-        last = _shown(last)[0]
+        last = (out["error"].splitlines() or ["an error"])[-1]
         if "MemoryError" in last or "can't allocate memory" in last:
             out["status"] = "limit"
             out["message"] = (
@@ -431,8 +434,8 @@ def _error_record(stderr: str) -> tuple[dict | None, str]:
 
 def _well_formed(error) -> bool:
     """Whether ``error`` is what live_child writes: syntax [line, offset,
-    message] (line and offset ints or null), frames [[line, name]], a
-    message, flags true or false."""
+    message, class] (line and offset ints or null), frames [[line, name]],
+    a message, flags true or false."""
 
     def line(value) -> bool:
         return value is None or type(value) is int
@@ -457,10 +460,10 @@ def _well_formed(error) -> bool:
         and (
             syntax is None
             or isinstance(syntax, list)
-            and len(syntax) == 3
+            and len(syntax) == 4
             and line(syntax[0])
             and line(syntax[1])
-            and isinstance(syntax[2], str)
+            and all(isinstance(text, str) for text in syntax[2:])
         )
     )
 

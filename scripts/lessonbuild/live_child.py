@@ -161,7 +161,8 @@ def main(params_path):
         # other line numbers).
         syntax = None
         if isinstance(exc, SyntaxError) and exc.filename == filename:
-            syntax = [exc.lineno, exc.offset, exc.msg]
+            # (IndentationError, TabError: the box named each SyntaxError)
+            syntax = [exc.lineno, exc.offset, exc.msg, type(exc).__name__]
         _report(
             {
                 "frames": [
