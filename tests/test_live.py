@@ -350,6 +350,14 @@ def test_a_flood_of_output_stops_at_the_limit(runner):
     assert len(answer["stdout"]) <= live.SHOWN_CHARS
 
 
+def test_a_flood_of_errors_stops_at_the_same_limit(runner):
+    """It answered "Your program exited with status 70" (a tester)."""
+    answer = run(runner, "import sys\nsys.stderr.write('y' * 10**8)\n")
+    assert answer["status"] == "limit", answer["message"]
+    assert "output limit" in answer["message"]
+    assert len(answer["stderr"]) <= live.SHOWN_CHARS + len("\n…")
+
+
 @pytest.mark.parametrize(
     "record",
     [

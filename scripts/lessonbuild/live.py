@@ -347,8 +347,10 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
             if marker in stderr:
                 stderr = stderr[: stderr.index(marker)]
                 break
-    elif len(run.stdout.encode()) >= LIMITS.file_mb << 20 or (error or {}).get(
-        "output_limit"
+    elif (error or {}).get("output_limit") or any(
+        # (stderr too: a flood of it "exited with status 70", a tester)
+        len(text.encode()) >= LIMITS.file_mb << 20
+        for text in (run.stdout, stderr)
     ):
         out["status"] = "limit"
         out["message"] = (
