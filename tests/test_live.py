@@ -496,6 +496,15 @@ def test_a_request_from_the_site_with_its_token_runs(endpoint):
     assert fake.requests == [{}]
 
 
+@pytest.mark.parametrize("body", [b"{", b"[" * 200_000])
+def test_a_body_that_is_not_json_is_refused(endpoint, body):
+    """Nested too deep to read, too: it answered 500 (a tester)."""
+    serve, app, good, fake = endpoint
+    status, out = call(app, headers=good, body=body)
+    assert (status, json.loads(out)["message"]) == (400, "expected JSON")
+    assert fake.requests == []
+
+
 @pytest.mark.parametrize(
     "change",
     [

@@ -194,7 +194,7 @@ class LiveServe:
                 length = int(environ["CONTENT_LENGTH"])
                 request = json.loads(environ["wsgi.input"].read(length))
                 data = self.live.run(request)
-            except ValueError:
+            except (ValueError, RecursionError):  # (200 KB of "[": 500)
                 status, data["message"] = 400, "expected JSON"
             except Refused as exc:
                 status, data["message"] = exc.status, str(exc)
