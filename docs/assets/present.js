@@ -61,11 +61,14 @@
   // PageDown and PageUp, and a list's →, ← and Space, move the deck (→
   // on a list left focused changed the class's answer unseen, and Space
   // did nothing: a rehearsal from disk); so do → and ← past the text
-  // (atEdge).
+  // (atEdge). Live code's editor keeps every key, PageDown and PageUp
+  // too (they moved the slide from under the code being typed: a
+  // tester); Escape or a run (Ctrl+Enter) gives them back (live.js).
   function fieldKeeps(el, key) {
     const list = el?.tagName === "SELECT";
     const own = !list || key === "ArrowUp" || key === "ArrowDown";
-    return typing(el) && own && key !== "PageDown" && key !== "PageUp" && !atEdge(el, key);
+    const page = (key === "PageDown" || key === "PageUp") && !el?.closest?.(".live-editor");
+    return typing(el) && own && !page && !atEdge(el, key);
   }
   function typing(el) {
     if (!el) return false;

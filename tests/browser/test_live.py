@@ -284,7 +284,13 @@ def test_the_same_edit_in_the_deck_keeps_the_slide(served, browser):
         bar = block.locator(".live-bar")
         bar.get_by_role("button", name="Edit").click()
         _edit_line(page, block, LINE, EDITED)
-        # Keys that move the deck edit the code while the editor has them.
+        # Keys that move the deck edit the code while the editor has them
+        # (a clicker's PageDown and PageUp moved the slide: a tester).
+        for key in ("PageDown", "PageUp"):
+            page.keyboard.press(key)
+            assert (
+                page.evaluate("JSON.stringify(Reveal.getIndices())") == where
+            )
         page.keyboard.press("ArrowRight")
         page.keyboard.press("Space")
         page.keyboard.press("Backspace")
