@@ -185,6 +185,9 @@ class LiveBlock {
     this.editButton.hidden = true;
     this.resetButton.hidden = false;
     this.view.focus();
+    // The editor, taller than the block it replaces, pushed a run's
+    // output off the stage.
+    if (DECK && this.output) fitToStage(this.output, host.querySelector(".cm-editor"));
   }
 
   reset() {
@@ -242,6 +245,7 @@ class LiveBlock {
   clearOutput() {
     this.output?.remove();
     this.output = null;
+    this.pre.style.maxHeight = ""; // (fitToStage's, for the output gone)
     const verified = this.verifiedOutput();
     if (verified) verified.style.display = "";
   }
@@ -275,7 +279,7 @@ class LiveBlock {
     }
     this.block.after(out);
     this.output = out;
-    if (DECK) fitToStage(out, this.host);
+    if (DECK) fitToStage(out, this.view ? this.host.querySelector(".cm-editor") : this.pre);
   }
 }
 
@@ -356,28 +360,36 @@ function figureView(figure) {
 }
 
 // In the deck, the slide was fitted to the stage before anything ran: if
-// the output does not fit below the code, editor and output share what is
-// left of the stage, each scrolling within its box.
-function fitToStage(out, host) {
+// the output does not fit below the code, the code (`code`: the editor,
+// or the block as shown) and the output share what is left of the stage,
+// each scrolling within its box. A block in a fold's panel (present.css:
+// it rises from the stage's foot, up to the meta line at most) shares
+// what the panel has: measured as the screen's, the panel stood 720 px
+// low, the output got its least and, run without Edit, hung off the
+// stage under slide 47's 490 px of code (a tester). The panel then
+// takes its full height: its top edge cuts no line of the screen.
+function fitToStage(out, code) {
   const section = out.parentElement?.closest("section");
   if (!section) return;
-  const editor = host?.querySelector(".cm-editor");
+  const panel = out.closest("details.deck-fold[open]");
   out.style.maxHeight = "";
-  if (editor) editor.style.maxHeight = "";
-  const over = contentBottom(section) - STAGE_HEIGHT;
+  code.style.maxHeight = "";
+  const most = panel ? Number.parseFloat(window.getComputedStyle(panel).maxHeight) : STAGE_HEIGHT;
+  if (panel && panel.scrollHeight > panel.clientHeight) panel.style.height = `${most}px`;
+  const over = (panel ? panel.scrollHeight : contentBottom(section)) - most;
   if (over <= 0) return;
-  // The room editor and output have together, shared: the editor keeps
-  // its height up to half of it, the output gets the rest (at least a few
+  // The room code and output have together, shared: the code keeps its
+  // height up to half of it, the output gets the rest (at least a few
   // lines): a short edit left half the room empty below an output that
   // scrolled.
   const outHeight = out.offsetHeight;
-  const editorHeight = editor ? editor.offsetHeight : 0;
-  const room = outHeight + editorHeight - over;
-  const forEditor = Math.min(editorHeight, room / 2);
-  const forOut = Math.min(outHeight, Math.max(160, room - forEditor));
+  const codeHeight = code.offsetHeight;
+  const room = outHeight + codeHeight - over;
+  const forCode = Math.min(codeHeight, room / 2);
+  const forOut = Math.min(outHeight, Math.max(160, room - forCode));
   out.style.maxHeight = `${Math.round(forOut)}px`;
-  if (editor && editorHeight > room - forOut) {
-    editor.style.maxHeight = `${Math.round(Math.max(96, room - forOut))}px`;
+  if (codeHeight > room - forOut) {
+    code.style.maxHeight = `${Math.round(Math.max(96, room - forOut))}px`;
   }
   // "more below" at the box's foot while some of it is out of sight (a
   // table under the printed lines looked like the whole output).

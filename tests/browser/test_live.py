@@ -357,6 +357,52 @@ def test_the_same_edit_in_the_deck_keeps_the_slide(served, browser):
         page.close()
 
 
+def test_a_run_in_a_fold_fits_the_stage(served, browser):
+    """Slide 47's variants code is in a fold's panel (it rises from the
+    stage's foot): run without Edit, the output hung off the stage below
+    490 px of code; after Edit, it got 156 px over 270 px left empty (a
+    tester). Code and output share the panel, which reaches the stage's
+    foot."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(served + "present.html#/47")
+        page.wait_for_function(
+            "document.documentElement.hasAttribute('data-deck-ready')",
+            timeout=240_000,
+        )
+        name = page.locator(".filename", has_text="snippets/47_variants.py")
+        fold = page.locator("details.deck-fold", has=name).first
+        step = fold.get_attribute("data-fragment-index")
+        page.evaluate(f"Reveal.slide(Reveal.getIndices().h, 0, {step})")
+        expect(fold).to_have_attribute("open", "")
+        block = fold.locator(".highlight[data-live]").first
+        stage = page.locator(".reveal .slides").bounding_box()
+        bottom = stage["y"] + stage["height"]
+
+        def fits(out, fills: bool):
+            box = out.bounding_box()
+            assert box["y"] + box["height"] <= bottom + 1, (box, stage)
+            if fills:
+                assert bottom - (box["y"] + box["height"]) < 30, box
+                # (its table scrolls into sight within the box)
+                assert out.evaluate("(o) => o.classList.contains('live-more')")
+
+        run = block.locator(".live-bar").get_by_role("button", name="Run")
+        run.click()
+        out = _output(block, "ok")
+        fits(out, True)
+        block.get_by_role("button", name="Edit").click()
+        expect(block.locator(".cm-editor")).to_be_visible()
+        fits(out, False)  # (the editor is taller than the code was)
+        out.evaluate("(o) => o.classList.add('old')")
+        run.click()
+        out = _output(block, "ok")
+        expect(out).not_to_have_class(re.compile("old"))
+        fits(out, True)
+    finally:
+        page.close()
+
+
 def test_the_static_site_has_no_live_code(built_site, browser):
     for path in (SLIDE, "present.html"):
         html = (built_site / path).read_text(encoding="utf-8")
