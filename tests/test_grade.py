@@ -2974,16 +2974,20 @@ def test_a_child_that_stops_reading_cannot_hang_the_grader(tmp_path):
     assert stdout.splitlines()[-1] == "0 of 7 milestones pass", stdout
 
 
-def _forged_reply_is_refused(tmp_path, setup: str, reply: str) -> str:
-    """The file writes ``reply`` (after ``setup``) into the grader's reply
-    pipe at import: it is refused as not the grader's. Returns stdout."""
+def _forged_reply_is_refused(
+    tmp_path, setup: str, reply: str, repack: str = ""
+) -> str:
+    """The file writes ``reply`` (after ``setup``; saved, then made into
+    other ``data`` by ``repack``) into the grader's reply pipe at import:
+    it is refused as not the grader's. Returns stdout."""
     source = (
         "import io, os, struct, sys, torch\n"
         + setup
         + "buffer = io.BytesIO()\n"
         f"torch.save({reply}, buffer)\n"
         "data = buffer.getvalue()\n"
-        "assert len(data) < 10_000, len(data)\n"
+        + repack
+        + "assert len(data) < 10_000, len(data)\n"
         "os.write(int(sys.argv[-1]), struct.pack('<Q', len(data)) + data)\n"
         + CORRECT
     )
@@ -3920,21 +3924,14 @@ def test_a_reply_that_inflates_is_refused_before_it_is_loaded(tmp_path):
     be laid out as torch.save writes it, its entries stored, not
     compressed: this one, 512 KB of zeros deflated to a few KB, is
     refused as not the grader's before it is loaded."""
-    source = (
-        "import io, os, struct, sys, torch, zipfile\n"
-        "buffer = io.BytesIO()\n"
-        "torch.save({'ok': True, 'pad': torch.zeros(1 << 17)}, buffer)\n"
-        "plain = zipfile.ZipFile(io.BytesIO(buffer.getvalue()))\n"
+    _forged_reply_is_refused(
+        tmp_path,
+        "import zipfile\n",
+        "{'ok': True, 'pad': torch.zeros(1 << 17)}",
+        repack="plain = zipfile.ZipFile(io.BytesIO(data))\n"
         "packed = io.BytesIO()\n"
         "with zipfile.ZipFile(packed, 'w', zipfile.ZIP_DEFLATED) as out:\n"
         "    for name in plain.namelist():\n"
         "        out.writestr(name, plain.read(name))\n"
-        "data = packed.getvalue()\n"
-        "assert len(data) < 10_000, len(data)\n"
-        "os.write(int(sys.argv[-1]), struct.pack('<Q', len(data)) + data)\n"
-        + CORRECT
+        "data = packed.getvalue()\n",
     )
-    status, lines, stdout = _grade(tmp_path, source)
-    assert status == 1, stdout[:2000]
-    assert lines["load"][0] == "FAIL", stdout[:2000]
-    assert "not the grader's" in lines["load"][1], stdout[:2000]
