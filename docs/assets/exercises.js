@@ -994,13 +994,13 @@
       // first, its answer already open, one time in four: a fresh-eyes
       // student saw it on every exercise tried.)
       another() {
-        const seen = new Set([...(w.state.seen || []), w.state.variant]);
+        const seen = new Set([...(w.state.shown || []), w.state.variant]);
         const others = [...Array(n).keys()].filter((i) => i !== w.state.variant);
         const fresh = others.filter((i) => !seen.has(i));
         const pool = fresh.length ? fresh : others;
         if (!pool.length) return;
         const next = pool[Math.floor(Math.random() * pool.length)];
-        w.state.seen = fresh.length ? [...seen, next] : [w.state.variant, next];
+        w.state.shown = fresh.length ? [...seen, next] : [w.state.variant, next];
         w.state.variant = next;
         show();
         // New numbers are not yet tried: the Verify-it run below (it
@@ -1128,7 +1128,8 @@
         } else {
           box = template(`template[data-ex-otherwise="${r}"]`);
           const said = verdict.unread
-            ? `This ${judge.unreadable(cell.shape ? "a shape" : "an expression", spec.scopes[v])}`
+            ? `This ${judge.unreadable(cell.shape ? "a shape" : "an expression",
+              spec.scopes[v], input(td).value)}`
             : verdict.rounded
               ? "Rounded that far, a wrong count rounds the same: give the exact number."
               : verdict.mixed
@@ -1199,7 +1200,8 @@
         const unread = bad.length - says.length - formulas;
         if (unread) {
           says.unshift(`${unread} of ${cells.length} cells ` +
-            judge.unreadable("an expression", spec.scopes[w.state.variant]));
+            judge.unreadable("an expression", spec.scopes[w.state.variant],
+              bad.map((td) => input(td).value).join(" ")));
         }
         if (formulas) {
           says.push(`${formulas} of ${cells.length} cells hold a formula: ` +

@@ -1119,3 +1119,37 @@ def test_try_another_shows_every_variant_before_one_again(lesson_pages):
         section.get_by_role("button", name="Try another").click()
         again.append(shown())
     assert sorted(again) == sorted(set(range(count)) - {seen[-1]}), again
+    # After a reset (which remembers a key once shown), on again: the
+    # variants' record and the reset's did not share a name.
+    section.get_by_role("button", name="Reset").click()
+    section = page.locator("section.ex-check")
+    section.locator(".ex-option label").first.click()
+    section.get_by_role("button", name="Check", exact=True).click()
+    before = shown()
+    section.get_by_role("button", name="Try another").click()
+    assert shown() != before
+
+
+def test_a_t_where_queries_and_keys_differ_is_told_which(lesson_pages):
+    """Slide 48's cross-attention cells: "(B, h, T, T)" was only "could
+    not be read" (a fresh-eyes student); it is told that T has two
+    lengths there. Where T is one length, nothing is added."""
+    [page48] = (ROOT / "docs" / "slides").glob("48-*.md")
+    page = lesson_pages.open(f"slides/{page48.stem}.html")
+    section = page.locator("section.ex-fill-in").first
+    cells = section.locator("input.ex-cell")
+    for i in range(cells.count()):
+        cells.nth(i).fill("(B, h, T, T)")
+    section.get_by_role("button", name="Check", exact=True).click()
+    feedback = section.locator(".ex-feedback")
+    expect(feedback).to_contain_text("could not be read")
+    expect(feedback).to_contain_text("T has two lengths here: T_q")
+    one_length = lesson_pages.open(KIND_SLIDES["fill-in"])
+    section = one_length.locator("section.ex-fill-in").first
+    cells = section.locator("input.ex-cell")
+    for i in range(cells.count()):
+        cells.nth(i).fill("(B, h, T, T) ?")
+    section.get_by_role("button", name="Check", exact=True).click()
+    feedback = section.locator(".ex-feedback")
+    expect(feedback).to_contain_text("could not be read")
+    expect(feedback).not_to_contain_text("two lengths")
