@@ -89,10 +89,15 @@ window.lessonJudge = (() => {
   }
   // Why an answer was not read: the symbols of its scope, as written.
   const WRITTEN = { t: "T", t_q: "T_q", t_k: "T_k", b: "B" };
-  function unreadable(what, scope) {
+  // ``typed``: what was not read; a T where the queries and the keys have
+  // lengths of their own is told which ("(B, h, T, T)" in a cross-attention
+  // cell was only "could not be read": a fresh-eyes student).
+  function unreadable(what, scope, typed = "") {
     const names = [...new Set(Object.values(SYMBOLS))].filter((k) => k in scope);
+    const t = !("t" in scope) && "t_q" in scope && /\bt\b/.test(common(typed));
     return `could not be read as a number or ${what} in the lesson's ` +
-      `symbols (${names.map((k) => WRITTEN[k] || k).join(", ")}).`;
+      `symbols (${names.map((k) => WRITTEN[k] || k).join(", ")}).` +
+      (t ? " T has two lengths here: T_q, the queries', and T_k, the keys'." : "");
   }
   function close(a, b) {
     return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
