@@ -136,9 +136,10 @@ def test_copy_check_finds_a_button_over_code(browser, lesson_server):
         assert page.evaluate(COPY) == [], "slide 51 itself must be clean"
         page.evaluate(
             """() => {
-              // The program is a fold ("Show the reference"): open it.
+              // The program is a fold ("Show the reference"), locked
+              // until the exercise above it is tried: open it.
               document.querySelectorAll("details").forEach(
-                (d) => { d.open = true; });
+                (d) => { d.hidden = false; d.open = true; });
               const nav = document.querySelector(".md-code__nav");
               Object.assign(nav.style, {top: "0.9em", bottom: "auto",
                                         left: "0.5em", right: "auto"});
