@@ -44,8 +44,11 @@ MAX_SLIDE_BYTES = 1_000_000
 # own line: reading-only content in READING_OPEN ... "</div>"; a screen
 # break starts a new screen; STEPS_OPEN ... "</div>" is stepped through.
 READING, SCREEN_BREAK, STEPS = "reading", "screen-break", "steps"
-#: Prose that answers the exercise above it: on a reading page it waits
-#: for an attempt (exercises.js); the stage shows it as it is.
+#: Prose that answers the exercise above it, in ``<section class=…
+#: markdown>``: on a reading page it waits for an attempt (exercises.js);
+#: the stage shows it as it is. A section, not a div: Material's search
+#: stops skipping an element at the first closing tag of its name inside
+#: it, and a code block inside is a div (tests/test_search_index.py).
 AFTER_ANSWER = "after-answer"
 READING_OPEN = f'<div class="{READING}" markdown>'
 BREAK_LINE = f'<div class="{SCREEN_BREAK}"></div>'

@@ -86,7 +86,7 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     reading = set(READING_ONLY)
     for block in [b for b in _tags(soup) if reading & set(b.get("class", ()))]:
         block.decompose()
-    for block in _tags(soup, "div", AFTER_ANSWER):
+    for block in _tags(soup, None, AFTER_ANSWER):
         block.unwrap()  # the presenter shows it when the class has answered
     steps = walked + _folds_to_steps(soup) + _mark_steps(soup)
     _unsection_exercises(soup)

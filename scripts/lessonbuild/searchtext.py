@@ -26,7 +26,7 @@ from .exercises.render import plain_text
 # that answers an exercise, each hidden until that exercise is
 # attempted), code blocks, and the widgets' buttons and drop-downs.
 _EXCLUDED = re.compile(
-    r'<details class="(?:instructor|verify)"|<div class="after-answer"'
+    r'<details class="(?:instructor|verify)"|<section class="after-answer"'
     r'|<div class="highlight"(?=>)'
     r"|<(?:button|select)\b(?![^>]*data-search-exclude)"
 )

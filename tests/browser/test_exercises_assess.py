@@ -1030,7 +1030,7 @@ def pages_with_prose_after_an_answer() -> list[str]:
     from lessonbuild.deck import AFTER_ANSWER
 
     deck = read_deck(ROOT)
-    marker = f'<div class="{AFTER_ANSWER}" markdown>'
+    marker = f'<section class="{AFTER_ANSWER}" markdown>'
     return [
         deck.docs_rel(s)[: -len(".md")] + ".html"
         for s in deck.slides
@@ -1047,14 +1047,14 @@ def test_prose_that_answers_waits_for_an_attempt(
     is out of the page until a real attempt, one line saying where it
     will be, and never in the search index; the deck shows it."""
     page = lesson_pages.open(name)
-    prose = page.locator("article div.after-answer")
+    prose = page.locator("article .after-answer")
     assert prose.count() >= 1
     for i in range(prose.count()):
         expect(prose.nth(i)).to_be_hidden()
     texts = [" ".join(t.split()) for t in prose.all_text_contents()]
     above = page.evaluate(
         """() => {
-          const d = document.querySelector("article div.after-answer");
+          const d = document.querySelector("article .after-answer");
           return [...document.querySelectorAll(".exercise[data-ex-kind]")]
             .filter((ex) => ex.compareDocumentPosition(d)
               & Node.DOCUMENT_POSITION_FOLLOWING)

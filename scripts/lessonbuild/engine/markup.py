@@ -24,8 +24,8 @@ from ..problems import Problem
 #: Tags a page may write as raw HTML.
 TAGS = {
     "a", "abbr", "b", "br", "code", "details", "div", "em", "figcaption",
-    "figure", "i", "kbd", "mark", "p", "small", "span", "strong", "sub",
-    "summary", "sup", "table", "tbody", "td", "th", "thead", "tr",
+    "figure", "i", "kbd", "mark", "p", "section", "small", "span", "strong",
+    "sub", "summary", "sup", "table", "tbody", "td", "th", "thead", "tr",
 }  # fmt: skip
 #: Attributes those tags may carry.
 ATTRIBUTES = {"class", "id", "href", "title", "download", "markdown", "lang"}
