@@ -513,6 +513,8 @@ class _Runner:
             "parameters": sum(p.numel() for p in module.parameters()),
             "forward": names,
             "positional": positional,
+            # nn.Module's own: the class defines none (a "foward" typo).
+            "no_forward": type(module).forward is torch.nn.Module.forward,
         }
 
     def drop(self, ids: list) -> dict:

@@ -109,6 +109,12 @@ from .mha import merge_heads, split_heads
 from .traps import split_heads_direct_view, split_heads_transpose_first
 
 SIGNATURE = "forward(query, key, value, mask=None, is_causal=False)"
+#: What a class with no forward is told (nn.Module's own is there).
+NO_FORWARD = (
+    f"the class in your file has no forward; define {SIGNATURE} in it (in "
+    f"the project notebook, a %%writefile cell writes the file whole: after "
+    f"changing an earlier cell, run the cells again from milestone 1 down)"
+)
 TIMEOUT_S = 20.0  # per request; a correct module needs well under 1 s
 #: Extra seconds the child gets to start (it imports torch) on a busy
 #: machine, beyond the student's import time limit.
@@ -664,6 +670,7 @@ class Module:
     weights: dict[str, torch.Tensor]  # name -> (d_model, d_model)
     forward_parameters: list[str]
     positional: list[str] = field(default_factory=list)  # by position
+    no_forward: bool = False  # nn.Module's: the class defines none
     calls: int = 0  # forward calls so far
 
     def by_position(self, call: dict) -> bool:
@@ -766,7 +773,12 @@ class Session:
             weights=weights,
         )
         return Module(
-            info["id"], h, weights, list(info["forward"]), positional
+            info["id"],
+            h,
+            weights,
+            list(info["forward"]),
+            positional,
+            no_forward=info.get("no_forward") is True,
         )
 
     def weights(self, d_model: int) -> dict[str, torch.Tensor]:
@@ -2945,12 +2957,7 @@ def _lesson_hint(error) -> str:
             f"head at a time)"
         )
     if 'missing the required "forward" function' in str(error):
-        return (
-            f": the class in your file has no forward; define {SIGNATURE} "
-            f"in it (in the project notebook, a %%writefile cell writes "
-            f"the file whole: after changing an earlier cell, run the "
-            f"cells again from milestone 1 down)"
-        )
+        return f": {NO_FORWARD}"
     return ""
 
 
@@ -3089,7 +3096,12 @@ def _signature_problem(params: list[str], positional: list[str]) -> str:
 
 
 def _require(module: Module, name: str) -> None:
-    """``forward`` takes ``name`` (or any keyword: a decorated forward)."""
+    """``forward`` takes ``name`` (or any keyword: a decorated forward).
+    A class with no forward is told that, as the milestones that call it
+    are (it was told "forward has no mask parameter": an attacker's
+    "foward" typo)."""
+    if module.no_forward:
+        raise Failed(NO_FORWARD)
     if not {name, "**"} & set(module.forward_parameters):
         raise Failed(
             f"forward has no {name} parameter; the lesson's signature is "

@@ -2283,6 +2283,12 @@ def test_a_class_without_forward_is_told_how_it_lost_it(tmp_path, capsys):
     assert lines["skeleton"][0] == "PASS", stdout
     assert "has no forward" in lines["shapes"][1], stdout
     assert "run the cells again from milestone 1" in lines["shapes"][1]
+    # Every milestone that uses forward says the same (the mask ones said
+    # "forward has no mask parameter": an attacker's "foward" typo).
+    failed = [name for name, (state, _) in lines.items() if state == "FAIL"]
+    assert {"masks", "causal"} <= set(failed), stdout
+    for name in failed:
+        assert "has no forward" in lines[name][1], (name, stdout)
 
 
 def test_forward_returning_one_tensor_is_named(tmp_path, capsys):
