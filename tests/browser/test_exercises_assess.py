@@ -1135,21 +1135,19 @@ def test_a_t_where_queries_and_keys_differ_is_told_which(lesson_pages):
     not be read" (a fresh-eyes student); it is told that T has two
     lengths there. Where T is one length, nothing is added."""
     [page48] = (ROOT / "docs" / "slides").glob("48-*.md")
-    page = lesson_pages.open(f"slides/{page48.stem}.html")
-    section = page.locator("section.ex-fill-in").first
-    cells = section.locator("input.ex-cell")
-    for i in range(cells.count()):
-        cells.nth(i).fill("(B, h, T, T)")
-    section.get_by_role("button", name="Check", exact=True).click()
-    feedback = section.locator(".ex-feedback")
-    expect(feedback).to_contain_text("could not be read")
-    expect(feedback).to_contain_text("T has two lengths here: T_q")
-    one_length = lesson_pages.open(KIND_SLIDES["fill-in"])
-    section = one_length.locator("section.ex-fill-in").first
-    cells = section.locator("input.ex-cell")
-    for i in range(cells.count()):
-        cells.nth(i).fill("(B, h, T, T) ?")
-    section.get_by_role("button", name="Check", exact=True).click()
-    feedback = section.locator(".ex-feedback")
-    expect(feedback).to_contain_text("could not be read")
-    expect(feedback).not_to_contain_text("two lengths")
+
+    def feedback_to(name: str, typed: str):
+        page = lesson_pages.open(name)
+        section = page.locator("section.ex-fill-in").first
+        cells = section.locator("input.ex-cell")
+        for i in range(cells.count()):
+            cells.nth(i).fill(typed)
+        section.get_by_role("button", name="Check", exact=True).click()
+        feedback = section.locator(".ex-feedback")
+        expect(feedback).to_contain_text("could not be read")
+        return feedback
+
+    cross = feedback_to(f"slides/{page48.stem}.html", "(B, h, T, T)")
+    expect(cross).to_contain_text("T has two lengths here: T_q")
+    one = feedback_to(KIND_SLIDES["fill-in"], "(B, h, T, T) ?")
+    expect(one).not_to_contain_text("two lengths")
