@@ -259,7 +259,9 @@ class LiveBlock {
     head.append(el("strong", "live-mark", "Your run"), " ", answer.message || "");
     if (answer.ok) head.append(el("span", "live-time", ` (${ms} ms)`));
     out.append(head);
-    if (answer.diff) out.append(diffView(answer.diff, answer.stdout_cut));
+    // (A program that prints nothing, as verified: no diff, not its legend
+    // over no lines.)
+    if (answer.diff?.length) out.append(diffView(answer.diff, answer.stdout_cut));
     else if (answer.stdout) out.append(el("pre", "live-stdout", answer.stdout));
     if (answer.error) out.append(el("pre", "live-error", answer.error));
     if (answer.stderr) out.append(el("pre", "live-stderr", answer.stderr));

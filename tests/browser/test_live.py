@@ -391,6 +391,8 @@ def test_a_run_in_a_fold_fits_the_stage(served, browser):
         run.click()
         out = _output(block, "ok")
         fits(out, True)
+        # It prints nothing, as verified: no diff's legend over no lines.
+        expect(out.locator(".live-diff")).to_have_count(0)
         block.get_by_role("button", name="Edit").click()
         expect(block.locator(".cm-editor")).to_be_visible()
         fits(out, False)  # (the editor is taller than the code was)
