@@ -1331,8 +1331,8 @@
   // ("a show of hands for (1, 2, 4, 4)") or leave one by elimination
   // ("Watch for" naming the other options). The deck's speaker view shows
   // them always. Prose that answers the exercise above it is wrapped in
-  // ``<section class="after-answer" markdown>`` and waits the same way (on the
-  // stage it is a later screen the presenter chooses when to show).
+  // ``<section class="after-answer" markdown>`` and waits the same way (the
+  // stage shows it where it stands: the presenter decides when to go there).
   const LOCKED = "details.verify, details.reference, details.instructor, .after-answer";
   function lockedWhat(fold) {
     if (fold.matches(".verify")) return "The run that verifies the answer opens";
