@@ -1,7 +1,7 @@
 """Check one exercise body against its kind's schema.
 
-Every problem is collected (not just the first), each with the file line
-it points at and what was expected, so an author fixes a slide in one go.
+Every problem is collected, at its file line and saying what was
+expected, so an author fixes a slide in one go.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from .model import (
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _MATH = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
-
-
-#: A value that starts with a character YAML reserves (`, @, %), and
-#: the character (yamltext names it).
+#: A value that starts with a character YAML reserves (`, @, %).
 _CANNOT_START = re.compile(r"found character '(.+?)' that cannot start")
+_QUOTE = 'quote the value ("…") or write it as a block scalar (|)'
+#: A formula's own numbers (4 in 4*d_model^2), not an exponent's.
+_CONSTANT = re.compile(r"(?<![\w.^])\d+(?![\w.])")
 
 
 class TablesUnavailable(Exception):
@@ -46,30 +46,49 @@ class TablesUnavailable(Exception):
 TableSource = Callable[[], Any] | dict | None
 
 
-def _indented_deeper(body: str, line0: int) -> bool:
-    """Whether line ``line0`` of ``body`` is a ``key: value`` indented
-    deeper than the line above it: YAML reads it as more of that line's
-    plain value, then fails at its ': ' (an over-indented 'tempts:' was
-    told to quote a value, which changed nothing)."""
+def _yaml_hint(exc: YamlProblem, body: str) -> str:
+    """What to do about a YAML error, by its likely cause (contributors
+    were told "expected a YAML mapping such as 'kind: check'" for each)."""
     lines = body.splitlines()
-    if not 0 < line0 < len(lines) or ": " not in lines[line0]:
-        return False
-    above = next((t for t in reversed(lines[:line0]) if t.strip()), "")
-    depth = len(lines[line0]) - len(lines[line0].lstrip())
-    top = len(above) - len(above.lstrip(" -"))
-    return ": " in above and depth > top
-
-
-def _opening_bracket(body: str, line0: int) -> str:
-    """'{' or '[' where line ``line0``'s value starts with one, unquoted
-    (a contributor's `text: {w_o} rows` was told to write a mapping such
-    as 'kind: check'); else ""."""
-    lines = body.splitlines()
-    if not 0 <= line0 < len(lines):
+    here = lines[exc.line] if 0 <= exc.line < len(lines) else ""
+    if "mapping values are not allowed" in exc.message:
+        # A 'key: value' indented deeper than the key above reads as more
+        # of that line's value: quoting it changes nothing.
+        above = next((t for t in reversed(lines[: exc.line]) if t.strip()), "")
+        top = len(above) - len(above.lstrip(" -"))
+        deeper = len(here) - len(here.lstrip()) > top
+        if exc.line > 0 and ": " in here and ": " in above and deeper:
+            return (
+                "; this line is indented deeper than the one above, so it "
+                "reads as part of that line's value: line its key up with "
+                "the keys beside it"
+            )
+        return (
+            "; a ': ' inside an unquoted value starts a new key; quote the "
+            "value ('…') or write it as a block scalar (|)"
+        )
+    if start := _CANNOT_START.search(exc.message):
+        return f"; an unquoted value may not start with '{start[1]}': {_QUOTE}"
+    if "tab character" in exc.message:
+        return "; indent with spaces: YAML does not take tabs"
+    value = here.strip().removeprefix("- ").partition(": ")[2].lstrip()
+    if value[:1] in ("{", "["):  # `text: {w_o} rows`
+        return (
+            f"; an unquoted value may not start with '{value[0]}' (YAML "
+            f"reads it as its own syntax): {_QUOTE}"
+        )
+    if re.search(r"did not find expected (key|'-')", exc.message):
+        return (
+            "; this line is not lined up with the keys around it: the keys "
+            "of one mapping (the exercise's, one option's) start in the "
+            "same column"
+        )
+    if "alias" in exc.message or "block scalar" in exc.message:
         return ""
-    text = lines[line0].strip().removeprefix("- ")
-    value = text.split(": ", 1)[1].lstrip() if ": " in text else ""
-    return value[:1] if value[:1] in ("{", "[") else ""
+    return (
+        "; expected a YAML mapping such as 'kind: check' followed by that "
+        "kind's keys"
+    )
 
 
 def _quoted(names, left="'", right="'") -> str:
@@ -80,11 +99,11 @@ class _Checker:
     """Collects problems at file lines (YAML line 0 is the line after the
     opening fence) and checks the shapes every kind shares."""
 
-    def __init__(self, path: str, first_line: int):
-        self.path = path
-        self.base = first_line + 1
+    def __init__(self, path, first_line, tables, values):
+        self.path, self.base = path, first_line + 1
+        self.tables: TableSource = tables
+        self.values: dict[str, str] = values  # published: id -> text
         self.problems: list[Problem] = []
-        self.values: dict[str, str] = {}  # published: id -> text
         #: A table was asked for and TablesUnavailable raised (fastcheck).
         self.no_tables = False
 
@@ -118,8 +137,7 @@ class _Checker:
         return self.text(mapping.get(key), mapping.line_of(key), what)
 
     def texts(self, mapping: Mapping, keys) -> dict[str, str | None]:
-        """The given ``keys`` as text, by key (a missing key is left out:
-        ``keys()`` reports it)."""
+        """The given ``keys`` as text (a missing one is left to keys())."""
         return {
             k: self.field(mapping, k, f"'{k}'") for k in keys if k in mapping
         }
@@ -130,8 +148,9 @@ class _Checker:
         """Report missing and unknown keys; True when all are fine.
 
         ``wanted`` maps an optional key that this mapping needs (a wrong
-        option's 'tempts') to the message for its absence; a near
-        spelling of it is reported as that key misspelt, once."""
+        option's 'tempts') to the message for its absence. A near
+        spelling of a missing key is one mistake, said once at its line
+        (not "unknown 'explanaton'" plus "missing 'explanation'")."""
         wanted = wanted or {}
         allowed = required + optional
         expected = ", ".join(required)
@@ -140,32 +159,26 @@ class _Checker:
         missing = [k for k in (*required, *wanted) if k not in mapping]
         unknown = [k for k in mapping if k not in allowed]
         for key in unknown:
-            # A misspelt required key is one mistake, said once, at its
-            # line (not "unknown 'explanaton'" plus "missing
-            # 'explanation'").
+            line0 = mapping.line_of(key)
             close = difflib.get_close_matches(str(key), missing, 1, 0.6)
             if close:
                 missing.remove(close[0])
                 self.add(
-                    mapping.line_of(key),
+                    line0,
                     f"{what} has '{key}' where '{close[0]}' is expected; "
                     f"rename it '{close[0]}' (expected keys: {expected})",
                 )
-            else:
-                # ("answer: D" on a check: where the answer goes instead.)
-                marked = key in ("answer", "correct") and "options" in allowed
-                self.add(
-                    mapping.line_of(key),
-                    f"{what} has unknown key '{key}'"
-                    f"{did_you_mean(str(key), allowed)}; "
-                    f"expected keys: {expected}"
-                    + (
-                        "; the right option is marked in its own entry, "
-                        "'correct: true'"
-                        if marked
-                        else ""
-                    ),
+                continue
+            message = (
+                f"{what} has unknown key '{key}'"
+                f"{did_you_mean(str(key), allowed)}; expected keys: {expected}"
+            )
+            if key in ("answer", "correct") and "options" in allowed:
+                message += (
+                    "; the right option is marked in its own entry, "
+                    "'correct: true'"
                 )
+            self.add(line0, message)
         for key in missing:  # the required ones first, then the wanted
             self.add(
                 mapping.line,
@@ -174,25 +187,31 @@ class _Checker:
             )
         return not unknown and not missing
 
-    def mapping(self, value, line0: int, what: str, expected: str) -> bool:
-        if isinstance(value, Mapping):
-            return True
-        self.add(line0, f"{what} is not a mapping; expected {expected}")
-        return False
-
-    def sequence(
-        self, mapping: Mapping, key: str, what: str, minimum: int
-    ) -> Sequence | None:
+    def items(self, mapping: Mapping, key: str, what: str, minimum: int):
+        """``mapping[key]`` as a list of at least ``minimum`` items, or
+        None after reporting a problem."""
         value = mapping.get(key)
         if not isinstance(value, list):
             got = "is not a list; expected a YAML list ('- ' items) of"
         elif len(value) < minimum:
             got = f"has {len(value)} item(s); expected"
         else:
-            return value  # type: ignore[return-value]
+            return value
         line0 = mapping.line_of(key)
         self.add(line0, f"'{key}' of {what} {got} at least {minimum}")
         return None
+
+    def mappings(self, items: Sequence, name: Callable, expected: str):
+        """(index, item, what) of each mapping among ``items``, where
+        ``name(index)`` says what the item is; the others are reported."""
+        for i, item in enumerate(items):
+            if isinstance(item, Mapping):
+                yield i, item, name(i)
+            else:
+                self.add(
+                    items.line_of(i),
+                    f"{name(i)} is not a mapping; expected {expected}",
+                )
 
     def column(self, line0, what, column, table, of="") -> bool:
         """Is ``column`` one of ``table``'s? (A problem when it is not.)"""
@@ -207,6 +226,14 @@ class _Checker:
         return False
 
 
+def _again(seen: dict, value, at):
+    """Where ``value`` was seen before, or None (and ``at`` is noted)."""
+    first = seen.get(value)
+    if first is None and value is not None:
+        seen[value] = at
+    return first
+
+
 def validate(
     body: str,
     *,
@@ -219,57 +246,21 @@ def validate(
 
     `tables` is a mapping of table id -> {"columns", "rows"}, or a
     zero-argument callable returning one (called only when an exercise
-    names a table, and allowed to raise TablesUnavailable). Returns the
-    exercise (None when anything is wrong) and the list of problems.
-    ``values``: the published values (id -> text), which a fix the
-    message suggests writes as ``{{ value(id) }}``, not typed by hand.
+    names a table, and allowed to raise TablesUnavailable). ``values``
+    (id -> text) lets a suggested fix write ``{{ value(id) }}``. Returns
+    the exercise (None when anything is wrong) and the problems.
     """
-    c = _Checker(path, first_line)
-    c.values = values or {}
+    c = _Checker(path, first_line, tables, values or {})
     try:
         data, duplicates = load_yaml(body)
     except YamlProblem as exc:
-        message = f"invalid YAML: {exc}"
-        if "mapping values are not allowed" in exc.message:
-            if _indented_deeper(body, exc.line):
-                message += (
-                    "; this line is indented deeper than the one above, so "
-                    "it reads as part of that line's value: line its key "
-                    "up with the keys beside it"
-                )
-            else:
-                message += (
-                    "; a ': ' inside an unquoted value starts a new key; "
-                    "quote the value ('…') or write it as a block scalar "
-                    "(|)"
-                )
-        elif start := _CANNOT_START.search(exc.message):
-            message += (
-                f"; an unquoted value may not start with '{start[1]}': "
-                'quote the value ("…") or write it as a block scalar (|)'
-            )
-        elif "tab character" in exc.message:
-            message += "; indent with spaces: YAML does not take tabs"
-        elif opening := _opening_bracket(body, exc.line):
-            message += (
-                f"; an unquoted value may not start with '{opening}' (YAML "
-                'reads it as its own syntax): quote the value ("…") or '
-                "write it as a block scalar (|)"
-            )
-        elif re.search(r"did not find expected (key|'-')", exc.message):
-            message += (
-                "; this line is not lined up with the keys around it: the "
-                "keys of one mapping (the exercise's, one option's) start "
-                "in the same column"
-            )
-        elif "alias" not in exc.message and "block scalar" not in exc.message:
-            message += (
-                "; expected a YAML mapping such as 'kind: check' followed "
-                "by that kind's keys"
-            )
-        # (A key misspelt below was reported only after this was fixed:
+        # (A key misspelt below is reported only once this is fixed:
         # said, so that a second run's news is no surprise.)
-        c.add(exc.line, message + "; its other checks run once it reads")
+        c.add(
+            exc.line,
+            f"invalid YAML: {exc}{_yaml_hint(exc, body)}; its other checks "
+            "run once it reads",
+        )
         return None, c.problems
     for line0, key in duplicates:
         c.add(line0, f"key '{key}' appears twice; expected each key once")
@@ -298,43 +289,41 @@ def validate(
     if "title" in data:
         common["title"] = c.field(data, "title", "title")
     if "id" in data:
-        value = data["id"]
-        if isinstance(value, str) and _ID.match(value):
-            common["id"] = value
+        if isinstance(data["id"], str) and _ID.match(data["id"]):
+            common["id"] = data["id"]
         else:
             c.add(
                 data.line_of("id"),
-                f"id {value!r} is not a slug; expected lower-case letters, "
-                "digits and '-' (it names the answer saved in the browser)",
+                f"id {data['id']!r} is not a slug; expected lower-case "
+                "letters, digits and '-' (it names the answer saved in the "
+                "browser)",
             )
-    build = _BUILD.get(kind)
-    if build is None:  # every key is Markdown text (predict, discussion)
-        fields = c.texts(data, cls.keys)
-    else:
-        fields = build(c, data, common, tables, cls)
-    if c.problems:
+    fields = _BUILD[kind](c, data, cls, common.get("id"))
+    if c.problems:  # a builder need not check what it reported
         return None, c.problems
     return cls(**common, **fields), []
+
+
+def _texts(c, data, cls, _id):
+    """Predict and discussion: every key is Markdown text."""
+    return c.texts(data, cls.keys)
 
 
 # --- check and eliminate -----------------------------------------------------
 
 
-def _choices(c, data, common, tables, cls):
-    kind = cls.kind
-    note_key, saying, noun = cls.note
-    t = c.texts(data, ("question", "explanation"))
+def _choices(c, data, cls, _id):
+    kind, (note_key, saying, noun) = cls.kind, cls.note
+    fields = c.texts(data, ("question", "explanation"))
     table_id = table = None
-    unavailable = False  # the variants table, to a fast check
     if "variants" in data:
-        found = _variants_table(c, data, tables, kind)
+        found = _variants_table(c, data, kind)
+        # Without tables (fastcheck) the options are still checked: it
+        # passed a wrong option with no 'tempts' that the build refused.
         if found is None and not c.no_tables:
             return None
-        # Without it the options are still checked (make fastcheck
-        # passed a wrong option with no 'tempts' that the build refused).
-        unavailable = found is None
         table_id, table = found or (None, None)
-    options = c.sequence(data, "options", kind, 2)
+    options = c.items(data, "options", kind, 2)
     if options is None:
         return None
     if len(options) > 26:
@@ -347,20 +336,20 @@ def _choices(c, data, common, tables, cls):
     result: list[Option] = []
     texts: dict[str, str] = {}  # text -> letter
     ids: dict[str, str] = {}  # option id -> letter
-    for i, raw in enumerate(options):
+    for i, raw, what in c.mappings(
+        options,
+        lambda i: f"option {chr(ord('A') + i)}",
+        f"'- text: …' with 'correct: true' or '{note_key}: …'",
+    ):
         letter = chr(ord("A") + i)
-        what = f"option {letter}"
-        expected = f"'- text: …' with 'correct: true' or '{note_key}: …'"
-        if not c.mapping(raw, options.line_of(i), what, expected):
-            continue
-        optional = ("correct", note_key, "id", "column", "formula")
+        correct = raw.get("correct", False)  # True, or "true" quoted
         wanted = {}
-        said = raw.get("correct", False)  # True, or "true" quoted (below)
-        if str(said).lower() != "true" and "text" in raw:
+        if str(correct).lower() != "true" and "text" in raw:
             wanted[note_key] = (
                 f"{what} is wrong but has no '{note_key}'; expected "
                 f"'{note_key}: …' {saying}"
             )
+        optional = ("correct", note_key, "id", "column", "formula")
         c.keys(raw, ("text",), optional, what, wanted)
         option_id = raw.get("id")
         if option_id is not None and not (
@@ -373,17 +362,13 @@ def _choices(c, data, common, tables, cls):
                 "can name",
             )
             option_id = None
-        elif option_id in ids:
+        if (first := _again(ids, option_id, letter)) is not None:
             c.add(
                 raw.line_of("id"),
-                f"{what} repeats the id '{option_id}' of option "
-                f"{ids[option_id]}; expected option ids unique in an "
-                "exercise",
+                f"{what} repeats the id '{option_id}' of option {first}; "
+                "expected option ids unique in an exercise",
             )
-        elif option_id is not None:
-            ids[option_id] = letter
         text = c.field(raw, "text", f"{what} text")
-        correct = said
         if isinstance(correct, str) and correct.lower() in ("true", "false"):
             # Quoted, it is text: said once, then read as meant (not
             # also "no option is correct" and "A has no 'tempts'").
@@ -410,46 +395,38 @@ def _choices(c, data, common, tables, cls):
                     f"{what} is the correct one but has '{note_key}'; "
                     f"expected '{note_key}' only on wrong options",
                 )
-        if text in texts:
+        if (first := _again(texts, text, letter)) is not None:
             c.add(
                 raw.line_of("text"),
-                f"{what} repeats option {texts[text]}; expected "
-                "different options",
+                f"{what} repeats option {first}; expected different options",
             )
-        elif text is not None:
-            texts[text] = letter
-        value = (
-            (None, None, None)
-            if unavailable
-            else _option_value(c, raw, what, table)
+        value = _option_value(c, raw, what, table)
+        result.append(
+            Option(letter, text or "", correct, note, option_id, *value)
         )
-        option = Option(letter, text or "", correct, note, option_id, *value)
-        result.append(option)
     right = [o.letter for o in result if o.correct]
     if len(right) != 1:
-        got = (
-            f"{len(right)} options ({', '.join(right)})"
-            if right
-            else "no option"
-        )
+        got = "no option"
+        if right:
+            got = f"{len(right)} options ({', '.join(right)})"
         c.add(
             data.line_of("options"),
             f"{kind} has {got} marked 'correct: true'; expected exactly "
             f"one {noun}",
         )
     rows = []
-    if len(result) == len(options) and not unavailable:
-        rows = _choice_variants(
-            c, data, options, result, table, table_id, note_key
-        )
-    return dict(t, options=result, variants=table_id, rows=rows)
+    if len(result) == len(options) and not c.no_tables:
+        rows = _choice_variants(c, data, options, result, table, table_id, cls)
+    return dict(fields, options=result, variants=table_id, rows=rows)
 
 
 def _option_value(c, raw, what, table):
     """An option's (column, formula, formula line): the engine's number
     for it in each variant, and what that number must equal."""
     given = [k for k in ("column", "formula") if k in raw]
-    if given and table is None:
+    if c.no_tables or not given:
+        pass
+    elif table is None:
         c.add(
             raw.line_of(given[0]),
             f"{what} has '{given[0]}' but the exercise has no 'variants' "
@@ -464,7 +441,7 @@ def _option_value(c, raw, what, table):
             "the variants table's column holding the option's number and "
             "its formula in the lesson's symbols",
         )
-    elif given:
+    else:
         column = c.field(raw, "column", f"{what} column")
         formula = c.field(raw, "formula", f"{what} formula")
         line0 = raw.line_of("column")
@@ -473,12 +450,13 @@ def _option_value(c, raw, what, table):
     return None, None, None
 
 
-def _choice_variants(c, data, raws, options, table, table_id, note_key):
-    """A check or eliminate with a variants ``table``: every {placeholder}
-    is a column, each option's number is the engine's and equals its
-    formula in every variant, and no two options read the same in any
-    variant (an eliminate would have two survivors). Without ``table`` no
-    text may hold a placeholder. Returns the rows."""
+def _choice_variants(c, data, raws, options, table, table_id, cls):
+    """Every {placeholder} of a check or eliminate is a column of its
+    variants ``table`` (without one, none may be written); each option's
+    number is the engine's and equals its formula in every variant; no
+    two options read the same in any variant (an eliminate would have two
+    survivors). Returns the rows."""
+    note_key = cls.note[0]
     texts = [
         (f"the {key}", data.get(key), data.line_of(key))
         for key in ("question", "explanation")
@@ -493,8 +471,7 @@ def _choice_variants(c, data, raws, options, table, table_id, note_key):
             _placeholders(c, text, line0, what, table, table_id)
     if table is None or c.problems:
         return []
-    answer_columns = {o.column for o in options if o.column}
-    variants = _variants(table, answer_columns)
+    variants = _variants(table, {o.column for o in options if o.column})
     rows, symbols, _ = variants
     for o, raw in zip(options, raws, strict=True):
         if o.column is None:
@@ -508,8 +485,7 @@ def _choice_variants(c, data, raws, options, table, table_id, note_key):
                 "number",
             )
         where = raw.line_of("formula")
-        what = f"option {o.letter}"
-        _agrees(c, what, o.column, o.formula, where, variants)
+        _agrees(c, f"option {o.letter}", o.column, o.formula, where, variants)
     if c.problems:
         return rows
     for row in rows:
@@ -537,30 +513,29 @@ def _choice_variants(c, data, raws, options, table, table_id, note_key):
 # --- buckets and order -------------------------------------------------------
 
 
-def _buckets(c, data, common, tables, cls):
-    t = c.texts(data, ("prompt",))
-    buckets = c.sequence(data, "buckets", "buckets", 2)
+def _buckets(c, data, cls, _id):
+    fields = c.texts(data, ("prompt",))
+    buckets = c.items(data, "buckets", "buckets", 2)
     if buckets is None:
         return None
     result: list[Bucket] = []
     names: dict[str, int] = {}  # name -> bucket number
     items_seen: dict[str, str] = {}  # item -> which bucket
-    for i, raw in enumerate(buckets):
-        what = f"bucket {i + 1}"
-        expected = "'- name: …' with 'items:' and 'explanation:'"
-        if not c.mapping(raw, buckets.line_of(i), what, expected):
-            continue
+    for i, raw, what in c.mappings(
+        buckets,
+        lambda i: f"bucket {i + 1}",
+        "'- name: …' with 'items:' and 'explanation:'",
+    ):
         c.keys(raw, ("name", "items", "explanation"), (), what)
         name = c.field(raw, "name", f"{what} name")
         if name is not None:
             what = f"bucket '{name}'"
-            if name in names:
+            if (first := _again(names, name, i + 1)) is not None:
                 c.add(
                     raw.line_of("name"),
-                    f"{what} repeats bucket {names[name]}'s name; expected "
+                    f"{what} repeats bucket {first}'s name; expected "
                     "distinct bucket names",
                 )
-            names.setdefault(name, i + 1)
         explanation = None
         if "explanation" in raw:
             explanation = c.field(raw, "explanation", f"{what} explanation")
@@ -574,29 +549,26 @@ def _buckets(c, data, common, tables, cls):
             )
         elif isinstance(raw_items, list):
             for k, item in enumerate(raw_items):
-                text = c.text(item, raw_items.line_of(k), f"{what} item")
-                if text in items_seen:
+                line0 = raw_items.line_of(k)
+                text = c.text(item, line0, f"{what} item")
+                if (first := _again(items_seen, text, what)) is not None:
                     c.add(
-                        raw_items.line_of(k),
-                        f"item '{text}' appears twice (in {items_seen[text]}"
-                        f" and {what}); expected each item once",
+                        line0,
+                        f"item '{text}' appears twice (in {first} and "
+                        f"{what}); expected each item once",
                     )
                 elif text is not None:
-                    items_seen[text] = what
                     items.append(text)
         result.append(Bucket(name or "", items, explanation or ""))
     if not c.problems:
-        _buckets_match_table(c, data, tables, result)
-    return dict(t, buckets=result)
+        _buckets_match_table(c, data, result)
+    return dict(fields, buckets=result)
 
 
-def _buckets_match_table(c, data, tables, buckets):
-    """Buckets drawn from a generated table must still match it.
-
-    With ``table``, ``group_by`` and ``item_column`` the author says "these
-    buckets are that table's rows grouped by one column"; when a snippet's
-    output changes, the build fails here instead of the slide going stale.
-    """
+def _buckets_match_table(c, data, buckets):
+    """With ``table``, ``group_by`` and ``item_column`` the buckets are
+    that table's rows grouped by one column: when a snippet's output
+    changes, the build fails here instead of the slide going stale."""
     keys = Buckets.optional
     given = [k for k in keys if k in data]
     if not given:
@@ -614,7 +586,7 @@ def _buckets_match_table(c, data, tables, buckets):
     item_col = c.field(data, "item_column", "item_column")
     if None in (table_id, group_by, item_col):
         return
-    table = _table(c, data, tables, table_id, "buckets", "table")
+    table = _table(c, data, table_id, "buckets", "table")
     if table is None:
         return
     of = f" of table '{table_id}'"
@@ -626,62 +598,59 @@ def _buckets_match_table(c, data, tables, buckets):
     for row in table.rows:
         expected.setdefault(row[g], []).append(row[i])
     actual = {b.name.strip().strip("`").strip(): b.items for b in buckets}
-    if {k: sorted(v) for k, v in actual.items()} != {
+    if {k: sorted(v) for k, v in actual.items()} == {
         k: sorted(v) for k, v in expected.items()
     }:
-        # Names and items hold commas ("Q, K, V"): say it as the YAML to
-        # paste, each string quoted, in the author's code style.
-        # A name a snippet publishes is its reference: typed out, the
-        # paste failed the build again as a published value typed by hand.
-        tick = "`" * any(b.name.strip().startswith("`") for b in buckets)
-        ids = {text: i for i, text in sorted(c.values.items(), reverse=True)}
-        want = ["buckets:"]
-        for name, items in expected.items():
-            name = f"{{{{ value('{ids[name]}') }}}}" if name in ids else name
-            want.append(f"  - name: {json.dumps(tick + name + tick)}")
-            want.append(f"    items: {json.dumps(items, ensure_ascii=False)}")
-        c.add(
-            data.line_of("table"),
-            f"the buckets no longer match table '{table_id}' grouped by "
-            f"'{group_by}'; expected these names and items (paste them "
-            "over the buckets' own, keeping each explanation):",
-            "\n".join(want),
-        )
+        return
+    # The YAML to paste, each string quoted (names and items hold commas),
+    # in the author's code style; a published name as its reference (typed
+    # out, the paste failed the build again as a value typed by hand).
+    tick = "`" * any(b.name.strip().startswith("`") for b in buckets)
+    ids = {text: i for i, text in sorted(c.values.items(), reverse=True)}
+    want = ["buckets:"]
+    for name, items in expected.items():
+        name = f"{{{{ value('{ids[name]}') }}}}" if name in ids else name
+        want.append(f"  - name: {json.dumps(tick + name + tick)}")
+        want.append(f"    items: {json.dumps(items, ensure_ascii=False)}")
+    c.add(
+        data.line_of("table"),
+        f"the buckets no longer match table '{table_id}' grouped by "
+        f"'{group_by}'; expected these names and items (paste them "
+        "over the buckets' own, keeping each explanation):",
+        "\n".join(want),
+    )
 
 
-def _order(c, data, common, tables, cls):
-    t = c.texts(data, ("prompt", "why"))
-    steps = c.sequence(data, "steps", "order", 2)
+def _order(c, data, cls, _id):
+    fields = c.texts(data, ("prompt", "why"))
+    steps = c.items(data, "steps", "order", 2)
     if steps is None:
         return None
     first: dict[str, int] = {}  # a step's text -> its number
     for i, raw in enumerate(steps, 1):
         text = c.text(raw, steps.line_of(i - 1), f"step {i}")
-        if text in first:
+        if (before := _again(first, text, i)) is not None:
             c.add(
                 steps.line_of(i - 1),
-                f"step {i} repeats step {first[text]}; expected distinct "
-                "steps",
+                f"step {i} repeats step {before}; expected distinct steps",
             )
-        elif text is not None:
-            first[text] = i
-    return dict(t, steps=list(first))
+    return dict(fields, steps=list(first))
 
 
 # --- fill-in -----------------------------------------------------------------
 
 
-def _fill_in(c, data, common, tables, cls):
+def _fill_in(c, data, cls, ex_id):
     """Blanks whose answers the snippet engine computed, per variant
     (CONTRIBUTING.md, fill-in). Each cell's ``formula`` must give the
     engine's value for every variant: when mha_ref changes one, the
     build stops here, at the cell's line."""
     prompt = c.texts(data, ("prompt",)).get("prompt")
-    found = _variants_table(c, data, tables, "fill-in")
+    found = _variants_table(c, data, "fill-in")
     if found is None:
         return None
     table_id, table = found
-    raw_cells = c.sequence(data, "cells", "fill-in", 1)
+    raw_cells = c.items(data, "cells", "fill-in", 1)
     if raw_cells is None:
         return None
     answer_columns = {
@@ -691,15 +660,17 @@ def _fill_in(c, data, common, tables, cls):
     }
     rows, symbols, scopes = variants = _variants(table, answer_columns)
     self_attention = all(s.get("t_q") == s.get("t_k") for s in scopes)
-    points = _random_points(
-        common.get("id") or prompt or table_id, self_attention
-    )
+    points = _random_points(ex_id or prompt or table_id, self_attention)
     if prompt:
         line0 = data.line_of("prompt")
         _placeholders(c, prompt, line0, "the prompt", table, table_id)
-    cells = [  # a None among them: a problem was added
-        _fill_in_cell(c, raw_cells, i, table, variants, points)
-        for i in range(len(raw_cells))
+    cells = [
+        _fill_in_cell(c, raw, what, table, variants, points)
+        for _, raw, what in c.mappings(
+            raw_cells,
+            lambda i: f"cell {i + 1}",
+            "'- label: …' with 'column', 'formula', 'wrong' and 'otherwise'",
+        )
     ]
     formulas = [cell.formula for cell in cells if cell]
     shown = {answers.canonical_symbol(col): col for col in symbols}
@@ -715,10 +686,6 @@ def _fill_in(c, data, common, tables, cls):
         cells=cells,
         points=points,
     )
-
-
-#: A formula's own numbers (4 in 4*d_model^2), not an exponent's.
-_CONSTANT = re.compile(r"(?<![\w.^])\d+(?![\w.])")
 
 
 def _variant_apart(c, line: int, i: int, scope: dict, formulas) -> None:
@@ -775,11 +742,7 @@ def _random_points(seed: str, self_attention: bool) -> list[dict[str, float]]:
     return points
 
 
-def _fill_in_cell(c, raw_cells, i, table, variants, points):
-    raw, line0, what = raw_cells[i], raw_cells.line_of(i), f"cell {i + 1}"
-    expected = "'- label: …' with 'column', 'formula', 'wrong' and 'otherwise'"
-    if not c.mapping(raw, line0, what, expected):
-        return None
+def _fill_in_cell(c, raw, what, table, variants, points):
     required = ("label", "column", "formula", "wrong", "otherwise")
     ok = c.keys(raw, required, (), what)
     label, column, formula, otherwise = (
@@ -792,7 +755,6 @@ def _fill_in_cell(c, raw_cells, i, table, variants, points):
         return None
     shape = _shape(formula)
     where = raw.line_of("formula")
-    # The formula, at every random point (it must use known symbols).
     parts = answers.split(formula, shape)
     if _at(parts, points) is None:
         c.add(
@@ -803,7 +765,6 @@ def _fill_in_cell(c, raw_cells, i, table, variants, points):
             + "), e.g. '4*d_model^2' or '(B, h, T, T)'",
         )
         return None
-    # The engine's value of every variant must be the formula's.
     _agrees(c, what, column, formula, where, variants)
     raw_wrong = raw.get("wrong")
     if not isinstance(raw_wrong, list) or not raw_wrong:
@@ -816,13 +777,12 @@ def _fill_in_cell(c, raw_cells, i, table, variants, points):
     scopes = variants[2]
     answer = _at(parts, scopes)
     wrong = []
-    for k, item in enumerate(raw_wrong):
-        wline = raw_wrong.line_of(k)
-        name = f"{what} wrong form {k + 1}"
-        expected = "'- form: …' and 'why: …'"
-        if not c.mapping(item, wline, name, expected) or not c.keys(
-            item, ("form", "why"), (), name
-        ):
+    for k, item, name in c.mappings(
+        raw_wrong,
+        lambda k: f"{what} wrong form {k + 1}",
+        "'- form: …' and 'why: …'",
+    ):
+        if not c.keys(item, ("form", "why"), (), name):
             continue
         form, why = (c.field(item, key, key) for key in ("form", "why"))
         if form is None or why is None:
@@ -847,7 +807,7 @@ def _fill_in_cell(c, raw_cells, i, table, variants, points):
         else:
             wrong.append(WrongForm(form, why))
             continue
-        c.add(wline, f"wrong form {form!r} {problem}")
+        c.add(raw_wrong.line_of(k), f"wrong form {form!r} {problem}")
     return Cell(
         label, column, formula, shape, wrong, otherwise, c.base + where
     )
@@ -856,10 +816,10 @@ def _fill_in_cell(c, raw_cells, i, table, variants, points):
 # --- variants: tables, placeholders, formulas --------------------------------
 
 
-def _table(c, data, tables, table_id, kind, key):
+def _table(c, data, table_id, kind, key):
     """The generated table ``table_id``, or None with a problem added."""
     try:
-        raw = tables() if callable(tables) else tables
+        raw = c.tables() if callable(c.tables) else c.tables
     except TablesUnavailable as exc:
         c.no_tables = True
         c.add(
@@ -887,7 +847,7 @@ def _table(c, data, tables, table_id, kind, key):
     )
 
 
-def _variants_table(c, data, tables, kind):
+def _variants_table(c, data, kind):
     """(table id, table) of the published ``variants`` table, with at
     least two rows, or None after a problem (or when it is missing)."""
     if "variants" not in data:
@@ -895,15 +855,17 @@ def _variants_table(c, data, tables, kind):
     table_id = c.field(data, "variants", "'variants'")
     if table_id is None:
         return None
-    table = _table(c, data, tables, table_id, kind, "variants")
-    if table is not None and len(table.rows) < 2:
+    table = _table(c, data, table_id, kind, "variants")
+    if table is None:
+        return None
+    if len(table.rows) < 2:
         c.add(
             data.line_of("variants"),
             f"table '{table_id}' has {len(table.rows)} row(s); expected at "
             'least two variants, so "Try another" has another to draw',
         )
         return None
-    return None if table is None else (table_id, table)
+    return table_id, table
 
 
 def _variants(table: Table, answer_columns):
@@ -1023,11 +985,11 @@ def _show(values: list[float]) -> str:
     return f"({', '.join(text)})" if len(text) > 1 else text[0]
 
 
-#: Each kind's builder: (checker, data, common, tables, class) -> the
-#: kind's fields besides common, or None; either is used only when no
-#: problem was added, so a builder need not check what it reported.
-#: A kind whose keys are all Markdown text needs none.
+#: Each kind's builder: (checker, data, class, id) -> its fields besides
+#: the common ones, or None; used only when no problem was added.
 _BUILD = {
+    "predict": _texts,
+    "discussion": _texts,
     "check": _choices,
     "eliminate": _choices,
     "buckets": _buckets,
