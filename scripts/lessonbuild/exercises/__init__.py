@@ -1,17 +1,10 @@
 """Exercises: ```exercise fences (YAML) -> interactive HTML widgets.
 
-Plain Python with no MkDocs import. The deck has already found each
-page's fences; here each one is validated and rendered::
-
-    result = render_page(slide, url=..., tables=..., fragments=...)
-    result.text          # the page's text, fences replaced by placeholders
-    result.html          # placeholder -> the exercise's <section>
-    result.problems      # every problem, at its file and line
-    fill_placeholders(page_html, result.html)
-
-The modules, each importing only those before it: answers (equivalent
-answers), model (the kinds), validate, render, refs (references by id),
-spread, fragments, progress.
+Plain Python with no MkDocs import: ``render_page`` validates and renders
+the fences the deck found, leaving placeholders that ``fill_placeholders``
+swaps for the widgets once the page is HTML. The modules, each importing
+only those before it: answers, model (the kinds), validate, render, refs
+(references by id), spread, fragments, progress.
 """
 
 from __future__ import annotations
@@ -72,15 +65,10 @@ def render_page(
 ) -> PageResult:
     """Validate and render every exercise fence of one page.
 
-    ``url`` goes into each exercise's storage key
-    "<key_prefix>:<url>:<n or id>". The returned text is the page's own,
-    with each fence replaced by a placeholder paragraph (letters and
-    digits only, so Markdown leaves it be) that ``fill_placeholders``
-    swaps for the widget once the page is HTML. ``values`` (the
-    engine's published values) fill each ``{{ value(id) }}`` in the
-    exercise text, which mkdocs-macros never sees. ``refs`` resolves the
-    ``{{ ref(...) }}`` calls in exercise text (checked deck-wide by
-    ``RefIndex.check`` before any page renders).
+    Each fence becomes a placeholder paragraph (letters and digits, which
+    Markdown leaves be); each storage key is "<key_prefix>:<url>:<n or
+    id>". ``values`` fill the ``{{ value(id) }}`` and ``refs`` the
+    ``{{ ref(...) }}`` of exercise text, which mkdocs-macros never sees.
     """
     result = PageResult(slide.text)
     if not slide.exercises:
@@ -89,14 +77,13 @@ def render_page(
     nonce = hashlib.sha256(slide.text.encode()).hexdigest()[:12]
     page = url[: -len(".html")] + ".md"
 
-    def expand(text: str) -> str:
-        return refs.expand(text, page=page) if refs is not None else text
+    def markup(to_html):  # Markdown -> HTML, references resolved
+        def convert(text: str) -> str:
+            if refs is not None:
+                text = refs.expand(text, page=page)
+            return mark_letters(to_html(text))
 
-    def block(text: str) -> str:
-        return mark_letters(fragments.block(expand(text)))
-
-    def inline(text: str) -> str:
-        return mark_letters(fragments.inline(expand(text)))
+        return convert
 
     ids: dict[str, int] = {}  # exercise id -> its number on the page
     replaced: list[tuple[int, int, str]] = []  # (first, last line, token)
@@ -130,9 +117,10 @@ def render_page(
         result.exercises.append(exercise)
         key = f"{key_prefix}:{url}:{exercise.id or n}"
         token = f"xexercisex{nonce}x{n}x"
-        result.html[token] = render(
-            exercise, RenderContext(n, key, block, inline)
+        ctx = RenderContext(
+            n, key, markup(fragments.block), markup(fragments.inline)
         )
+        result.html[token] = render(exercise, ctx)
         replaced.append((fence.start, fence.end, fence.indent + token))
     for start, end, placeholder in reversed(replaced):
         newline = "\r\n" if lines[start].endswith("\r\n") else "\n"

@@ -1,17 +1,12 @@
 """Read a fill-in's answers and formulas the way a student may write them.
 
-An answer is a number or a shape, in any form the lesson or PyTorch
-uses: ``(2, 5, 8)``, ``[2, 5, 8]``, ``torch.Size([2, 5, 8])``,
-``2 × 5 × 8``; ``1,048,576``, ``2^20``, ``4*512**2``, ``1.048576e6``,
-``1M``; or an expression in the lesson's symbols, ``4 d_model^2``,
-``(d_model, d_model/h)``. The build evaluates the formulas here (each
-must give the engine's value in every variant) and writes their values
-into the page's spec; the browser (docs/assets/judge.js, with
-mathjs) judges a typed answer against them, as the Python mirror in
-tests/test_exercises_variants.py does on the shared cases of
-tests/exercise_fixtures/answer_cases.json. ``split`` cuts an answer
-into parts; ``values`` evaluates one with sympy's parser (implicit
-multiplication, ``^`` for powers; never a parser of our own).
+A number or a shape in any form the lesson or PyTorch uses (``(2, 5, 8)``,
+``torch.Size([2, 5, 8])``, ``2 × 5 × 8``, ``1,048,576``, ``2^20``,
+``1M``), or an expression in the lesson's symbols (``4 d_model^2``).
+The build evaluates formulas here; the browser (docs/assets/judge.js)
+judges typed answers against their values, on the shared cases of
+tests/exercise_fixtures/answer_cases.json. ``values`` uses sympy's
+parser, never one of our own.
 """
 
 from __future__ import annotations
@@ -21,11 +16,9 @@ import re
 from functools import lru_cache
 from itertools import accumulate
 
-#: The lesson's symbols (ARCHITECTURE.md, Notation), lower-cased as typed
-#: answers are; the keys are what a student may type: each symbol, the
-#: ones with an underscore without it, and h by the name PyTorch and the
-#: lesson's code give it ("(B, num_heads, T, T)" and "Tq" were refused as
-#: unreadable: a fresh-eyes student).
+#: What a student may type (lower-cased) -> the lesson's symbol
+#: (ARCHITECTURE.md, Notation): "Tq" and "num_heads" were refused as
+#: unreadable (a fresh-eyes student).
 SYMBOLS = {
     "dmodel": "d_model",
     "dk": "d_k",
@@ -90,12 +83,9 @@ def _cut(s: str, separators: str) -> list[str]:
 
 
 def split(text: str, shape: bool) -> list[str] | None:
-    """The parts of an answer: one per axis of a shape, one for a number.
-    None when there is nothing to read. Lower-cased, unicode operators
-    (``·`` ``×`` ``÷`` ``−``, superscript digits) to ASCII, ``**`` to
-    ``^``, ``torch.Size(...)`` and the outer brackets dropped; a shape is
-    cut at its commas (or at ``×`` when it has none, or at the spaces of
-    ``2 5 8``), a number loses its thousands separators."""
+    """The parts of an answer, one per axis of a shape (cut at commas, else
+    at ``×``, else at spaces) or one for a number (without thousands
+    separators), in ASCII; None when there is nothing to read."""
     s = _common(text)
     m = _TORCH_SIZE.match(s)
     if m:
@@ -118,9 +108,8 @@ def split(text: str, shape: bool) -> list[str] | None:
 @lru_cache(maxsize=4096)
 def _compiled(side: str):
     """One side as (its symbols' names, a float function of them), or
-    None (unknown names, junk). Evaluated in floats, as the browser's
-    mathjs judges; sympy's ``evalf(subs=...)`` for each of a build's
-    ~5,000 evaluations was a fifth of a warm build."""
+    None. Floats, as the browser's mathjs; sympy's ``evalf(subs=...)``
+    for each of a build's ~5,000 evaluations was a fifth of a warm build."""
     if not side or not _ALLOWED.match(side):
         return None
     names = set(_NAME.findall(_NUMBER.sub(" ", side)))
@@ -184,10 +173,9 @@ def _rounded(part: str) -> tuple[float, float, float] | None:
 
 
 def values(part: str, scope: dict[str, float]) -> float | tuple | None:
-    """The value of one part in ``scope``: a float, a rounded number as
-    (value, tolerance, binary value), or None when it cannot be read or
-    the sides of a chain ``4*8^2 = 256`` disagree. ``1M``, ``2.5k`` are
-    rounded numbers."""
+    """One part's value in ``scope``: a float, a rounded number (``1M``)
+    as (value, tolerance, binary value), or None when it cannot be read or
+    the sides of a chain ``4*8^2 = 256`` disagree."""
     rounded = _rounded(part)
     if rounded is not None:
         return rounded

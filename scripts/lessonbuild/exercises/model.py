@@ -1,11 +1,7 @@
-"""The exercise kinds: the validated data the renderer draws, and the
-registry of what each kind's YAML takes and its widget shows.
-
-A kind is one class here (its ``keys`` in the order the docs list them,
-its ``optional`` ones besides title and id, the ``label`` a widget shows
-when the author sets no title, its ``actions`` buttons), one builder in
-validate.py, one template (templates/<kind>.html) and its behaviour in
-docs/assets/exercises.js.
+"""The exercise kinds: the validated data the renderer draws, and what
+each kind's YAML takes and its widget shows. A kind is one class here,
+one builder in validate.py, one template (templates/<kind>.html) and its
+behaviour in docs/assets/exercises.js.
 """
 
 from __future__ import annotations
@@ -37,8 +33,8 @@ class Exercise:
 
     # The kind's registry entry (class attributes, not fields).
     kind = ""
-    label = ""
-    keys = ()  # required, besides kind
+    label = ""  # shown when the author sets no title
+    keys = ()  # required besides kind, in the order the docs list them
     optional = ()  # besides OPTIONAL
     actions = ()  # (data-ex-action, label) of its buttons
 
@@ -73,9 +69,8 @@ class Option:
 
 @dataclass
 class Choices(Exercise):
-    """A check or an eliminate: with ``variants`` (a published table, one
-    row per variant) the texts hold {column} placeholders, one variant is
-    shown at a time and "Try another" draws a new one, as a fill-in does."""
+    """A check or an eliminate: with ``variants`` (a published table, a
+    variant a row) the texts hold {column} placeholders, as a fill-in's."""
 
     question: str
     options: list[Option]
@@ -101,8 +96,7 @@ class Check(Choices):
 
 @dataclass
 class Eliminate(Choices):
-    """Strike the wrong options one at a time, each with a reason ("Try
-    another" draws a new variant and clears every strike)."""
+    """Strike the wrong options one at a time, each with a reason."""
 
     kind = "eliminate"
     label = "Eliminate the wrong options"
@@ -165,8 +159,7 @@ class Cell:
 @dataclass
 class FillIn(Exercise):
     """Blanks whose answers the snippet engine computed, one set per
-    variant (a row of the published ``variants`` table); the page shows
-    one variant at a time and "Try another" draws a new one."""
+    variant (a row of the published ``variants`` table)."""
 
     prompt: str  # Markdown, with {symbol} where a variant's value goes
     variants: str  # the table id, e.g. "46_variants.params"

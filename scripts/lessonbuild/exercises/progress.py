@@ -1,12 +1,6 @@
-"""The home page's map of the lesson: each part's length and the
-student's progress through its exercises.
-
-The minutes are the speaker notes' own (``**Time:** N min``), added up
-per part as the deck's pacing counts them (``present.slide_minutes``),
-so the home page and the deck's timing never disagree. The progress is
-the browser's: each exercise's saved answer (localStorage, under the key
-its widget uses) says whether it was tried; docs/assets/exercises.js
-counts them and offers a reset. Nothing here is typed by hand.
+"""The home page's map of the lesson: each part's minutes (the notes'
+``**Time:**`` lines, counted as the deck's pacing counts them) and the
+storage keys of its exercises, whose saved answers exercises.js counts.
 """
 
 from __future__ import annotations
@@ -20,8 +14,7 @@ from ..yamltext import Mapping, YamlProblem, load_yaml
 
 
 def exercise_keys(deck, slide, prefix: str) -> list[str]:
-    """The storage keys of a slide's exercises, as render_page makes
-    them: "<prefix>:<page url>:<id or position>"."""
+    """The storage keys of a slide's exercises, as render_page makes them."""
     url = deck.docs_rel(slide)[: -len(".md")] + ".html"
     keys = []
     for n, fence in enumerate(slide.exercises, start=1):
@@ -34,35 +27,34 @@ def exercise_keys(deck, slide, prefix: str) -> list[str]:
     return keys
 
 
-def _untimed(count: int, what: str) -> str:
-    """How many slides have no Time line, e.g. " (+ 2 untimed slides)"."""
-    return f" (+ {count} untimed{what})" if count else ""
+def _minutes(times: list[float], what: str) -> str:
+    """E.g. "42 min (+ 2 untimed slides)", for slides with no Time line."""
+    untimed = times.count(0)
+    more = f" (+ {untimed} untimed{what})" if untimed else ""
+    return f"{sum(times):g} min{more}"
 
 
 def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
-    """HTML: one row per part with its minutes and its exercises'
-    storage keys (the script fills in the progress), and a reset."""
-    rows = []
-    grand, grand_untimed = 0.0, 0
+    """HTML: a row per part with its minutes and its exercises' storage
+    keys (the script fills in the progress), and a reset."""
+    rows, every = [], []
     for part in deck.parts:
         times = [slide_minutes(slide) for slide in part.slides]
-        total, untimed = sum(times), times.count(0)
-        grand += total
-        grand_untimed += untimed
+        every += times
+        minutes = _minutes(
+            times, " slides" if times.count(0) != 1 else " slide"
+        )
         keys = [
             k
             for slide in part.slides
             for k in exercise_keys(deck, slide, prefix)
         ]
         first = part.slides[0]
-        # Raw HTML: MkDocs rewrites no link in it, so this is the built
-        # page's address, not its source's.
+        # Raw HTML: MkDocs rewrites no link in it: the built page's address.
         link = posixpath.relpath(
             deck.docs_rel(first).removesuffix(".md") + ".html",
             posixpath.dirname(page_uri) or ".",
         )
-        plural = " slides" if untimed != 1 else " slide"
-        minutes = f"{total:g} min" + _untimed(untimed, plural)
         rows.append(
             f'<tr data-ex-keys="{html.escape(json.dumps(keys))}">'
             f'<th scope="row"><a href="{html.escape(link)}">'
@@ -71,7 +63,7 @@ def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
             f"<td>{html.escape(minutes)}</td>"
             f'<td class="lesson-parts__done">{len(keys)}</td></tr>'
         )
-    total = f"{grand:g} min" + _untimed(grand_untimed, "")
+    total = _minutes(every, "")
     return (
         '<div class="lesson-parts" markdown="0">'
         # (The sidebar's list again: not for search, whose index each

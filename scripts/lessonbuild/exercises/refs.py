@@ -1,18 +1,10 @@
 """References by id: "slide 40", "option C" computed, never typed.
 
-A slide number or an option letter typed into prose goes stale the day
-a slide moves or an option is reordered. A slide is named by its file
-stem without the number (with it works too, until it is renumbered), an
-exercise and an option by their ``id`` (CONTRIBUTING.md, "References by
-id"), and the build writes the number (linked) and the letter. The calls
-work in a page's prose and notes (the ``ref`` macro, macros.py) and in
-exercise text (``expand``, before its Markdown is rendered). Python
-(snippets, ``mha_ref``) cannot run a macro, so it names a place by its
-page's site address and anchor, ``slides/<stem>.html#<anchor>``, which
-a student can open. ``check`` (the build, and ``make fastcheck``)
-reports every call and address naming nothing, and every "slide 40" or
-"option C" typed into prose, notes or exercise text, at its file and
-line, before any page is rendered.
+A typed number or letter goes stale when a slide moves or options are
+reordered (CONTRIBUTING.md, "References by id"). Prose, notes and
+exercise text call ``{{ ref(...) }}``; Python, which cannot run a macro,
+writes the page's address ``slides/<stem>.html#<anchor>``. ``check``
+reports what names nothing, and any number or letter typed by hand.
 """
 
 from __future__ import annotations
@@ -27,7 +19,6 @@ from ..engine.prose import prose_lines
 from ..problems import Problem, did_you_mean
 from ..yamltext import Mapping, YamlProblem, load_yaml
 
-#: A ``{{ ref(...) }}`` call, as written in Markdown or exercise text.
 _CALL = re.compile(r"\{\{-?\s*ref\((?P<args>[^{}]*?)\)\s*-?\}\}")
 #: A place named in Python: the page's address and an optional anchor.
 _ADDRESS = re.compile(
@@ -42,12 +33,9 @@ _TYPED = re.compile(
 _ID_LINE = re.compile(
     r"""^id:[ \t]*["']?([a-z0-9][a-z0-9-]*)["']?[ \t]*$""", re.MULTILINE
 )
-#: Inline code: code, not a reference.
-_CODE = re.compile(r"`[^`]*`")
-#: A slide file's number, before its name.
-_NUMBER = re.compile(r"^[0-9]+-")
-#: Folders of Python whose comments, docstrings and messages may name a
-#: place of the lesson.
+_CODE = re.compile(r"`[^`]*`")  # inline code: not a reference
+_NUMBER = re.compile(r"^[0-9]+-")  # a slide file's number
+#: Folders of Python that may name a place of the lesson by its address.
 CODE_DIRS = ("snippets", "mha_ref")
 
 
@@ -84,11 +72,9 @@ class RefIndex:
     #: the name that survives a slide inserted before it.
     names: dict[str, str] = field(default_factory=dict)
     exercises: dict[str, _Exercise] = field(default_factory=dict)
-    #: The ids of exercises whose YAML does not parse (read off their
-    #: ``id:`` lines): a reference to one is not reported, as the
-    #: exercise's own problem says what to fix (one unquoted ': ' gave
-    #: five "names no exercise (did you mean ...?)" lines besides it,
-    #: each pointing at another exercise).
+    #: Ids of exercises whose YAML does not parse: references to them are
+    #: not reported (one unquoted ': ' gave five "names no exercise" lines
+    #: besides the exercise's own problem).
     unparsed: set[str] = field(default_factory=set)
     problems: list[Problem] = field(default_factory=list)
 
@@ -112,8 +98,7 @@ class RefIndex:
     def _add_exercise(self, page, src_uri, stem, fence) -> None:
         try:
             data, _ = load_yaml(fence.body)
-        except YamlProblem:
-            # The exercise's own validation reports it.
+        except YamlProblem:  # the exercise's own validation reports it
             self.unparsed.update(_ID_LINE.findall(fence.body))
             return
         if not isinstance(data, Mapping) or not isinstance(
@@ -143,8 +128,6 @@ class RefIndex:
             ):
                 ex.options[option["id"]] = chr(ord("A") + i)
         self.exercises[ex_id] = ex
-
-    # --- resolving ---------------------------------------------------------
 
     def _slide(self, target: str) -> tuple[int, str, str]:
         """(number, src_uri, anchor) of a slide stem or an exercise id."""
@@ -211,10 +194,8 @@ class RefIndex:
                 'ref("slide-stem"), ref("exercise-id", "option-id")'
             )
         if option is not None:
-            # Marked, so that the letter follows its option when the
-            # page's exercise reshuffles them (exercises.js; the
-            # instructor notes named the author's letters after "Try
-            # another").
+            # Marked, so that the letter follows its option when the page
+            # reshuffles them (exercises.js).
             letter = self.letter(target, option)
             if html:  # exercise text, whose raw HTML is off: marked after
                 return f"\u27e6{target}|{letter}\u27e7"
@@ -234,10 +215,9 @@ class RefIndex:
         return f"{word}s [{number}]({first})–[{end}]({last})"
 
     def expand(self, text: str, *, page: str) -> str:
-        """``text`` with every ref call replaced (exercise text); an
-        option's letter as a token that ``mark_letters`` turns into its
-        mark once the text is HTML (Markdown shows raw HTML in exercise
-        text as text: the mark showed as a <span> tag)."""
+        """Exercise text with every ref call replaced; an option's letter
+        as a token that ``mark_letters`` marks once the text is HTML (the
+        exercise's Markdown shows raw HTML as text)."""
 
         def one(m: re.Match) -> str:
             try:
@@ -260,16 +240,14 @@ class RefIndex:
             )
         )
 
-    # --- checking ----------------------------------------------------------
-
     def check(self, deck) -> list[Problem]:
         """Every reference of the deck's pages and of the Python under
         ``CODE_DIRS``, at its file and line."""
         problems = list(self.problems)
         for page in deck.pages:
             for m in _CALL.finditer(page.text):
-                line = page.text.count("\n", 0, m.start()) + 1
                 if message := self._check_call(m, deck.docs_rel(page)):
+                    line = _line(page.text, m)
                     problems.append(Problem(page.path, line, message))
             stem = Path(deck.docs_rel(page)).stem
             for line, text in prose_lines(page):
@@ -277,17 +255,15 @@ class RefIndex:
                     Problem(page.path, line, self._typed(m, stem))
                     for m in _TYPED.finditer(_CODE.sub(" ", text))
                 )
-        # Code may name the lesson's pages; a deck that holds none of the
-        # slides the code names (a test fixture reusing mha_ref) is not
-        # the deck those addresses are about, so they are not its to check.
+        # A deck that holds none of the slides the code names (a test
+        # fixture reusing mha_ref) is not the deck the code is about.
         found = []  # (file, line, stem, anchor)
         for folder in CODE_DIRS:
             for path in sorted((Path(deck.root) / folder).rglob("*.py")):
                 rel = path.relative_to(deck.root).as_posix()
                 text = path.read_text(encoding="utf-8", errors="replace")
                 for m in _ADDRESS.finditer(text):
-                    line = text.count("\n", 0, m.start()) + 1
-                    found.append((rel, line, m["stem"], m["anchor"]))
+                    found.append((rel, _line(text, m), m["stem"], m["anchor"]))
         if any(stem in self.slides for _, _, stem, _ in found):
             for rel, line, stem, anchor in found:
                 if message := self._check_address(stem, anchor):
@@ -334,17 +310,11 @@ class RefIndex:
                 "(a slide's file name without its number and .md), which "
                 "renders the number and links to it"
             )
-        letter = m["letter"]
-        here = [
-            (ex_id, ex)
-            for ex_id, ex in self.exercises.items()
-            if ex.stem == stem
-        ]
         named = [
             f'{{{{ ref("{ex_id}", "{option}") }}}}'
-            for ex_id, ex in here
+            for ex_id, ex in self.exercises.items()
             for option, at in ex.options.items()
-            if at == letter
+            if ex.stem == stem and at == m["letter"]
         ]
         write = (
             f"write {' or '.join(named)}"
@@ -397,6 +367,10 @@ def mark_letters(fragment_html: str) -> str:
     """An exercise's HTML with each option letter ``expand`` left as a
     token marked as in the prose, so it follows a reshuffle."""
     return _LETTER_TOKEN.sub(lambda m: _letter_span(m[1], m[2]), fragment_html)
+
+
+def _line(text: str, m: re.Match) -> int:
+    return text.count("\n", 0, m.start()) + 1
 
 
 def _link(page: str, src_uri: str, anchor: str, html: bool) -> str:

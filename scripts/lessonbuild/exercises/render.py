@@ -1,15 +1,9 @@
 """Draw a validated exercise as semantic HTML, from Jinja2 templates.
 
-Everything a student needs is in the markup: the question, every option,
-and (inside collapsed <details>) the answer and explanations, so the page
-reads fine without JavaScript. Controls that only make sense with
-JavaScript (inputs, buttons, selects) carry `hidden`; exercises.js shows
-them and reads the answers back from the <details> it finds.
-
-The templates (templates/<kind>.html) escape every value by default;
-only Markdown this package rendered (the ``block`` and ``inline``
-filters) goes in as markup. Answer keys carry ``data-search-exclude`` so
-the site's search index never holds an answer.
+The page reads fine without JavaScript: the answers are in collapsed
+<details>, and controls that need the script (exercises.js) are
+`hidden`. Templates escape every value; only Markdown this package
+rendered goes in as markup. Answer keys carry ``data-search-exclude``.
 """
 
 from __future__ import annotations
@@ -49,11 +43,9 @@ def plain_text(fragment_html: str) -> str:
 
 
 def _shown(items: list, seed: str) -> tuple[list, list]:
-    """The items in a stable shuffle (same page, same order) that never
-    keeps the given order, each numbered where it is shown (numbers in
-    the key's order gave the answer away to anyone reading the page's
-    markup): (number, item) as shown, and (number, item) in the key's
-    order."""
+    """(number, item) as shown, in a stable shuffle that never keeps the
+    given order, and in the key's order: numbered where shown (numbers in
+    the key's order gave the answer away in the page's markup)."""
     given = list(enumerate(items))
     shown = list(given)
     digest = hashlib.sha256(seed.encode()).hexdigest()
@@ -80,17 +72,15 @@ def _buckets_view(ex: Buckets, ctx: RenderContext) -> dict:
 
 
 def _order_view(ex: Order, ctx: RenderContext) -> dict:
-    """``right``: (number, text) in the right order. (Not named ``key``:
-    that is the storage key, which it overwrote, so the answer was the
-    section's data-ex-key and progress never counted the exercise.)"""
+    """``right``: (number, text) in the right order (not ``key``, the
+    storage key, which it overwrote)."""
     shuffled, right = _shown(ex.steps, "order\0" + ex.prompt)
     return {"shuffled": shuffled, "right": right}
 
 
 def _variant_markup(text: str, to_html, row: dict[str, str] | None) -> str:
     """``text`` as HTML with each {name} the variant ``row``'s value, in a
-    span the script rewrites when "Try another" draws another variant
-    (``row`` None: no variants, the text as it is)."""
+    span the script rewrites for another variant (no ``row``: as it is)."""
     if row is None:
         return to_html(text)
     # {name} becomes a token Markdown leaves alone (attr_list would read
@@ -112,10 +102,9 @@ def _variant_markup(text: str, to_html, row: dict[str, str] | None) -> str:
 
 
 def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
-    """The spec the script judges with: every variant's symbol values and
-    engine answers, the random points and the formula's values there,
-    and each wrong form's values. No answer is text on the page: the
-    spec is data."""
+    """The data the script judges with (no answer is text on the page):
+    each variant's values and answers, and each formula and wrong form's
+    values at the random points."""
 
     def at(text, shape, scope):
         return [answers.values(p, scope) for p in answers.split(text, shape)]
@@ -180,10 +169,9 @@ def _markdown(how: str):
     )
 
 
-# One environment, so each template is compiled once per process (a
-# per-render overlay compiled them again for every exercise: 1.1 s of a
-# 1.8 s render of the deck's exercises). The Markdown filters read the
-# exercise's RenderContext from the template's variables.
+# One environment, each template compiled once per process (a per-render
+# overlay compiled them for every exercise: 1.1 s of a 1.8 s render). The
+# Markdown filters read the exercise's RenderContext from the variables.
 _ENV = Environment(
     loader=PackageLoader("lessonbuild.exercises", "templates"),
     autoescape=True,
