@@ -10,21 +10,16 @@ _ONE_PARAGRAPH = re.compile(r"^<p>(?P<inner>.*)</p>$", re.DOTALL)
 
 
 class Fragments:
-    """One Markdown converter with the page's extensions, reused.
-
-    `block` gives block HTML (paragraphs, lists, code); `inline` gives the
-    same without the wrapping <p> of a single paragraph, for option
-    texts, items, steps and table cells.
-    """
+    """One Markdown converter with the page's extensions, reused: `block`
+    HTML, or `inline` (a single paragraph without its <p>)."""
 
     def __init__(self, extensions=(), extension_configs=None):
         self._md = markdown.Markdown(
             extensions=list(extensions),
             extension_configs=dict(extension_configs or {}),
         )
-        # An exercise's fields are data: raw HTML in them is shown as
-        # text, never published as HTML (issue 31; Python-Markdown's
-        # documented way to turn raw HTML off).
+        # Raw HTML in an exercise's fields is shown as text (issue 31;
+        # Python-Markdown's documented way to turn raw HTML off).
         self._md.preprocessors.deregister("html_block", strict=False)
         self._md.inlinePatterns.deregister("html", strict=False)
 

@@ -1,10 +1,7 @@
-"""Answers that must be earned, across the whole deck.
-
-A student who notices that the answer is always option A, or that an
-elimination slide already answered the check on the next slide, learns
-nothing from either. The build refuses a deck where more than half of
-the check and eliminate exercises have their correct option in one
-position, and any two that offer the same set of options.
+"""Answers that must be earned: the build refuses a deck where more than
+half of the check and eliminate exercises have their correct option in
+one position (the answer is "always A"), or two offer the same options
+(one answers the other).
 """
 
 from __future__ import annotations
@@ -23,8 +20,7 @@ def check_spread(found: list[tuple[str, Exercise]]) -> list[Problem]:
     choices = [(path, ex) for path, ex in found if isinstance(ex, Choices)]
     problems = []
     seen: dict[frozenset[str], tuple[str, Choices]] = {}
-    for path, ex in choices:
-        # The options as a set, ignoring order, case and spaces.
+    for path, ex in choices:  # options as a set: no order, case or spaces
         key = frozenset(" ".join(o.text.lower().split()) for o in ex.options)
         if key in seen:
             first_path, first = seen[key]
