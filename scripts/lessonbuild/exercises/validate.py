@@ -315,14 +315,11 @@ def _texts(c, data, cls, _id):
 def _choices(c, data, cls, _id):
     kind, (note_key, saying, noun) = cls.kind, cls.note
     fields = c.texts(data, ("question", "explanation"))
-    table_id = table = None
-    if "variants" in data:
-        found = _variants_table(c, data, kind)
-        # Without tables (fastcheck) the options are still checked: it
-        # passed a wrong option with no 'tempts' that the build refused.
-        if found is None and not c.no_tables:
-            return None
-        table_id, table = found or (None, None)
+    table_id, table = _variants_table(c, data, kind)
+    # Without tables (fastcheck) the options are still checked: it passed
+    # a wrong option with no 'tempts' that the build refused.
+    if "variants" in data and table is None and not c.no_tables:
+        return None
     options = c.items(data, "options", kind, 2)
     if options is None:
         return None
@@ -646,10 +643,9 @@ def _fill_in(c, data, cls, ex_id):
     engine's value for every variant: when mha_ref changes one, the
     build stops here, at the cell's line."""
     prompt = c.texts(data, ("prompt",)).get("prompt")
-    found = _variants_table(c, data, "fill-in")
-    if found is None:
+    table_id, table = _variants_table(c, data, "fill-in")
+    if table is None:
         return None
-    table_id, table = found
     raw_cells = c.items(data, "cells", "fill-in", 1)
     if raw_cells is None:
         return None
@@ -848,23 +844,19 @@ def _table(c, data, table_id, kind, key):
 
 
 def _variants_table(c, data, kind):
-    """(table id, table) of the published ``variants`` table, with at
-    least two rows, or None after a problem (or when it is missing)."""
+    """(table id, table) of the ``variants`` table with at least two rows;
+    the table None after a problem, both when there is none."""
     if "variants" not in data:
-        return None
+        return None, None
     table_id = c.field(data, "variants", "'variants'")
-    if table_id is None:
-        return None
-    table = _table(c, data, table_id, kind, "variants")
-    if table is None:
-        return None
-    if len(table.rows) < 2:
+    table = table_id and _table(c, data, table_id, kind, "variants")
+    if table and len(table.rows) < 2:
         c.add(
             data.line_of("variants"),
             f"table '{table_id}' has {len(table.rows)} row(s); expected at "
             'least two variants, so "Try another" has another to draw',
         )
-        return None
+        return table_id, None
     return table_id, table
 
 
