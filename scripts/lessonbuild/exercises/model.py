@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-#: Optional on every kind: the widget's label, and a stable storage id.
-OPTIONAL = ("title", "id")
 #: {name}: where a variant's value goes (not TeX's \text{model}).
 PLACEHOLDER = re.compile(r"(?<![\w\\}])\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -35,7 +33,7 @@ class Exercise:
     kind = ""
     label = ""  # shown when the author sets no title
     keys = ()  # required besides kind, in the order the docs list them
-    optional = ()  # besides OPTIONAL
+    optional = ()  # besides title and id
     actions = ()  # (data-ex-action, label) of its buttons
 
 

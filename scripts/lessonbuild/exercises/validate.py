@@ -18,7 +18,6 @@ from ..yamltext import Mapping, Sequence, YamlProblem, load_yaml
 from . import answers
 from .model import (
     KINDS,
-    OPTIONAL,
     PLACEHOLDER,
     Bucket,
     Buckets,
@@ -284,7 +283,7 @@ def validate(
         )
         return None, c.problems
     cls = KINDS[kind]
-    c.keys(data, ("kind",) + cls.keys, OPTIONAL + cls.optional, kind)
+    c.keys(data, ("kind", *cls.keys), ("title", "id", *cls.optional), kind)
     common: dict[str, Any] = {"line": first_line}
     if "title" in data:
         common["title"] = c.field(data, "title", "title")
