@@ -182,10 +182,9 @@ class RefIndex:
         cap: bool = False,
         html: bool = False,
     ) -> str:
-        """The reference as Markdown: a linked "slide N", a range, or an
-        option's letter. ``page`` is the src_uri of the page it is on;
-        ``html`` links to the built page (exercise text, which MkDocs
-        does not rewrite) instead of its .md source."""
+        """A linked "slide N", a range, or an option's letter, on the page
+        ``page`` (a src_uri); ``html`` links to the built page (exercise
+        text, which MkDocs does not rewrite)."""
         if not isinstance(target, str) or (
             option is not None and not isinstance(option, str)
         ):

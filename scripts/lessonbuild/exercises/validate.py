@@ -447,11 +447,9 @@ def _option_value(c, raw, what, table):
 
 
 def _choice_variants(c, data, raws, options, table, table_id, cls):
-    """Every {placeholder} of a check or eliminate is a column of its
-    variants ``table`` (without one, none may be written); each option's
-    number is the engine's and equals its formula in every variant; no
-    two options read the same in any variant (an eliminate would have two
-    survivors). Returns the rows."""
+    """The rows of a check or eliminate's variants ``table``, whose columns
+    are its {placeholders}; each option's number must equal its formula,
+    and no two options may read the same, in every variant."""
     note_key = cls.note[0]
     texts = [
         (f"the {key}", data.get(key), data.line_of(key))
@@ -637,10 +635,8 @@ def _order(c, data, cls, _id):
 
 
 def _fill_in(c, data, cls, ex_id):
-    """Blanks whose answers the snippet engine computed, per variant
-    (CONTRIBUTING.md, fill-in). Each cell's ``formula`` must give the
-    engine's value for every variant: when mha_ref changes one, the
-    build stops here, at the cell's line."""
+    """Blanks whose answers the snippet engine computed, per variant: when
+    mha_ref changes one, the build stops here, at the cell's formula."""
     prompt = c.texts(data, ("prompt",)).get("prompt")
     table_id, table = _variants_table(c, data, "fill-in")
     if table is None:
@@ -721,10 +717,8 @@ def _variant_apart(c, line: int, i: int, scope: dict, formulas) -> None:
 
 
 def _random_points(seed: str, self_attention: bool) -> list[dict[str, float]]:
-    """Four random, consistent values of the lesson's symbols (h divides
-    d_model; T_k = T_q in self-attention), the same on every build:
-    symbolic answers are compared at each, besides the variant's own
-    numbers."""
+    """Four consistent values of the lesson's symbols (h divides d_model),
+    the same on every build, where symbolic answers are also compared."""
     rng = random.Random(seed)
     points = []
     for _ in range(4):
