@@ -1,9 +1,6 @@
-"""The command line, without MkDocs: ``python -m lessonbuild check``
-reads the deck, runs every snippet (through the cache) and compares
-every Output block, exactly as the build does; ``update`` also rewrites
-the drifted blocks; ``bench`` times the lesson (bench.py). Bad settings
-exit 2 with a message, never a traceback.
-"""
+"""``python -m lessonbuild check|update|bench``: the build's checks
+without MkDocs (``update`` also rewrites drifted Output blocks); bad
+settings exit 2 with a message, never a traceback."""
 
 from __future__ import annotations
 
@@ -85,8 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in result.updated:
         print(line)
     problems = deck.problems + result.problems
-    # The engine's line, then the report: its count (every check's
-    # problems, the deck's too) is the last word.
+    # The report's count (the deck's problems too) is the last word.
     print(result.summary(), file=sys.stderr if problems else sys.stdout)
     if problems:
         print(report(problems), file=sys.stderr)

@@ -1,13 +1,7 @@
-"""The one place that uses another project's undocumented names.
-
-Material's search plugin keeps a build's entries in
-``search_index.entries`` and, under ``mkdocs serve --dirty``, merges
-them into the previous build's (``search_index_prev``), assuming one
-page changed. ``rebuild.Rebuild`` renders any number, so it hands
-Material the whole index and clears the previous one; nothing public
-does this. tests/test_private.py fails, naming the installed version,
-when Material changes these names.
-"""
+"""The one place that uses another project's undocumented names: under
+``serve --dirty`` Material merges a build's search entries into the last
+build's, assuming one page changed; ``rebuild.Rebuild`` renders any
+number, so it hands Material the whole index (tests/test_private.py)."""
 
 from __future__ import annotations
 

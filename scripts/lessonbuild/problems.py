@@ -1,13 +1,6 @@
-"""One way to report what is wrong: ``Problem``s, collected, then one failure.
-
-Every check (deck, engine, exercises, plugin) appends ``Problem(path,
-line, message, detail)`` to a list and carries on, so a contributor
-sees every problem at once; ``report`` makes one text of them, and the
-caller stops once: ``mkdocs build`` logs it and raises MkDocs' ``Abort``
-(``build.Build.fail``), ``mkdocs serve`` shows it on every page (serve
-would wait forever for a build that aborts), the CLI prints it and
-exits 1.
-"""
+"""The one error type: every check appends ``Problem``s and carries on,
+so a contributor sees every problem at once; ``report`` makes one text
+of them and the caller fails once (build.Build.fail, the CLI)."""
 
 from __future__ import annotations
 
@@ -29,10 +22,6 @@ class Kind(StrEnum):
     ORPHAN = "orphan"  # an Output block with no snippet's code above it
 
 
-MAX_DETAIL_CHARS = 4000  # of a diff or traceback shown for one problem
-MAX_MESSAGE_CHARS = 1000  # it may quote a snippet's stderr
-
-
 @dataclass
 class Problem:
     """One problem at a file (relative to the root) and a 1-based line."""
@@ -47,29 +36,24 @@ class Problem:
         self.kind = Kind(self.kind)  # an unknown kind fails here, loudly
 
     def __str__(self) -> str:
-        message = _cut(self.message, MAX_MESSAGE_CHARS, "... ")
-        detail = _cut(self.detail, MAX_DETAIL_CHARS, "\n... ")
+        message = _cut(self.message, 1000, "... ")  # may quote stderr
+        detail = _cut(self.detail, 4000, "\n... ")  # a diff or traceback
         lines = [f"{self.path}:{self.line}: {message}"]
         lines += ["    " + s if s else "" for s in detail.splitlines()]
         return "\n".join(lines)
 
 
 def _cut(text: str, limit: int, joint: str) -> str:
-    """``text`` up to ``limit`` characters, saying how much was left out."""
-    if len(text) <= limit:
+    more = len(text) - limit
+    if more <= 0:
         return text
-    return (
-        f"{text[:limit]}{joint}({len(text) - limit} more characters not shown)"
-    )
+    return f"{text[:limit]}{joint}({more} more characters not shown)"
 
 
 def report(problems: list[Problem]) -> str:
-    """All problems, one block each, by file and line, then their count.
-    (A drift ends on its own "accept with" line: outputs.compare.) A
-    block found twice is shown once: two references on one line naming
-    the same missing exercise were two lines no one could tell apart. In
-    the order found, one page's read 76, 73, 74, 88 (checks run by kind,
-    not by line: a contributor's first exercise)."""
+    """All problems by file and line (checks run by kind, not by line),
+    each block once (two references naming one missing exercise read
+    the same), then their count."""
     ordered = sorted(problems, key=lambda p: (p.path, p.line))
     lines = list(dict.fromkeys(str(p) for p in ordered))
     n = len(lines)

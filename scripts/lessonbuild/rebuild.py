@@ -1,31 +1,15 @@
-"""Which pages a ``mkdocs serve --dirty`` rebuild renders: those an edit
-changed, judged from what each page is made of.
+"""Which pages a ``mkdocs serve --dirty`` rebuild renders: those whose
+key (a hash of all a page is made of and all every page shows) changed.
 
-MkDocs renders every page on every rebuild (2.4 s here, where an edit
-changes one); with ``--dirty``, those whose output is older than their
-file, which is wrong where a page is made of more than its file (the
-snippets it includes, the tables they publish). ``Rebuild`` decides
-instead, so that a dirty rebuild writes the site a clean build would,
-byte for byte (tests/test_rebuild.py):
-
-1. ``plan`` (``on_nav``): each page's key hashes all it is made of (its
-   text as served, its exercise widgets, the files it includes, the
-   published tables when it calls a macro) and all every page shows
-   (config, theme overrides, the lesson's code, the file list, the nav,
-   every page's front matter). A page to render loses its old output;
-   a page to keep gets its output's time set to now (MkDocs skips it).
-2. ``restore`` (``on_env``): a skipped page gets back what its last
-   render left on it (title, meta, toc, anchors) for the nav and links.
-3. ``record`` (``on_page_context``, after search): what the next
-   rebuild restores.
-4. ``finish`` (``on_post_build``, before search writes its index): the
-   index gets every page's entries in page order (``private.py``); a
-   deleted page loses its HTML.
-
-A changed notebook is converted by mkdocs-jupyter (a second or more):
-the rebuild keeps its last render, so the edited slide shows at once,
-and ``finish`` asks for one more rebuild, which renders it. A failed
-build forgets every key: the next renders every page.
+MkDocs' own ``--dirty`` compares a page's output with its file, wrong
+where a page is made of more (its snippets, their tables); a full
+rebuild takes 2.4 s here. ``plan`` (on_nav) deletes the output of a page
+to render and touches a kept one's; ``restore`` (on_env) gives a kept
+page what its last render left on it; ``record`` (on_page_context)
+keeps that; ``finish`` (on_post_build) completes the search index. A
+changed notebook keeps its last render and asks for one more rebuild;
+a failed build forgets every key. The site is a clean build's, byte for
+byte (tests/test_rebuild.py).
 """
 
 from __future__ import annotations
@@ -40,13 +24,12 @@ from pathlib import Path
 from . import private
 from .settings import read_mkdocs_yml
 
-#: MkDocs' warning on every dirty build, which ``Rebuild`` makes accurate
-#: (under ``strict: true`` the warning alone would fail the rebuild).
-DIRTY_WARNING = "A 'dirty' build is being performed"
-
 
 def _not_dirty_warning(record: logging.LogRecord) -> bool:
-    return not record.getMessage().startswith(DIRTY_WARNING)
+    """MkDocs warns of every dirty build, which ``Rebuild`` makes
+    accurate (under ``strict: true`` the warning would fail it)."""
+    dirty = "A 'dirty' build is being performed"
+    return not record.getMessage().startswith(dirty)
 
 
 @dataclass
@@ -71,7 +54,7 @@ class Rebuild:
         self.deferred: dict[str, str] = {}  # src_uri -> key deferred
         self.rendered: set[str] = set()
         self._shared = self._published = ""  # this build's, from plan
-        # DIRTY_WARNING goes (a function: added again, it is there once).
+        # (A function: added again, it is there once.)
         logger = logging.getLogger("mkdocs.commands.build")
         logger.addFilter(_not_dirty_warning)
 
@@ -102,9 +85,8 @@ class Rebuild:
         self.deferred = deferred
 
     def rekey(self, build, file) -> None:
-        """A pending page's key, once its file is written: the key
-        ``plan`` took was of what the file held before, so the next
-        rebuild would find it changed and ask for one more."""
+        """A pending page's key once its file is written (``plan`` hashed
+        what it held before: the next rebuild would render it again)."""
         self.keys[file.src_uri] = self._page_key(build, file)
 
     def _page_key(self, build, file) -> str:
@@ -145,10 +127,9 @@ class Rebuild:
         )
 
     def finish(self, config, failure_html: str | None) -> bool:
-        """Complete the search index, drop the HTML of deleted pages;
-        after a failed build (``failure_html``, what its rendered pages
-        show), the skipped pages show it too, and every key is
-        forgotten. True: a page was deferred, ask for one more rebuild."""
+        """Complete the search index, drop deleted pages' HTML; after a
+        failure the skipped pages show ``failure_html`` too. True: a page
+        was deferred, ask for one more rebuild."""
         fresh: dict[str, list] = {}
         for entry in private.search_entries(config):
             fresh.setdefault(entry["location"].split("#")[0], []).append(entry)
@@ -179,8 +160,7 @@ class Rebuild:
 
 
 def _shared_key(build, config, files) -> str:
-    """What every page is made of or shows, and whether the build
-    failed."""
+    """What every page is made of or shows, and whether the build failed."""
     h = hashlib.sha256()
     mkdocs_yml = read_mkdocs_yml(Path(config.config_file_path))
     h.update(json.dumps(mkdocs_yml, sort_keys=True, default=repr).encode())
@@ -205,8 +185,7 @@ def _published_key(build) -> str:
 
 
 def _hash_tree(h, folder: Path, *, content: bool) -> None:
-    """Each file under ``folder``: its bytes, or (cheaper, for code that
-    only changes by being saved) its size and time."""
+    """Each file's bytes, or (code, changed only by saving) size and time."""
     for path in sorted(folder.rglob("*")):
         if "__pycache__" in path.parts or not path.is_file():
             continue

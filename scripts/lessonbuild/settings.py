@@ -1,18 +1,6 @@
-"""The lesson plugin's settings: one typed schema, for the plugin and the CLI.
-
-In mkdocs.yml::
-
-    plugins:
-      - lesson:
-          parts: ["Opening", "Part 1 — Why multiple heads?", ...]
-          snippet_timeout: 60
-
-``Settings`` is the one definition (as MyST-NB defines its options):
-each field has its type, default and help. The plugin validates its
-block with it (``LessonPlugin.load_config``), and so does the CLI, which
-reads mkdocs.yml with MkDocs' own loader (``INHERIT:`` and tags
-included). Environment variables win over mkdocs.yml, flags over both.
-"""
+"""The lesson plugin's settings: one typed schema (``Settings``: type,
+default, help) for the plugin's block in mkdocs.yml and for the CLI.
+Environment variables win over mkdocs.yml, flags over both."""
 
 from __future__ import annotations
 
@@ -29,11 +17,11 @@ CACHE_ENV = "SNIPPET_CACHE_DIR"
 
 
 class SettingsError(ValueError):
-    """A setting has the wrong type or value; the message says which."""
+    """A setting has the wrong type or value; ``name``: which, if one."""
 
     def __init__(self, message: str, name: str = ""):
         super().__init__(message)
-        self.name = name  # the setting, if one is to blame
+        self.name = name
 
 
 def _setting(default, help: str, *, positive: bool = False):
@@ -136,21 +124,20 @@ def positive_seconds(value, name: str) -> float:
 
 
 def cache_dir(root: Path, flag: Path | None = None) -> Path:
-    """The run cache: flag, else $SNIPPET_CACHE_DIR, else .cache/engine.
-    One cache may serve many copies of the lesson (the tests share one)."""
+    """The run cache: flag, else $SNIPPET_CACHE_DIR, else .cache/engine
+    (one cache may serve many copies of the lesson: the tests share one)."""
     env = os.environ.get(CACHE_ENV)
     return flag or (Path(env) if env else state_dir(root) / "engine")
 
 
 def state_dir(root: Path) -> Path:
-    """The build's own state for this root: its lock, the theme's compiled
-    templates, the serve trigger; never shared with another root."""
+    """This root's own build state (lock, compiled templates, serve
+    trigger), never shared with another root."""
     return Path(root) / ".cache"
 
 
 def read_mkdocs_yml(path: Path) -> dict:
-    """``mkdocs.yml`` as MkDocs reads it: its own loader, which follows
-    ``INHERIT:`` and knows MkDocs' tags."""
+    """``mkdocs.yml`` through MkDocs' loader (``INHERIT:``, its tags)."""
     from mkdocs.exceptions import ConfigurationError
     from mkdocs.utils.yaml import yaml_load
 
