@@ -1,19 +1,14 @@
 """Live code: run an edited code block of a slide, beside its verified run.
 
-Under ``mkdocs serve`` a reader edits a block and presses Run
-(``liveserve.py`` takes the request). ``Live.run`` finds the include whose
-shown text is the code the page showed (a page older than its file is
-told to reload), puts the edit in place of those lines of the file (the
-unshown rest still runs and publishes the slide's tables), runs that in a
-fork of the engine's server with its sandbox and this module's ``LIMITS``
-(which the server sets in the fork), and answers what it printed and published
-against the run the build verified: a line diff, each table beside its
-verified rows, the traceback in the reader's terms ("your code, line 3").
-
-Nothing a live run does reaches the build: its own pool, its own folder,
-the repository read-only. One thread owns the pool (a fork server dies
-with the thread that started it) and runs one program at a time;
-``MAX_WAITING`` more wait and the next is refused at once ("busy").
+``Live.run`` (liveserve.py's endpoint) finds the include whose shown text
+the page showed, puts the edit in place of those lines of the file (the
+unshown rest still runs), runs that in a fork of the engine's server with
+its sandbox and ``LIMITS``, and answers against the build's verified run:
+a line diff, tables beside the verified ones, the traceback in the
+reader's terms. Nothing reaches the build: own pool, own folder, the
+repository read-only. One thread owns the pool (a fork server dies with
+the thread that started it); ``MAX_WAITING`` runs may wait, more are
+refused.
 """
 
 from __future__ import annotations
@@ -43,22 +38,16 @@ from .engine.runner import Limits, Pool
 from .live_child import ERROR_MARK
 
 CHILD = Path(__file__).with_name("live_child.py")
-#: Seconds a live run may take (a slide's snippet needs well under one);
-#: ``LESSON_LIVE_TIMEOUT`` overrides it.
-TIME_LIMIT = 10.0
+TIME_LIMIT = 10.0  # seconds (a slide's snippet needs well under one)
 TIMEOUT_ENV = "LESSON_LIVE_TIMEOUT"
-#: What one run may use: memory above what the fork maps already, MiB
-#: any one file it writes may hold (stdout included), processes.
+#: Memory above what the fork maps already, MiB of any file it writes
+#: (stdout included), processes.
 LIMITS = Limits(memory_mb=2048, processes=32, file_mb=1)
-#: What the answer shows of stdout and stderr: the first lines/characters.
+#: The first lines / characters of stdout and stderr an answer shows.
 SHOWN_LINES, SHOWN_CHARS = 400, 40_000
-#: Times a traceback shows a frame repeated before it counts the rest
-#: (CPython's traceback._RECURSIVE_CUTOFF).
-REPEATS = 3
-#: Runs that may wait behind the one running; one more is refused.
-MAX_WAITING = 2
-#: A request's code, in characters.
-MAX_CODE = 50_000
+REPEATS = 3  # a repeated frame shown, then counted (as CPython does)
+MAX_WAITING = 2  # runs waiting behind the one running
+MAX_CODE = 50_000  # characters of a request's code
 _LINE = re.compile(r"\bline (\d+)\b")  # in a SyntaxError's message
 _DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+)')
 
@@ -91,9 +80,6 @@ class Block:
     shown: int  # lines the page showed
 
 
-# --- finding the block -------------------------------------------------------
-
-
 def _normal(text: str) -> str:
     """Code as a page shows it: no trailing blanks, \\n line ends."""
     lines = text.replace("\r\n", "\n").split("\n")
@@ -102,14 +88,10 @@ def _normal(text: str) -> str:
 
 def locate(root: Path, deck, path: str, shown: str) -> Block:
     """The block of ``path`` whose shown text is ``shown``: only a Python
-    file a page includes, only where the page still shows what the file
-    holds (else 409, with the advice to reload). A block of the package
-    (``mha_ref/…``, often two sections joined, so no splice can put an
-    edit back) runs after the whole module, in its namespace: an edited
-    function replaces the module's (its class calls the edited
-    ``split_heads``), and a call the reader adds shows it work. A method
-    shown alone (``forward``) is defined beside its class and set on it
-    (live_child's ``Namespace``)."""
+    file a page includes, only while the page shows what the file holds
+    (else 409: reload). A block of the package (often two sections
+    joined: no splice can put an edit back) runs after the whole module,
+    in its namespace (a method: live_child's ``Namespace``)."""
     # (Looked up at the call: a test points it at a module of mha_ref.)
     from .engine.check import used_snippets
 
@@ -134,9 +116,7 @@ def locate(root: Path, deck, path: str, shown: str) -> Block:
     found = sections(lines) | {None: (0, len(lines))}
     for name in sorted(targets & found.keys(), key=str):
         first, end = found[name]
-        # The page shows the section dedented, and the deck may show a
-        # part of it: the shown lines are a run of the section's lines
-        # (blank lines at its end apart).
+        # Shown dedented, perhaps in part: a run of the section's lines.
         text = textwrap.dedent("\n".join(lines[first:end])).rstrip()
         body = [line.rstrip() for line in text.splitlines()]
         for at in range(len(body) - len(want) + 1):
@@ -167,12 +147,9 @@ def program(block: Block, code: str) -> tuple[str, int, int]:
     return "\n".join(lines) + "\n", len(block.before) + 1, len(edited)
 
 
-# --- naming lines in the reader's terms --------------------------------------
-
-
 @dataclass
 class Lines:
-    """Maps the program's line numbers to what the reader sees."""
+    """Names the program's lines as the reader sees them."""
 
     path: str
     first: int  # program line of the edit's first line
@@ -180,8 +157,7 @@ class Lines:
     shown: int  # lines the file's shown part had
 
     def hidden(self, line: int) -> bool:
-        """Whether program line ``line`` is outside the edit (a part of
-        the file the slide does not show)."""
+        """Whether program line ``line`` is outside the edit."""
         return not self.first <= line < self.first + self.count
 
     def name(self, line: int) -> str:
@@ -193,11 +169,9 @@ class Lines:
 
 
 def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
-    """The child's error record as a traceback of the program only, its
-    frames and its message each cut as stdout is (``_shown``): the record
-    is the program's to write, and a forged caret offset of 200,000,000
-    made a 200 MB answer, forged frames of a 40,000-character line 20 MB
-    (a tester)."""
+    """The child's error record as a traceback of the program only, cut
+    as stdout is: the program can forge the record (a caret offset of
+    200,000,000 made a 200 MB answer)."""
     text = source.split("\n")
     message = record.get("message", "")
     if record.get("syntax"):
@@ -210,17 +184,13 @@ def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
                 lead = len(code) - len(code.lstrip())
                 offset = min(offset - 1, len(code)) - lead
                 out.append("    " + " " * max(0, offset) + "^")
-        # The message's own lines are the program's: "after 'for'
-        # statement on line 18" of the reader's line 8 (a tester).
+        # "after 'for' statement on line 18": the program's line numbers.
         msg = _LINE.sub(lambda m: lines.name(int(m[1])), msg)
         message = f"{kind}: {msg}"
     else:
         frames = record.get("frames") or []
         out = ["Traceback (most recent call last):"] if frames else []
         size = 0
-        # A frame repeated (recursion) is shown REPEATS times, then
-        # counted, as CPython does: an endless recursion showed 1,978
-        # lines of "your code, line 2, in f" (a tester).
         for (line, name), same in itertools.groupby(map(tuple, frames)):
             if len(out) > SHOWN_LINES or size > SHOWN_CHARS:
                 break  # (cut below: no more is shown)
@@ -230,35 +200,24 @@ def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
                 frame.append(f"    {text[line - 1].strip()}")
             times = sum(1 for _ in same)
             out += frame * min(times, REPEATS)
-            if times > REPEATS:
-                more = times - REPEATS
-                out.append(f"  [Previous line repeated {more} more times]")
             size += sum(map(len, frame)) * min(times, REPEATS)
+            if (more := times - REPEATS) > 0:
+                out.append(f"  [Previous line repeated {more} more times]")
     shown, cut = _shown("\n".join(out))
-    return "\n".join(
-        [
-            *([shown] if out else []),
-            *(["  …"] if cut else []),
-            _shown(message)[0],
-        ]
-    )
+    parts = ([shown] if out else []) + (["  …"] if cut else [])
+    return "\n".join([*parts, _shown(message)[0]])
 
 
 def where_it_was(stderr: str, filename: str, lines: Lines) -> str:
-    """From the dump of a stopped run (faulthandler, most recent call
-    first), the innermost line of the program it was running."""
+    """The innermost program line in a stopped run's faulthandler dump."""
     for m in map(_DUMP_FRAME.match, stderr.splitlines()):
         if m and m["file"] == filename:
             return lines.name(int(m["line"]))
     return ""
 
 
-# --- the answer --------------------------------------------------------------
-
-
 def _shown(text: str) -> tuple[str, bool]:
-    """The first SHOWN_LINES lines / SHOWN_CHARS characters, and whether
-    anything was cut."""
+    """The part of ``text`` shown, and whether anything was cut."""
     lines = text[:SHOWN_CHARS].split("\n")
     cut = len(text) > SHOWN_CHARS or len(lines) > SHOWN_LINES
     return "\n".join(lines[:SHOWN_LINES]), cut
@@ -266,7 +225,7 @@ def _shown(text: str) -> tuple[str, bool]:
 
 def line_diff(verified: str, mine: str) -> list[list[str]]:
     """[[op, line]]: ``=`` in both, ``-`` only verified, ``+`` only this
-    run; verified lines that changed come right before their new version."""
+    run; a changed verified line comes right before its new version."""
     a = verified.rstrip("\n").split("\n") if verified.strip() else []
     b = mine.rstrip("\n").split("\n") if mine.strip() else []
     out: list[list[str]] = []
@@ -279,8 +238,7 @@ def line_diff(verified: str, mine: str) -> list[list[str]]:
 
 
 def _published(raw: str, stem: str, verified: dict) -> tuple[list, list]:
-    """(tables, figures) the run published (mha_ref.publish_*), each table
-    beside the verified one."""
+    """(tables, figures) the run published, tables beside the verified."""
     tables, figures = [], []
     for record in table_records(raw):
         if not isinstance(record, dict):
@@ -306,7 +264,7 @@ def _published(raw: str, stem: str, verified: dict) -> tuple[list, list]:
 
 
 def answer(run, source, lines: Lines, filename, error, verified) -> dict:
-    """The JSON a live run answers (see the module's docstring)."""
+    """The JSON a live run answers."""
     result = verified.result
     known = (result.outputs if result is not None else {}).get(lines.path)
     stdout, stdout_cut = _shown(run.stdout)
@@ -320,8 +278,7 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
         "stdout": stdout,
         "stdout_cut": stdout_cut,
         "verified": known,
-        # Of what is shown: 100,000 printed lines made a page 2 million
-        # pixels tall, and the diff's own time grows with them.
+        # Of what is shown: 100,000 lines made a page 2 million pixels.
         "diff": line_diff(known, stdout) if known is not None else None,
         "error": "",
         "stderr": "",
@@ -348,7 +305,7 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
                 stderr = stderr[: stderr.index(marker)]
                 break
     elif (error or {}).get("output_limit") or any(
-        # (stderr too: a flood of it "exited with status 70", a tester)
+        # (stderr too: a flood of it "exited with status 70")
         len(text.encode()) >= LIMITS.file_mb << 20
         for text in (run.stdout, stderr)
     ):
@@ -376,8 +333,7 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
         elif error.get("frames") and all(
             lines.hidden(line) for line, _ in error["frames"]
         ):
-            # Replacing the shown code with `print('hi')` blamed "your
-            # code" for a line the class never saw.
+            # Not "your code" for a line the edit never had.
             out["message"] = (
                 f"The rest of {lines.path}, not shown on the slide, raised "
                 f"{last}: it uses what the shown code defines"
@@ -420,9 +376,9 @@ def _time_limit() -> float:
 
 
 def _error_record(stderr: str) -> tuple[dict | None, str]:
-    """live_child's error record (its last line with ``ERROR_MARK``), and
-    stderr without it; a record not of live_child's shape is no record
-    (the program can write one: see ``trimmed_traceback``)."""
+    """live_child's error record (last ``ERROR_MARK`` line) and stderr
+    without it; a record not of its shape (the program can write one)
+    is no record."""
     head, mark, record = stderr.rpartition(ERROR_MARK)
     if not mark:
         return None, stderr
@@ -435,9 +391,8 @@ def _error_record(stderr: str) -> tuple[dict | None, str]:
 
 
 def _well_formed(error) -> bool:
-    """Whether ``error`` is what live_child writes: syntax [line, offset,
-    message, class] (line and offset ints or null), frames [[line, name]],
-    a message, flags true or false."""
+    """Whether ``error`` has live_child's shape: syntax [line, offset,
+    message, class], frames [[line, name]], message, bool flags."""
 
     def line(value) -> bool:
         return value is None or type(value) is int
@@ -475,20 +430,15 @@ def _failed(status: str, message: str) -> dict:
     return {"ok": False, "status": status, "message": message}
 
 
-# --- the worker --------------------------------------------------------------
-
-
 class Live:
     """The live runs of one ``mkdocs serve``: a thread and its pool."""
 
     def __init__(self, root: Path, verified: Callable[[], Verified]):
         self.root = Path(root).resolve()
         self.verified = verified
-        # (request, its answer to come), or None: stop.
         self.jobs = queue.Queue(MAX_WAITING)
-        # Inside the repository (.cache, git-ignored): a run sees only the
-        # repository (read-only) and its scratch, so its program and
-        # parameters must be there to be read.
+        # A run sees only the repository (read-only) and its scratch: its
+        # program and parameters must be in the repository.
         live_dir = self.root / ".cache" / "live"
         live_dir.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(tempfile.mkdtemp(prefix="lesson-live-", dir=live_dir))
@@ -500,8 +450,8 @@ class Live:
         self.thread.start()
 
     def run(self, request: dict) -> dict:
-        """Run one request ({"path", "shown", "code"}); the answer.
-        Raises ``Refused`` for a request that cannot run (busy too)."""
+        """Answer one request ({"path", "shown", "code"}); ``Refused``
+        if it cannot run (busy too)."""
         if not isinstance(request, dict):
             raise Refused(400, "expected a JSON object")
         fields = [request.get(k) for k in ("path", "shown", "code")]
@@ -553,9 +503,8 @@ class Live:
             pool.close()
 
     def _base_key(self) -> str:
-        """The engine's base key (what its servers preloaded), hashed
-        again (30 ms) only when a file of mha_ref changed: a server that
-        imported an older mha_ref is then replaced."""
+        """The engine's base key (what its servers preload), hashed again
+        (30 ms) only when a file of mha_ref changed."""
         stats = []
         for path in sorted((self.root / "mha_ref").rglob("*.py")):
             with contextlib.suppress(OSError):

@@ -1,13 +1,7 @@
-"""The program one live run executes, inside the snippet engine's fork.
-
-``live.py`` runs this file as a job of the engine's server, so the run
-inherits its sandbox (the repository read-only, its own process group,
-the time limit, its children killed afterwards) and live.py's limits
-(memory, the size of any file it writes, stdout included, processes).
-Here the edited program runs as ``python snippets/X.py`` would, the
-edited source shown in tracebacks. Its error goes to live.py as data,
-on stderr's last line (the run's folder is read-only), to be named in
-the reader's terms. Stdlib only, as the server is.
+"""The program a live run executes, as a job of the engine's fork server
+(so with its sandbox and live.py's limits): the edited source runs as
+``python snippets/X.py`` would, shown in tracebacks; its error goes to
+live.py as data on stderr's last line. Stdlib only, as the server is.
 """
 
 import ast
@@ -19,9 +13,8 @@ import os
 import sys
 import traceback
 import types
-from collections.abc import MutableMapping
+from collections import UserDict
 
-#: What starts the error record's line on stderr (live.py reads it).
 ERROR_MARK = "@@lesson-live-error@@ "
 
 
@@ -29,55 +22,39 @@ def _report(record):
     sys.stderr.write(ERROR_MARK + json.dumps(record) + "\n")
 
 
-class Namespace(MutableMapping):
+class Namespace(UserDict):
     """The program's locals: its module's dict, written through, and a
     method the reader edited made its class's.
 
-    A block of the package shows a method alone (mha_ref/mha.py's
-    ``forward``, slide 47; ``__init__``, slide 45) and runs after the
-    whole module, so the edited ``def`` made a function beside the
-    class: ``MultiHeadAttention(8, 2)`` still ran the original (a tester's
-    ``raise RuntimeError('boom')`` in ``forward`` never raised). exec
-    stores a name through ``__setitem__`` of locals that are not a dict,
-    so a function defined at or after the edit's first line (``first``)
-    whose first parameter is ``self`` is, as it is defined, also set on
-    the program's own classes that define a method of that name: a call
-    the reader adds right after it runs the edit. It is compiled again
-    from its lines inside a class of that name, as the file has it, so
-    that ``super()`` finds its class (outside a class,
-    ``super().__init__()`` raised "__class__ cell not found") and
-    ``self.__x`` is the class's private name."""
+    A method shown alone (``forward`` of mha_ref/mha.py) runs after the
+    whole module, so its edited ``def`` made a function beside the class,
+    which still ran the original. exec stores names through
+    ``__setitem__`` of locals that are not a dict: a function defined at
+    or after the edit's first line whose first parameter is ``self`` is
+    also set on the program's classes that define that name, compiled
+    again inside a class of that name so that ``super()`` and
+    ``self.__x`` work as in the file."""
 
     def __init__(self, module, first, source):
-        self.names, self.first, self.source = vars(module), first, source
+        super().__init__()
+        self.data = vars(module)  # written through
+        self.first, self.source = first, source
         self.tree = None  # the program's syntax tree, once a method needs it
 
-    def __getitem__(self, name):
-        return self.names[name]
-
-    def __delitem__(self, name):
-        del self.names[name]
-
-    def __iter__(self):
-        return iter(self.names)
-
-    def __len__(self):
-        return len(self.names)
-
     def __setitem__(self, name, value):
-        self.names[name] = value
+        self.data[name] = value
         code = getattr(value, "__code__", None)
         if not (
             isinstance(value, types.FunctionType)
-            and code.co_filename == self.names["__file__"]
+            and code.co_filename == self.data["__file__"]
             and code.co_firstlineno >= self.first
             and code.co_varnames[: code.co_argcount][:1] == ("self",)
         ):
             return
-        for cls in list(self.names.values()):
+        for cls in list(self.data.values()):
             if (
                 isinstance(cls, type)
-                and cls.__module__ == self.names["__name__"]
+                and cls.__module__ == self.data["__name__"]
                 and name in vars(cls)
             ):
                 setattr(cls, name, self.method(value, cls))
@@ -86,7 +63,7 @@ class Namespace(MutableMapping):
         """``func`` compiled in a class body named as ``cls``, its
         ``__class__`` cell ``cls`` (``func`` itself if decorated)."""
         if self.tree is None:
-            self.tree = ast.parse(self.source, self.names["__file__"])
+            self.tree = ast.parse(self.source, self.data["__file__"])
         line = func.__code__.co_firstlineno  # (a decorator's, if any)
         node = next(
             (
@@ -131,8 +108,7 @@ def main(params_path):
         params = json.load(f)
     filename, source = params["filename"], params["source"]
     if os.access(params["root"], os.W_OK):
-        # The engine could not mount the repository read-only (no user
-        # namespaces): an edited program could change it, so none runs.
+        # Not mounted read-only (no user namespaces): nothing runs.
         _report({"sandbox": False})
         raise SystemExit(1)
     sys.path[0] = folder = os.path.dirname(filename)
@@ -144,8 +120,7 @@ def main(params_path):
     module.__file__ = filename
     module.__builtins__ = builtins
     if os.path.isfile(os.path.join(folder, "__init__.py")):
-        # A module of a package (mha_ref/mha.py): its relative imports
-        # resolve as when the package imports it.
+        # A module of a package: its relative imports resolve.
         module.__package__ = os.path.basename(folder)
         sys.path[0] = os.path.dirname(folder)
     sys.modules["__main__"] = module
@@ -156,12 +131,10 @@ def main(params_path):
     except SystemExit:
         raise
     except BaseException as exc:
-        # No traceback on stderr: the record below is shown as the reader
-        # sees the code (a second, raw one named the run's own folder and
-        # other line numbers).
+        # Only the record: live.py names the lines as the reader sees them.
         syntax = None
         if isinstance(exc, SyntaxError) and exc.filename == filename:
-            # (IndentationError, TabError: the box named each SyntaxError)
+            # (IndentationError and TabError keep their own names)
             syntax = [exc.lineno, exc.offset, exc.msg, type(exc).__name__]
         _report(
             {

@@ -1,28 +1,19 @@
-"""Live code under ``mkdocs serve``: the run endpoint and what pages carry.
+"""Live code under ``mkdocs serve``: ``install`` wraps the WSGI app of
+MkDocs' own server (no second server, port or cross-origin request):
+``POST <site>/__live__/run`` runs an edit (``live.Live``), and each HTML
+page sent gets the live-code script and a token for this serve (nothing
+is written to the site: a static build has no trace of it).
 
-``install`` (the plugin's ``on_serve``) wraps the WSGI application of
-MkDocs' own development server, so live code needs no second server,
-port or cross-origin request. Every HTML page it sends gets the live-code
-script, style and configuration (the endpoint, a token made for this
-serve) on the way out; nothing is written to the site folder, so a
-static build has no trace of it. ``POST <site>/__live__/run`` runs an
-edited block (``live.Live``).
-
-Any web page the user visits can send requests to 127.0.0.1, so: live
-code is installed only on a loopback address; a request's ``Host`` must
-name it (a DNS-rebinding page comes under its own host name, and the
-pages it fetches that way carry no token); its ``Origin`` must be the
-site, and ``Sec-Fetch-Site``, where sent, "same-origin"; it must carry
-the token in a header (``X-Lesson-Live-Token``), which a form cannot
-send and no other origin can read (no CORS header is ever answered);
-and ``Live`` queues at most ``live.MAX_WAITING`` runs. Another account on
-the same machine can reach 127.0.0.1 too, and read the token in a page:
-on Linux, a connection whose socket another user owns is closed unread
-(``connection_owner``), as the run would read files with this user's
-rights.
+Any page a user visits can send requests to 127.0.0.1, so: loopback
+addresses only; the ``Host`` must name it (DNS rebinding); the
+``Origin`` must be the site and ``Sec-Fetch-Site``, if sent,
+same-origin; the token must come in a header no form can send and no
+other origin read (no CORS header, ever). Another account on the
+machine can reach 127.0.0.1 and read the token: on Linux its
+connections are closed unread (``connection_owner``).
 
 ``python -m lessonbuild.liveserve present`` (``make present``) serves
-the site like ``make serve`` and opens the deck in the browser.
+the site and opens the deck in the browser.
 """
 
 from __future__ import annotations
@@ -46,13 +37,9 @@ from pathlib import Path
 from .live import Live, Refused, Verified, wait_until
 
 log = logging.getLogger("mkdocs.plugins.lesson.live")
-#: Under the site's mount path.
-ENDPOINT = "__live__/run"
+ENDPOINT = "__live__/run"  # under the site's mount path
 TOKEN_HEADER = "X-Lesson-Live-Token"
-#: Bytes a request body may hold (the code and the shown code, as JSON).
-MAX_BODY = 256 * 1024
-#: Where the scripts and style are, under the site's mount path.
-ASSETS = "assets/"
+MAX_BODY = 256 * 1024  # bytes of a request (the code and shown code)
 
 
 def is_loopback(host: str) -> bool:
@@ -63,9 +50,8 @@ def is_loopback(host: str) -> bool:
 
 
 def connection_owner(client: tuple, server: tuple) -> int | None:
-    """The uid owning the client's end of a loopback TCP connection from
-    ``client`` to ``server`` ((host, port) each), from the kernel's
-    socket tables; None where they do not tell (not Linux)."""
+    """The uid owning the client's end of the TCP connection ``client``
+    -> ``server`` ((host, port) each) in /proc/net; None if not told."""
     want = tuple((_ip(end[0]), end[1]) for end in (client, server))
     for table in ("tcp", "tcp6"):
         try:
@@ -85,8 +71,8 @@ def _ip(address: str | bytes):
 
 
 def _address(field: str) -> tuple:
-    """``0100007F:1F40`` (/proc/net/tcp: each 32-bit word of the address
-    in host order, little-endian here) as (address, port)."""
+    """``0100007F:1F40`` (/proc/net/tcp: each 32-bit word in host order,
+    little-endian here) as (address, port)."""
     hexed, port = field.split(":")
     raw = b"".join(
         bytes.fromhex(hexed[i : i + 8])[::-1] for i in range(0, len(hexed), 8)
@@ -114,15 +100,14 @@ class LiveServe:
             '<script type="application/json" id="lesson-live-config">'
             + config.replace("<", "\\u003c")
             + "</script>"
-            f'<link rel="stylesheet" href="{self.mount}{ASSETS}live.css">'
-            f'<script type="module" src="{self.mount}{ASSETS}live.js">'
+            f'<link rel="stylesheet" href="{self.mount}assets/live.css">'
+            f'<script type="module" src="{self.mount}assets/live.js">'
             "</script>"
         )
         return html.replace(b"</head>", snippet.encode() + b"</head>", 1)
 
     def wrap(self, app: Callable) -> Callable:
-        """The WSGI application: ``app`` (MkDocs' server), plus the
-        endpoint, plus the injection into its HTML pages."""
+        """``app`` (MkDocs' server), the endpoint, the pages injected."""
 
         def application(environ, start_response):
             path = environ.get("PATH_INFO", "")
@@ -212,9 +197,8 @@ class LiveServe:
 
 
 def install(server, config, verified: Callable[[], Verified]):
-    """Live code for this ``mkdocs serve`` (``on_serve``): the
-    ``LiveServe`` installed on ``server``, or None where MkDocs serves
-    on an address other machines can reach."""
+    """The ``LiveServe`` installed on MkDocs' ``server`` (``on_serve``),
+    or None where it serves on an address other machines can reach."""
     addr = getattr(config, "dev_addr", None)
     if addr is None or not hasattr(server, "set_app"):
         return None  # not MkDocs' development server
@@ -244,19 +228,14 @@ def install(server, config, verified: Callable[[], Verified]):
     return serve
 
 
-# --- make bench: Run to output -----------------------------------------------
-
-
-#: Run to output, median, for a one-line change of slide 15's snippet.
+#: make bench's Run to output, median, of a one-line change of slide 15.
 TARGET_SECONDS = 0.150
-BENCH_SLIDE = 15
 
 
 def run_to_output(root: Path, runs: int = 11) -> list[float]:
-    """Seconds from POST to answer through the endpoint's WSGI application
-    (the real ``Live``), one per run of slide ``BENCH_SLIDE``'s first
-    snippet with a line added that prints the run's number; the first
-    run, which waits for the fork server's import, is not counted."""
+    """Seconds from POST to answer through the endpoint (the real
+    ``Live``), of slide 15's first snippet with a line added; not the
+    first run, which waits for the fork server's import."""
     import io
     import time
 
@@ -264,7 +243,7 @@ def run_to_output(root: Path, runs: int = 11) -> list[float]:
 
     root = Path(root).resolve()
     deck = read_deck(root, root / "docs")
-    slide = next(s for s in deck.slides if s.number == BENCH_SLIDE)
+    slide = next(s for s in deck.slides if s.number == 15)
     include = next(i for i in slide.includes if i.path.startswith("snippets/"))
     lines = (root / include.path).read_text(encoding="utf-8").splitlines()
     first, end = sections(lines)[include.section]
@@ -297,9 +276,6 @@ def run_to_output(root: Path, runs: int = 11) -> list[float]:
     finally:
         live.close()
     return times[1:]
-
-
-# --- make present ------------------------------------------------------------
 
 
 def present(argv: list[str] | None = None) -> int:
