@@ -1,23 +1,11 @@
 """One lesson build: deck -> checks -> pages -> site, and what it owns.
 
-``plugin.LessonPlugin``'s hooks each call one method here, in the order
-MkDocs calls them: ``prestart`` (``load_config``: the seed-0 fork server
-imports torch while MkDocs loads the other plugins), ``start``
-(``on_config``: read the deck once, run the snippets, render the
-exercises, build the nav; every problem is reported together before a
-page is read, then the homework starts beside the pages), ``add_files``
-and ``plan`` (the figures and notebooks; under ``serve --dirty``, which
-pages render), ``source`` (the text the deck read and the engine
-checked, so what is published is what was checked), ``page_content``
-(widgets, search, every formula checked), ``page_context`` and
-``finish`` (the snippets' second runs judged, ``present.html``
-written), ``error``.
-
-The one way to fail is ``fail``: ``mkdocs build`` logs the report and
-raises MkDocs' ``Abort``, leaving no site; ``mkdocs serve`` goes on and
-every page shows the failure page. Under serve this object lives across
-rebuilds: the fork servers, the typeset formulas and each page's
-rendered exercises are kept.
+Each ``plugin.LessonPlugin`` hook calls one method here, in MkDocs'
+order. Every problem is reported at once, through ``fail``: ``mkdocs
+build`` logs the report and aborts, leaving no site; ``mkdocs serve``
+shows it on every page and goes on. Under serve this object lives
+across rebuilds, keeping the fork servers, the typeset formulas and
+each page's rendered exercises.
 """
 
 from __future__ import annotations
@@ -54,14 +42,8 @@ from .rebuild import Rebuild
 from .settings import Settings, cache_dir, state_dir
 
 log = logging.getLogger("mkdocs.plugins.lesson")
-#: mkdocs-jupyter logs every cache hit, conversion, copy and eviction at
-#: INFO: ten lines a build, five more a serve rebuild, none of them news
-#: to a contributor. Its warnings and errors still show.
-_QUIET = ("mkdocs.plugins.mkdocs_jupyter", "mkdocs.mkdocs-jupyter")
 _ID = re.compile(r'\sid="([^"]+)"')  # an element id in an exercise's HTML
-#: A code block as pymdownx.highlight writes it (a div holding a title
-#: span and the pre, no div inside), its highlighting's tags, an import
-#: of mha_ref.
+#: A code block as pymdownx.highlight writes it (a div: title span, pre).
 _CODE_BLOCK = re.compile(
     r"<div\b[^>]*\bhighlight\b[^>]*>(?:(?!</div>).)*?<pre\b[^>]*>(.*?)</pre>",
     re.S,
@@ -73,9 +55,8 @@ _PACKAGE_IMPORT = re.compile(r"^\s*(?:from|import)\s+mha_ref\b", re.M)
 
 
 def _address_free(addr) -> None:
-    """Serve's address, tried before its first build: a port another
-    server held (a second ``make serve``) failed only after the build,
-    22 s in, with MkDocs' traceback and no word of PORT=."""
+    """Serve's address, tried before its first build (a port in use
+    failed 22 s in, with a traceback and no word of PORT=)."""
     family = socket.AF_INET6 if ":" in addr.host else socket.AF_INET
     try:
         socket.create_server((addr.host, addr.port), family=family).close()
@@ -93,7 +74,8 @@ def _root(config) -> Path:
 
 class Build:
     def __init__(self, command: str = "build", dirty: bool = False):
-        for name in _QUIET:
+        # mkdocs-jupyter logs every cache hit and conversion at INFO.
+        for name in ("mkdocs.plugins.mkdocs_jupyter", "mkdocs.mkdocs-jupyter"):
             logging.getLogger(name).setLevel(logging.WARNING)
         self.serving = command == "serve"
         # `mkdocs serve --dirty`: which pages a rebuild renders.
@@ -107,9 +89,7 @@ class Build:
         self.address_tried = False  # serve: its address, before building
         self.live = None  # serve: live code's endpoint (liveserve.py)
         self.trigger: Path | None = None  # touched to ask for a rebuild
-        # Kept across serve's rebuilds: typeset formulas, rendered
-        # exercises, and each page's final content for present.html (a
-        # page a rebuild skipped keeps its last).
+        # Kept across serve's rebuilds (a skipped page keeps its last).
         self.formulas: dict[tuple[str, bool], str] = {}  # (TeX, display)
         self.exercise_pages: dict[tuple, exercises.PageResult] = {}
         self.rendered: dict[str, str] = {}
@@ -132,41 +112,28 @@ class Build:
         """The deck's page for this MkDocs page, or None."""
         return self.deck.page_at(page.file.src_uri) if self.deck else None
 
-    # --- 0. the fork servers -------------------------------------------------
-
     def prestart(self, root: Path) -> None:
-        """The seed-0 fork server imports torch now (only if a snippet
-        has no cached run); under ``serve`` the kept pool is up."""
+        """The seed-0 fork server imports torch while MkDocs loads the
+        other plugins (only if a snippet has no cached run)."""
         if self.pool is None:
             engine.prestart(root, cache_dir(root), self._pool(root))
 
     def _pool(self, root: Path):
         """The engine's fork servers: kept for a whole ``mkdocs serve``;
-        for a build, until ``finish`` has collected what they ran in the
-        background (the second runs, the homework) or the build failed."""
+        for a build, until ``finish`` collected what ran in the background."""
         if self.pool is None or self.pool.root != root:
             from .engine.runner import Pool
 
-            self.close_pool()
+            self._stop("pool")
             self.pool = Pool(root)
         return self.pool
 
-    def close_pool(self) -> None:
-        pool, self.pool = self.pool, None
-        if pool is not None:
-            pool.close()
-
-    def cancel_homework(self) -> None:
-        homework, self.homework = self.homework, None
-        if homework is not None:
-            homework.cancel()
-
-    def close_math(self) -> None:
-        math, self.math = self.math, None
-        if math is not None:
-            math.close()
-
-    # --- 1. read, check, render exercises, nav -------------------------------
+    def _stop(self, name: str, how: str = "close") -> None:
+        """Take what attribute ``name`` holds, if anything, and stop it."""
+        running = getattr(self, name)
+        setattr(self, name, None)
+        if running is not None:
+            getattr(running, how)()
 
     def start(self, config, settings: Settings):
         self._new_build()
@@ -184,7 +151,7 @@ class Build:
         self.templates = Templates(config)
         deck = self.deck = read_deck(root, config.docs_dir, settings.parts)
         # Serve: an earlier build's homework, if unfinished.
-        self.cancel_homework()
+        self._stop("homework", "cancel")
         self.result = engine.check(
             deck,
             timeout=settings.timeout(),
@@ -193,9 +160,7 @@ class Build:
             output_limits=settings.output_limits(),
             pool=self._pool(root),
             warm=self.serving,
-            # A build renders its pages while each snippet's second run
-            # goes on (finish judges them); serve re-runs only what an
-            # edit changed, and shows the verdict at once.
+            # A build renders while the second runs go on (finish judges).
             defer_second=not self.serving,
         )
         exercise_problems = self._render_exercises(config, deck)
@@ -209,13 +174,11 @@ class Build:
         if problems or self.result.problems or exercise_problems:
             self.result.finish()  # every problem at once: theirs too
         problems += self.result.problems
-        # Only code that ran can have written; a save while the pages of
-        # a fully cached serve rebuild were read is the next rebuild's.
+        # Only code that ran can have written (else: an edit, not a run).
         if self.result.ran:
             problems += tampering(self.fingerprint, fingerprint(root))
         problems += exercise_problems
-        # The engine's own line first: the report's count, the total of
-        # every check, is then the last word (not "1 problem" after "11").
+        # The engine's line first: the report's count is the last word.
         log.info(self.result.summary())
         if problems:
             self.fail(problems)
@@ -234,9 +197,7 @@ class Build:
         # Slide numbers and option letters, computed from their ids.
         self.refs = exercises.RefIndex.from_deck(deck)
         problems = self.refs.check(deck)
-        # A page renders the same for the same text, tables, Markdown
-        # settings and storage prefix: under serve, the pages an edit
-        # did not touch are taken from the last build.
+        # What a page's render depends on: serve keeps the others.
         context = repr(
             (
                 sorted(tables.items()),
@@ -275,33 +236,27 @@ class Build:
         return problems + exercises.check_spread(found)
 
     def _nav(self, nav, deck: Deck):
-        """The configured nav (Home, ...), the lesson's parts, then the
-        notebooks this build makes, answers aside (built, linked from the
-        home page, but no task's "Next"): no homework whose source is missing
-        (a fixture) or that never started because the checks failed (a
-        nav entry without its page would fail a strict build)."""
+        """The configured nav, the lesson's parts, then the notebooks this
+        build makes (no answers: no task's "Next"; no homework that was
+        not made: a nav entry without its page fails a strict build)."""
         nav = list(nav or [])
         if not nav and (deck.docs / "index.md").is_file():
             nav = [{"Home": "index.md"}]
         for part in deck.parts:
             nav.append({part.name: [deck.docs_rel(s) for s in part.slides]})
         if deck.slides:
-            # Named for what it is: its own heading is the lesson's title,
-            # and "Next" after the last slide must not read like slide 1.
+            # Not its heading (the lesson's title): "Next" after the last
+            # slide must not read like slide 1.
             made = [{"The lesson as a notebook": notebooks.DECK_NOTEBOOK}]
             done = self.homework.uris if self.homework else []
             made += [uri for uri in done if uri not in notebooks.SOLUTIONS]
             nav.append({"Notebooks": made})
         return nav
 
-    # --- 2. figures and notebooks; which pages render ------------------------
-
     def add_files(self, files, config):
-        """The figures snippets published (``figures/<id>.svg``, where
-        ``{{ figure(id) }}`` points, and ``<id>.narrow.svg``, a phone's),
-        ``mha_ref.zip`` for copied code, and the notebooks, written under
-        ``.cache/notebooks`` (the lesson plugin is listed before
-        mkdocs-jupyter, so its ``on_files`` sees them)."""
+        """The figures snippets published (and their phone versions),
+        ``mha_ref.zip`` and the notebooks (before mkdocs-jupyter's
+        ``on_files``, which converts them)."""
         from mkdocs.structure.files import File
 
         figures = self.result.figures if self.result else {}
@@ -327,9 +282,8 @@ class Build:
         return files
 
     def answers_out_of_nav(self, files):
-        """The answers are built, but no nav entry or "Next" leads to
-        them; said, so that MkDocs does not list them as pages the nav
-        forgot (set on the files mkdocs-jupyter made of them)."""
+        """The answers are built but in no nav: said, or MkDocs lists them
+        as pages the nav forgot (on the files mkdocs-jupyter made)."""
         from mkdocs.structure.files import InclusionLevel
 
         for uri in notebooks.SOLUTIONS:
@@ -338,8 +292,7 @@ class Build:
         return files
 
     def plan(self, config, files) -> None:
-        """Under ``serve --dirty``, which pages this rebuild renders: all
-        but those ``rebuild.Rebuild.plan`` finds unchanged."""
+        """Under ``serve --dirty``: which pages this rebuild renders."""
         if self.rebuild is not None:
             self.rebuild.plan(self, config, files)
 
@@ -356,16 +309,14 @@ class Build:
         if problems and not self.failure:
             self.fail(problems)
 
-    # --- 3. MkDocs renders the checked text ----------------------------------
-
     def source(self, page) -> str | None:
+        """The text the engine checked: what is published was checked."""
         if self.failure:
             return "# The build failed\n"  # replaced in post_page
         return self.sources.get(page.file.src_uri)
 
     def markdown(self, markdown: str, page, config) -> str:
-        """Render the page's macro calls: only the lesson's macros, with
-        literal arguments; code blocks literal (``macros.Templates``)."""
+        """The page's macro calls rendered (``macros.Templates``)."""
         if self.failure or not page.file.src_uri.endswith(".md"):
             return markdown
         slide = self._slide(page)
@@ -377,10 +328,8 @@ class Build:
             self.fail(exc.problems)
             return markdown
 
-    # --- 4. widgets, search, math --------------------------------------------
-
     def pre_build(self) -> None:
-        self.close_math()
+        self._stop("math")
         self.math = MathRenderer(cache=self.formulas)
 
     def page_content(self, html: str, page, config) -> str:
@@ -396,9 +345,8 @@ class Build:
         stash = self.widgets.get(uri)
         if stash:
             html, missing = exercises.fill_placeholders(html, stash)
-            # MkDocs collects a page's anchors from its Markdown, before
-            # the widgets are put in: tell it theirs, or every link to an
-            # exercise (`37-….md#ex-param-count-512`) is reported as broken.
+            # MkDocs took the anchors before the widgets were in: or each
+            # link to an exercise is reported as broken.
             if page.present_anchor_ids is not None:
                 for section in stash.values():
                     page.present_anchor_ids.update(_ID.findall(section))
@@ -412,22 +360,18 @@ class Build:
         html = pagehtml.tidy(html)
         # Notes, answers' folds, code, widget controls: not for search.
         html = searchtext.exclude_from_search(html, notebook)
-        if notebook:  # htmlmin keeps what a `pre` attribute marks as it
-            # is: a copy button's text, the cell's lines (it made one).
+        if notebook:  # htmlmin keeps a `pre`-marked copy button's text
             html = _COPY_TEXT.sub("<div pre", html)
-        # Every formula typeset now only to check it (and cache it): the
-        # page keeps its TeX until page_context, after search indexed it.
+        # Typeset to check (and cache): TeX stays until search indexed it.
         if self.math is not None:
             path, text = self._source_of(page, config)
             self.problems += self.math.render_html(html, path, text)[1]
         return html
 
     def _notebook_links(self, page, html: str) -> str:
-        """A slide that runs code offers the lesson notebook to download
-        (under the page), and ``mha_ref.zip`` right above the first code
-        block that imports the package: copied on its own, that block
-        raised ModuleNotFoundError, and the note had sat at the end of the
-        page, screens below the code on a phone."""
+        """A slide that runs code offers the lesson notebook, and
+        ``mha_ref.zip`` right above the first block that imports it
+        (copied alone, it raised ModuleNotFoundError)."""
         slide = self._slide(page)
         if slide is None or slide.number is None:
             return html
@@ -466,10 +410,9 @@ class Build:
         return f"{Path(config.docs_dir).name}/{uri}", ""
 
     def env(self, env, files) -> None:
-        """Every page is read: fail on what rendering found, give the
-        pages a rebuild skipped what they showed, and keep the theme's
-        compiled templates in .cache/templates, so that a rebuild under
-        serve does not compile them again."""
+        """Every page is read: fail on what rendering found, restore the
+        pages a rebuild skipped; the theme's compiled templates are kept
+        (serve does not compile them again)."""
         if self.config is not None:
             folder = state_dir(_root(self.config)) / "templates"
             folder.mkdir(parents=True, exist_ok=True)
@@ -482,11 +425,8 @@ class Build:
         if self.rebuild is not None:
             self.rebuild.restore(files)
 
-    # --- 5. the presentation deck --------------------------------------------
-
     def page_context(self, page) -> None:
-        # The deck takes the content before typesetting: present.py
-        # reparses it, and TeX is a tenth the size of KaTeX's HTML.
+        # present.py takes TeX: a tenth the size of KaTeX's HTML.
         self.rendered[page.file.src_uri] = page.content
         if self.math is not None and page.content:
             page.content, _ = self.math.render_html(page.content, "")
@@ -494,13 +434,12 @@ class Build:
             self.rebuild.record(page)
 
     def finish(self, config) -> None:
-        # Normally waited for by its page; a build without that page
-        # (mkdocs-jupyter not configured) still ends only when it has.
+        # (Its page waited, if mkdocs-jupyter is configured.)
         self._wait_for_homework()
         self.homework = None
         self._judge_second_runs()
         if not self.serving:
-            self.close_pool()
+            self._stop("pool")
         if self.deck is not None and not self.failure:
             math = self.math = self.math or MathRenderer(cache=self.formulas)
             present.write(
@@ -510,20 +449,18 @@ class Build:
                 config,
                 typeset=lambda html: math.render_html(html, "")[0],
             )
-        self.close_math()
+        self._stop("math")
         if self.rebuild is not None:
             failed = self.failure_page() if self.failure else None
             if self.rebuild.finish(config, failed) and self.trigger:
-                # A notebook page was deferred: touch the file serve
-                # watches, so that it rebuilds and renders that page.
+                # A notebook was deferred: serve rebuilds for it.
                 self.trigger.parent.mkdir(parents=True, exist_ok=True)
                 self.trigger.write_text("rebuild")
         searchtext.readable_index(config)  # formulas as text, not TeX
 
     def _judge_second_runs(self) -> None:
-        """The snippets' second runs must agree with the first, which the
-        pages show, and must have changed nothing; otherwise the build
-        fails, and its site goes."""
+        """The second runs must agree with the first (the pages show it)
+        and change nothing; else the build fails, and its site goes."""
         if self.result is None or self.result.second is None:
             return  # nothing ran in the background (serve, a cached build)
         problems = self.result.finish()
@@ -532,21 +469,16 @@ class Build:
             self.fail(problems)
 
     def publish_site(self, config) -> None:
-        """After every plugin wrote into the site: move it into place in
-        one step (``atomic.SiteSwap``)."""
-        # (Serve's rebuilds too: its site is the clean build's, byte for
-        # byte, tests/test_rebuild.py.)
+        """After every plugin wrote: the site moved into place in one step."""
         searchtext.compact_index(Path(config.site_dir))
         if self.swap is not None:
             self.swap.publish()
             config.site_dir = str(self.swap.final)
             self.swap = None
 
-    # --- serve ---------------------------------------------------------------
-
     def serve(self, server, config) -> None:
-        """Watch what pages are made of besides docs/: the snippets, the
-        reference package, and the file a deferred page touches."""
+        """Watch the snippets, mha_ref and a deferred page's trigger, and
+        serve live code."""
         root = _root(config)
         for name in ("snippets", "mha_ref"):
             if (root / name).exists():
@@ -555,7 +487,6 @@ class Build:
             self.trigger = state_dir(root) / "serve" / "now"
             self.trigger.parent.mkdir(parents=True, exist_ok=True)
             server.watch(str(self.trigger.parent))
-        # Edit and run any code block (live.py): pages served get it.
         self.live = liveserve.install(
             server, config, lambda: Verified(self.deck, self.result)
         )
@@ -563,18 +494,14 @@ class Build:
     def shutdown(self) -> None:
         if self.live is not None:
             self.live.live.close()
-        self.cancel_homework()
-        self.close_pool()
-
-    # --- 6. failure ----------------------------------------------------------
+        self._stop("homework", "cancel")
+        self._stop("pool")
 
     def fail(self, problems: list[Problem]) -> None:
         """The one way a build fails (see the module's docstring)."""
         text = report(problems)
         if self.serving:
-            # Printed, not logged: --strict would count each logged
-            # line as an error and abort the build after all.
-            # MkDocs still says "Documentation built": say what was built.
+            # Printed: --strict would abort on a logged error.
             print(
                 f"{text}\nThe preview shows these problems on every page "
                 "until a build succeeds.",
@@ -585,7 +512,6 @@ class Build:
         for line in text.splitlines():
             log.error(line)
         self.discard_site(self.config)
-        # The count is the report's last line; this one says what it means.
         raise Abort("Aborted for the problems above: no site was written.")
 
     def failure_page(self) -> str:
@@ -597,15 +523,14 @@ class Build:
         """``on_build_error``: stop what runs, leave no half site."""
         if self.rebuild is not None:
             self.rebuild.forget()  # the site may be half written
-        self.close_math()
-        self.cancel_homework()
+        self._stop("math")
+        self._stop("homework", "cancel")
         if not self.serving:
-            self.close_pool()
+            self._stop("pool")
         self.discard_site(self.config)
 
     def discard_site(self, config) -> None:
-        """Leave no site that looks like the result of a failed build
-        (``mkdocs serve`` builds into a folder it never shows then)."""
+        """Leave no site from a failed build (serve's is never shown)."""
         if self.serving or config is None:
             return
         if self.swap is not None:

@@ -1,9 +1,6 @@
-"""The lesson's one MkDocs plugin (``- lesson:`` in mkdocs.yml).
-
-Each hook hands off to one method of ``build.Build``, which owns the
-build's state and order; the priorities place each hook among the
-other plugins'. No module globals: the macros read the ``Build``.
-"""
+"""The lesson's one MkDocs plugin (``- lesson:`` in mkdocs.yml): each
+hook hands off to one method of ``build.Build``, which owns the state;
+the priorities place each hook among the other plugins'."""
 
 from __future__ import annotations
 
@@ -25,9 +22,8 @@ class LessonPlugin(BasePlugin):
         self.settings = Settings()
 
     def load_config(self, options, config_file_path=None):
-        """Validate the settings (``Settings``, shared with the CLI); then,
-        while MkDocs loads the other plugins (a second or two), the
-        first fork server imports torch (``Build.prestart``)."""
+        """Validate the settings (one schema with the CLI), then start the
+        first fork server (``Build.prestart``)."""
         errors, warns = super().load_config({}, config_file_path)
         try:
             self.settings = Settings.from_mapping(dict(options))
@@ -38,8 +34,8 @@ class LessonPlugin(BasePlugin):
         return errors, warns
 
     def on_startup(self, *, command, dirty):
-        """Defined, so that ``serve`` keeps this instance (its fork
-        servers, its caches) across rebuilds; ``on_shutdown`` stops them."""
+        """Defined, so that ``serve`` keeps this instance (its fork servers,
+        its caches) across rebuilds."""
         pool, self.build.pool = self.build.pool, None
         self.build = Build(command, dirty)
         self.build.pool = pool  # started by load_config
@@ -49,10 +45,8 @@ class LessonPlugin(BasePlugin):
 
     @event_priority(100)
     def on_config(self, config):
-        # mkdocs-macros reads ``force_render_paths`` as pathspec's
-        # "gitwildmatch" patterns, which pathspec 1.x deprecates: every
-        # build logged two tracebacks no contributor can fix. Only that
-        # warning goes (on_config runs first), in every kind of build.
+        # mkdocs-macros uses pathspec's deprecated "gitwildmatch": two
+        # tracebacks a build that no contributor can fix.
         warnings.filterwarnings(
             "ignore",
             message="GitWildMatchPattern",
