@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import hmac
+import io
 import ipaddress
 import json
 import logging
@@ -28,12 +29,14 @@ import secrets
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 import webbrowser
 from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
 
+from .deck import read_deck, sections
 from .live import Live, Refused, Verified, wait_until
 
 log = logging.getLogger("mkdocs.plugins.lesson.live")
@@ -236,11 +239,6 @@ def run_to_output(root: Path, runs: int = 11) -> list[float]:
     """Seconds from POST to answer through the endpoint (the real
     ``Live``), of slide 15's first snippet with a line added; not the
     first run, which waits for the fork server's import."""
-    import io
-    import time
-
-    from .deck import read_deck, sections
-
     root = Path(root).resolve()
     deck = read_deck(root, root / "docs")
     slide = next(s for s in deck.slides if s.number == 15)
