@@ -1,16 +1,9 @@
 """The deck model: every page under docs/ read once, into one ``Slide`` each.
 
-This is the only module that reads slide files (an audit hook in
-tests/test_plugin.py proves it): every check and output consumes the
-``Slide``s, and MkDocs renders the very text held here, so what is
-published is what was checked.
-
-Fences are found with markdown-it-py (CommonMark). Two pymdownx constructs
-CommonMark does not know are handled first, keeping every line number:
-front matter is blanked, and so are the opening lines of admonitions,
-details and tabs, so that their indented bodies parse as indented code,
-which is parsed again, dedented, for the fences inside. Includes are
-pymdownx.snippets syntax, expanded on every line, so found on raw lines.
+The only reader of slide files (tests/test_plugin.py audits it): MkDocs
+renders the very text checked here. Fences come from markdown-it-py, with
+front matter and pymdownx block openers blanked first so that their
+indented bodies parse as code, parsed again for the fences inside.
 """
 
 from __future__ import annotations
@@ -26,7 +19,6 @@ from pymdownx.snippets import SnippetPreprocessor
 from .problems import Problem
 from .yamltext import Mapping, YamlProblem, load_yaml
 
-#: The slide kinds a slide's front matter may declare.
 KINDS = tuple(
     "Title, Objectives, Warm-up, Section, Concept, Counterexample, "
     "Comparison, Intuition, Analogy, Explain it, Estimation, Worked example, "
@@ -34,39 +26,32 @@ KINDS = tuple(
     "Sorting, Two truths and a lie, Ranking, Pattern, Edge cases, "
     "Elimination, Check, Prediction, Connect it up, Recap".split(", ")
 )
-#: Fence languages that hold Python, which must come from snippets/.
+#: Fence languages of Python, which must come from snippets/.
 PYTHON_LANGS = {"python", "py", "python3", "py3", "pycon", "ipython"}
 FILE_NAME = re.compile(r"^(\d{2,3})-[a-z0-9]+(?:-[a-z0-9]+)*\.md$")
 #: A slide file larger than this is refused unread (a runaway write).
 MAX_SLIDE_BYTES = 1_000_000
 
-# The deck's stage markers (decklayout reads their classes), each on its
-# own line: reading-only content in READING_OPEN ... "</div>"; a screen
-# break starts a new screen; STEPS_OPEN ... "</div>" is stepped through.
+# The stage markers, each on its own line (decklayout reads the classes).
 READING, SCREEN_BREAK, STEPS = "reading", "screen-break", "steps"
-#: Prose that answers the exercise above it, in ``<section class=…
-#: markdown>``: on a reading page it waits for an attempt (exercises.js);
-#: the stage shows it as it is. A section, not a div: Material's search
-#: stops skipping an element at the first closing tag of its name inside
-#: it, and a code block inside is a div (tests/test_search_index.py).
+#: Prose answering the exercise above, shown after an attempt. A
+#: ``section``: Material's search stops skipping a div at its first inner
+#: ``</div>`` (tests/test_search_index.py).
 AFTER_ANSWER = "after-answer"
 READING_OPEN = f'<div class="{READING}" markdown>'
 BREAK_LINE = f'<div class="{SCREEN_BREAK}"></div>'
 STEPS_OPEN = f'<div class="{STEPS}" markdown>'
-# A line that holds nothing but a stage marker, or nothing at all.
 _STAGE_OR_BLANK = {"", READING_OPEN, BREAK_LINE, STEPS_OPEN, "</div>"}
 _BLOCK_OPENER = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?|===\+?)(?:[ \t]|$)")
 _NOTE_OPENER = re.compile(r"^(?P<indent>[ \t]*)\?\?\?\+?[ \t]+instructor\b")
 _MINUTES = re.compile(r"\*\*Time:\*\*\s*(\d+(?:\.\d+)?)\s*min")
-# pymdownx.snippets' single-line include, `--8<-- "path"`, and its block
-# form: a line `--8<--` alone opens and closes a list of paths.
+# pymdownx.snippets' include, `--8<-- "path"`, and its block form.
 _INCLUDE = re.compile(
     r"""^(?P<indent>[ \t]*)(?P<escape>;*)-+8<-+[ \t]+
         (?P<q>["'])(?P<target>.+?)(?P=q)[ \t]*\r?$""",
     re.VERBOSE,
 )
 _INCLUDE_BLOCK = re.compile(r"^[ \t]*(?P<escape>;*)-+8<-+[ \t]*\r?$")
-# pymdownx.snippets' own pattern of a section marker.
 _SECTION_MARKER = SnippetPreprocessor.RE_SNIPPET_SECTION
 _SECTION_NAME = re.compile(r"(?i)[a-z][-_0-9a-z]*")
 _LINE_SPEC = re.compile(r"(?::-?[0-9]*){1,2}(?:,-?[0-9]*(?::-?[0-9]*)?)*")
@@ -105,8 +90,7 @@ class Fence:
 
     @property
     def looks_like_output(self) -> bool:
-        """Titled like an Output block (other case, invisible characters)
-        but not exactly "Output": flagged, never skipped."""
+        """Titled "Output" but for case or invisible characters."""
         title = self.title
         cleaned = _INVISIBLE.sub("", title or "").strip().lower()
         return title != "Output" and cleaned == "output"
@@ -122,8 +106,6 @@ class Fence:
 
 @dataclass
 class Include:
-    """One ``--8<--`` include line."""
-
     line: int  # 1-based
     target: str  # as written: path plus optional :section or :lines
     path: str
@@ -133,8 +115,6 @@ class Include:
 
 @dataclass
 class TableCall:
-    """A ``{{ table("id", hide="col") }}`` call with literal arguments."""
-
     line: int
     table_id: str
     hide: str | None
@@ -190,9 +170,8 @@ class Slide:
         return [i for i in self.includes if i.fence is fence]
 
     def block_above(self, fence: Fence) -> Fence | None:
-        """The fence that ends right above ``fence``, blank lines and stage
-        markers apart (a code block in a reading-only wrapper is still
-        right above its Output)."""
+        """The fence right above ``fence``, blank lines and stage markers
+        apart (a code block in a reading-only wrapper is above its Output)."""
         i = fence.start - 1
         while i >= 0 and self.lines[i].rstrip() in _STAGE_OR_BLANK:
             i -= 1
@@ -248,19 +227,13 @@ class Deck:
         return (self.root / page.path).relative_to(self.docs).as_posix()
 
 
-# --- reading -----------------------------------------------------------------
-
-
 def read_deck(
     root: Path | str,
     docs_dir: Path | str | None = None,
     parts: list[str] | None = None,
 ) -> Deck:
-    """Read every page under ``docs_dir`` once; check the deck's structure.
-
-    ``parts``, the lesson's part names in order: when given, every slide
-    names one, and each part's slides are together and in that order.
-    """
+    """Read every page under ``docs_dir`` once; check the deck's structure
+    (with ``parts``: each slide in one, the parts together and in order)."""
     root = Path(root).resolve()
     docs = Path(docs_dir).resolve() if docs_dir else root / "docs"
     problems: list[Problem] = []
@@ -350,9 +323,8 @@ def parse_slide(
 
 
 def _check_stage_markers(bare: list[str], problem) -> None:
-    """Reading-only wrappers open and close at the top level, unnested,
-    with a blank line inside each end (Markdown in HTML needs it), and
-    no screen break inside one."""
+    """Reading-only wrappers: top level, unnested, a blank line inside each
+    end (Markdown in HTML needs it), no screen break inside."""
     opened = None
     for i, line in enumerate(bare, 1):
         text = line.rstrip()
@@ -400,9 +372,6 @@ def _rel(path: Path, root: Path) -> str:
         return path.relative_to(root).as_posix()
     except ValueError:
         return str(path)
-
-
-# --- front matter ------------------------------------------------------------
 
 
 def _front_matter_end(bare: list[str]) -> int | None:
@@ -506,9 +475,8 @@ def _check_meta(slide: Slide, problem, parts: list[str] | None) -> None:
 
 
 def _check_heading(slide: Slide, title: str, problem) -> None:
-    """The body's first heading is ``# {title}``: the navigation, the
-    browser tab and the search show the title, the page its heading (a
-    title edited alone passed, and the two disagreed)."""
+    """The body's first heading is ``# {title}``: the navigation shows
+    the title, the page its heading, and they must agree."""
     for n, line in enumerate(slide.lines[slide.body_line - 1 :]):
         if line.startswith("# "):
             if line[2:].strip() != title:
@@ -568,12 +536,9 @@ def _check_parts(deck: Deck) -> None:
         previous = slide
 
 
-# --- fences, includes, macro calls, notes ----------------------------------
-
-
 @functools.cache
 def _markdown():
-    """Block structure only (fences): inline parsing off, half the time."""
+    """Block structure only: inline parsing off, half the time."""
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").disable(["inline", "text_join"])
@@ -586,12 +551,10 @@ def _scan_fences(fences: list[Fence], lines, offset: int, indent: str):
         first, last = tok.map
         if tok.type == "fence":
             closing = last - 1
-            # Backticks and tildes: no regex syntax to escape.
             closed = closing > first and re.fullmatch(
                 rf"\s*{tok.markup}{tok.markup[0]}*\s*", lines[closing]
             )
-            # Body lines are indented to the column of the fence marker
-            # (deeper than the line's own indent in a list item).
+            # Body lines are indented to the fence marker's column.
             opening = lines[first]
             lead = re.sub(r"\S", " ", opening[: opening.find(tok.markup)])
             body = lines[first + 1 : closing if closed else last]
@@ -606,8 +569,7 @@ def _scan_fences(fences: list[Fence], lines, offset: int, indent: str):
                 )
             )
         elif tok.type == "code_block":
-            # The body of an admonition or tab (or real indented code:
-            # harmless): look inside it.
+            # An admonition's or tab's body: look inside.
             inner = [_dedent(line, 4) for line in lines[first:last]]
             _scan_fences(fences, inner, offset + first, indent + "    ")
 
@@ -622,9 +584,8 @@ def _dedent(line: str, width: int) -> str:
 
 
 def split_target(target: str) -> tuple[str, str | None]:
-    """``"snippets/x.py:show"`` -> ``("snippets/x.py", "show")``, as
-    pymdownx.snippets reads it: a trailing ``:name`` is a section, a
-    trailing ``:1:5`` a line range (no section)."""
+    """``"x.py:show"`` -> ``("x.py", "show")`` as pymdownx.snippets reads
+    it; a trailing ``:1:5`` is a line range, no section."""
     head, sep, tail = target.rpartition(":")
     if sep and _SECTION_NAME.fullmatch(tail):
         return head, tail
@@ -658,8 +619,8 @@ def _scan_includes(slide: Slide, bare: list[str]) -> None:
 
 
 def _scan_calls(slide: Slide, bare: list[str]) -> None:
-    """``{{ table(...) }}`` and ``{{ figure(...) }}`` calls with literal
-    arguments, by line (the macro checks the others when rendering)."""
+    """``table()`` and ``figure()`` calls with literal arguments (the macro
+    checks the others when rendering)."""
     for i, line in enumerate(bare, 1):
         for m in _JINJA_EXPR.finditer(line):
             try:
@@ -688,7 +649,6 @@ def _constant(node: ast.expr):
 
 
 def _scan_notes(slide: Slide, bare: list[str]) -> None:
-    """``??? instructor`` blocks: the opener and its indented body."""
     end = 0  # past the last note's body: no note opens inside one
     for i, line in enumerate(bare):
         if i < end or not (m := _NOTE_OPENER.match(line)):
@@ -713,10 +673,9 @@ def _indent_of(line: str) -> int:
 
 
 def sections(lines: list[str]) -> dict[str, tuple[int, int]]:
-    """A file's ``--8<-- [start:name]`` sections, as pymdownx.snippets
-    reads them: {name: (first line inside, the end marker's line, or the
-    file's end)}, 0-based; names as written, escaped markers skipped, and
-    none where its end comes before its start."""
+    """A file's ``--8<-- [start:name]`` sections as pymdownx.snippets
+    reads them: {name: (first line inside, end marker's line or the end)},
+    0-based."""
     found: dict[str, tuple[int, int]] = {}
     closed: set[str] = set()
     for i, line in enumerate(lines):

@@ -1,20 +1,12 @@
 """One rendered slide -> the screens the deck shows, decided at build time.
 
-The slide's Markdown marks what is on stage (the contract with deck.py):
-``<div class="reading" markdown>`` wraps what only the reading page shows;
-``<div class="screen-break"></div>`` starts a new screen; every fold
-(``???`` details) becomes a later step, a panel laid over the stage
-(present.css), so it never pushes the screen's content off the bottom;
-``<div class="steps" markdown>`` is talked through piece by piece: a
-list's items one by one, a code block's statements highlighted one each.
-
-Nothing is measured or split in the browser: tests/browser/test_present.py
-visits every screen and step at 1280x720 and names the slide that does not
-fit; the fix is a ``reading`` marker or a break, never a smaller font. The
-deck is one page holding every slide, so each slide's ids get the slide's
-prefix, and its exercises keep their answers apart from the reading
-pages' (``data-ex-key`` gets the ``deck/`` prefix; in the deck they
-live in the tab's sessionStorage, and "Reset all answers" clears them).
+The slide's stage markers (deck.py) say what is on stage: ``reading``
+blocks are dropped, a ``screen-break`` starts a screen, each fold becomes
+a step laid over the stage, and ``steps`` blocks are talked through item
+by item or statement by statement. Nothing is measured in the browser:
+tests/browser/test_present.py names a slide that does not fit 1280x720.
+One page holds every slide, so ids get the slide's prefix and exercise
+keys ``deck/`` (the tab's sessionStorage).
 """
 
 from __future__ import annotations
@@ -30,17 +22,14 @@ from bs4 import BeautifulSoup, NavigableString, Tag
 
 from .deck import AFTER_ANSWER, READING, SCREEN_BREAK, STEPS
 
-#: What the deck drops: the author's reading blocks, and the plugin's
-#: "download the lesson as a notebook" link under every reading page.
+#: The author's reading blocks, and the plugin's notebook download link.
 READING_ONLY = (READING, "notebook-download")
-#: Prefix of the deck's exercise storage keys (present.js resets them).
 DECK_KEY = "deck/"
-#: Attributes that hold one id, or several separated by spaces.
+#: Attributes that hold ids, separated by spaces.
 ID_REFS = (
     "for aria-labelledby aria-describedby aria-controls aria-owns "
     "aria-activedescendant list headers"
 ).split()
-#: Attributes holding a URL that the browser resolves against the page.
 URL_ATTRS = {"a": "href", "img": "src", "source": "src", "object": "data"}
 #: Longest item (characters) of a sorting exercise laid out in two columns.
 SHORT_ITEM = 48
@@ -48,8 +37,6 @@ SHORT_ITEM = 48
 
 @dataclass(frozen=True)
 class Layout:
-    """What one slide gives the deck."""
-
     screens: tuple[str, ...]  # each screen's body HTML, in order
     notes: str  # the instructor notes' HTML ("" when none)
     steps: int  # fragments over all screens
@@ -58,20 +45,17 @@ class Layout:
 @functools.lru_cache(maxsize=256)
 def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     """The screens of one slide from its rendered reading-page content.
-    Cached: under ``make serve`` every rebuild writes the whole deck, and
-    laying out the 54 slides an edit did not touch again is most of a
+    Cached: re-laying out the untouched slides was most of a ``make serve``
     slide edit's time (the bench's serve rows)."""
     soup = BeautifulSoup(html, "html.parser")
     for link in _tags(soup, "a", "headerlink"):
         link.decompose()
     walked = _walk_through(soup)  # before the line anchors go: it reads them
-    # Code lines' anchors (pymdownx "anchor_linenums") let a reading page
-    # cite a line; a screen is shown whole, and nothing cites its lines.
+    # Code lines' anchors: nothing cites a line of a screen.
     for link in _tags(soup, "a"):
         if link.get("id", "").startswith("__codelineno-"):
             link.decompose()
-    # The stage is a 1280x720 screen however small the window showing it:
-    # a figure's layout for a phone's column (its <source>) never fits it.
+    # The stage is 1280x720 in any window: no phone layout of a figure.
     for picture in _tags(soup, "picture"):
         for source in _tags(picture, "source"):
             source.decompose()
@@ -111,10 +95,9 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
 
 
 def _tags(root: Tag, name: str | None = None, cls: str | None = None):
-    """The tags under ``root`` in document order, of ``name`` and with
-    class ``cls`` when given. A list, so the caller may remove tags as it
-    goes; a plain walk, as bs4's ``find_all`` filters took a third of the
-    deck's layout (each call walks the whole slide either way)."""
+    """The tags under ``root``, of ``name`` and class ``cls`` when given:
+    a list (callers remove tags), and a plain walk, as ``find_all``'s
+    filters took a third of the deck's layout."""
     return [
         n
         for n in root.descendants
@@ -124,22 +107,14 @@ def _tags(root: Tag, name: str | None = None, cls: str | None = None):
     ]
 
 
-# --- steps --------------------------------------------------------------
-
-
 def _add_class(el: Tag, *names: str) -> None:
     el["class"] = [*el.get("class", []), *names]
 
 
 def _folds_to_steps(soup: BeautifulSoup) -> int:
-    """Every fold is a panel laid over the stage when open
-    (``details.deck-fold``), and a step (present.js opens it when shown).
-    An exercise's answer and "why" are steps too (issue 27: answers in
-    the deck are steps): the presenter shows them after the class has
-    answered aloud, and present.js unlocks the key its widget keeps shut
-    until an attempt. An exercise's hint is a step before them: a fold
-    only a mouse opened was out of a clicker's reach (a rehearsal with
-    → alone never showed the discussion slides' hints)."""
+    """Every fold a panel over the stage (``deck-fold``) and a step; in an
+    exercise only its answer, why and hint (``ex-key``) are steps: shown
+    when the class has answered, within a clicker's reach."""
     steps = 0
     for fold in _tags(soup, "details"):
         classes = fold.get("class") or []
@@ -152,11 +127,9 @@ def _folds_to_steps(soup: BeautifulSoup) -> int:
 
 
 def _walk_through(soup: BeautifulSoup) -> int:
-    """The ``steps`` wrappers: each list item a step; each statement of a
-    code block a highlight step. The wrapper itself goes (its content is
-    the screen's, so an Output after its code is still a step). Plain
-    walks, not CSS selectors: soupsieve's first ``select`` in a process
-    compiles its parser, 0.15-0.3 s of every build."""
+    """``steps`` wrappers: each list item a step, each statement of a code
+    block a highlight step; the wrapper goes. No CSS selectors: soupsieve's
+    first ``select`` costs 0.15-0.3 s of every build."""
     steps = 0
     for wrapper in _tags(soup, "div", STEPS):
         for item in _tags(wrapper, "li"):
@@ -173,8 +146,8 @@ def _walk_through(soup: BeautifulSoup) -> int:
 
 
 def _statements(body: list, spans: list[tuple[int, int]]) -> None:
-    """The 1-based line spans of ``body``'s steps: a compound statement's
-    header, then each statement of its body; no imports or docstrings."""
+    """1-based line spans of ``body``'s steps: a compound statement's
+    header, then each statement inside; no imports or docstrings."""
     for stmt in body:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             continue
@@ -196,9 +169,8 @@ def _statements(body: list, spans: list[tuple[int, int]]) -> None:
 
 
 def _code_steps(soup: BeautifulSoup, code: Tag) -> int:
-    """Wrap each statement's lines of ``code`` in a ``span.code-step``
-    step. Lines start at pymdownx's line anchors; comments and blank
-    lines are no steps."""
+    """Wrap each statement's lines of ``code`` (lines start at pymdownx's
+    anchors) in a ``span.code-step`` step."""
     lines: list[list] = []  # the nodes of each line, in order
     for node in list(code.contents):
         if (
@@ -207,7 +179,7 @@ def _code_steps(soup: BeautifulSoup, code: Tag) -> int:
             and node.get("id", "").startswith("__codelineno-")
         ):
             lines.append([])
-        if lines:  # nodes before the first anchor (none in pymdownx) stay
+        if lines:  # nodes before the first anchor stay
             lines[-1].append(node.extract())
     if not lines:
         return 0
@@ -237,10 +209,8 @@ def _code_steps(soup: BeautifulSoup, code: Tag) -> int:
 
 
 def _mark_steps(soup: BeautifulSoup) -> int:
-    """Output blocks and generated tables right after their code (or its
-    Output), and a trap's fix ("The fix" success box): each a step. Only
-    top-level blocks: one inside a fold or an exercise would be a dead
-    step, and a table after prose is the slide's own content."""
+    """Top-level Output blocks and tables right after code, and a trap's
+    "The fix" box: each a step, with the prose after it."""
     marked, after_code = 0, False
     for el in soup.find_all(recursive=False):
         classes = el.get("class") or []
@@ -267,15 +237,12 @@ def _mark_steps(soup: BeautifulSoup) -> int:
     return marked
 
 
-#: Blocks of prose: what a stepped Output, table or fix is talked through in.
 _PROSE = {"p", "ul", "ol", "blockquote"}
 
 
 def _prose_after(soup: BeautifulSoup, step: Tag) -> int:
-    """The prose right after a step comes with a step of its own (one
-    for the run of paragraphs): it says what the Output shows, and on
-    slides 31 and 47 its conclusion ("allclose False: the trap is
-    silent") stood on stage over the blank the Output would fill."""
+    """The run of prose after a step is one step of its own: its
+    conclusion stood on stage over the blank the Output would fill."""
     run = []
     for el in step.find_next_siblings():
         prose = el.name in _PROSE or "arithmatex" in (el.get("class") or ())
@@ -293,9 +260,8 @@ def _prose_after(soup: BeautifulSoup, step: Tag) -> int:
 
 def _no_opening_gap(screen: list) -> int:
     """A screen never opens on a blank gap: a step that would be its first
-    block (after its heading: slide 47's third screen opened on a bare
-    title) is shown from the start, and the prose that talks it through
-    with it (:func:`_prose_after`). Returns how many steps that removed."""
+    block after the heading is shown from the start, with its prose.
+    Returns how many steps that removed."""
     blocks = [n for n in screen if isinstance(n, Tag)]
     while blocks and blocks[0].name in ("h1", "h2", "h3", "h4"):
         blocks.pop(0)
@@ -311,25 +277,14 @@ def _no_opening_gap(screen: list) -> int:
     return len(shown)
 
 
-#: Folds that show an answer's working (``??? verify``, ``??? reference``):
-#: steps after the answer they verify.
+#: Folds that work an answer out: steps after it.
 _AFTER_KEYS = {"verify", "reference"}
 
 
-def _is_key(el: Tag) -> bool:
-    """An exercise's answer or why (its hint comes before them)."""
-    classes = el.get("class") or ()
-    return "ex-key" in classes and "ex-key--hint" not in classes
-
-
 def _keys_last(screen: list) -> None:
-    """An exercise's answer and "why" come after a screen's other steps:
-    a hint or a worked step after the exercise comes first (a hint shown
-    after the answer is no hint), and only a fold that works the answer
-    out comes after it (slide 47's "code that computed every variant's
-    answer", shown first, covered the question the class was still
-    working on). reveal.js orders steps by ``data-fragment-index`` where
-    every step has one."""
+    """An exercise's answer and why come after a screen's other steps (a
+    hint after the answer is no hint), and only folds that work the answer
+    out after them: ``data-fragment-index`` on every step."""
     steps = [
         el
         for node in screen
@@ -337,7 +292,11 @@ def _keys_last(screen: list) -> None:
         for el in [node, *_tags(node)]
         if "fragment" in (el.get("class") or ())
     ]
-    keys = [el for el in steps if _is_key(el)]
+    keys = [
+        el
+        for el in steps
+        if "ex-key" in el["class"] and "ex-key--hint" not in el["class"]
+    ]
     if not keys:
         return  # nothing to come after
     after = [el for el in steps if _AFTER_KEYS & set(el["class"])]
@@ -360,17 +319,10 @@ def _cut_screens(soup: BeautifulSoup) -> list[list]:
     return [s for s in screens if any(isinstance(n, Tag) for n in s)] or [[]]
 
 
-# --- one page among 55 ----------------------------------------------------
-
-
 def _unsection_exercises(soup: BeautifulSoup) -> None:
     """Exercise widgets become ``<div role="region">`` (reveal.js takes
-    every ``section`` under ``.slides`` for a slide), keep their answers
-    under the deck's own storage keys (the tab's: a text with a
-    ``data-deck-text`` says the deck's words, a notes field's "kept in
-    this tab" for the page's "kept in this browser"), and items to sort
-    that are all short go in two columns (present.css; long ones would
-    wrap)."""
+    every ``section`` for a slide), with the deck's storage keys and
+    words (``data-deck-text``); short items to sort go in two columns."""
     for ex in _tags(soup):
         if "data-deck-text" in ex.attrs:
             ex.string = ex.attrs.pop("data-deck-text")
@@ -389,9 +341,8 @@ def _unsection_exercises(soup: BeautifulSoup) -> None:
 
 
 def _unique_ids(soup: BeautifulSoup, prefix: str) -> None:
-    """Prefix every id of the slide, and every reference to one. (One
-    walk over the elements: a ``find_all`` per attribute was a sixth of
-    the deck's layout.)"""
+    """Prefix every id of the slide and every reference to one (one walk:
+    a ``find_all`` per attribute was a sixth of the deck's layout)."""
     elements = _tags(soup)
     ids = {el["id"] for el in elements if "id" in el.attrs}
     for el in elements:
@@ -411,8 +362,7 @@ def _unique_ids(soup: BeautifulSoup, prefix: str) -> None:
 
 
 def _rebase_links(soup: Tag, page_url: str) -> None:
-    """The page's relative URLs made relative to the deck (the site root):
-    ``slides/NN-x.html``'s ``../figures/a.svg`` is ``figures/a.svg``."""
+    """The page's relative URLs made relative to the deck (the site root)."""
     base = posixpath.dirname(page_url)
     for el in _tags(soup):
         attr = URL_ATTRS.get(el.name)

@@ -1,20 +1,12 @@
 """The slides' template language: the lesson's macros, and nothing else.
 
-``{{ table("15_trace.shapes", hide="params") }}`` is a table a snippet
-published (``mha_ref.publish_table``) as Markdown, a column blanked for
-a "fill in" slide; ``{{ value("23_params.total") }}`` one published
-figure; ``{{ figure("id") }}`` a published figure; ``{{ ref("40-stem")
-}}`` "slide 40", ``{{ ref("exercise", "option") }}`` an option's letter
-(exercises/refs.py). The data is the lesson plugin's ``Build``.
-
-A slide is data, not code (issue 31): ``Templates`` renders a page in a
-sandboxed Jinja whose only names are these macros, and first refuses,
-at file and line, anything but a call of one with literal arguments
-(no attribute, arithmetic, filter, statement or computed id). Fenced
-blocks are published literally: wrapped in ``{% raw %}``, and in an
-Output block each line pymdownx.snippets would act on (``--8<--``)
-escaped, so what is published is what the engine compared. ``make
-fastcheck`` runs the same check (``template_problems``).
+``table``, ``value`` and ``figure`` place what a snippet published, ``ref``
+a slide's number or an option's letter. A slide is data, not code (issue
+31): a sandboxed Jinja whose only names are these macros renders a page,
+after refusing at file and line anything but a call of one with literal
+arguments. Fenced blocks are published literally (``{% raw %}``, and
+``--8<--`` lines escaped in Output blocks). ``make fastcheck`` runs the
+same check (``template_problems``).
 """
 
 from __future__ import annotations
@@ -49,8 +41,7 @@ def define_env(env):
         return found
 
     def refuse(name: str, message: str):
-        """A ValueError at the line of the call that names ``name``
-        (``docs/slides/NN-slug.md:12: ``)."""
+        """A ValueError at the line of the call that names ``name``."""
         page, deck = getattr(env.page, "file", None), lesson().deck
         slide = deck.page_at(page.src_uri) if page and deck else None
         if slide is None:
@@ -69,8 +60,7 @@ def define_env(env):
 
     @env.macro
     def table(table_id, hide=None, indent=0):
-        """A published table as Markdown; ``indent`` spaces before each
-        line after the first put it in a fold (``??? verify``)."""
+        """A published table as Markdown, ``indent`` for a fold."""
         data = published("table", table_id)
         try:
             markdown = render_table(data, hide, table_id)
@@ -85,17 +75,15 @@ def define_env(env):
 
     @env.macro
     def figure(figure_id):
-        """A published figure (the plugin writes ``figures/<id>.svg``),
-        linked relatively, so the page works from disk too; a phone gets
-        its narrow layout (``<id>.narrow.svg``) where it has one."""
+        """A published figure, linked relatively (the page works from
+        disk), with its narrow layout for a phone where it has one."""
         data = published("figure", figure_id)
         depth = env.page.url.count("/") if env.page else 0
         src = escape("../" * depth + f"figures/{figure_id}.svg")
         img = f'<img src="{src}" alt="{escape(data["alt"])}" loading="lazy">'
         if "narrow" not in data:
             return f'<figure class="lesson-figure">{img}</figure>'
-        # Where the column is narrower than the wide drawing stays legible
-        # (500 px: figures.css), the snippet's layout for a phone.
+        # Below 500 px (figures.css) the wide drawing is not legible.
         narrow = src.removesuffix(".svg") + ".narrow.svg"
         return (
             '<figure class="lesson-figure lesson-figure--narrow"><picture>'
@@ -110,8 +98,7 @@ def define_env(env):
 
     @env.macro
     def ref(target, option=None, to=None, cap=False):
-        """``slide N`` (linked), ``slides N–M``, or an option's letter,
-        computed from ids, so a move renders the new number."""
+        """``slide N`` (linked), ``slides N–M``, or an option's letter."""
         refs, uri = lesson().refs, env.page.file.src_uri
         try:
             return refs.render(target, option, page=uri, to=to, cap=cap)
@@ -120,8 +107,7 @@ def define_env(env):
 
     @env.macro
     def part_contents():
-        """A Section slide's contents: the other slides of its part, a
-        numbered list of linked titles."""
+        """A Section slide's contents: its part's other slides, linked."""
         deck = lesson().deck
         here = deck.page_at(env.page.file.src_uri)
         if here is None:
@@ -139,8 +125,7 @@ def define_env(env):
 
     @env.macro
     def lesson_parts():
-        """The home page's parts: slides, minutes, and the student's
-        progress (exercises.js)."""
+        """The home page's parts: slides, minutes and progress."""
         from lessonbuild.exercises.progress import parts_overview
 
         build = lesson()
@@ -172,9 +157,8 @@ class Templates:
         return function
 
     def render(self, markdown: str, page, path: str, lines: list[str]):
-        """The page's Markdown with its macro calls replaced; ``path``
-        and ``lines`` (the file, front matter included) name a refused
-        construct at its line. Raises ``TemplateProblem``."""
+        """The page's Markdown with its macro calls replaced; ``path`` and
+        ``lines`` (the whole file) place a problem. Raises TemplateProblem."""
         source, problems = refusals(markdown, path, lines, self.macros)
         if problems:
             raise TemplateProblem(problems)
@@ -192,8 +176,7 @@ class Templates:
 
 
 def template_problems(page) -> list[Problem]:
-    """What ``Templates.render`` would refuse in a deck page (its whole
-    text): for ``make fastcheck``."""
+    """What ``Templates.render`` would refuse in a deck page."""
     text = "\n".join(line.rstrip("\r\n") for line in page.lines)
     return refusals(text, page.path, page.lines, Templates().macros)[1]
 
@@ -221,10 +204,9 @@ def _offset(markdown: str, lines: list[str]) -> int:
 
 
 def literal_fences(markdown: str, path: str, lines: list[str]):
-    """(source, problems): every fenced block wrapped in ``{% raw %}``
-    (on the fence lines, so line numbers stay); in an Output block, each
-    line pymdownx.snippets would expand or drop escaped with one more
-    ``;`` (it shows the line without one)."""
+    """(source, problems): every fenced block in ``{% raw %}`` on its fence
+    lines; in an Output block each line pymdownx.snippets would act on
+    escaped with one more ``;``."""
     out, problems = [], []
     offset = _offset(markdown, lines)
     marker, output = None, False
@@ -313,9 +295,8 @@ def check_calls(source: str, path: str, lines: list[str], names: set[str]):
 
 
 def _locate(n: int, source_lines: list[str], lines: list[str], offset: int):
-    """The file line of the source's line ``n``: the file line with the
-    same text nearest to where the front matter puts it (exercise fences
-    may have changed the count before it)."""
+    """The file line of the source's line ``n``: the same text nearest
+    to where the front matter puts it (exercises change the count)."""
     text = source_lines[n - 1] if 0 < n <= len(source_lines) else None
     guess = n + offset
     found = [i for i, line in enumerate(lines, 1) if line == text]

@@ -1,18 +1,12 @@
 """Typeset the site's math at build time with the vendored KaTeX.
 
-pymdownx.arithmatex (generic mode) leaves each formula as ``<span
-class="arithmatex">\\(...\\)</span>`` (or a ``div`` with ``\\[...\\]``);
-here the TeX inside becomes KaTeX's HTML (for the eye) and MathML (for
-screen readers), so pages need KaTeX's CSS and fonts but no script:
-math shows with scripts off and from disk. One node process
-(katex_render.js, fed JSON lines) serves a build; each distinct formula
-is typeset once. A formula KaTeX refuses is a problem at the slide's
-file and line, which fails the build.
-
-Typeset, a formula's text is three run-together copies, and Material's
-search cannot skip just some, so search reads the page before it is
-typeset (each formula once, as TeX): the build checks while the pages
-are read and typesets again, from the cache, after they are indexed.
+arithmatex's generic ``\\(...\\)`` / ``\\[...\\]`` become KaTeX's HTML and
+MathML: pages need no script, so math shows with scripts off and from
+disk. One node process (katex_render.js) serves a build, each formula
+once; a formula KaTeX refuses is a problem at its file and line. Search
+reads the pages before they are typeset (KaTeX's output is three copies
+of the text, and search cannot skip some), so they are typeset again,
+from the cache, after they are indexed.
 """
 
 from __future__ import annotations
@@ -28,9 +22,8 @@ from .problems import Problem
 
 HERE = Path(__file__).resolve().parent
 RENDERER_JS = HERE / "katex_render.js"
-# scripts/lessonbuild -> repository root -> the KaTeX the site serves.
+# The KaTeX the site serves.
 KATEX_JS = HERE.parents[1] / "docs/assets/vendor/katex/katex.min.js"
-# arithmatex's generic output: the wrapper keeps its tag and attributes.
 _FORMULA = re.compile(
     r'<(?P<tag>span|div)(?P<attrs>[^>]*\bclass="arithmatex"[^>]*)>'
     r"(?P<body>.*?)</(?P=tag)>",
@@ -45,9 +38,8 @@ class TexError(ValueError):
 
 class MathRenderer:
     """TeX to HTML with KaTeX in one node process, started on the first
-    formula and stopped by ``close`` (or the end of a ``with``).
-    ``cache``: formulas typeset before, shared (the plugin keeps one
-    across ``mkdocs serve`` rebuilds, so node never sees them again)."""
+    formula and stopped by ``close`` (or a ``with``). ``cache`` may be
+    shared across ``mkdocs serve`` rebuilds."""
 
     def __init__(self, *, cache=None):
         self._process: subprocess.Popen | None = None
@@ -71,26 +63,25 @@ class MathRenderer:
                 process.wait()
             process.stdout.close()
 
-    def _start(self) -> subprocess.Popen:
-        if shutil.which("node") is None:
-            raise RuntimeError(
-                "'node' not found: the build typesets math with "
-                "node (v18 or later); install nodejs"
-            )
-        if not KATEX_JS.is_file():
-            raise RuntimeError(f"{KATEX_JS}: vendored KaTeX missing")
-        cmd = ["node", str(RENDERER_JS), str(KATEX_JS)]
-        pipe = subprocess.PIPE
-        return subprocess.Popen(
-            cmd, stdin=pipe, stdout=pipe, encoding="utf-8", bufsize=1
-        )
-
     def render(self, tex: str, display: bool = False) -> str:
         """KaTeX's HTML+MathML for one formula; raises TexError."""
         key = (tex, display)
         if key not in self._cache:
             if self._process is None:
-                self._process = self._start()
+                if shutil.which("node") is None:
+                    raise RuntimeError(
+                        "'node' not found: the build typesets math with "
+                        "node (v18 or later); install nodejs"
+                    )
+                if not KATEX_JS.is_file():
+                    raise RuntimeError(f"{KATEX_JS}: vendored KaTeX missing")
+                self._process = subprocess.Popen(
+                    ["node", str(RENDERER_JS), str(KATEX_JS)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    encoding="utf-8",
+                    bufsize=1,
+                )
             request = json.dumps({"tex": tex, "display": display})
             self._process.stdin.write(request + "\n")
             self._process.stdin.flush()
@@ -107,11 +98,9 @@ class MathRenderer:
         return self._cache[key]
 
     def render_html(self, page: str, path: str, source: str = ""):
-        """(the page's HTML with every formula typeset, the problems).
-
-        ``path`` names the page's Markdown file in problems; ``source``,
-        its text, gives the line of a formula that fails, which keeps
-        its TeX (the build fails on any problem)."""
+        """(the page's HTML with every formula typeset, the problems at
+        ``path`` and the line of ``source``, its text; a failing formula
+        keeps its TeX)."""
         problems: list[Problem] = []
 
         def typeset(match: re.Match) -> str:
@@ -145,8 +134,7 @@ class MathRenderer:
 
 def _line_of(tex: str, source: str) -> int:
     """The line of ``source`` that holds ``tex`` (or its first line); 1
-    when none does (a macro made it), so the problem still names the
-    file."""
+    when none does (a macro made it)."""
     for needle in (tex, *tex.strip().splitlines()[:1]):
         if needle and needle in source:
             return source.count("\n", 0, source.index(needle)) + 1

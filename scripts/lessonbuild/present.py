@@ -1,12 +1,8 @@
 """The reveal.js deck (``site/present.html``) built from the rendered pages.
 
-Presenters get reveal.js (speaker view, pacing timer, fragments, print to
-PDF) on the very HTML students read: each slide's screens are the page
-content the plugin rendered, never a second copy of the text, laid out at
-build time by ``decklayout``. One ``<section>`` stack per slide, one child
-per screen; the instructor notes go to the speaker view, and their "Time:
-N min" to ``data-timing`` and the class period. Every URL is relative, so
-the deck works from ``file://`` too.
+Each slide's screens are the very HTML students read, laid out at build
+time by ``decklayout``; the instructor notes go to the speaker view, their
+"Time: N min" to ``data-timing``. Every URL is relative (``file://``).
 """
 
 from __future__ import annotations
@@ -18,12 +14,9 @@ import jinja2
 
 from .decklayout import lay_out
 
-#: Deck file, relative to the site folder.
 DECK = "present.html"
-#: Stage size the deck is designed and tested for.
 WIDTH, HEIGHT = 1280, 720
-#: Debian's Chromium, where ``make browser`` installs it (the Makefile
-#: and the workflows print the handout with it).
+#: Debian's Chromium, as ``make browser`` installs it.
 CHROMIUM = "/usr/bin/chromium"
 KATEX_CSS = "assets/vendor/katex/katex.min.css"
 CSS = (
@@ -40,8 +33,7 @@ JS = (
     "assets/vendor/reveal/plugin/notes.js",
     "assets/present.js",
 )
-#: The handout's editions: the deck's print view, and the same with each
-#: screen's instructor notes on a page of their own after it.
+#: The handout: the print view, and with each screen's notes after it.
 EDITIONS = {
     "slides": "?print-pdf",
     "notes": "?print-pdf&showNotes=separate-page",
@@ -71,14 +63,13 @@ def slide_minutes(slide) -> float:
 
 
 def class_period(deck) -> str:
-    """ "90 min + homework": what the home page and the speaker view say."""
+    """ "90 min + homework", as the home page says."""
     return f"{sum(map(slide_minutes, deck.slides)):g} min + homework"
 
 
 def minified_assets(config) -> frozenset[str]:
-    """The files the minify plugin, if configured, renames to .min. The
-    deck is no page of that plugin, and whether its ``on_post_build`` runs
-    before ours depends on the plugin order: so its settings, not disk."""
+    """The files the minify plugin renames to .min: from its settings, as
+    its ``on_post_build`` may run after ours."""
     plugin = config["plugins"].get("minify")
     names: set[str] = set()
     if plugin is not None:
@@ -96,7 +87,7 @@ def deck_html(
     typeset=str,
 ) -> str:
     """The whole ``present.html``; ``typeset`` turns TeX into HTML (the
-    notes on their own: they travel as JSON, where no formula is found)."""
+    notes on their own: as JSON, no formula is found)."""
 
     def asset(href: str) -> str:
         stem, _, ext = href.rpartition(".")
@@ -140,10 +131,9 @@ def deck_html(
 
 
 def write(site_dir, deck, rendered: dict[str, str], config, typeset=str):
-    """Write ``present.html`` from ``rendered`` (each page's src_uri to its
-    final content HTML). ``typeset`` turns the deck's TeX into HTML once the
-    slides are rearranged: reparsing KaTeX's output would cost ten times
-    more. Returns the path written."""
+    """Write ``present.html`` from ``rendered`` (src_uri -> content HTML)
+    and return its path. ``typeset`` runs on the rearranged deck: reparsing
+    KaTeX's output would cost ten times more."""
     slides = [
         DeckSlide(
             number=slide.number,
@@ -167,14 +157,9 @@ def write(site_dir, deck, rendered: dict[str, str], config, typeset=str):
     return out
 
 
-# --- handout (make pdf, make pdf-notes) --------------------------------------
-
-
 def pdf(site_dir, out, *, chromium: str, edition: str = "slides") -> int:
-    """Print the deck's print view to ``out`` with headless ``chromium``:
-    every screen a page at full size, every step shown, each fold a page
-    of its own after its screen (present.js), so nothing is shrunk.
-    Returns the number of sections printed (screens and folds)."""
+    """Print the deck's print view to ``out`` (a page per screen and per
+    fold, nothing shrunk); returns the number of pages' sections."""
     from playwright.sync_api import sync_playwright
 
     url = (Path(site_dir).resolve() / DECK).as_uri() + EDITIONS[edition]

@@ -1,14 +1,9 @@
 """What the search index holds: readable formulas, no widget chrome.
 
-``exclude_from_search`` (before search reads a page) marks with
-``data-search-exclude`` what a student must not or never would search
-for: instructor notes and "Verify it" folds (answers), code and Output
-blocks, the widgets' buttons and drop-downs, and a notebook's prompts,
-code cells and copy buttons (its Markdown cells stay searchable).
-``readable_index`` (before search writes its index) rewrites the TeX it
-holds as text: ``\\(d_k = d_{\\text{model}}/h\\)`` becomes
-``d_k = d_model/h``, so a preview reads as the formula and a search
-for ``d_model`` finds it.
+``exclude_from_search`` marks what no student should find by searching
+(answers, instructor notes, code, widget controls, notebook chrome);
+``readable_index`` writes the index's TeX as text, so a search for
+``d_model`` finds ``\\(d_{\\text{model}}\\)``.
 """
 
 from __future__ import annotations
@@ -20,28 +15,21 @@ from pathlib import Path
 
 from .exercises.render import plain_text
 
-# Opening tags that get data-search-exclude (search skips the element
-# with everything inside it): the folds a student must not find by
-# searching (the instructor notes, each "Verify it" run and the prose
-# that answers an exercise, each hidden until that exercise is
-# attempted), code blocks, and the widgets' buttons and drop-downs.
+# Opening tags that get data-search-exclude: answers and notes (hidden
+# until an attempt), code blocks, and the widgets' controls.
 _EXCLUDED = re.compile(
     r'<details class="(?:instructor|verify)"|<section class="after-answer"'
     r'|<div class="highlight"(?=>)'
     r"|<(?:button|select)\b(?![^>]*data-search-exclude)"
 )
-# Material's search parser tracks skipped elements by tag name, so the
-# first </div> inside a skipped <div> ends the skipping: each element
-# marked here holds no element of its own tag (a test checks the site).
-# A code cell is its highlighted copy, its copy button's text and tags;
-# a heading's "¶" link (nbconvert's) ended each result's title.
+# Material's search stops skipping at the first inner closing tag of the
+# same name, so each element marked holds none of its own tag (tested).
 _NOTEBOOK_CHROME = re.compile(
     r'<(div|span|clipboard-copy|a)(?= class="[^"]*\b(?:jp-InputPrompt'
     r"|jp-OutputPrompt|highlight-ipynb|clipboard-copy-txt|cell-tag"
     r"|anchor-link)\b"
     r"|[\s,][^>]*aria-label=\"Copy to Clipboard\")"
 )
-
 
 # A table of numbers: most of its data cells a number or a shape.
 _TABLE = re.compile(r"<table\b(?![^>]*data-search-exclude)(.*?)</table>", re.S)
@@ -52,9 +40,8 @@ _NUMBER = re.compile(
 
 
 def _numbers_only(table: re.Match) -> str:
-    """A table whose data cells are mostly numbers, marked: in search
-    they read as a run of digits ("1 512 268,435,456 33,554,432 ..."),
-    which no one searches for (1 KB of the index a first visit downloads)."""
+    """A table of mostly numbers, marked: no one searches for a run of
+    digits (1 KB of the index a first visit downloads)."""
     cells = [c for c in map(plain_text, _CELL.findall(table[1])) if c]
     numbers = sum(bool(_NUMBER.fullmatch(c)) for c in cells)
     if not cells or 2 * numbers < len(cells):
@@ -63,19 +50,14 @@ def _numbers_only(table: re.Match) -> str:
 
 
 def exclude_from_search(html: str, notebook: bool) -> str:
-    """``html`` with what search must skip marked ``data-search-exclude``:
-    instructor notes and Verify folds, code and Output blocks (a third
-    of the index's text, which the first visit to a slide downloads: the
-    page weight budget; the code is one click away on its slide), tables
-    of numbers, the widgets' controls, and a notebook's prompts and code."""
+    """``html`` with what search must skip marked ``data-search-exclude``
+    (code and Output blocks were a third of the index's text)."""
     html = _EXCLUDED.sub(r"\g<0> data-search-exclude", html)
     html = _TABLE.sub(_numbers_only, html)
     if notebook:
         html = _NOTEBOOK_CHROME.sub(r"<\1 data-search-exclude", html)
     return html
 
-
-# --- TeX as text ----------------------------------------------------------
 
 _MATH = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
 #: A command as the character a reader says (any other: its name).
@@ -118,10 +100,8 @@ def tex_to_text(tex: str) -> str:
 
 
 def readable(text: str) -> str:
-    """``text`` (the index's HTML) with every ``\\(…\\)`` and ``\\[…\\]``
-    written as text. The TeX is HTML-escaped there: read as TeX, the
-    ``&`` of ``&amp;`` (an alignment) and ``&lt;`` was a space, and
-    results showed "amp;" and "g lt; h"."""
+    """The index's HTML with every formula written as text (unescaped
+    first: ``&lt;``'s ``&`` is no TeX alignment)."""
 
     def one(m: re.Match) -> str:
         tex = html.unescape(m.group(1) or m.group(2))
@@ -131,8 +111,7 @@ def readable(text: str) -> str:
 
 
 def readable_index(config) -> None:
-    """Rewrite the TeX in the search plugin's entries, in place (through
-    ``private.search_entries``, the one wrapper of Material's names)."""
+    """Rewrite the TeX in the search plugin's entries, in place."""
     from .private import search_entries
 
     for entry in search_entries(config):
@@ -142,10 +121,8 @@ def readable_index(config) -> None:
 
 
 def compact_index(site: Path) -> None:
-    """Material writes its index with every character outside ASCII
-    escaped (``\\u2014``: six bytes where UTF-8 takes three). Written
-    again as UTF-8, the index each first visit downloads is 1.1 KB
-    smaller (``make bench``'s page weight row: 550.3 -> 549.2 KB)."""
+    """The index written again as UTF-8, not ASCII escapes: 1.1 KB less
+    for each first visit (``make bench``: 550.3 -> 549.2 KB)."""
     index = site / "search" / "search_index.json"
     if index.is_file():
         data = json.loads(index.read_text(encoding="utf-8"))

@@ -1,14 +1,9 @@
-"""The one reader of the project's own YAML: a slide's front matter and
-an exercise fence's body.
+"""The one reader of the project's own YAML: front matter and exercises.
 
-Every mapping and sequence keeps the 0-based line of each key and item,
-so a problem points at the line of the bad value; a duplicate key is
-reported rather than silently kept last; an alias is refused before
-anything is built (an alias bomb would otherwise expand to gigabytes
-first). libyaml parses where PyYAML has it: the deck's front matter in
-a fifth of the pure-Python parser's time (5.6 against 25.8 ms for the
-lesson's 56 pages), which every `make serve` edit and check pays.
-(``mkdocs.yml`` is MkDocs' to read: settings.read_mkdocs_yml.)
+Each mapping and sequence keeps the 0-based line of each key and item; a
+duplicate key is reported, not kept last; an alias is refused before
+anything is built (an alias bomb). libyaml parses where PyYAML has it:
+5.6 against 25.8 ms for the lesson's front matter, paid by every edit.
 """
 
 from __future__ import annotations
@@ -52,16 +47,14 @@ class YamlProblem(Exception):
 
 
 class _Loader(_BASE):
-    """Keeps lines and collects duplicate keys."""
-
     def __init__(self, stream):
         super().__init__(stream)
         self.duplicates: list[tuple[int, str]] = []
 
 
 class _TextNumbers(_Loader):
-    """Numbers and dates keep their source text (`1e-5` and `0.10` stay
-    as typed: an exercise's values are display text)."""
+    """Numbers and dates keep their source text (an exercise's values are
+    display text: `0.10` stays as typed)."""
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Mapping:
@@ -110,10 +103,7 @@ def load_yaml(
     text: str, *, numbers_as_text: bool = True
 ) -> tuple[object, list[tuple[int, str]]]:
     """Parse ``text``: (value, duplicate keys as (0-based line, key)).
-
-    Raises YamlProblem with a 0-based line when the YAML is invalid or
-    holds an alias.
-    """
+    Raises YamlProblem when the YAML is invalid or holds an alias."""
     try:
         # libyaml's events first: refused at the first alias, nothing built.
         for event in yaml.parse(text, Loader=_BASE):

@@ -1,27 +1,13 @@
 """Computed numbers in a slide's prose: referenced, never typed by hand.
 
-A snippet publishes the figures its slide's prose restates
-(``mha_ref.tables.publish_value("total", f"{n:,}")``) and the slide
-writes ``{{ value("23_params.total") }}``, so an edit to the snippet
-changes the prose with the output. Two jobs keep that true:
-
-- :func:`expand_values` puts published values into exercise text
-  (prompts, answers), which becomes HTML before mkdocs-macros sees the
-  page, so its ``{{ value(...) }}`` would otherwise stay literal;
-- :func:`hand_typed` finds a published value typed by hand into a
-  slide's prose, exercise text or instructor notes, and says which
-  reference to write instead. Code, Output blocks and macro calls are
-  not prose: the engine checks them against the run already; nor are an
-  exercise's names and formulas (``id``, ``table``, ``formula``, …).
-
-What counts as a copy: a number of three or more digits, or any
-non-integer, in any of the ways prose writes it (``1,048,576``,
-``1048576``, ``1{,}048{,}576`` in TeX); a list or a shape of two or
-more numbers (``1, 2, 4, 8, 16``, ``(2, 5, 8)``). A smaller integer
-("8 heads") is too common to say which published one it restates. A
-number shown as the result of arithmetic on the same line
-(``4 \\cdot 512^2 = 1{,}048{,}576``) is derived on the page, where a
-reader can check it, and is not a copy.
+A snippet publishes the figures its prose restates (``publish_value``) and
+the slide writes ``{{ value("23_params.total") }}``. :func:`expand_values`
+puts them into exercise text (HTML before mkdocs-macros sees the page);
+:func:`hand_typed` finds a published value typed by hand into prose,
+exercise text or notes: a number of three or more digits or a non-integer
+in any spelling (``1{,}048{,}576``), or a list or shape of numbers. A
+smaller integer is too common to tell, and a number shown as the result
+of arithmetic on its line (``4 \\cdot 512^2 = 1{,}048{,}576``) is derived.
 """
 
 from __future__ import annotations
@@ -33,11 +19,9 @@ from collections.abc import Iterable, Mapping
 
 from ..problems import Problem
 
-#: ``{{ value("stem.name") }}`` (tables.py checks each names a value).
 VALUE_CALL = re.compile(
     r"""\{\{-?\s*value\(\s*(["'])(?P<id>[^"']+)\1\s*\)\s*-?\}\}"""
 )
-#: Any macro call or HTML comment: never prose.
 _NOT_PROSE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|<!--.*?-->")
 #: Thousands separators as prose and TeX write them.
 _SEPARATOR = r"(?:,|\{,\}|\\,|_|\u202f|\u2009| )"
@@ -51,10 +35,8 @@ _SMALL = 100
 
 
 def expand_values(text: str, values: Mapping[str, str]) -> str:
-    """``text`` with every known ``{{ value(id) }}`` replaced by its value.
-
-    An unknown id is left as written: the engine reports it at its line.
-    """
+    """``text`` with every known ``{{ value(id) }}`` replaced by its value
+    (the engine reports an unknown one at its line)."""
     return VALUE_CALL.sub(
         lambda m: values.get(m.group("id"), m.group(0)), text
     )
@@ -63,10 +45,8 @@ def expand_values(text: str, values: Mapping[str, str]) -> str:
 def hand_typed(
     slides, values: Mapping[str, str], tables: Iterable[str] = ()
 ) -> list[Problem]:
-    """Every published value typed by hand into a slide's prose.
-
-    ``tables``: the ids of the published tables; a number typed into a
-    Markdown table row is told the table its snippet publishes."""
+    """Every published value typed by hand into a slide's prose; one in
+    a table row is told the table (of ``tables``) its snippet publishes."""
     patterns = [
         (value_id, text, pattern)
         for value_id, text in sorted(values.items())
@@ -116,17 +96,15 @@ def _problem(path, number, typed, value_id, text, row, times, tables):
 
 
 def prose_lines(slide):
-    """(1-based line, text) of the prose: outside front matter, code
-    and Output fences (exercise YAML is prose), macros removed."""
+    """(1-based line, text) of the prose: outside front matter and fences
+    but exercises, macros removed."""
     hidden = set()
     for fence in slide.fences:
-        # An unclosed fence runs to the end of the file.
         end = len(slide.lines) if fence.end is None else fence.end
         if not fence.is_exercise:
             hidden.update(range(fence.start, end + 1))
             continue
-        # An id, a table's name, a formula: names and code, not prose
-        # ("id: param-count-256" restates nothing).
+        # An exercise's names and formulas are no prose.
         hidden.update(
             (fence.start, end),
             (
@@ -142,8 +120,8 @@ def prose_lines(slide):
 
 
 def _numbers(text: str) -> list[str] | None:
-    """The numbers of a published value that is a number, a list or a
-    shape (``1,048,576``; ``1, 2, 4``; ``(2, 5, 8)``), else None."""
+    """The numbers of a value that is a number, a list or a shape
+    (``1,048,576``; ``1, 2, 4``; ``(2, 5, 8)``), else None."""
     text = text.strip()
     if re.fullmatch(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?", text):
         return [text.replace(",", "")]
@@ -165,8 +143,7 @@ def _spelled(number: str) -> str:
 
 
 def _copy_pattern(text: str):
-    """A regex for hand-typed copies of a published value, or None
-    when the value is not a number, list or shape, or too small."""
+    """A regex for hand-typed copies of a value, or None."""
     numbers = _numbers(text)
     if numbers is None:
         return None
@@ -179,13 +156,10 @@ def _copy_pattern(text: str):
         body = r"\s*,\s*(?:and\s+)?".join(_spelled(n) for n in numbers)
         if text.strip().startswith("("):
             body = r"\(\s*" + body + r"\s*,?\s*\)"
-    # Not part of a longer number or list on either side.
     return re.compile(
         r"(?<![\w.,])(?<!,\s)(?<!\{,\})" + body + r"(?![\w]|[.,]\d|\s*,\s*\d)"
     )
 
-
-# --- a number derived on the page ------------------------------------------
 
 _TEX = [
     (re.compile(r"\{,\}|\\,|\\!|\\;"), ""),
@@ -197,8 +171,6 @@ _TEX = [
     (re.compile(r"(?<=\d),(?=\d{3}(?!\d))"), ""),
 ]
 
-
-#: What arithmetic on the page is written with, once TeX is plain.
 _ARITHMETIC = r"[\d\s.+\-*/()]*"
 
 
@@ -209,8 +181,8 @@ def _plain(tex: str) -> str:
 
 
 def _derived(line: str, match, text: str) -> bool:
-    """Is the copy at ``match`` the result of arithmetic written right
-    beside it (``4 \\cdot 512^2 = <copy>`` or ``<copy> = 4 \\cdot 512^2``)?"""
+    """Is the copy at ``match`` the result of arithmetic right beside it
+    (``4 \\cdot 512^2 = <copy>`` or ``<copy> = 4 \\cdot 512^2``)?"""
     numbers = _numbers(text)
     if numbers is None or len(numbers) != 1:
         return False
@@ -242,8 +214,8 @@ _OPS = {
 
 
 def _evaluate(expr: str) -> float | None:
-    """Digits, + - * / ** and brackets, with one operator at least (a
-    bare number is a copy, not arithmetic); None for anything else."""
+    """Arithmetic with one operator at least (a bare number is a copy);
+    None for anything else."""
     try:
         tree = ast.parse(expr.strip(), mode="eval").body
     except SyntaxError:

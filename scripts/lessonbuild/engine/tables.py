@@ -1,11 +1,9 @@
 """Published tables: collected from runs, checked against calls, rendered.
 
-A snippet publishes a table with ``mha_ref.publish_table(name, ...)``;
-its id is ``<snippet stem>.<name>``. Slides place it with
-``{{ table("15_trace.shapes") }}``; a call naming an unknown table or
-column is a problem at the call's line. A cell is plain text (escaped:
-nothing in it is Markdown or HTML, but `text between backticks` is code),
-a figure is sanitised SVG (svgsafe.py), and both have a size limit.
+``mha_ref.publish_table(name, ...)`` in a snippet publishes the table
+``<snippet stem>.<name>``, which ``{{ table(id) }}`` places. A cell is
+plain text (escaped, but `backticks` are code), a figure sanitised SVG,
+and both have a size limit.
 """
 
 from __future__ import annotations
@@ -19,8 +17,7 @@ from .judge import table_records
 from .prose import VALUE_CALL
 from .svgsafe import UnsafeSvg, sanitise
 
-#: Published sizes: a table's cells and a figure's bytes (settings:
-#: these environment variables). A page holds what a reader can read.
+#: Settings of the published sizes: a table's cells, a figure's KiB.
 TABLE_CELLS_ENV = "SNIPPET_MAX_TABLE_CELLS"
 FIGURE_KB_ENV = "SNIPPET_MAX_FIGURE_KB"
 
@@ -28,12 +25,8 @@ FIGURE_KB_ENV = "SNIPPET_MAX_FIGURE_KB"
 def render_table(
     table: dict, hide: str | None = None, table_id: str = "?"
 ) -> str:
-    """Markdown for ``{"columns": [...], "rows": [[...]]}``.
-
-    ``hide`` names a column whose cells are left blank (a "fill in"
-    slide); a ``ValueError`` names ``table_id`` and the columns when it
-    is not one.
-    """
+    """Markdown for ``{"columns": [...], "rows": [[...]]}``, the cells of
+    column ``hide`` blank (a "fill in" slide; ValueError if no column)."""
     columns = list(table["columns"])
     if hide is not None and hide not in columns:
         raise ValueError(unknown_column_message(table_id, hide, columns))
@@ -48,14 +41,12 @@ def render_table(
     return "\n".join(lines)
 
 
-#: Characters Markdown (with the tables extension) reads as markup:
-#: written with its backslash escape, which it publishes as the plain
-#: character; HTML's and math's (arithmatex: $) as character references.
+#: Markdown's markup characters get a backslash; HTML's and math's ($)
+#: are character references.
 _MARKDOWN = re.compile(r"[\\`*_{}\[\]#+\-.!|]")  # not ( ): \( is math
 _HTML = {"<": "&lt;", ">": "&gt;", "&": "&amp;", "$": "&#36;"}
-#: Code, a formula, or a run of plain text (escaped character by character).
 _SPAN = re.compile(r"`(?P<code>[^`\n]+)`|(?P<math>\\\(.+?\\\))|[^`\\]+|[\s\S]")
-#: In a formula: what would end the cell or start HTML, as TeX says it.
+#: In a formula: what would end the cell or start HTML, as TeX.
 _TEX = {"|": r"\vert{}", "<": r"\lt{}", ">": r"\gt{}", "&": r"\&"}
 
 
@@ -65,9 +56,8 @@ def _plain(text: str) -> str:
 
 
 def _cell(text: str) -> str:
-    """A cell as plain text (issue 31): nothing in it is Markdown or HTML,
-    but text between backticks is shown as code, and ``\\( \\)`` is a
-    formula (typeset by KaTeX, which refuses links and HTML)."""
+    """A cell as plain text (issue 31), but `code` and ``\\( \\)``
+    formulas (KaTeX refuses links and HTML)."""
 
     def span(m: re.Match) -> str:
         if m["code"] is not None:
@@ -87,14 +77,13 @@ def _limit(name: str, default: int) -> int:
 
 
 def collect_tables(rel: str, raw: str, where, result) -> None:
-    """Add the tables, figures and values one run published to
-    ``result``; each record it cannot take is a problem at ``where``."""
+    """Add what one run published to ``result``; a record it cannot take
+    is a problem at ``where``."""
     for record in table_records(raw):
         fields = record if isinstance(record, dict) else {}
         collect = _COLLECT.get(fields.get("kind"), _collect_table)
         if message := collect(rel, record, result):
             result.problems.append(Problem(*where, message))
-            # Its place on a slide is not a second problem.
             result.refused.add(f"{Path(rel).stem}.{fields.get('name')}")
 
 
@@ -132,8 +121,7 @@ def _collect_table(rel: str, record, result) -> str:
 
 
 def _collect_figure(rel: str, record: dict, result) -> str:
-    """A figure a run published (``mha_ref.publish_figure``), and its
-    layout for a phone's column if it has one."""
+    """A published figure, and its layout for a phone if it has one."""
     name, alt, svg = record.get("name"), record.get("alt"), record.get("svg")
     figure_id = f"{Path(rel).stem}.{name}"
     if not isinstance(name, str):
@@ -159,7 +147,7 @@ def _collect_figure(rel: str, record: dict, result) -> str:
 
 
 def _safe_svg(rel: str, what: str, svg) -> tuple[str, str]:
-    """(the SVG, sanitised; "") or ("", why it cannot be published)."""
+    """(the SVG sanitised, "") or ("", why it cannot be published)."""
     most = _limit(FIGURE_KB_ENV, 2048)
     if not isinstance(svg, str):
         return "", f"{rel} wrote a figure record the engine cannot read"
@@ -178,7 +166,6 @@ def _safe_svg(rel: str, what: str, svg) -> tuple[str, str]:
 
 
 def _collect_value(rel: str, record: dict, result) -> str:
-    """One ``publish_value`` figure: ``<snippet stem>.<name>`` -> text."""
     name, text = record.get("name"), record.get("text")
     value_id = f"{Path(rel).stem}.{name}"
     if not isinstance(name, str) or not isinstance(text, str):
@@ -193,8 +180,8 @@ _COLLECT = {"figure": _collect_figure, "value": _collect_value}
 
 
 def _reported(result):
-    """Whether an id's snippet failed or its record was refused: that
-    problem says why, and a call of the id is no second problem."""
+    """Whether an id's snippet failed or its record was refused: a call of
+    the id is no second problem."""
     failed = {Path(rel).stem for rel in result.failed}
     return lambda item_id: (
         item_id in result.refused or item_id.split(".")[0] in failed
@@ -202,8 +189,8 @@ def _reported(result):
 
 
 def check_table_calls(slides, result) -> None:
-    """Every literal ``table(id, hide=col)`` call names a real table, and
-    every ``figure(id)`` call a figure a snippet published."""
+    """Every literal ``table(id, hide=col)`` and ``figure(id)`` call names
+    what a snippet published."""
     reported = _reported(result)
     figures, tables = sorted(result.figures), sorted(result.tables)
     for slide in slides:
@@ -247,8 +234,8 @@ def check_value_calls(slides, result) -> None:
 
 
 def unknown_message(kind: str, item_id: str, known, how: str = "") -> str:
-    """``table('x.y'): no snippet published this table; known tables:
-    ...``, for a table, figure or value (``how``: how one is published)."""
+    """``table('x.y'): no snippet published this table; ...``, for a
+    table, figure or value."""
     return (
         f"{kind}({item_id!r}): no snippet published this {kind}{how}"
         f"{did_you_mean(item_id, known)}; "
@@ -262,8 +249,6 @@ def unknown_column_message(table_id: str, hide: str, columns) -> str:
         + ", ".join(columns)
     )
 
-
-# --- a table and the Output block of one run agree ---------------------------
 
 #: ``label: 12``, ``label=1,048,576``, ``label = 0.5`` in printed output.
 _PAIR = re.compile(
@@ -281,8 +266,7 @@ def _number(text: str) -> float | None:
 
 def _label(column: str) -> str:
     """A column's label: one word, maybe with a note in parentheses
-    (``params (d=512)`` -> params); "" for a longer header, which no
-    printed label can be said to name."""
+    (``params (d=512)`` -> params); "" for a longer header."""
     match = re.fullmatch(
         r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\([^)]*\))?\s*", column
     )
@@ -290,14 +274,9 @@ def _label(column: str) -> str:
 
 
 def table_output_conflicts(rel: str, stdout: str, tables: dict) -> list:
-    """Where a table contradicts the same run's printed output.
-
-    A printed line speaks about a table row when it gives the row's first
-    column by label (``h= 8`` for a row whose ``h`` is 8); every other
-    number that line gives by a column's label (``params=1,048,576``)
-    must equal that row's cell, as a number. Returns ``(table id, row,
-    column, cell, printed line)`` tuples.
-    """
+    """Where a table contradicts the same run's printed output: a line
+    naming a row's first cell (``h= 8``) must agree with every other cell
+    it names (``params=1,048,576``). (table id, row, column, cell, line)s."""
     pairs = []
     for line in stdout.splitlines():
         found = {
