@@ -17,8 +17,9 @@ import posixpath
 import re
 import textwrap
 from dataclasses import dataclass
+from itertools import chain, takewhile
 
-from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4 import BeautifulSoup, Tag
 
 from .deck import AFTER_ANSWER, READING, SCREEN_BREAK, STEPS
 
@@ -76,22 +77,14 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     _unsection_exercises(soup)
     _unique_ids(soup, f"s{number}-")
     _rebase_links(soup, page_url)
-    screens = _cut_screens(soup)
-    for screen in screens:
+    screens = []
+    for screen in _cut_screens(soup):
         steps -= _no_opening_gap(screen)
         _keys_last(screen)
-    return Layout(
-        screens=tuple(
-            "".join(
-                str(n)
-                for n in screen
-                if not isinstance(n, NavigableString) or n.strip()
-            )
-            for screen in screens
-        ),
-        notes="".join(notes),
-        steps=steps,
-    )
+        screens.append(
+            "".join(str(n) for n in screen if isinstance(n, Tag) or n.strip())
+        )
+    return Layout(tuple(screens), "".join(notes), steps)
 
 
 def _tags(root: Tag, name: str | None = None, cls: str | None = None):
@@ -194,17 +187,14 @@ def _code_steps(soup: BeautifulSoup, code: Tag) -> int:
     except SyntaxError:
         pass
     spans.sort()
-    line = 1
+    done = 0  # the lines put back
     for start, end in spans:
-        for nodes in lines[line - 1 : start - 1]:
-            code.extend(nodes)
+        code.extend(chain(*lines[done : start - 1]))
         step = soup.new_tag("span", attrs={"class": "fragment code-step"})
-        for nodes in lines[start - 1 : end]:
-            step.extend(nodes)
+        step.extend(chain(*lines[start - 1 : end]))
         code.append(step)
-        line = end + 1
-    for nodes in lines[line - 1 :]:
-        code.extend(nodes)
+        done = end
+    code.extend(chain(*lines[done:]))
     return len(spans)
 
 
@@ -222,11 +212,9 @@ def _mark_steps(soup: BeautifulSoup) -> int:
             step = after_code
         else:
             title = el.find("p", class_="admonition-title")
-            step = (
+            step = {"admonition", "success"} <= set(classes) and (
                 el.name == "div"
-                and "admonition" in classes
-                and "success" in classes
-                and bool(title)
+                and title is not None
                 and title.get_text(strip=True).lower() == "the fix"
             )
             after_code = False
@@ -237,18 +225,17 @@ def _mark_steps(soup: BeautifulSoup) -> int:
     return marked
 
 
+def _is_prose(el: Tag) -> bool:
+    return el.name in _PROSE or "arithmatex" in (el.get("class") or ())
+
+
 _PROSE = {"p", "ul", "ol", "blockquote"}
 
 
 def _prose_after(soup: BeautifulSoup, step: Tag) -> int:
     """The run of prose after a step is one step of its own: its
     conclusion stood on stage over the blank the Output would fill."""
-    run = []
-    for el in step.find_next_siblings():
-        prose = el.name in _PROSE or "arithmatex" in (el.get("class") or ())
-        if not prose:
-            break
-        run.append(el)
+    run = list(takewhile(_is_prose, step.find_next_siblings()))
     if not run:
         return 0
     box = run[0].wrap(soup.new_tag("div"))
