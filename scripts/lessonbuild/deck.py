@@ -53,8 +53,7 @@ _INCLUDE = re.compile(
 )
 _INCLUDE_BLOCK = re.compile(r"^[ \t]*(?P<escape>;*)-+8<-+[ \t]*\r?$")
 _SECTION_MARKER = SnippetPreprocessor.RE_SNIPPET_SECTION
-_SECTION_NAME = re.compile(r"(?i)[a-z][-_0-9a-z]*")
-_LINE_SPEC = re.compile(r"(?::-?[0-9]*){1,2}(?:,-?[0-9]*(?::-?[0-9]*)?)*")
+_SNIPPET_FILE = SnippetPreprocessor.RE_SNIPPET_FILE
 _TITLE = re.compile(r"""(?:^|\s)title=(["'])(?P<title>.*?)\1""")
 _INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff\u00ad]")
 _JINJA_EXPR = re.compile(r"\{\{-?(.*?)-?\}\}")
@@ -71,9 +70,9 @@ class Fence:
     info: str
     content: list[str]  # lines between the fences, without indent
 
-    @property
-    def line(self) -> int:
-        return self.start + 1
+    line = property(lambda self: self.start + 1)
+    is_output = property(lambda self: self.title == "Output")
+    body = property(lambda self: "\n".join(self.content))
 
     @property
     def lang(self) -> str:
@@ -85,10 +84,6 @@ class Fence:
         return m.group("title") if m else None
 
     @property
-    def is_output(self) -> bool:
-        return self.title == "Output"
-
-    @property
     def looks_like_output(self) -> bool:
         """Titled "Output" but for case or invisible characters."""
         title = self.title
@@ -98,10 +93,6 @@ class Fence:
     @property
     def is_exercise(self) -> bool:
         return self.info.split()[:1] in (["exercise"], ["{.exercise}"])
-
-    @property
-    def body(self) -> str:
-        return "\n".join(self.content)
 
 
 @dataclass
@@ -158,9 +149,9 @@ class Slide:
     kind = property(lambda self: str(self.meta.get("kind", "")))
     part = property(lambda self: str(self.meta.get("part", "")))
 
-    @property
-    def exercises(self) -> list[Fence]:
-        return [f for f in self.fences if f.is_exercise]
+    exercises = property(
+        lambda self: [f for f in self.fences if f.is_exercise]
+    )
 
     def line_of(self, key: str) -> int:
         """1-based line of a front-matter key (1 when absent)."""
@@ -586,13 +577,8 @@ def _dedent(line: str, width: int) -> str:
 def split_target(target: str) -> tuple[str, str | None]:
     """``"x.py:show"`` -> ``("x.py", "show")`` as pymdownx.snippets reads
     it; a trailing ``:1:5`` is a line range, no section."""
-    head, sep, tail = target.rpartition(":")
-    if sep and _SECTION_NAME.fullmatch(tail):
-        return head, tail
-    m = re.search(r":[-0-9:,]*$", target)
-    if m and _LINE_SPEC.fullmatch(m.group(0)):
-        return target[: m.start()], None
-    return target, None
+    path, _, section = _SNIPPET_FILE.match(target).groups()
+    return path, section[1:] if section else None
 
 
 def _scan_includes(slide: Slide, bare: list[str]) -> None:

@@ -81,69 +81,66 @@ def collect_tables(rel: str, raw: str, where, result) -> None:
     is a problem at ``where``."""
     for record in table_records(raw):
         fields = record if isinstance(record, dict) else {}
-        collect = _COLLECT.get(fields.get("kind"), _collect_table)
-        if message := collect(rel, record, result):
+        kind = fields.get("kind")
+        kind = kind if kind in ("figure", "value") else "table"
+        name, published = fields.get("name"), getattr(result, kind + "s")
+        item_id = f"{Path(rel).stem}.{name}"
+        item, message = _READ[kind](rel, record)
+        if not message and item_id in published:
+            message = f"{rel} published {kind} {name!r} twice"
+            if kind == "table":
+                message += "; table names must be unique per snippet"
+        if message:
             result.problems.append(Problem(*where, message))
-            result.refused.add(f"{Path(rel).stem}.{fields.get('name')}")
+            result.refused.add(item_id)  # its calls are no second problem
+        else:
+            published[item_id] = item
 
 
-def _collect_table(rel: str, record, result) -> str:
+def _read_table(rel: str, record) -> tuple[dict | None, str]:
     if not (
         isinstance(record, dict)
         and isinstance(record.get("name"), str)
         and isinstance(record.get("columns"), list)
         and isinstance(record.get("rows"), list)
     ):
-        return (
+        return None, (
             f"{rel} wrote a table record the engine cannot read: "
             f"{str(record)[:80]!r}"
         )
-    name = record["name"]
-    table_id = f"{Path(rel).stem}.{name}"
     cells = len(record["columns"]) * (len(record["rows"]) + 1)
     most = _limit(TABLE_CELLS_ENV, 2000)
     if cells > most:
-        return (
-            f"{rel} published table {name!r} with {cells} cells; a page "
-            f"table holds at most {most} (publish fewer rows, or set "
+        return None, (
+            f"{rel} published table {record['name']!r} with {cells} cells; "
+            f"a page table holds at most {most} (publish fewer rows, or set "
             f"{TABLE_CELLS_ENV})"
         )
-    if table_id in result.tables:
-        return (
-            f"{rel} published table {name!r} twice; table names must be "
-            "unique per snippet"
-        )
-    result.tables[table_id] = {
-        "columns": [str(c) for c in record["columns"]],
-        "rows": [[str(c) for c in row] for row in record["rows"]],
-    }
-    return ""
+    columns = [str(c) for c in record["columns"]]
+    rows = [[str(c) for c in row] for row in record["rows"]]
+    return {"columns": columns, "rows": rows}, ""
 
 
-def _collect_figure(rel: str, record: dict, result) -> str:
+def _read_figure(rel: str, record: dict) -> tuple[dict | None, str]:
     """A published figure, and its layout for a phone if it has one."""
-    name, alt, svg = record.get("name"), record.get("alt"), record.get("svg")
-    figure_id = f"{Path(rel).stem}.{name}"
+    name, alt = record.get("name"), record.get("alt")
     if not isinstance(name, str):
-        return f"{rel} wrote a figure record the engine cannot read"
+        return None, f"{rel} wrote a figure record the engine cannot read"
     if not isinstance(alt, str) or not alt.strip():
-        return (
+        return None, (
             f"{rel}: figure {name!r} has no alt text; pass "
             "publish_figure(name, fig, alt='what the figure shows')"
         )
-    if figure_id in result.figures:
-        return f"{rel} published figure {name!r} twice"
     figure = {"alt": alt.strip()}
-    drawings = {"svg": svg}
+    drawings = {"svg": record.get("svg")}
     if "narrow" in record:
         drawings["narrow"] = record["narrow"]
     for key, drawing in drawings.items():
         what = f"figure {name!r}" + (" (narrow)" if key == "narrow" else "")
         figure[key], problem = _safe_svg(rel, what, drawing)
         if problem:
-            return problem
-    result.figures[figure_id] = figure
-    return ""
+            return None, problem
+    return figure, ""
 
 
 def _safe_svg(rel: str, what: str, svg) -> tuple[str, str]:
@@ -165,18 +162,14 @@ def _safe_svg(rel: str, what: str, svg) -> tuple[str, str]:
         return "", f"{rel}: {what} cannot be published: {exc}"
 
 
-def _collect_value(rel: str, record: dict, result) -> str:
-    name, text = record.get("name"), record.get("text")
-    value_id = f"{Path(rel).stem}.{name}"
-    if not isinstance(name, str) or not isinstance(text, str):
-        return f"{rel} wrote a value record the engine cannot read"
-    if value_id in result.values:
-        return f"{rel} published value {name!r} twice"
-    result.values[value_id] = text
-    return ""
+def _read_value(rel: str, record: dict) -> tuple[str | None, str]:
+    text = record.get("text")
+    if not isinstance(record.get("name"), str) or not isinstance(text, str):
+        return None, f"{rel} wrote a value record the engine cannot read"
+    return text, ""
 
 
-_COLLECT = {"figure": _collect_figure, "value": _collect_value}
+_READ = {"table": _read_table, "figure": _read_figure, "value": _read_value}
 
 
 def _reported(result):
