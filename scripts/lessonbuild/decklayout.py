@@ -252,11 +252,10 @@ def _no_opening_gap(screen: list) -> int:
     blocks = [n for n in screen if isinstance(n, Tag)]
     while blocks and blocks[0].name in ("h1", "h2", "h3", "h4"):
         blocks.pop(0)
-    first = blocks[0] if blocks else None
-    classes = (first.get("class") or []) if first is not None else []
+    classes = (blocks[0].get("class") or []) if blocks else []
     if "fragment" not in classes or "deck-fold" in classes:
         return 0
-    shown = [first]
+    shown = blocks[:1]
     if len(blocks) > 1 and "deck-prose" in (blocks[1].get("class") or ()):
         shown.append(blocks[1])
     for el in shown:

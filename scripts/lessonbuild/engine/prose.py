@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from ..problems import Problem
@@ -52,7 +53,7 @@ def hand_typed(
         for value_id, text in sorted(values.items())
         if (pattern := _copy_pattern(text)) is not None
     ]
-    found: dict[tuple, int] = {}  # (path, line, typed, id, ...) -> times
+    found: Counter[tuple] = Counter()  # (path, line, typed, id, ...)
     for slide in slides:
         for number, line in prose_lines(slide):
             for value_id, text, pattern in patterns:
@@ -61,7 +62,7 @@ def hand_typed(
                         row = line.lstrip().startswith("|")
                         typed = match[0].strip()
                         key = (slide.path, number, typed, value_id, text, row)
-                        found[key] = found.get(key, 0) + 1
+                        found[key] += 1
     return [
         _problem(*key, times, sorted(tables)) for key, times in found.items()
     ]
