@@ -1,9 +1,6 @@
 """Writing in one rename: a reader, or a run killed halfway, sees the old
-file or the new one, never part of either.
-
-The one way the build writes what it keeps (rewritten slides, the run
-cache, the notebooks), and the site itself: written into a fresh folder
-and moved into place in one step (``SiteSwap``), by one build at a time
+file or the new one, never part of either. The site itself is built in
+a fresh folder and swapped in (``SiteSwap``), one build at a time
 (``BuildLock``).
 """
 
@@ -21,14 +18,10 @@ os.umask(_UMASK)
 
 
 def write_atomic(path: Path, data: bytes | str, *, prefix: str = "") -> None:
-    """Replace or create ``path`` with ``data`` (text as UTF-8).
-
-    An existing file keeps its mode; a new one gets open()'s. The
-    temporary file is ``.<name><prefix>...`` beside it (a caller that
-    cleans up after killed runs names its ``prefix``). The data reaches
-    the disk (fsync) before the rename, so a crash cannot leave an empty
-    file. Raises OSError, leaving no temporary file.
-    """
+    """Replace or create ``path`` with ``data`` (text as UTF-8), keeping
+    an existing file's mode. The temporary ``.<name><prefix>...`` beside
+    it is fsynced before the rename (a crash leaves no empty file) and
+    removed on error."""
     path = Path(path)
     data = data.encode("utf-8") if isinstance(data, str) else data
     try:
@@ -50,10 +43,9 @@ def write_atomic(path: Path, data: bytes | str, *, prefix: str = "") -> None:
         raise
 
 
-#: A site being built: ``.~<site name>.building-<pid>-<random>`` beside
-#: it. (The "~": the minify plugin names ``x.min.css`` by replacing
-#: ".css" anywhere in the path, and ``.css-site.building-…`` broke every
-#: build into a folder whose name starts with css or js.)
+#: A site being built: ``.~<site name>.building-<pid>-<random>``. The
+#: "~": the minify plugin replaces ".css" anywhere in a path, and
+#: ``.css-site.building-…`` broke builds into folders named css or js.
 BUILDING = ".building-"
 
 
@@ -63,24 +55,20 @@ def building_prefix(site_dir: Path | str) -> str:
 
 
 class SiteSwap:
-    """A build writes its site into ``building``, a fresh folder beside
-    ``site_dir``, and ``publish`` moves it into place in one step once
-    the whole build succeeded: no page of a build that failed, was
-    killed or runs alongside ever sits in ``site_dir``."""
+    """A build writes into ``building``, a fresh folder beside
+    ``site_dir``; ``publish`` moves it into place in one step, so no page
+    of a failed, killed or concurrent build ever sits in ``site_dir``."""
 
     def __init__(self, site_dir: Path | str):
         self.final = Path(site_dir)
-        self.final.parent.mkdir(parents=True, exist_ok=True)
-        # What killed builds left (their process is gone).
-        name = building_prefix(self.final)
-        for folder in self.final.parent.glob(f"{name}*"):
+        parent, name = self.final.parent, building_prefix(self.final)
+        parent.mkdir(parents=True, exist_ok=True)
+        for folder in parent.glob(f"{name}*"):  # what killed builds left
             pid = folder.name[len(name) :].split("-", 1)[0]
             if pid.isdigit() and not Path(f"/proc/{pid}").exists():
                 shutil.rmtree(folder, ignore_errors=True)
-        prefix = f"{name}{os.getpid()}-"
-        self.building = Path(
-            tempfile.mkdtemp(prefix=prefix, dir=self.final.parent)
-        )
+        mine = f"{name}{os.getpid()}-"
+        self.building = Path(tempfile.mkdtemp(prefix=mine, dir=parent))
         os.chmod(self.building, 0o777 & ~_UMASK)
 
     def publish(self) -> None:
@@ -94,15 +82,15 @@ class SiteSwap:
             os.rename(self.final, old)
             os.rename(self.building, self.final)
             self.building = old
-        shutil.rmtree(self.building, ignore_errors=True)
+        self.discard()
 
     def discard(self) -> None:
         shutil.rmtree(self.building, ignore_errors=True)
 
 
 def _exchange(a: Path, b: Path) -> bool:
-    """Swap two folders in one step: renameat2(2) with RENAME_EXCHANGE
-    (2), both paths from the working folder (AT_FDCWD, -100)."""
+    """Swap two folders in one step: renameat2(AT_FDCWD, a, AT_FDCWD, b,
+    RENAME_EXCHANGE)."""
     import ctypes
 
     try:
@@ -114,9 +102,8 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 class BuildLock:
-    """An exclusive lock on ``path`` (flock), held until ``release`` or
-    the process ends: a second build of the same site waits for the
-    first, saying so, instead of writing over it."""
+    """An exclusive flock on ``path`` until ``release`` or exit: a second
+    build of the same site says so and waits instead of writing over."""
 
     def __init__(self, path: Path, say=print):
         path = Path(path)

@@ -1,20 +1,11 @@
 """``make bench`` (``python -m lessonbuild bench``): the lesson's speed,
 each figure against its target (issue 33), on a copy of the site with
-its own caches (the project's cache and site/ are left alone):
-
-- the engine cold beside its floor (``floor``: a bare interpreter per
-  hash seed that imports what the snippets use and forks one run of
-  each) and beside one Jupyter kernel, the peer, timed alternately
-  (this machine's speed drifts by 2x within minutes); the engine warm;
-- a clean ``mkdocs build``, against ``import torch`` timed beside it;
-- an edit of a slide, then of a snippet, under ``mkdocs serve --dirty``;
-- ``make site-diff`` of that slide edit against the commit before it
-  (the base's build kept, as a second run on a branch has it);
-- page weight (``pageweight.py``), the deck's first paint, live code.
-
-Timings are medians of ``RUNS``, printed with the load average. The top
-level imports only the standard library, so that ``python -m
-lessonbuild.bench floor`` stays bare.
+caches of its own: the engine cold (beside its floor and one Jupyter
+kernel, the peer, timed alternately: this machine's speed drifts 2x
+within minutes) and warm, a clean build (in ``import torch``s), edits
+under ``serve``, ``make site-diff``, page weight, the deck's first paint
+and live code. Medians of ``RUNS``. The top level imports only the
+standard library: ``python -m lessonbuild.bench floor`` stays bare.
 """
 
 from __future__ import annotations
@@ -31,14 +22,10 @@ from pathlib import Path
 from statistics import median
 
 RUNS = 3
-#: Issue 33: a clean build no more than 25 % slower than at the issue's
-#: start (commit 71c97f2), in ``import torch``s timed beside it (the
-#: ratio stays put where the machine's speed drifts). That commit, built
-#: the way ``build_rows`` builds, alternating with c50c019 on one
-#: machine: 12.59, 12.18, 12.23 s against 16.20, 17.09, 17.79 s, with
-#: ``import torch`` at 1.93 s (median).
-BUILD_START = 12.23 / 1.93
-BUILD_CEILING = round(1.25 * BUILD_START, 2)
+#: Issue 33: a clean build at most 25 % slower than at the issue's start
+#: (71c97f2), in ``import torch``s timed beside it (the ratio holds where
+#: the machine's speed drifts): 12.23 s against 1.93 s (medians of 3).
+BUILD_CEILING = round(1.25 * 12.23 / 1.93, 2)
 #: What a student's browser downloads, against its budget in bytes.
 PAGE_BUDGETS = (
     ("first visit to slide 15 (Chromium)", 550_000),
@@ -48,6 +35,8 @@ PAGE_BUDGETS = (
 DECK_PAINT, PAINT_LIMIT = "present.html#/17", 1.0
 VIEWPORT = {"width": 1280, "height": 720}
 READING_PAINT = "slides/17-scaling-keeps-computation-constant.html"
+#: Issue 34: ``make site-diff`` on a tree with one edit, in seconds.
+SITE_DIFF_LIMIT = 5.0
 
 
 @dataclass
@@ -85,6 +74,13 @@ def run(site: Path, *cmd: str, **env):
     return time.perf_counter() - start, proc
 
 
+def _cache_env(tmp: Path) -> dict[str, str]:
+    """The run cache of the build rows, which later rows reuse."""
+    from .settings import CACHE_ENV
+
+    return {CACHE_ENV: str(tmp / "build-cache")}
+
+
 # --- the rows ----------------------------------------------------------------
 
 
@@ -103,8 +99,7 @@ def engine_rows(site: Path, tmp: Path) -> list[Figure]:
             seconds, proc = run(
                 site, "-m", "lessonbuild", "check", "--cache-dir", cache
             )
-            # Its fork servers outlive it: the next figure waits (30 s
-            # at most) until they are gone.
+            # Its fork servers outlive it: wait (30 s at most) until gone.
             wait_until(lambda: not _running(str(SERVER), str(site)), 30)
             # Exit 1 is a drifted block: the engine did all its work.
             if proc.returncode not in (0, 1):
@@ -125,18 +120,14 @@ def engine_rows(site: Path, tmp: Path) -> list[Figure]:
 
 
 def build_rows(site: Path, tmp: Path) -> list[Figure]:
-    """Clean builds into ``tmp/built``, each with empty caches (the last
-    one's run cache, ``tmp/build-cache``, is the serve rows')."""
-    from .settings import CACHE_ENV
-
+    """Clean builds into ``tmp/built``, each with empty caches."""
     builds, imports = [], []
     for _ in range(RUNS):
         imports.append(run(site, "-c", "import torch")[0])
         for cache in (site / ".cache", tmp / "build-cache"):
             shutil.rmtree(cache, ignore_errors=True)
         cmd = ["-m", "mkdocs", "build", "--strict", "-q", "-d", tmp / "built"]
-        env = {CACHE_ENV: str(tmp / "build-cache")}
-        seconds, proc = run(site, *cmd, **env)
+        seconds, proc = run(site, *cmd, **_cache_env(tmp))
         if proc.returncode:
             raise RuntimeError(f"build failed:\n{proc.stderr[-3000:]}")
         builds.append(seconds)
@@ -151,14 +142,13 @@ def build_rows(site: Path, tmp: Path) -> list[Figure]:
 def serve_rows(site: Path, tmp: Path) -> list[Figure]:
     from .deck import read_deck
     from .engine import used_snippets
-    from .settings import CACHE_ENV
 
     deck = read_deck(site)
     snippet = used_snippets(deck)[0]
     shows = [p for p in deck.slides if snippet in {i.path for i in p.includes}]
     cmd = ["-m", "lessonbuild.bench", "serve", tmp / "served", snippet]
     cmd += (deck.docs_rel(deck.slides[0]), deck.docs_rel(shows[0]))
-    _, proc = run(site, *cmd, **{CACHE_ENV: str(tmp / "build-cache")})
+    _, proc = run(site, *cmd, **_cache_env(tmp))
     times = dict(line.split() for line in proc.stdout.splitlines())
     if proc.returncode or len(times) != 2:
         print((proc.stderr or proc.stdout)[-2000:], file=sys.stderr)
@@ -169,17 +159,11 @@ def serve_rows(site: Path, tmp: Path) -> list[Figure]:
     ]
 
 
-#: Issue 34: ``make site-diff`` on a tree with one edit, in seconds.
-SITE_DIFF_LIMIT = 5.0
-
-
 def site_diff_rows(site: Path, tmp: Path) -> list[Figure]:
-    """``python -m lessonbuild.sitediff --base HEAD`` after one prose
-    edit of the first slide, in the copy made a git repository (its
-    first run builds the base, untimed; the run cache is the build
-    rows')."""
+    """``sitediff --base HEAD`` after one prose edit of the first slide,
+    the copy made a git repository; the first run, which builds the
+    base, is not counted."""
     from .deck import read_deck
-    from .settings import CACHE_ENV
 
     (site / ".gitignore").write_text(".cache/\n__pycache__/\n")
     who = ["-c", "user.name=bench", "-c", "user.email=bench@invalid"]
@@ -189,18 +173,15 @@ def site_diff_rows(site: Path, tmp: Path) -> list[Figure]:
         )
     slide = site / read_deck(site).slides[0].path
     slide.write_text(slide.read_text() + "\nOne more sentence.\n")
-    env = {CACHE_ENV: str(tmp / "build-cache")}
     times = []
     for _ in range(RUNS + 1):
-        seconds, proc = run(
-            site, "-m", "lessonbuild.sitediff", "--base", "HEAD", **env
-        )
+        cmd = ["-m", "lessonbuild.sitediff", "--base", "HEAD"]
+        seconds, proc = run(site, *cmd, **_cache_env(tmp))
         if proc.returncode or "1 of" not in proc.stdout:
             said = proc.stderr[-2000:] + proc.stdout[-1000:]
             raise RuntimeError(f"site-diff failed:\n{said}")
         times.append(seconds)
     label = f"site-diff, one slide edited (median of {RUNS})"
-    # The first run builds the base: not counted.
     return [within(label, median(times[1:]), SITE_DIFF_LIMIT)]
 
 
@@ -247,13 +228,14 @@ def first_paint_rows(site: Path, tmp: Path) -> list[Figure]:
 
     pages = {DECK_PAINT: _DECK_JS, READING_PAINT: _PAGE_JS}
     times: dict[str, list[float]] = {url: [] for url in pages}
+    label = f"first paint of {DECK_PAINT} (median of {RUNS})"
     try:
         with sync_playwright() as p:
             browser = launch(p)
             built = (tmp / "built").as_uri()
             for _ in range(RUNS):
                 for url, js in pages.items():
-                    page = browser.new_page(viewport=VIEWPORT)  # own context
+                    page = browser.new_page(viewport=VIEWPORT)  # a context
                     page.goto(f"{built}/{url}")
                     times[url].append(page.evaluate(js) / 1000)
                     page.close()  # and its context
@@ -265,7 +247,6 @@ def first_paint_rows(site: Path, tmp: Path) -> list[Figure]:
         return [Figure(label, None, "not measured", target, None, False)]
     deck, reading = (median(times[url]) for url in pages)
     beside = f"  beside: the reading page of slide 17 (median of {RUNS})"
-    label = f"first paint of {DECK_PAINT} (median of {RUNS})"
     return [within(label, deck, PAINT_LIMIT), Figure(beside, reading)]
 
 
@@ -319,10 +300,9 @@ def bench(root: Path) -> int:
 
 
 def copy_site(root: Path, dest: Path) -> Path:
-    """docs/, snippets/, mha_ref/, notebooks/ and mkdocs.yml copied;
-    theme and code linked (without notebooks/, the build has no homework
-    to link to). The configuration is the file itself, not an
-    ``INHERIT:`` of it: site-diff reads its switches from its text."""
+    """The sources copied (notebooks/ too: the build links the homework),
+    theme and code linked; mkdocs.yml the file itself, not an
+    ``INHERIT:`` (site-diff reads its switches from its text)."""
     site = dest / "site-copy"
     site.mkdir()
     skip = shutil.ignore_patterns("__pycache__")

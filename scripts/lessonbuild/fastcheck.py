@@ -1,16 +1,11 @@
 """``python -m lessonbuild.fastcheck [files...]``: checks that run no code.
 
-A commit hook must answer in a second, so this runs only the checks
-that read files: the deck's front matter and structure, Python typed
-into a page instead of included, missing includes and Output blocks
-with no code above them (the engine's plan, which runs nothing), the
-pages' templates, raw HTML and titles, every ``exercise`` fence's YAML
-and every reference by id. Drift and generated tables are left to
-``make check-outputs`` and the build.
-
-With file arguments, only problems in those files are reported (an
-editor's "check this file"). Exit 1 with ``file:line: message`` lines
-when anything is wrong, 2 on bad settings.
+A commit hook must answer in a second, so only the checks that read
+files run: front matter, inline Python, includes and Output blocks (the
+engine's plan), templates, exercise YAML and references. Drift and
+tables are ``make check-outputs``' and the build's. With files given,
+only their problems are reported. Exit 1 with ``file:line: message``
+lines, 2 on bad settings.
 """
 
 from __future__ import annotations
@@ -72,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         "--root",
         type=Path,
         default=Path("."),
-        help="the site's root: mkdocs.yml, docs/, snippets/ (default: .)",
+        help="the site's root (default: .)",
     )
     args = parser.parse_args(argv)
     root = args.root.resolve()
@@ -87,8 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.files:  # as given, or absolute
         wanted = set(args.files)
-        for name in args.files:
-            path = Path(name).resolve()
+        for path in map(Path.resolve, map(Path, args.files)):
             if path.is_relative_to(root):
                 wanted.add(path.relative_to(root).as_posix())
         problems = [p for p in problems if p.path in wanted]

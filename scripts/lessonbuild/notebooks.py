@@ -1,12 +1,10 @@
 """The notebooks the site offers: the deck as a notebook, and the homework.
 
-The sources are the percent-format jupytext scripts under ``notebooks/``
-(they diff and review like code) and the deck itself; the ``.ipynb``
-students download are build products, each carrying ``mha_ref`` in a
-hidden first cell so that it runs wherever torch does. The homework
-solutions are executed by the build, twice, as a job of the snippet
-engine (``Homework``); a failing cell stops the build at its file and
-line, not with nbclient's bare traceback.
+The homework's sources are percent-format jupytext scripts under
+``notebooks/`` (they review like code); each ``.ipynb`` is a build
+product carrying ``mha_ref`` in a hidden first cell, so it runs wherever
+torch does. The solutions run twice, as a job of the snippet engine
+(``Homework``); a failing cell stops the build at its file and line.
 """
 
 from __future__ import annotations
@@ -23,12 +21,10 @@ from pathlib import Path
 from .atomic import write_atomic
 
 # jupytext, nbformat and nbclient (half a second) are imported where
-# used: the lesson plugin imports this module while MkDocs loads its
-# configuration, and the engine's first fork server starts only after.
+# used: MkDocs imports this module while loading its configuration.
 
 #: Where the build writes the notebooks it makes (under the root).
 OUT_DIR = Path(".cache") / "notebooks"
-#: The deck as a notebook, and the homework (starter, then solutions).
 DECK_NOTEBOOK = "notebooks/lesson-81.ipynb"
 #: The lesson's package as a download, for copied code (index.md links it).
 PACKAGE_ZIP = "mha_ref.zip"
@@ -40,23 +36,18 @@ HOMEWORK = {
     "notebooks/homework-solutions.ipynb": "notebooks/homework_solutions.py",
 }
 #: What the build executes. Not the project's notebooks: they write the
-#: student's my_mha.py beside them, and the kernel's repository is
-#: read-only.
+#: student's my_mha.py beside them, in a repository read-only to kernels.
 EXECUTED = ("notebooks/homework_solutions.py",)
-#: The answers stay out of the nav: "Next" from the last task is no
-#: answer key (the home page links them "for after you have tried").
+#: Out of the nav ("Next" from the last task is no answer key) and, with
+#: the deck notebook (every slide's code again), out of the search index.
 SOLUTIONS = tuple(uri for uri in HOMEWORK if uri.endswith("-solutions.ipynb"))
-EXECUTE_TIMEOUT = 300
-#: Kept out of the search index: the deck notebook repeats every slide's
-#: code, and the solutions are answers (search finds lessons, not those).
 NOT_SEARCHED = (DECK_NOTEBOOK, *SOLUTIONS)
+EXECUTE_TIMEOUT = 300
 
 KERNEL = "python3"
-#: Every notebook runs on the build's own python3 kernel.
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": KERNEL}
-#: No history file; torch starts from a random seed, as a snippet's run
-#: does, so a notebook that forgets to seed prints different numbers on
-#: its two runs (``_disagreement``).
+#: No history file; torch from a random seed, as a snippet's run, so a
+#: notebook that forgets to seed differs between its two runs.
 KERNEL_ARGS = [
     "--HistoryManager.hist_file=:memory:",
     "--IPKernelApp.exec_lines=import torch as _t; _t.seed(); del _t",
@@ -76,8 +67,8 @@ _SECTION_MARK = re.compile(r"^\s*#\s*-+8<-+\s*\[(?:start|end):[^\]]*\]\s*$")
 
 def to_ipynb(py_path: Path | str):
     """A jupytext percent script as a valid, unexecuted notebook, its
-    first cell the copy of ``mha_ref`` it carries (``setup_cell``); the
-    kernelspec set here, never trusted from the script's header."""
+    first cell ``setup_cell``; the kernelspec set here, never trusted
+    from the script's header."""
     import jupytext
     import nbformat
 
@@ -86,17 +77,14 @@ def to_ipynb(py_path: Path | str):
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     at = 1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0
     offered = {Path(src).name: uri for uri, src in HOMEWORK.items()}
-    # Only a notebook that draws installs matplotlib (the project's
-    # installed it, unused, on every first run).
+    # Only a notebook that draws installs matplotlib.
     figures = any("matplotlib" in cell.source for cell in nb.cells)
-    if at and path.name in offered:  # a notebook the site offers
+    if at and path.name in offered:
         line = download_line(offered[path.name], figures=figures)
         nb.cells[0].source += "\n\n" + line
     package = path.resolve().parent.parent / "mha_ref"
     nb.cells.insert(at, nbformat.from_dict(setup_cell(package, figures)))
-    # Ids cell-0, cell-1, ... instead of random ones: the same source
-    # makes the same file, byte for byte.
-    for number, cell in enumerate(nb.cells):
+    for number, cell in enumerate(nb.cells):  # not random: reproducible
         cell.id = f"cell-{number}"
     nbformat.validate(nb)
     return nb
@@ -116,10 +104,8 @@ def download_line(uri: str, figures: bool = True) -> str:
 
 
 def package_zip(package: Path) -> bytes:
-    """``package``'s ``.py`` files as a zip of ``<name>/<file>.py``: the
-    same files give the same bytes (fixed dates, sorted names). Every
-    notebook carries it; the site offers it as :data:`PACKAGE_ZIP`, to
-    unzip beside a copied code block."""
+    """``package``'s ``.py`` files as a zip of ``<name>/<file>.py``, the
+    same bytes for the same files (fixed dates, sorted names)."""
     import io
     import zipfile
 
@@ -133,12 +119,9 @@ def package_zip(package: Path) -> bytes:
 
 
 def setup_cell(package: Path, figures: bool = True) -> dict:
-    """The first cell of every notebook the site offers, hidden in
-    Jupyter: it unpacks the copy of ``mha_ref`` the notebook carries and
-    puts it first on ``sys.path``, and, in a notebook with ``figures``,
-    installs matplotlib (which they need and torch does not) where it is
-    missing. The package travels as :func:`package_zip` in base64
-    (76-character lines)."""
+    """Every offered notebook's first cell, hidden in Jupyter: it unpacks
+    the ``package_zip`` it carries (base64) first on ``sys.path`` and,
+    with ``figures``, installs matplotlib where it is missing."""
     import base64
     import hashlib
 
@@ -190,18 +173,13 @@ if importlib.util.find_spec("matplotlib") is None:
     }
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024)  # serve rewrites the deck's notebook
 def student_code(source: str) -> str:
-    """A snippet as a notebook cell: what a student runs, without the
-    build's plumbing. The module docstring, section markers, ``# noqa``,
-    ``matplotlib.use("Agg")`` and the ``publish_*`` calls and imports go
-    (with the comment just above each); ``publish_figure(name, fig)``
-    becomes ``plt.show()``, after ``fig``'s expression when it is not a
-    plain name, so the figure shows inline.
-
-    Kept per text: ``make serve`` writes the deck's notebook on every
-    rebuild, and an edit changes one snippet at most.
-    """
+    """A snippet as a student's cell, without the build's plumbing: the
+    docstring, section markers, ``# noqa``, ``matplotlib.use`` and the
+    ``publish_*`` calls and imports go (with the comment above each);
+    ``publish_figure(name, fig)`` becomes ``plt.show()``, after ``fig``
+    when it is an expression, so the figure shows inline."""
     tree = ast.parse(source)
     lines = source.splitlines()
     edits: list[tuple[int, int, str | None]] = []  # 0-based, end excl.
@@ -283,15 +261,10 @@ def execute(
     allow_errors: bool = False,
     km=None,
 ):
-    """Run every cell of ``nb`` in place and return it.
-
-    ``source`` (the ``.py`` it came from) lets an error name the file and
-    line; a fresh kernel starts in its folder (else the current one).
-    With ``allow_errors`` every cell runs and errors stay in the outputs;
-    otherwise the first error raises ``NotebookExecutionError``. ``km``:
-    a kernel already started (``_forked_kernel``: it runs where it was
-    forked) instead of a fresh one.
-    """
+    """Run every cell of ``nb`` in place and return it. A fresh kernel
+    (unless ``km`` is one already started) runs in the folder of
+    ``source``, the ``.py`` an error is reported in; the first error
+    raises ``NotebookExecutionError`` unless ``allow_errors``."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
@@ -304,9 +277,9 @@ def execute(
         kernel_name=KERNEL,
         extra_arguments=KERNEL_ARGS,
         allow_errors=allow_errors,
-        record_timing=False,  # timestamps would make every build differ
-        # One output per stream and cell, not one per flush: where the
-        # kernel's flushes fall depends on timing, and the file must not.
+        # Reproducible files: no timestamps, and one output per stream
+        # and cell (where the kernel's flushes fall depends on timing).
+        record_timing=False,
         coalesce_streams=True,
         resources={"metadata": {"path": str(cwd)}},
     )
@@ -335,12 +308,11 @@ def _failure(nb, error, source) -> NotebookExecutionError:
     start = text.find(cell.source) if source else -1
     if start < 0:
         return NotebookExecutionError(where, None, message)
-    line = text.count("\n", 0, start) + 1
     traceback = _ANSI.sub("", "\n".join(out.get("traceback", [])))
     # IPython names the cell's own frame "Cell In[<count>], line <n>".
     count = cell.get("execution_count")
     match = re.search(rf"Cell In\[{count}\], line (\d+)", traceback)
-    line += int(match.group(1)) - 1 if match else 0
+    line = text.count("\n", 0, start) + (int(match[1]) if match else 1)
     return NotebookExecutionError(where, line, message)
 
 
@@ -349,13 +321,12 @@ def _failure(nb, error, source) -> NotebookExecutionError:
 
 def deck_notebook(deck, outputs: dict[str, str]):
     """The deck as a notebook: per slide with code, its title and lead
-    paragraph, then each snippet it runs, in slide order, with the
-    engine's verified stdout as its output (the very text the slides'
-    Output blocks were checked against)."""
+    paragraph, then each snippet it runs, in slide order, with the very
+    stdout the slides' Output blocks were verified against."""
     import nbformat
 
-    # Ids name the slide (not positions): a cell added or removed leaves
-    # the other slides' cells as they were, for ``make site-diff`` too.
+    # Ids name the slide, not positions: a cell added or removed leaves
+    # the other slides' cells as they were (``make site-diff`` too).
     cells = [
         _markdown_cell(
             "lesson",
@@ -389,9 +360,10 @@ def deck_notebook(deck, outputs: dict[str, str]):
             text = outputs[rel]
             out = {"output_type": "stream", "name": "stdout", "text": text}
             metadata = {"snippet": rel}
-            if text and _locked(slide, rel):
-                # The page locks this run until its exercise is tried: here
-                # it keeps no output, so the answer takes a run.
+            # A run the page locks until its exercise is tried keeps no
+            # output here: the answer takes a run.
+            locked = bool(text) and _locked(slide, rel)
+            if locked:
                 metadata["after_exercise"] = True
                 first = (
                     f"*Answer slide {slide.number}'s exercise first: this "
@@ -409,9 +381,7 @@ def deck_notebook(deck, outputs: dict[str, str]):
                     "cell_type": "code",
                     "execution_count": None,
                     "metadata": metadata,
-                    "outputs": [out]
-                    if text and "after_exercise" not in metadata
-                    else [],
+                    "outputs": [out] if text and not locked else [],
                     "source": student_code(source),
                 }
             )
@@ -440,12 +410,7 @@ def _locked(slide, rel: str) -> bool:
 
 
 def _markdown_cell(cell_id: str, source: str) -> dict:
-    return {
-        "id": cell_id,
-        "cell_type": "markdown",
-        "metadata": {},
-        "source": source,
-    }
+    return dict(id=cell_id, cell_type="markdown", metadata={}, source=source)
 
 
 def lead_paragraph(slide) -> str:
@@ -489,7 +454,6 @@ _JUPYTER_MATH = re.compile(
     r"\$\$(?P<display>.+?)\$\$|(?<![\\$])\$(?P<inline>[^\s$](?:[^$]*?[^\s$\\])?)\$",
     re.DOTALL,
 )
-#: The opening tag of a Markdown cell's rendered HTML, and any div tag.
 _MARKDOWN_CELL = re.compile(
     r'<div class="[^"]*\bjp-RenderedMarkdown\b[^"]*"[^>]*>'
 )
@@ -498,17 +462,14 @@ _DIV_TAG = re.compile(r"<(/?)div\b[^>]*>")
 
 def mark_math(page_html: str) -> str:
     """A notebook page's ``$...$`` math (left by mkdocs-jupyter for
-    MathJax), wrapped as arithmatex wraps the slides', so the build
-    typesets it with theirs (``mathrender.py``).
-
-    Only the Markdown cells are parsed, never code or outputs: a parse
-    of a whole page (up to 1 MB) cost a second per build.
-    """
+    MathJax) wrapped as arithmatex wraps the slides', to be typeset with
+    theirs. Only Markdown cells are parsed: a whole page (up to 1 MB)
+    cost a second per build."""
     if "$" not in page_html:
         return page_html
     parts, done = [], 0
     for cell in _MARKDOWN_CELL.finditer(page_html):
-        depth = 1  # the cell's inner HTML ends at its div's end, nested kept
+        depth = 1  # the cell's inner HTML ends at its div's end
         for tag in _DIV_TAG.finditer(page_html, cell.end()):
             depth += -1 if tag.group(1) else 1
             if depth == 0:
@@ -560,12 +521,11 @@ def _arithmatex(match: re.Match) -> str:
 class Homework:
     """The homework notebooks of one build, made beside the pages.
 
-    The starters are written at once. The solutions, unless unchanged
-    since they last ran (the same source and ``cache_key``: the engine's
-    key for mha_ref, torch and Python), run as one job on the snippet
-    engine's fork server (``Pool.start``), sandboxed and time-bounded
-    like a snippet, while the pages render. ``wait`` writes them and
-    returns the problems found; ``cancel`` stops the run, kernels too.
+    Starters are written at once. Solutions, unless unchanged since they
+    last ran (the same source and ``cache_key``, the engine's key for
+    mha_ref, torch and Python), run as one sandboxed, time-bounded job
+    on the engine's fork server while the pages render. ``wait`` writes
+    them and returns the problems; ``cancel`` stops the run, kernels too.
     """
 
     def __init__(self, root: Path, cache_key: str, pool):
@@ -614,7 +574,7 @@ class Homework:
     def wait(self) -> list:
         """Block until the notebooks are written; the problems found. A
         notebook the job gave no answer for (it died, timed out) is a
-        problem with the job's last lines of stderr, not a crash."""
+        problem with the job's last lines of stderr."""
         import nbformat
 
         from .problems import Problem
@@ -642,9 +602,10 @@ class Homework:
         else:
             why = "gave no answer"
         detail = "\n".join(run.stderr.strip().splitlines()[-15:])
-        message = f"executing the notebook {why}"
         for rel in self._jobs.keys() - done:
-            self.problems.append(Problem(rel, 1, message, detail))
+            self.problems.append(
+                Problem(rel, 1, f"executing the notebook {why}", detail)
+            )
         return self.problems
 
     def cancel(self) -> None:
@@ -660,8 +621,8 @@ class Homework:
 
 
 def _run(rel: str, km) -> tuple[str | None, list]:
-    """Execute ``rel`` (from the root) in the kernel ``km``, then kill
-    it: (notebook text or None, problems as [path, line, message])."""
+    """Execute ``rel`` in the kernel ``km``, then kill it: (notebook
+    text or None, problems as [path, line, message])."""
     import nbformat
 
     nb = to_ipynb(rel)
@@ -669,7 +630,7 @@ def _run(rel: str, km) -> tuple[str | None, list]:
         execute(nb, EXECUTE_TIMEOUT, source=rel, km=km)
     except NotebookExecutionError as exc:
         return None, [[exc.path, exc.line or 1, exc.message]]
-    finally:  # its notebook has run
+    finally:
         km.lesson_kernel.kill()
     return nbformat.writes(nb), []
 
@@ -677,15 +638,13 @@ def _run(rel: str, km) -> tuple[str | None, list]:
 def _forked_kernel():
     """A python3 kernel forked from this job, already started.
 
-    It inherits the fork server's imports: the homework's torch,
-    matplotlib and sympy cost nothing, where a fresh kernel spent 9 of
-    its 12 CPU-seconds importing them (two fresh kernels made a clean
-    build a third slower). Only from a process with one thread: a fork
-    copies only the calling thread, so a lock another thread held stays
-    held in the kernel for ever (running a notebook starts zmq's
-    threads; a kernel forked after one hung a build in CI). Returns an
+    It inherits the fork server's imports: a fresh kernel spent 9 of its
+    12 CPU-seconds importing torch, matplotlib and sympy (two made a
+    clean build a third slower). Only from a process with one thread: a
+    lock another thread held stays held in the fork for ever (a kernel
+    forked after zmq's threads started hung a build in CI). Returns an
     ``AsyncKernelManager`` whose provisioner's process is the fork, also
-    ``km.lesson_kernel`` (jupyter_client forgets its process on cleanup).
+    ``km.lesson_kernel`` (jupyter_client forgets it on cleanup).
     """
     import tempfile
 
@@ -753,9 +712,9 @@ def _run_kernel(connection_file: str) -> None:
 
 
 class _Forked:
-    """The fork as the provisioner's process: jupyter_client polls it to
-    tell whether the kernel is alive. ``kill`` (again is harmless) also
-    removes the kernel's files."""
+    """The fork as the provisioner's process, which jupyter_client polls
+    to tell whether the kernel is alive. ``kill`` (again is harmless)
+    also removes the kernel's files."""
 
     def __init__(self, pid: int, folder: str):
         self.pid, self.folder = pid, folder
@@ -804,8 +763,8 @@ def _disagreement(rel: str, first: str, second: str) -> list:
 
 def _main(argv: list[str]) -> int:
     """The job ``Homework`` runs, from the root: each argument a notebook
-    script, run twice. Prints one JSON line per notebook, ``[rel,
-    notebook text or null, problems]``; the build writes the files (the
+    script, run twice. Prints a JSON line per notebook, ``[rel, notebook
+    text or null, problems]``; the build writes the files (the
     repository is read-only to the job)."""
     # The answers get the job's stdout; the kernels' output its stderr.
     answers = os.fdopen(os.dup(1), "w")

@@ -1,16 +1,12 @@
 """Page weight of the built site, as a student's browser meets it.
 
-Issue 15's budget is the bytes a student downloads on a first visit to
-a slide (empty cache) and on a click to the next one, measured in
-Debian's Chromium (Playwright) against a static server started here that
-counts the body bytes it sends: a request the browser answers from its
-cache costs nothing, as on a real host. Like GitHub Pages, it sends no
-compression and ``Cache-Control: max-age=600``; "gzip" is what each body
-would weigh gzipped (level 6, as static hosts do).
+Issue 15's budget: the bytes of a first visit to a slide (empty cache)
+and of a click to the next one, in Debian's Chromium against a local
+server that counts the bodies it sends (a cache hit costs nothing). Like
+GitHub Pages, it sends no compression and ``max-age=600``; "gzip" is
+each body gzipped at level 6, as static hosts do.
 
     python -m lessonbuild.pageweight SITE_DIR [FIRST_PAGE]
-
-prints one line per response and the totals; the bench calls ``measure``.
 """
 
 from __future__ import annotations
@@ -21,7 +17,7 @@ import gzip
 import http.server
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -96,9 +92,9 @@ def _serve(site: Path):
 
 
 def _settle(sent: list[Sent], quiet=2.0, limit=20.0) -> list[Sent]:
-    """What was sent, once nothing more was for ``quiet`` seconds:
-    scripts ask for more (the search worker, its index) after
-    "networkidle" on a busy machine, and those bytes count too."""
+    """What was sent, once nothing more was for ``quiet`` seconds: on a
+    busy machine, scripts still fetch (the search index) after
+    "networkidle", and those bytes count too."""
     start = last = time.monotonic()
     count = len(sent)
     while time.monotonic() - last < quiet:
@@ -117,37 +113,27 @@ def measure(
 ) -> tuple[Visit, Visit]:
     """A first visit to ``first_page`` with an empty cache, then a click
     on its "Next" link: what the server sent for each. In ``browser``
-    when given (a test's, whose Playwright is already running: a second
-    one cannot start in its thread), else in a Chromium of its own."""
+    when given (a test's: a second Playwright cannot start in its
+    thread), else in a Chromium of its own."""
     if not (Path(site) / first_page).is_file():
         raise FileNotFoundError(f"{site}/{first_page}: build the site first")
-    with _serve(site) as (base, sent):
-        if browser is not None:
-            return _visits(browser, base + first_page, sent)
-        from playwright.sync_api import sync_playwright
+    with _serve(site) as (base, sent), ExitStack() as stack:
+        if browser is None:
+            from playwright.sync_api import sync_playwright
 
-        with sync_playwright() as p:
-            own = launch(p)
-            try:
-                return _visits(own, base + first_page, sent)
-            finally:
-                own.close()
-
-
-def _visits(browser, url: str, sent: list[Sent]) -> tuple[Visit, Visit]:
-    # A page of its own context: an empty cache.
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    try:
-        page.goto(url, wait_until="networkidle")
+            browser = launch(stack.enter_context(sync_playwright()))
+            stack.callback(browser.close)
+        # A page of its own context: an empty cache.
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        stack.callback(page.close)
+        page.goto(base + first_page, wait_until="networkidle")
         first = Visit(page.url, _settle(sent))
         link = page.locator(NEXT_LINK)
         if not link.count():
-            raise LookupError(f"{url} has no {NEXT_LINK} link")
+            raise LookupError(f"{base + first_page} has no {NEXT_LINK} link")
         link.first.click()
         page.wait_for_load_state("networkidle")
         return first, Visit(page.url, _settle(sent))
-    finally:
-        page.close()
 
 
 def report(visits: tuple[Visit, Visit]) -> str:

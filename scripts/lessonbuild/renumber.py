@@ -1,16 +1,12 @@
 """Insert a slide mid-deck: ``make insert-slide SLIDE=docs/slides/25-x.md``.
 
-A slide's number is its place in the lesson, and its file name starts
-with it, so a slide inserted at 25 moves every later one. Done by hand,
-that was 31 renames, their ``slide:`` lines and every address naming
-them (34 problems at the first build). Here the new slide's front matter
-says the number it takes; every other slide with that number or a later
-one moves up by one: its file is renamed (``git mv`` where git tracks
-it) and its ``slide:`` line rewritten, and each ``slides/NN-name.html``
-(or ``.md``) address and each ``ref("NN-name")`` under the folders and
-in the documents that name slides follows. A ``ref("name")`` needs
-nothing. Students' saved answers are keyed by a page's address: they
-stay with the old one.
+A slide's file name starts with its number, so one inserted at 25 moves
+every later one (by hand: 31 renames and 34 problems at the first
+build). The new slide's front matter says the number it takes; every
+slide from that number on moves up by one: its file (``git mv`` where
+tracked), its ``slide:`` line, and each ``slides/NN-name.html`` (or
+``.md``) address and ``ref("NN-name")`` naming it. Saved answers are
+keyed by address: they stay with the old one.
 """
 
 from __future__ import annotations
@@ -25,11 +21,9 @@ from .deck import parse_slide, read_deck
 from .problems import report
 from .settings import SettingsError, read_settings
 
-#: Where a slide may be named by its address or stem (slides themselves
-#: are read and written through the deck: deck.py is their one reader).
+#: Where a slide may be named by address or stem (slides themselves are
+#: read and written through the deck), and the top-level documents.
 FOLDERS = ("snippets", "mha_ref", "notebooks", "tests", "scripts")
-#: And the contributor's documents at the top (CONTRIBUTING's preview
-#: example named slide 23's address, a 404 after an insertion).
 DOCUMENTS = ("README.md", "CONTRIBUTING.md", "ARCHITECTURE.md")
 SUFFIXES = {".py", ".yml", ".json", ".txt", ".html", ".md"}
 _FILE = re.compile(r"^(\d+)-(.+)\.md$")
@@ -40,7 +34,6 @@ class RenumberError(ValueError):
 
 
 def _tracked(root: Path, path: Path) -> bool:
-    """Whether git tracks ``path`` in the repository at ``root``."""
     ask = ["git", "-C", str(root), "ls-files", "--error-unmatch", str(path)]
     return subprocess.run(ask, capture_output=True).returncode == 0
 
@@ -57,8 +50,7 @@ def _number(slide) -> int:
 
 
 def plan(deck, new: Path) -> dict[str, Path]:
-    """{slide's path: its new file} for the slides ``new`` moves: those
-    with its number or a later one, each one place on."""
+    """{slide's path: its new file} for each slide ``new`` moves on."""
     root = deck.root
     wanted = (root / new).resolve()
     here = [s for s in deck.pages if (root / s.path).resolve() == wanted]
@@ -70,9 +62,8 @@ def plan(deck, new: Path) -> dict[str, Path]:
             "docs/slides/25-my-slide.md)"
         )
     at = _number(here[0])
-    # Its own problems first, all of them (the number it shares with the
-    # slide it displaces is the point): a file named 24 whose front
-    # matter said 25 moved 31 slides, and the check after named it.
+    # All its own problems first: a file named 24 whose front matter
+    # said 25 moved 31 slides, and only the check after named it.
     own: list = []
     parse_slide(here[0].path, here[0].text, own, True, deck.part_names)
     if own:
@@ -86,10 +77,8 @@ def plan(deck, new: Path) -> dict[str, Path]:
         if slide is here[0] or not match or path.parent != wanted.parent:
             continue
         if (number := _number(slide)) >= at:
-            width = len(match[1])
-            moves[slide.path] = path.with_name(
-                f"{number + 1:0{width}d}-{match[2]}.md"
-            )
+            name = f"{number + 1:0{len(match[1])}d}-{match[2]}.md"
+            moves[slide.path] = path.with_name(name)
     return moves
 
 
@@ -119,30 +108,28 @@ def apply(deck, moves: dict[str, Path]) -> list[str]:
             (root / slide.path).write_text(text, encoding="utf-8", newline="")
             if slide.path not in moves:
                 done.append(f"{slide.path}: addresses updated")
-    # Last first: a rename never lands on a file still to move.
-    for rel in sorted(moves, reverse=True):
+    for rel in sorted(moves, reverse=True):  # never onto one still to move
         old, moved = root / rel, moves[rel]
         if _tracked(root, old):
-            subprocess.run(
-                ["git", "-C", str(root), "mv", str(old), str(moved)],
-                check=True,
-            )
+            git_mv = ["git", "-C", str(root), "mv", str(old), str(moved)]
+            subprocess.run(git_mv, check=True)
         else:
             old.rename(moved)
         done.append(f"{rel} -> {moved.name}")
     paths = [root / name for name in DOCUMENTS]
-    for folder in FOLDERS:  # (none found where there is no such folder)
+    for folder in FOLDERS:
         paths += sorted((root / folder).rglob("*"))
     for path in paths:
-        if path.suffix not in SUFFIXES or not path.is_file():
-            continue
-        # Through a link, a file is another tree's (a test's copy of the
-        # lesson links scripts/ to the project's): never rewritten here.
-        if not path.resolve().is_relative_to(root.resolve()):
+        # Never through a link into another tree (a test's copy of the
+        # lesson links scripts/ to the project's).
+        if (
+            path.suffix not in SUFFIXES
+            or not path.is_file()
+            or not path.resolve().is_relative_to(root.resolve())
+        ):
             continue
         text = path.read_text(encoding="utf-8", errors="surrogateescape")
-        changed = readdress(text)
-        if changed != text:
+        if (changed := readdress(text)) != text:
             path.write_text(
                 changed, encoding="utf-8", errors="surrogateescape"
             )

@@ -1,23 +1,19 @@
 """What a change does to the pages readers see: two builds, compared.
 
-CI writes this Markdown summary to the job summary, so a reviewer sees
-the effect of an edit without building anything. The unit is the slide:
-its section of the deck (``present.html``, ``data-reading``) and its
-cells in the lesson notebook (under the ``## N. Title`` heading) are
-mapped to its reading page, so a changed slide is listed once, with the
-views it changed in. Shown: prose and each exercise as a word diff, each
-Output block and code block as a line diff (named after the snippet,
-or the heading above, never by position), the instructor notes apart
-from the prose, formulas as their TeX, each table before and after, and
-each figure whose image or alt text changed.
+CI writes this Markdown to the job summary: a reviewer sees an edit's
+effect without building. The unit is the slide: its deck section
+(``data-reading``) and lesson-notebook cells (under ``## N. Title``) map
+to its reading page, listed once with the views it changed in. Prose
+and exercises show as word diffs, Output and code blocks as line diffs
+(named by snippet or heading, never position), formulas as TeX, tables
+before and after, figures by image and alt text.
 
     python -m lessonbuild.sitediff OLD_SITE NEW_SITE
     python -m lessonbuild.sitediff --base main [--head REV | --head-site site]
 
 A revision is built once, in a ``git worktree`` with its own machinery
-first on the path and this checkout's run cache (its keys hash every
-input), and kept in ``.cache/sitediff/<sha>``; a clean tree is its HEAD
-commit, so a second run on a branch builds nothing.
+and this checkout's run cache (keyed by every input), and kept in
+``.cache/sitediff/<sha>``; a clean tree is its HEAD commit.
 """
 
 from __future__ import annotations
@@ -46,16 +42,13 @@ from .notebooks import OUT_DIR as NOTEBOOKS_DIR
 MAX_DIFF_LINES = 40  # of one Output block's diff
 CONTEXT_WORDS = 8  # unchanged words kept each side of a change
 KEEP_BUILDS = 4  # builds of revisions kept in .cache/sitediff
-#: mkdocs.yml's switch for the minify plugin's HTML pass. The two builds
-#: compared must agree on it (minified markup differs everywhere); when
-#: this module makes both, it leaves it off, a quarter of a warm build.
+#: mkdocs.yml's switches: minified HTML (both builds must agree; off
+#: when this module makes both, a quarter of a warm build) and the
+#: search index (nobody reads it here; off saves 0.35 s).
 MINIFY_ENV = "LESSON_MINIFY_HTML"
-#: mkdocs.yml's switch for Material's search index: neither a diff nor
-#: a reviewer reads it, and off it is about 0.35 s of a warm build.
 SEARCH_ENV = "LESSON_SEARCH_INDEX"
-#: Caches keyed by content, so a revision's build may start from copies
-#: of this checkout's: the executed homework (a .key beside each
-#: notebook) and mkdocs-jupyter's conversions (its default cache_dir).
+#: Caches keyed by content, which a revision's build may start from: the
+#: executed homework and mkdocs-jupyter's conversions.
 SHARED_CACHES = (NOTEBOOKS_DIR, Path(".cache/mkdocs-jupyter"))
 PAGE = "page"  # the view name of a slide's own page
 SLIDE_PAGE = re.compile(r"(?:^|/)slides/(?P<n>\d+)-[^/]*\.html$")
@@ -66,27 +59,20 @@ _H2 = re.compile(r"<h2\b[^>]*>(.*?)</h2>", re.S)
 _H1 = re.compile(r"<h1\b[^>]*>(.*?)</h1>", re.S)
 _TAG = re.compile(r"<[^>]+>")
 _HEADINGS = ["h1", "h2", "h3", "h4"]
-#: (From the space before it: the pattern then starts with a literal,
-#: which the regex engine scans for, 10 times faster on a site than
-#: from ``\b``.)
+#: (From the space before: a literal start scans 10x faster than ``\b``.)
 _COPY_TARGET = re.compile(r' (for|id)="cell-\d+"')
-#: What a slide's page and deck screen derive from the other slides:
-#: the "N / 55" counter (a new slide changes it on every page) and the
-#: deck's "Slide N of 55: 3 min, from minute 40 of the 120 min class"
-#: (one slide's "Time:" changes it on every later screen). The slides
-#: themselves show those changes.
+#: What a view derives from the other slides, which show the change
+#: themselves: the "N / 55" counter and the deck's pacing line.
 _DERIVED = re.compile(
     r'<p class="deck-pacing">.*?</p>'
     r'|<span class="(?:deck|slide)-number"[^>]*>[^<]*</span>'
-    # The lesson notebook's cell ids carry slide numbers (a slide inserted
-    # before them renumbers them all), and a notebook's setup cell prints
-    # the hash of the mha_ref it carries (any edit of the package).
+    # The notebook's cell ids carry slide numbers, its setup cell the
+    # hash of mha_ref.
     r"|(?<=cell-id=slide-)[\d-]+|(?<=mha_ref )[0-9a-f]{12}(?= ready)",
     re.S,
 )
-#: Where a slide's number stands in its own views (deck section, page,
-#: notebook cells): read as the new number in a renumbered slide's old
-#: views, so a move alone changes none of them.
+#: Where a slide's number stands in its own views: a renumbered slide's
+#: old views read with the new number, so a move alone changes nothing.
 _OWN_NUMBER = (
     'data-slide="{}"',
     'aria-label="Slide {}:',
@@ -103,9 +89,7 @@ _OWN_NUMBER = (
 )
 #: A page's own image file (not a data: URI): its content is hashed in.
 _IMG = re.compile(r'<img\b[^>]*?\bsrc="([^"#?:]+)"')
-#: What a page shows around its content, and a widget's controls: the
-#: slide's number and Present link, the notebook link, buttons, drop-downs,
-#: and the headings' permalinks (Material's, mkdocs-jupyter's).
+#: Chrome around the content and widgets' controls: never compared.
 _CHROME = {"slide-number", "slide-present", "notebook-download"}
 _CHROME_TAGS = {"button", "select"}
 _PERMALINKS = {"headerlink", "anchor-link"}
@@ -163,24 +147,20 @@ def _cell(cell) -> str:
 
 def _is_chrome(tag) -> bool:
     classes = set(tag.get("class") or ())
-    if tag.name == "a" and classes & _PERMALINKS:
-        return True
-    return tag.name in _CHROME_TAGS or bool(classes & _CHROME)
+    permalink = tag.name == "a" and classes & _PERMALINKS
+    return bool(permalink or tag.name in _CHROME_TAGS or classes & _CHROME)
 
 
 def _found(root, *args, **kwargs) -> list:
-    """``root.find_all``, less what sits in a ``<template>`` (inert until
-    a script copies it out, as a revealed answer is; CSS selectors skip
-    it as well)."""
+    """``root.find_all``, less what sits in an inert ``<template>`` (a
+    revealed answer's, until a script copies it out)."""
     found = root.find_all(*args, **kwargs)
     return [tag for tag in found if not tag.find_parent("template")]
 
 
 def read_page(html: str) -> Page:
-    """Parse one view into its outputs, tables, code, texts (exercises,
-    instructor notes) and prose, without the page's chrome. (Found by
-    tag and class, not CSS selectors: soupsieve compiling its parser
-    was a third of a diff of one slide.)"""
+    """One view's content, split as ``Page``, without its chrome. (Not
+    CSS selectors: compiling soupsieve was a third of a one-slide diff.)"""
     soup = BeautifulSoup(html, "html.parser")
     # Where a page's own content sits: Material, MkDocs' theme, any page.
     main = (
@@ -192,8 +172,7 @@ def read_page(html: str) -> Page:
     )
     for chrome in _found(main, _is_chrome):
         chrome.extract()
-    # KaTeX writes each formula three times (MathML, its TeX, the HTML
-    # layout): a diff reads its TeX once.
+    # KaTeX writes each formula three times: a diff reads its TeX once.
     for formula in _found(main, class_="katex"):
         tex = formula.find("annotation")
         formula.replace_with(f"\\({tex.get_text()}\\)" if tex else "")
@@ -201,7 +180,6 @@ def read_page(html: str) -> Page:
     title = h1.get_text(" ", strip=True) if h1 else ""
     if not title and soup.title:
         title = soup.title.get_text(strip=True)
-    # Each a label -> its content, as in Page.
     outputs, tables, code, figures, texts = {}, {}, {}, {}, {}
     for n, table in enumerate(main.find_all("table"), start=1):
         # Named by its header row: a table added above renames nothing.
@@ -233,8 +211,7 @@ def read_page(html: str) -> Page:
     for n, section in enumerate(
         _found(main, "section", class_="exercise"), start=1
     ):
-        # The numbers each variant draws (the page's spec, not its text):
-        # a changed variant was invisible to a review.
+        # The numbers each variant draws (in the spec, not the text).
         for spec in _found(section, "script", class_="ex-spec"):
             if rows := _variant_rows(spec.get_text()):
                 tables[f"variants of exercise {n}"] = rows
@@ -252,8 +229,7 @@ def read_page(html: str) -> Page:
 
 
 def _variant_rows(spec: str) -> list[list[str]]:
-    """An exercise spec's variants as a table: the names, then a row of
-    values each (none where the spec has no variants)."""
+    """An exercise spec's variants as a table: names, then their values."""
     try:
         variants = json.loads(spec).get("vars") or []
     except (ValueError, AttributeError):
@@ -289,8 +265,8 @@ def _split(html: str, starts: list[tuple[str, int]], stop: int):
 
 
 def _read_html(page: Path) -> str:
-    """The page with each local image's content hash beside its src, so a
-    figure drawn differently changes the page that shows it."""
+    """The page with each local image's content hash beside its src: a
+    figure drawn differently changes its page."""
 
     def mark(m):
         target = page.parent / m[1]
@@ -317,17 +293,15 @@ def read_site(site: Path) -> dict[str, dict[str, str]]:
         sections = [(m[1], m.start()) for m in _DECK_SECTION.finditer(html)]
         if sections:  # the deck: each slide's section
             # The slides end at the last </div></div> before the deck's
-            # scripts (matched as "</div></div><script", the last slide
-            # ran to the file's end once a line came between them: every
-            # note's JSON was slide 55's words; a contributor's check).
+            # settings (not "</div></div><script": a line between made
+            # every note's JSON slide 55's words).
             config = html.find(_DECK_CONFIG, sections[-1][1])
             stop = html.rfind("</div></div>", sections[-1][1], config)
             stop = stop if config >= 0 and stop >= 0 else len(html)
             for url, part in _split(html, sections, stop).items():
                 units[url][rel] = _DERIVED.sub("", part)
             continue
-        # mkdocs-jupyter numbers its copy buttons by position: a cell
-        # added on one slide would renumber every later slide's.
+        # mkdocs-jupyter numbers its copy buttons by position.
         main = _COPY_TARGET.sub(r' \1="cell"', _main_html(html))
         main = _DERIVED.sub("", main)
         # The deck notebook: the cells under each "N. Title" heading
@@ -377,8 +351,7 @@ def _renumbered(old: dict, new: dict) -> dict[str, str]:
 
 
 def _as_moved(html: str, before: str, after: str) -> str:
-    """A view of the slide page ``before`` as if it had ``after``'s number
-    and address all along (only those: a move shows as one line)."""
+    """A view of slide page ``before`` with ``after``'s number and address."""
     old_stem, new_stem = Path(before).stem, Path(after).stem
     html = html.replace(old_stem, new_stem)
     n_old = int(SLIDE_PAGE.search(before)["n"])
@@ -389,8 +362,8 @@ def _as_moved(html: str, before: str, after: str) -> str:
 
 
 def _link_forms(moved: dict[str, str]) -> list:
-    """For each renumbered slide, a pattern of a link to its old address
-    and what it reads as at the new one ("slide 30" -> "slide 31")."""
+    """Per renumbered slide, a link to its old address and its rewrite at
+    the new one ("slide 30" -> "slide 31")."""
     forms = []
     for after, before in moved.items():
         old_stem, new_stem = Path(before).stem, Path(after).stem
@@ -405,10 +378,8 @@ def _link_forms(moved: dict[str, str]) -> list:
 
 
 def _moved_links(html: str, forms: list) -> str:
-    """Links and addresses of renumbered slides as the new site writes
-    them: every page that names a moved slide changed its "slide N" (and
-    code its ``slides/NN-name.html``), and a move is one line of the
-    summary, not a row for each page that names it."""
+    """Links to and addresses of renumbered slides as the new site writes
+    them: a move is one line of the summary, not a row per page naming it."""
     for old_stem, new_stem, link, new in forms:
         if old_stem in html:
             html = link.sub(new, html).replace(old_stem, new_stem)
@@ -416,10 +387,9 @@ def _moved_links(html: str, forms: list) -> str:
 
 
 def compare(old_site, new_site) -> tuple[list[Change], int]:
-    """The reading pages whose views differ, and the number of pages.
-    A site is a build's folder, or what :func:`read_site` read of it.
-    A renumbered slide is compared with its old self; an added or
-    removed page shows its content against nothing."""
+    """The reading pages whose views differ, and the number of pages, of
+    two sites (folders, or what :func:`read_site` read). A renumbered
+    slide is compared with its old self."""
     old, new = (
         site if isinstance(site, dict) else read_site(site)
         for site in (old_site, new_site)
@@ -475,9 +445,8 @@ def _change(path: str, status: str, a: dict, b: dict, views) -> Change:
 
 
 def _view_texts(a: dict, b: dict, views: list[str]) -> list[tuple]:
-    """The words of each other view that changed, where the page itself
-    shows no change (a paragraph made reading-only leaves the deck: the
-    row said only "—")."""
+    """The words of each other view that changed, where the page shows no
+    change (a paragraph made reading-only leaves the deck)."""
     found = []
     for view in views:
         # Each tag a space: a tag's words apart from its neighbours'.
@@ -658,10 +627,8 @@ def _reads_minify_switch(repo: Path, rev: str | None) -> bool:
 
 
 def build_tree(tree: Path, dest: Path, cache: Path, minify: bool) -> None:
-    """``mkdocs build --strict`` of the site at ``tree`` into ``dest``,
-    with the tree's own machinery and reference package; its HTML
-    minified as the published site's is, or not; without a search
-    index either way."""
+    """``mkdocs build --strict`` of ``tree`` into ``dest`` with the tree's
+    own machinery and mha_ref, minified or not, without search index."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     env[MINIFY_ENV] = "true" if minify else "false"
     env[SEARCH_ENV] = "false"
@@ -682,8 +649,7 @@ def build_revision(
     repo: Path, rev: str, builds: Path, cache: Path, minify: bool
 ) -> Path:
     """The build of git revision ``rev``, made once per commit in
-    ``builds/<sha>`` (``<sha>-plain`` unminified): a commit's site never
-    changes."""
+    ``builds/<sha>`` (``<sha>-plain`` unminified)."""
     sha = _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}")
     dest = builds / (sha if minify else f"{sha}-plain")
     if (dest / ".complete").is_file():
@@ -694,7 +660,6 @@ def build_revision(
         tree = Path(work, "tree")
         _git(repo, "worktree", "add", "--detach", str(tree), sha)
         try:
-            # What differs in the revision is made again (its keys).
             for cache_path in SHARED_CACHES:
                 if (repo / cache_path).is_dir():
                     shutil.copytree(repo / cache_path, tree / cache_path)
@@ -727,8 +692,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     if len(args.sites) not in (0, 2) or bool(args.sites) == bool(args.base):
         parser.error("give two site folders, or --base REV")
-    # A folder that is no build compared as a site with no page: every
-    # page "removed", exit 0, a result that reads like a real one.
+    # A folder with no page would compare as every page "removed".
     for site in [*args.sites, *filter(None, [args.head_site])]:
         if not site.is_dir() or not any(site.rglob("*.html")):
             parser.error(f"{site} is not a built site (no HTML page in it)")
@@ -752,9 +716,7 @@ def _run(args, started: float) -> int:
         else:
             repo = Path(_git(args.repo, "rev-parse", "--show-toplevel"))
             cache, builds = repo / ".cache/engine", repo / ".cache/sitediff"
-            # A given site is the published build: the base is built
-            # as it is. Otherwise both are this module's, unminified
-            # when both configurations read the switch.
+            # Unminified where both are built here and can be.
             sides = (args.base, args.head)  # None: the tree
             minify = bool(args.head_site) or not all(
                 _reads_minify_switch(repo, rev) for rev in sides
@@ -768,10 +730,8 @@ def _run(args, started: float) -> int:
                 new = build_revision(repo, head, builds, cache, minify)
             else:
                 new = Path(tmp, "head")
-                # The base is read while the tree builds (in a process
-                # of its own): 0.2-0.4 s of a diff whose bench row sits
-                # near its 5 s target (median of 8, alternating: 4.45 s
-                # with it, 4.86 s without).
+                # The base is read while the tree builds: 4.45 s against
+                # 4.86 s without (median of 8) of the bench row's 5 s.
                 with ThreadPoolExecutor(1) as pool:
                     reading = pool.submit(read_site, old)
                     build_tree(repo, new, cache, minify)
