@@ -52,8 +52,6 @@ KERNEL_ARGS = [
     "--HistoryManager.hist_file=:memory:",
     "--IPKernelApp.exec_lines=import torch as _t; _t.seed(); del _t",
 ]
-#: The setup cell's first line; Colab shows a cell with a title as a form.
-SETUP_TITLE = "# @title Setup: the lesson's mha_ref, carried by this notebook"
 #: Calls that only make sense inside the build: they publish to the site.
 _BUILD_ONLY = ("publish_table", "publish_value", "publish_figure")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -128,7 +126,8 @@ def setup_cell(package: Path, figures: bool = True) -> dict:
     zipped = package_zip(package)
     data = base64.encodebytes(zipped).decode("ascii").rstrip("\n")
     digest = hashlib.sha256(zipped).hexdigest()[:12]
-    source = f"""{SETUP_TITLE}
+    # "@title": Colab shows the cell as a form.
+    source = f"""# @title Setup: the lesson's mha_ref, carried by this notebook
 # Unpacked into a temporary folder and put first on sys.path, so this
 # notebook runs anywhere torch does: no clone, no download.
 import base64, io, pathlib, sys, tempfile, zipfile
@@ -164,13 +163,8 @@ if importlib.util.find_spec("matplotlib") is None:
         print("matplotlib could not be installed, so the figure cells "
               "will fail; the other cells run. Install it "
               "(pip install matplotlib), then run this notebook again.")"""
-    return {
-        "cell_type": "code",
-        "execution_count": None,
-        "metadata": {"jupyter": {"source_hidden": True}, "tags": ["setup"]},
-        "outputs": [],
-        "source": source.rstrip("\n"),
-    }
+    hidden = {"jupyter": {"source_hidden": True}, "tags": ["setup"]}
+    return _code_cell(source.rstrip("\n"), [], metadata=hidden)
 
 
 @functools.lru_cache(maxsize=1024)  # serve rewrites the deck's notebook
@@ -253,14 +247,7 @@ class NotebookExecutionError(RuntimeError):
         self.path, self.line, self.message = str(path), line, message
 
 
-def execute(
-    nb,
-    timeout: int,
-    *,
-    source: Path | str | None = None,
-    allow_errors: bool = False,
-    km=None,
-):
+def execute(nb, timeout: int, *, source=None, allow_errors=False, km=None):
     """Run every cell of ``nb`` in place and return it. A fresh kernel
     (unless ``km`` is one already started) runs in the folder of
     ``source``, the ``.py`` an error is reported in; the first error
@@ -375,16 +362,9 @@ def deck_notebook(deck, outputs: dict[str, str]):
                     f"answer.*"
                 )
                 cells.append(_markdown_cell(f"{cell_id}-{k}-first", first))
-            cells.append(
-                {
-                    "id": f"{cell_id}-{k}",
-                    "cell_type": "code",
-                    "execution_count": None,
-                    "metadata": metadata,
-                    "outputs": [out] if text and not locked else [],
-                    "source": student_code(source),
-                }
-            )
+            outs = [out] if text and not locked else []
+            code, own_id = student_code(source), f"{cell_id}-{k}"
+            cells.append(_code_cell(code, outs, id=own_id, metadata=metadata))
     # Validated once, whole: the cell constructors would validate each.
     metadata = {"kernelspec": dict(KERNELSPEC)}
     nb = nbformat.v4.new_notebook(metadata=metadata, cells=cells)
@@ -411,6 +391,12 @@ def _locked(slide, rel: str) -> bool:
 
 def _markdown_cell(cell_id: str, source: str) -> dict:
     return dict(id=cell_id, cell_type="markdown", metadata={}, source=source)
+
+
+def _code_cell(source: str, outputs: list, **fields) -> dict:
+    """A code cell not run yet, as nbformat's JSON."""
+    cell = dict(cell_type="code", execution_count=None, metadata={})
+    return cell | dict(outputs=outputs, source=source, **fields)
 
 
 def lead_paragraph(slide) -> str:
