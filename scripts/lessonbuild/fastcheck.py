@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.files:  # as given, or absolute
         wanted = set(args.files)
-        for path in map(Path.resolve, map(Path, args.files)):
+        for name in args.files:
+            path = Path(name).resolve()
             if path.is_relative_to(root):
                 wanted.add(path.relative_to(root).as_posix())
         problems = [p for p in problems if p.path in wanted]
