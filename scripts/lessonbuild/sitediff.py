@@ -697,7 +697,9 @@ def main(argv: list[str] | None = None) -> int:
         if not site.is_dir() or not any(site.rglob("*.html")):
             parser.error(f"{site} is not a built site (no HTML page in it)")
     try:
-        return _run(args, started)
+        with tempfile.TemporaryDirectory(prefix="sitediff-") as tmp:
+            old, new = args.sites or _built(args, Path(tmp))
+            print(to_markdown(*compare(old, new)), end="")
     except subprocess.CalledProcessError as error:
         what = " ".join(error.cmd[3:])  # after "git -C <repo>"
         print(
@@ -707,39 +709,34 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-
-
-def _run(args, started: float) -> int:
-    with tempfile.TemporaryDirectory(prefix="sitediff-") as tmp:
-        if args.sites:
-            old, new = args.sites
-        else:
-            repo = Path(_git(args.repo, "rev-parse", "--show-toplevel"))
-            cache, builds = repo / ".cache/engine", repo / ".cache/sitediff"
-            # Unminified where both are built here and can be.
-            sides = (args.base, args.head)  # None: the tree
-            minify = bool(args.head_site) or not all(
-                _reads_minify_switch(repo, rev) for rev in sides
-            )
-            old = build_revision(repo, args.base, builds, cache, minify)
-            if args.head_site:
-                new = args.head_site
-            elif args.head or not _git(repo, "status", "--porcelain"):
-                # A clean tree is its commit: built once, like the base.
-                head = args.head or "HEAD"
-                new = build_revision(repo, head, builds, cache, minify)
-            else:
-                new = Path(tmp, "head")
-                # The base is read while the tree builds: 4.45 s against
-                # 4.86 s without (median of 8) of the bench row's 5 s.
-                with ThreadPoolExecutor(1) as pool:
-                    reading = pool.submit(read_site, old)
-                    build_tree(repo, new, cache, minify)
-                    old = reading.result()
-        print(to_markdown(*compare(old, new)), end="")
     seconds = time.perf_counter() - started
     print(f"site diff: {seconds:.2f} s", file=sys.stderr)
     return 0
+
+
+def _built(args, tmp: Path) -> tuple:
+    """The builds of ``--base`` and the head (the base perhaps already
+    read, as :func:`compare` takes it)."""
+    repo = Path(_git(args.repo, "rev-parse", "--show-toplevel"))
+    cache, builds = repo / ".cache/engine", repo / ".cache/sitediff"
+    # Unminified where both are built here and can be.
+    sides = (args.base, args.head)  # None: the tree
+    minify = bool(args.head_site) or not all(
+        _reads_minify_switch(repo, rev) for rev in sides
+    )
+    old = build_revision(repo, args.base, builds, cache, minify)
+    if args.head_site:
+        return old, args.head_site
+    if args.head or not _git(repo, "status", "--porcelain"):
+        # A clean tree is its commit: built once, like the base.
+        head = args.head or "HEAD"
+        return old, build_revision(repo, head, builds, cache, minify)
+    # The base is read while the tree builds: 4.45 s against 4.86 s
+    # without (median of 8) of the bench row's 5 s.
+    with ThreadPoolExecutor(1) as pool:
+        reading = pool.submit(read_site, old)
+        build_tree(repo, tmp / "head", cache, minify)
+        return reading.result(), tmp / "head"
 
 
 if __name__ == "__main__":
