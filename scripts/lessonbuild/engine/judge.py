@@ -1,8 +1,7 @@
 """Judge the two runs of a snippet: failure, hang, nondeterminism, or ok.
 
-Each snippet runs twice, in forked children of two servers with different
-hash seeds and RNG state; a snippet whose two runs print different output
-is nondeterministic and is reported, never cached.
+The two runs come from servers with different hash seeds and RNG state:
+a snippet whose runs print different output is reported, never cached.
 """
 
 from __future__ import annotations
@@ -14,88 +13,84 @@ from pathlib import Path
 
 #: Lines of a traceback or a hang dump shown in a problem.
 TAIL_LINES = 10
-#: Lines of each run's output compared for the nondeterminism diff.
+#: Lines of each run's output diffed (two huge outputs took minutes).
 DIFF_LINES = 2000
 _SERVER_FILE = str(Path(__file__).with_name("server.py"))
 
 
 def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
-    """``{"ok": True, "stdout", "tables"}`` or ``{"ok": False, ...}``."""
-
-    def fail(message, detail=""):
-        return {"ok": False, "message": message, "detail": detail}
-
+    """``{"ok": True, "stdout", "tables", "cacheable"}`` or
+    ``{"ok": False, "message", "detail"}``."""
     # A run that caused its runner's death explains more than a run the
     # death merely cancelled.
     failed = sorted(
-        (r for r in (a, b) if r.failure), key=lambda r: r.collateral
+        [r for r in (a, b) if r.failure], key=lambda r: r.collateral
     )
     if failed:
         reason, _, rest = clean(root, failed[0].failure).partition("\n")
-        return fail(f"could not run {rel}: {reason}", rest.strip())
-    for run in (a, b):
-        if run.timed_out:
-            detail = tail(clean(root, _hang_dump(run.stderr)))
-            return fail(
-                f"{rel} did not finish within {timeout:g} s and was "
-                f"killed (a hang? the timeout is set with --timeout, "
-                f"SNIPPET_TIMEOUT or snippet_timeout under the lesson "
-                f"plugin in mkdocs.yml)",
-                "where it was:\n" + detail if detail else "",
-            )
-    for run in (a, b):
-        if run.outside:
-            return fail(
-                f"{rel} read {', '.join(run.outside[:5])}, outside the "
-                "repository: a build on another machine would not have "
-                "it (put the data under the repository, or make it in "
-                "the snippet)"
-            )
+        return _fail(f"could not run {rel}: {reason}", rest.strip())
+    if hung := [r for r in (a, b) if r.timed_out]:
+        detail = tail(clean(root, _hang_dump(hung[0].stderr)))
+        return _fail(
+            f"{rel} did not finish within {timeout:g} s and was "
+            f"killed (a hang? the timeout is set with --timeout, "
+            f"SNIPPET_TIMEOUT or snippet_timeout under the lesson "
+            f"plugin in mkdocs.yml)",
+            "where it was:\n" + detail if detail else "",
+        )
+    if outside := [r.outside for r in (a, b) if r.outside]:
+        return _fail(
+            f"{rel} read {', '.join(outside[0][:5])}, outside the "
+            "repository: a build on another machine would not have "
+            "it (put the data under the repository, or make it in "
+            "the snippet)"
+        )
     for run, other in ((a, b), (b, a)):
         if run.exit != 0 or run.file_full or run.memory_full:
-            err = clean(root, run.stderr)
-            last = (err.strip().splitlines() or [""])[-1]
-            how = (
-                f"was killed by signal {-run.exit}"
-                if run.exit < 0
-                else f"exited with status {run.exit}"
-            )
-            flaky = (
-                " (the other run succeeded: it is nondeterministic)"
-                if other.exit == 0
-                else ""
-            )
-            message = f"{rel} {how}{flaky}"
-            hit = run.limits.message(run) if run.limits is not None else ""
-            if hit:
-                message += f"; {hit}"
-            if last:
-                message += f": {last[:300]}"
-            return fail(message, tail(err))
-    if a.stdout != b.stdout or table_records(a.tables) != table_records(
-        b.tables
-    ):
-        # Bounded: a diff of two huge outputs would take minutes.
+            return _failed_run(root, rel, run, other)
+    if a.stdout != b.stdout:
         diff = unified_diff(
             a.stdout.splitlines()[:DIFF_LINES],
             b.stdout.splitlines()[:DIFF_LINES],
             "stdout of run 1",
             "stdout of run 2",
         )
-        if a.stdout == b.stdout:
-            diff = "the published tables differ between the two runs"
-        return fail(
-            f"{rel} is nondeterministic: two runs printed different "
-            f"output (seed torch with torch.manual_seed; do not print "
-            f"times, ids, or set order)",
-            diff,
-        )
-    return {
-        "ok": True,
-        "stdout": a.stdout,
-        "tables": a.tables,
-        "cacheable": not (a.uncached or b.uncached),
-    }
+    elif table_records(a.tables) != table_records(b.tables):
+        diff = "the published tables differ between the two runs"
+    else:
+        return {
+            "ok": True,
+            "stdout": a.stdout,
+            "tables": a.tables,
+            "cacheable": not (a.uncached or b.uncached),
+        }
+    return _fail(
+        f"{rel} is nondeterministic: two runs printed different "
+        f"output (seed torch with torch.manual_seed; do not print "
+        f"times, ids, or set order)",
+        diff,
+    )
+
+
+def _fail(message: str, detail: str = "") -> dict:
+    return {"ok": False, "message": message, "detail": detail}
+
+
+def _failed_run(root: Path, rel: str, run, other) -> dict:
+    """A run that exited non-zero or hit a limit, with its last line."""
+    err = clean(root, run.stderr)
+    last = (err.strip().splitlines() or [""])[-1]
+    if run.exit < 0:
+        message = f"{rel} was killed by signal {-run.exit}"
+    else:
+        message = f"{rel} exited with status {run.exit}"
+    if other.exit == 0:
+        message += " (the other run succeeded: it is nondeterministic)"
+    if run.limits is not None and (hit := run.limits.message(run)):
+        message += f"; {hit}"
+    if last:
+        message += f": {last[:300]}"
+    return _fail(message, tail(err))
 
 
 def _hang_dump(stderr: str) -> str:

@@ -1,15 +1,12 @@
 """Find set order reaching a snippet's output, from its syntax tree.
 
-The engine runs each snippet twice, under two fixed, distinct hash
-seeds, and reports output that differs. Two seeds often give a small set
-the same order, so a snippet printing ``{"alpha", "beta"}`` would pass
-or fail by chance; this check makes the verdict certain: a ``print``
-whose arguments hold a set (a set display, a set comprehension, a
-``set(...)`` or ``frozenset(...)`` call, a set operation, a name only
-ever bound to one, or a call of a function of the snippet whose every
-``return`` gives one), not under ``sorted(...)`` or another order-free
-reduction, and a ``for`` loop over a set that prints, are reported at
-their line.
+Two hash seeds often give a small set the same order, so two runs catch
+a printed set only by chance; this makes the verdict certain. Reported:
+a ``print`` of a set (a display, comprehension, ``set()`` or
+``frozenset()`` call, set operation, a name only ever bound to one, or
+a call of a snippet's function whose every ``return`` gives one) not
+under ``sorted(...)`` or another order-free reduction, and a ``for``
+loop over a set that prints.
 """
 
 from __future__ import annotations
@@ -22,12 +19,8 @@ from ..problems import Problem
 ORDER_FREE = {"sorted", "len", "sum", "min", "max", "any", "all", "bool"}
 _SET_CALLS = {"set", "frozenset"}
 _SET_METHODS = {
-    "union",
-    "intersection",
-    "difference",
-    "symmetric_difference",
-    "copy",
-}
+    "union", "intersection", "difference", "symmetric_difference", "copy",
+}  # fmt: skip
 ADVICE = (
     "set order changes from run to run (it depends on the hash seed): "
     "print sorted(...) of it instead"

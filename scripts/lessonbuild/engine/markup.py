@@ -1,15 +1,12 @@
 """What a page's author may write as HTML, and what is data only.
 
-Slide Markdown may hold raw HTML, which MkDocs publishes as it is: a
-``<script>`` or an ``onclick`` in a slide would run in every student's
-browser and in ``present.html``. So raw HTML is limited to an allow-list
-(``TAGS``, ``ATTRIBUTES``; CONTRIBUTING.md names them): layout and
-text-level tags, no script, style, frame, form or embedded object, no
-event handler, and links only to the site or the web (``http(s):``,
-``mailto:``, relative). A page title is plain text: no ``<`` or ``>``.
-Code blocks and inline code are text, never checked. Docs files that
-are symbolic links are refused (a link to ``/proc/self/environ`` would
-publish the build's environment).
+MkDocs publishes a slide's raw HTML as it is: a ``<script>`` or an
+``onclick`` would run in every student's browser. So raw HTML is held to
+an allow-list (``TAGS``, ``ATTRIBUTES``; CONTRIBUTING.md names them),
+with links only to the site or the web, and a page title is plain text.
+Code is text, never checked. Docs files that are symbolic links out of
+the repository are refused (one to /proc/self/environ would publish the
+build's environment).
 """
 
 from __future__ import annotations
@@ -91,10 +88,8 @@ class _Checker(HTMLParser):
 
 def symlink_problems(docs_dir: Path, root: Path) -> list[Problem]:
     """Every file or folder under ``docs_dir`` that is a symbolic link
-    out of the repository (``docs/assets/env.txt`` to
-    ``/proc/self/environ`` would publish the build's environment). A link
-    to a folder of the same repository (a test fixture sharing the
-    lesson's assets) publishes only what the repository holds."""
+    out of the repository (a link inside it, as a test fixture sharing
+    the lesson's assets, publishes only what the repository holds)."""
     resolved = Path(root).resolve()
     repository = next(
         (p for p in (resolved, *resolved.parents) if (p / ".git").exists()),

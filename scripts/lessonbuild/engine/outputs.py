@@ -1,8 +1,8 @@
 """Output blocks: compare each with its snippet's stdout; rewrite drift.
 
-Only the lines between an Output block's fences ever change; each file is
-written to a temporary file beside it and moved into place, so an
-interrupted update leaves the old file or the new one, never half.
+Only the lines between an Output block's fences change, written beside
+the file and moved into place: an interrupted update leaves the old file
+or the new one, never half.
 """
 
 from __future__ import annotations
@@ -96,11 +96,8 @@ TMP_MARK = ".update-"
 
 
 def remove_stale_temporaries(folder: Path) -> None:
-    """Remove temporary files an interrupted update left (SIGKILL).
-
-    Only ours, by name; called before an update writes, so a killed
-    update leaves nothing behind once the next one runs.
-    """
+    """Remove our temporary files (by name) that a killed update left;
+    run before an update writes."""
     for path in folder.rglob(f".*.md{TMP_MARK}*"):
         if path.is_file():
             path.unlink(missing_ok=True)

@@ -1,43 +1,23 @@
 """Fork server: import torch and what snippets need once, fork per snippet.
 
-Started by ``runner.py`` as ``python server.py ROOT TMP`` (a plain script,
-stdlib only until it preloads, so it never depends on how ``scripts`` is
-importable). Protocol, JSON lines: the server writes ``{"ready": ...}``
-once its sandbox is up, then reads job batches (each with the modules to
-import first: preload.py, torch unless the snippets need none) and answers
-``{"started": id}`` and ``{"id": ..., "exit": ...}`` per job and
-``{"done": true}`` per batch; it exits on EOF, so one server can serve a
-whole ``mkdocs serve``.
-
-A run is what ``python snippets/X.py`` (or ``python -m MODULE ARGS``)
-from the root would be, but for the inherited interpreter and imports, a
-fixed environment (``run_environment``: no variable of the machine can
-change a cached output), torch's threads shared among the runs, a random
-torch seed (a snippet that forgets to seed is caught as nondeterministic)
-and the server's exit handlers, which a run never runs (``_ExitWork``).
+Started by runner.py as ``python server.py ROOT TMP`` (a plain script,
+stdlib only until it preloads). Protocol, JSON lines: ``{"ready": ...}``
+once its sandbox is up; then per batch read (jobs, limits, modules to
+preload), ``{"started": id}`` and ``{"id": ..., "exit": ...}`` per job
+and ``{"done": true}``. EOF ends it: one server serves a whole ``mkdocs
+serve``. A run is ``python snippets/X.py`` (or ``python -m MODULE``) from
+the root, but for the inherited imports, a fixed environment, a share of
+torch's threads, a random torch seed (an unseeded snippet is caught as
+nondeterministic) and none of the server's exit handlers.
 
 The sandbox (issue 31): a run cannot change what is published, reach a
-process outside it, or undo either. The server mounts the root read-only
-in a user and mount namespace of its own, locked by one more user
-namespace (``_sandbox_server``), and imports nothing of the lesson's.
-Each run then makes every mount read-only but its scratch tmpfs, its
-tables file and a fresh ``/dev/shm`` (``_sandbox_run``), and enters a new
-user, mount, PID, IPC and network namespace: mounts made in a more
-privileged user namespace are locked, so it cannot remount, unmount or
-bind around them; it sees and can signal only its own processes, all
-killed when its init (``_init``) ends; no IPC object outlives it, and no
-network is there. The snippet runs one user namespace below its init,
-which is not dumpable: it cannot trace, write or signal the one process
-of the namespace that holds no limits. ``setrlimit`` bounds memory,
-processes and file size, with ``no_new_privs``, and cgroups (as root)
-bound the run's processes and memory all together. A seccomp filter, the
-grader's own (``confine`` in ``mha_ref/_isolate.py``), refuses it a Unix
-socket: the network namespace does not scope a socket file in the folders
-it sees (a snippet connected to one in the repository). An audit hook notes
-every file it opens: under the root for the cache key, outside it as an
-error; a program started or C called through ctypes makes the run
-uncacheable.
-
+process outside it, or undo either. The server sees the root read-only
+and little else of the machine, in namespaces a further user namespace
+locks (``_sandbox_server``). Each run gets private user, mount, PID,
+IPC, network, UTS and cgroup namespaces with everything read-only but
+its scratch (``_sandbox_run``) under a non-dumpable init (``_init``);
+rlimits and cgroups bound it, the grader's seccomp filter refuses it a
+Unix socket, and an audit hook records what it reads (``_record_reads``).
 ``LESSONBUILD_NO_SANDBOX=1`` runs snippets unconfined (for a platform
 without user namespaces; never in CI).
 """
@@ -61,10 +41,10 @@ import sys
 import time
 import traceback
 import weakref
+from contextlib import suppress
 
-#: mha_ref.tables.TABLES_ENV: named here too because this script may not
-#: import mha_ref (it imports torch, and a broken mha_ref under ``mkdocs
-#: serve`` must fail the snippet, not the server).
+#: mha_ref.tables.TABLES_ENV: this script may not import mha_ref (a
+#: broken one under ``mkdocs serve`` must fail the snippet, not the server).
 TABLES_ENV = "MHA_REF_TABLES_FILE"
 NO_SANDBOX_ENV = "LESSONBUILD_NO_SANDBOX"
 #: A child running longer than this (a hang, a sleep) stops counting
@@ -77,12 +57,11 @@ PR_SET_DUMPABLE = 4
 #: Seconds between the traceback dump (SIGUSR1) and SIGKILL on a timeout.
 DUMP_GRACE = 0.3
 #: What a run may read outside the root: the interpreter, its packages
-#: and the system (never a user's files), and of /etc only what every
-#: user may read (a build as root read /etc/shadow into a page).
+#: and the system, and of /etc only what every user may read (a build as
+#: root read /etc/shadow into a page).
 SYSTEM_FOLDERS = ("/usr/", "/lib/", "/lib64/", "/proc/", "/sys/", "/dev/")
 CONFIG_FOLDER = "/etc/"
-#: The machine's folders a run can see at all (``_hide_the_rest``): the
-#: system's above, /etc and the links of a merged /usr.
+#: The machine's folders a run can see at all (with a merged /usr's links).
 VISIBLE = (*(f.rstrip("/") for f in SYSTEM_FOLDERS), "/etc", "/bin", "/sbin")
 #: Audit events after which what a run reads is no longer all seen.
 UNTRACKED = {
@@ -94,19 +73,17 @@ UNTRACKED = {
     "ctypes.dlopen": "called C code through ctypes",
     "ctypes.call_function": "called C code through ctypes",
 }
-#: A run's /dev (``_own_dev``): a loop device a run attached outlived it
-#: and carried data to the next, and /dev/kmsg wrote to the machine's log.
+#: A run's /dev: a loop device a run attached outlived it and carried
+#: data to the next, and /dev/kmsg wrote to the machine's log.
 DEVICES = ("null", "zero", "full", "random", "urandom")
 #: What of a run's own /proc is read-only (what container runtimes mask).
 PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
-#: Bytes of a run's record of reads (a line per file it opens: the
-#: lesson's runs write a few KB).
+#: Bytes of a run's record of reads (the lesson's runs write a few KB).
 MAX_READS = 1 << 20
 #: Size of a run's scratch folder and of its /dev/shm (tmpfs, in RAM).
 SCRATCH_SIZE = "256m"
-#: The build's own package (lessonbuild), this script's: a module job
-#: (``python -m lessonbuild.notebooks``) runs it, and a traceback through
-#: the server's frames reads its source.
+#: lessonbuild, this script's package: a module job runs it, and a
+#: traceback through the server's frames reads its source.
 ENGINE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CGROUPS = {}  # controller -> this server's cgroup folder (make_cgroups)
 PACKAGES = []  # where the interpreter finds packages (``main``)
@@ -121,16 +98,14 @@ def main():
     _die_with_parent()
     # Orphans of a run that escaped its PID namespace's init come here.
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    # Before any import starts a thread: unshare(CLONE_NEWUSER) refuses a
-    # multithreaded process.
+    # Before any import starts a thread: unshare(CLONE_NEWUSER) refuses.
     CGROUPS = make_cgroups() if os.getuid() == 0 else {}
     PACKAGES.extend(_package_folders())  # (the sandbox keeps them in view)
     error = ""
     if not os.environ.get(NO_SANDBOX_ENV):
         error = _sandbox_server(root, tmp)
         CONFINE.append(_load_confine())
-    # The protocol gets a private copy of stdout; fd 1 goes to stderr, so
-    # a stray print during preload cannot corrupt it.
+    # The protocol's own stdout: a stray print during preload goes to fd 2.
     proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)
     if error:
@@ -140,14 +115,12 @@ def main():
         )
         return _send(proto, {"ready": False, "error": error})
     os.chdir(root)
-    # sys.path[0] stays this script's folder: nothing of the lesson's
-    # (snippets/, mha_ref) is imported here, outside a run's sandbox, but
-    # the filter's file, loaded by path (_load_confine).
+    # sys.path[0] stays this script's folder: nothing of the lesson's is
+    # imported outside a run's sandbox.
     os.environ.pop(TABLES_ENV, None)
     faulthandler.enable()
-    # The cyclic collector would walk torch's millions of objects again
-    # and again for no garbage (import 2.8 s -> 2.3 s); children turn it
-    # back on.
+    # The cyclic collector walks torch's millions of objects for no
+    # garbage (import 2.8 s -> 2.3 s); children turn it back on.
     gc.disable()
     _send(proto, {"ready": True})
     for line in sys.stdin:
@@ -161,12 +134,10 @@ def main():
 
 
 def _preload(names) -> int:
-    """Import the batch's modules (preload.py: torch first, or nothing
-    for snippets that use only the standard library), then
-    ``gc.freeze``: a child's collection would otherwise touch, and copy,
-    every page of torch. A module that fails to import is left to the
-    child, to fail as a standalone run would. Returns torch's default
-    thread count (1 without torch: no run has threads to share)."""
+    """Import the batch's modules (preload.py), then ``gc.freeze``: a
+    child's collection would touch, and copy, every page of torch. One
+    that fails is left to the child to fail. Returns torch's default
+    thread count (1 without torch)."""
     fresh = [name for name in names if name not in sys.modules]
     for name in fresh:
         try:
@@ -176,9 +147,8 @@ def _preload(names) -> int:
         if name == "torch" and "torch" in sys.modules:
             torch = sys.modules["torch"]
             TORCH_THREADS.append(torch.get_num_threads())
-            # Forking after torch's OpenMP pool started can deadlock the
-            # child; with one thread it never starts here. Children set
-            # their own.
+            # A fork after torch's OpenMP pool started can deadlock the
+            # child; with one thread it never starts. Children set theirs.
             torch.set_num_threads(1)
     if fresh:
         gc.freeze()
@@ -186,13 +156,10 @@ def _preload(names) -> int:
 
 
 def _load_confine():
-    """``confine`` of ``mha_ref/_isolate.py``, the filter the grader's
-    child gets, kept in that one place (beside this engine's scripts/);
-    or why it could not be loaded (each sandboxed run then fails with
-    that, not the server). Loaded by path under a name of its own, once
-    the server's sandbox is up: that file imports only the standard
-    library, and ``mha_ref``'s ``__init__`` and the name ``mha_ref``
-    stay the runs' own."""
+    """``confine`` of ``mha_ref/_isolate.py`` (the grader's seccomp
+    filter, kept in one place), loaded by path under a name of its own so
+    that ``mha_ref`` stays the runs' own; or why not (each run then fails
+    with that, not the server)."""
     repo = os.path.dirname(os.path.dirname(ENGINE))
     path = os.path.join(repo, "mha_ref", "_isolate.py")
     try:
@@ -205,9 +172,8 @@ def _load_confine():
 
 
 def _die_with_parent():
-    """Be killed when the parent dies, so nothing runs on orphaned (the
-    runs have their own process groups: a terminal's SIGINT misses
-    them)."""
+    """Be killed when the parent dies: nothing runs on orphaned (a
+    terminal's SIGINT misses the runs' own process groups)."""
     if _prctl(PR_SET_PDEATHSIG, signal.SIGKILL) and os.getppid() == 1:
         os._exit(1)  # the parent died before prctl
 
@@ -222,6 +188,7 @@ _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _MOUNT_ATTR_RDONLY, _AT_RECURSIVE, _AT_FDCWD = 1, 0x8000, -100
 _SYS_MOUNT_SETATTR = 442  # the same number on every architecture
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "arm64": 41}
 # statvfs flag -> mount flag that must be kept on a remount in a user
 # namespace (the kernel refuses to drop a locked flag).
 _KEEP = {2: 2, 4: 4, 8: 8, 1024: 1024, 2048: 2048, 4096: 1 << 21}
@@ -265,9 +232,10 @@ def _set_readonly(path, readonly, recursive):
     )
 
 
-def _unshare(flags, uid, gid):
+def _unshare(flags):
     """A new user namespace (and ``flags``) mapping our ids to
     themselves: files keep their owners."""
+    uid, gid = os.getuid(), os.getgid()
     _check(_libc().unshare(_CLONE_NEWUSER | flags), "unshare")
     for name, text in (
         ("setgroups", "deny"),
@@ -287,7 +255,7 @@ def _sandbox_server(root, tmp):
         return f"the engine's folder {tmp} is inside {real}"
     try:
         flags = os.statvfs(real).f_flag
-        _unshare(_CLONE_NEWNS, os.getuid(), os.getgid())
+        _unshare(_CLONE_NEWNS)
         keep = sum(m for s, m in _KEEP.items() if flags & s)
         _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
         _mount(real, real, None, _MS_BIND | _MS_REC)
@@ -295,21 +263,19 @@ def _sandbox_server(root, tmp):
         _hide_the_rest(root, tmp)
         # One more user namespace locks that mount for the server too:
         # nothing it runs (a module it imports) can unmount it.
-        _unshare(_CLONE_NEWNS, os.getuid(), os.getgid())
+        _unshare(_CLONE_NEWNS)
     except (OSError, AttributeError) as exc:
         return str(exc) or "user namespaces unavailable"
     return ""
 
 
 def _hide_the_rest(given, tmp):
-    """Make a root of :data:`VISIBLE`, the lesson's root (``given``),
-    ``tmp`` and the interpreter's folders alone (bound into a tmpfs, then
-    pivot_root), with what of /etc not every user may read masked: the
-    rest of the machine is not in the namespace at all. The audit hook
-    sees what Python opens; this is what C code and programs cannot read
-    either (``torch.from_file`` or ``cat`` of /etc/shadow and of a user's
-    files reached a page), and what a socket outside (an X server, a
-    daemon) cannot be reached through."""
+    """A root of :data:`VISIBLE`, the lesson's root (``given``), ``tmp``
+    and the interpreter's folders alone (bound into a tmpfs, then
+    pivot_root), with what of /etc not every user may read masked. The
+    audit hook sees only Python's opens: C code and programs read
+    /etc/shadow and a user's files into a page, and reached sockets
+    outside (an X server, a daemon)."""
     new = os.path.join(tmp, f"root-{os.getpid()}")  # one per server
     os.mkdir(new, 0o755)
     _mount("tmpfs", new, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755")
@@ -328,12 +294,15 @@ def _hide_the_rest(given, tmp):
         if not _under(path, bound) and not os.path.lexists(new + path):
             os.makedirs(os.path.dirname(new + path), exist_ok=True)
             os.symlink(os.path.realpath(path), new + path)
-    # tmp holds this root: bound alone, its copy there is an empty folder.
+    # tmp holds this root: bound alone (not recursively), it shows none.
     os.makedirs(new + tmp, exist_ok=True)
     _mount(tmp, new + tmp, None, _MS_BIND)
     _mask_private(new, "/etc")
     os.chdir(new)
-    _check(_libc().syscall(_pivot_root_call(), b".", b"."), "pivot_root")
+    machine = os.uname().machine
+    if machine not in _PIVOT_ROOT:
+        raise OSError(f"pivot_root: not known on {machine}")
+    _check(_libc().syscall(_PIVOT_ROOT[machine], b".", b"."), "pivot_root")
     _check(_libc().umount2(b".", 2), "umount the old root")  # MNT_DETACH
     os.chdir("/")
 
@@ -376,24 +345,12 @@ def _mask_private(new, top):
                 _mount(empty, new + path, None, _MS_BIND)
 
 
-def _pivot_root_call():
-    """pivot_root(2)'s number, which differs between architectures."""
-    import platform
-
-    machine = platform.machine()
-    numbers = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "arm64": 41}
-    if machine not in numbers:
-        raise OSError(f"pivot_root: not known on {machine}")
-    return numbers[machine]
-
-
 def _sandbox_run(run_dir, tables):
     """In a fresh child of the server: everything read-only but the
     run's scratch (a new tmpfs), its tables file and a new /dev/shm, in
-    a /dev of its own; then a user, mount, PID, IPC, network, UTS and
-    cgroup namespace of its own, which locks those mounts. The caller
-    forks the run (PID 1 of the namespace)."""
-    uid, gid = os.getuid(), os.getgid()
+    a /dev of its own; then new user, mount, PID, IPC, network, UTS and
+    cgroup namespaces, the user one locking those mounts. The caller
+    forks the namespace's PID 1."""
     _check(_libc().unshare(_CLONE_NEWNS), "unshare")  # the server's userns
     _set_readonly("/", True, recursive=True)
     # /proc stays writable for the uid maps below (the run's own /proc,
@@ -407,11 +364,10 @@ def _sandbox_run(run_dir, tables):
     _set_readonly("/dev", True, recursive=False)
     _mount(tables, tables, None, _MS_BIND)
     _set_readonly(tables, False, recursive=False)
-    # Its own System V and POSIX IPC (nothing left for a later run),
-    # network (a loopback that is down: no host, no port of the machine),
-    # host name, and cgroup tree (rooted at its own cgroups).
+    # No IPC object left for a later run, no network (a loopback that is
+    # down), its own host name and cgroup tree.
     flags = _CLONE_NEWNS | _CLONE_NEWPID | _CLONE_NEWIPC | _CLONE_NEWNET
-    _unshare(flags | _CLONE_NEWUTS | _CLONE_NEWCGROUP, uid, gid)
+    _unshare(flags | _CLONE_NEWUTS | _CLONE_NEWCGROUP)
 
 
 def _own_dev(stage):
@@ -431,25 +387,22 @@ def _own_dev(stage):
 
 
 def _enter_run_namespace():
-    """PID 1 of the run's namespace: its own /proc, then one more user
-    namespace so that /proc too is locked (unmounting it would show the
-    machine's processes)."""
+    """PID 1 of the run's namespace: its own /proc, locked by one more
+    user namespace (unmounted, it would show the machine's processes)."""
     _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
     # The run is uid 0 to the kernel where the build runs as root: the
-    # machine's settings (/proc/sys: its host name, core_pattern) would
-    # be writable through a /proc of its own.
+    # machine's settings (/proc/sys) would be writable through its /proc.
     for path in PROC_READ_ONLY:
         if os.path.exists(path):
             _mount(path, path, None, _MS_BIND | _MS_REC)
             _set_readonly(path, True, recursive=True)
-    _unshare(_CLONE_NEWNS, os.getuid(), os.getgid())
+    _unshare(_CLONE_NEWNS)
 
 
-#: What a cgroup of its own bounds for all of a run's processes at once
-#: (a build run as root: the kernel exempts root from RLIMIT_NPROC, and
-#: RLIMIT_AS bounds each process alone: four forks of 200 MiB each, or
-#: memory kept in tmpfs and memfds, passed a 256 MiB limit), and the file
-#: that sets it (cgroup v1, v2).
+#: Limits a cgroup sets for all of a run's processes at once, and their
+#: files (v1, v2): root is exempt from RLIMIT_NPROC, and RLIMIT_AS bounds
+#: each process alone (four forks of 200 MiB, or memory kept in tmpfs and
+#: memfds, passed a 256 MiB limit).
 CGROUP_LIMITS = {
     "pids": ("processes", ("pids.max",)),
     "memory": ("memory", ("memory.limit_in_bytes", "memory.max")),
@@ -459,25 +412,20 @@ CGROUP_LIMITS = {
 def make_cgroups():
     """``{controller: folder}``: a folder this process made for its runs'
     cgroups under each controller of :data:`CGROUP_LIMITS` the platform
-    has (cgroup v1, or v2 with the controller delegated; under v2 one
-    folder serves both)."""
-    try:
-        with open("/proc/self/cgroup") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return {}
+    has (v1, or v2 with the controller delegated: one folder for both)."""
     bases = {}  # controller -> folder
-    for line in lines:
+    for line in _read("/proc/self/cgroup").splitlines():
         hid, names, path = line.split(":", 2)
         for controller in CGROUP_LIMITS:
             if controller in names.split(","):
                 bases[controller] = f"/sys/fs/cgroup/{controller}{path}"
             elif hid == "0" and names == "" and controller not in bases:
                 base = f"/sys/fs/cgroup{path}"
-                if controller in _words(base, "cgroup.subtree_control"):
+                control = _read(f"{base}/cgroup.subtree_control")
+                if controller in control.split():
                     bases[controller] = base
-    # A build killed before cleaning up leaves its folder: a name with
-    # random letters is never taken by one.
+    # A build killed before cleaning up leaves its folder: random letters
+    # in the name never take one.
     name = cgroup_name(os.getpid())
     folders = {}
     for base in set(bases.values()):
@@ -493,9 +441,8 @@ def make_cgroups():
 
 
 def _make_folder(folder, controllers):
-    """Make this server's cgroup ``folder`` (if missing); under cgroup v2
-    (its folder has a ``cgroup.subtree_control``) the runs' folders
-    below it get ``controllers``."""
+    """Make this server's cgroup ``folder`` (if missing), whose runs'
+    folders get ``controllers`` (v2: it has a cgroup.subtree_control)."""
     if not os.path.isdir(folder):
         os.mkdir(folder)
     control = os.path.join(folder, "cgroup.subtree_control")
@@ -506,11 +453,9 @@ def _make_folder(folder, controllers):
 
 
 def cgroup_name(pid: int) -> str:
-    """A server's cgroup folder: its PID namespace, its pid, random
-    letters. The hierarchy may be shared with other namespaces (other
-    containers, a build inside a sandbox), where this pid does not
-    exist: a sweep that judged their folders by it removed a live
-    server's, whose next run then failed."""
+    """A server's cgroup folder: its PID namespace, pid, random letters.
+    Other PID namespaces share the hierarchy: a sweep that judged their
+    folders by a pid removed a live server's."""
     return f"lessonbuild.{_pid_namespace()}.{pid}.{os.urandom(4).hex()}"
 
 
@@ -522,12 +467,9 @@ def _pid_namespace() -> str:
 
 
 def _sweep(base):
-    """Remove the folders of this PID namespace's servers that are gone
-    (killed with their build, they could not): empty cgroups, their
-    runs' first. Other namespaces' folders are theirs to sweep, and a
-    folder gone meanwhile was swept by another server starting (two
-    builds at once: the server died of it, a clean-clone CI run lost a
-    test)."""
+    """Remove the (empty) cgroups of this PID namespace's servers that
+    are gone, their runs' first. A folder gone meanwhile was swept by
+    another server starting (two builds at once): not an error."""
     mine = f"lessonbuild.{_pid_namespace()}."
     for entry in os.listdir(base) if os.path.isdir(base) else ():
         pid = entry[len(mine) :].partition(".")[0]
@@ -552,21 +494,21 @@ def _rmdir(path):
         pass
 
 
-def _words(folder, file):
+def _read(path):
+    """The text of ``path``, or "" if it cannot be read."""
     try:
-        with open(os.path.join(folder, file)) as f:
-            return f.read().split()
+        with open(path) as f:
+            return f.read()
     except OSError:
-        return []
+        return ""
 
 
 def _join_cgroups(name, limits):
     """Move this process into new cgroups ``<folder>/name``, each with
     its limit."""
     for folder in set(CGROUPS.values()):
-        # Made again if it was removed under this server (an idle one is
-        # empty, and any root process may remove it: a clean-clone CI
-        # run lost one, and each later run failed).
+        # Made again if removed under this server (idle, it is empty: any
+        # root process may remove it, and each later run failed).
         if not os.path.isdir(folder):
             mine = [c for c, f in CGROUPS.items() if f == folder]
             _make_folder(folder, mine)
@@ -586,9 +528,8 @@ def _join_cgroups(name, limits):
         path = os.path.join(folder, name)
         with open(os.path.join(path, "cgroup.procs"), "w") as f:
             f.write(str(os.getpid()))
-        # The run stays uid 0 as the kernel sees it: a cgroup file system
-        # it mounts itself (its cgroup namespace shows this folder only)
-        # must not let it raise its own limits.
+        # The run stays uid 0 to the kernel: a cgroup file system it
+        # mounts itself must not let it raise its own limits.
         for entry in os.scandir(path):
             if entry.is_file():
                 os.chmod(entry.path, 0o444)
@@ -607,14 +548,10 @@ def _oom_kills(path):
     """Processes the kernel killed in cgroup ``path`` for its memory
     limit (v1: memory.oom_control, v2: memory.events)."""
     for file in ("memory.oom_control", "memory.events"):
-        try:
-            with open(os.path.join(path, file)) as f:
-                for line in f:
-                    key, _, value = line.partition(" ")
-                    if key == "oom_kill":
-                        return int(value)
-        except (OSError, ValueError):
-            pass
+        for line in _read(os.path.join(path, file)).splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill" and value.strip().isdigit():
+                return int(value)
     return 0
 
 
@@ -707,11 +644,8 @@ def _run_batch(proto, root, batch, threads):
 
 def _children(pid):
     """The pids of ``pid``'s children (its run, for a sandboxed job)."""
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(p) for p in f.read().split()]
-    except (OSError, ValueError):
-        return []
+    text = _read(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in text.split()]
 
 
 def _reap_adopted(running):
@@ -731,27 +665,24 @@ def _kill(pid):
     its PID namespace ends with its first process."""
     # The run is the grandchild of ``pid`` (its child is the namespace's
     # init), or ``pid`` itself without the sandbox.
-    for target in [r for c in _children(pid) for r in _children(c)] or [pid]:
-        try:
-            os.kill(target, signal.SIGUSR1)
-        except ProcessLookupError:
-            pass
+    run = [r for c in _children(pid) for r in _children(c)] or [pid]
+    _signal(run, signal.SIGUSR1)
     end = time.monotonic() + DUMP_GRACE
     while time.monotonic() < end:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return status
         time.sleep(0.01)
-    for target in [*_children(pid), pid]:
-        try:
-            os.kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
+    _signal([*_children(pid), pid], signal.SIGKILL)
+    with suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     return os.waitpid(pid, 0)[1]
+
+
+def _signal(pids, sig):
+    for pid in pids:
+        with suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
 
 
 # --- one run -----------------------------------------------------------------
@@ -779,12 +710,10 @@ def _fork_child(root, job, threads, limits, proto_fd):
                 _join_cgroups(str(job["id"]), limits)
             if not os.environ.get(NO_SANDBOX_ENV):
                 _sandbox_run(job["dir"], job["tables"])
-                # The timeout's traceback dump is meant for the run, not
-                # for this waiting parent.
+                # The timeout's traceback dump is for the run, not this.
                 signal.signal(signal.SIGUSR1, signal.SIG_IGN)
                 # The run records its reads into a pipe this relay copies
-                # into the file: with the file's own descriptor, one
-                # ftruncate erased them, and the cache kept a stale run.
+                # to the file: one ftruncate of the file erased them.
                 drain, record = os.pipe()
                 init = os.fork()
                 if init:
@@ -795,9 +724,8 @@ def _fork_child(root, job, threads, limits, proto_fd):
                 reads = record
                 _die_with_parent()
                 _enter_run_namespace()
-                # kill(0, ...) from the run must not reach the relay,
-                # outside the namespace, in the group of the server's
-                # timeout.
+                # kill(0, ...) from the run must not reach the relay (in
+                # the group the server's timeout kills).
                 os.setsid()
                 guarded, go = os.pipe()
                 run = os.fork()
@@ -807,20 +735,19 @@ def _fork_child(root, job, threads, limits, proto_fd):
                     _init(run, go)
                 os.close(go)
                 # Its parent is the namespace's init: pid 1 is no sign of
-                # an orphan here (_die_with_parent would think so).
+                # an orphan here, as _die_with_parent would think.
                 _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
                 signal.signal(signal.SIGUSR1, signal.SIG_DFL)
                 # A user namespace of its own: no capability over init's.
-                _unshare(0, os.getuid(), os.getgid())
+                _unshare(0)
                 os.read(guarded, 1)  # init has made itself untouchable
                 os.close(guarded)
             env = run_environment(job, scratch)
             os.environ.clear()
             os.environ.update(env)
             _limit(limits)
-            # A snippet gets no Unix socket. A module job (the build's
-            # own: the homework's notebooks) does: its kernels talk over
-            # ZMQ's ipc transport, socket files in its scratch folder.
+            # A snippet gets no Unix socket; a module job does (the
+            # homework's notebook kernels talk over ZMQ's ipc transport).
             if CONFINE and not job.get("module"):
                 if isinstance(CONFINE[0], str):
                     raise OSError(CONFINE[0])
@@ -829,8 +756,7 @@ def _fork_child(root, job, threads, limits, proto_fd):
             if "tempfile" in sys.modules:
                 sys.modules["tempfile"].tempdir = scratch
             _setup_child(root, job, threads)
-            # A module job is the build's own code: what it reads is not
-            # part of any snippet's cache key.
+            # A module job is the build's own: its reads key no snippet.
             if not job.get("module"):
                 _record_reads(root, reads, job["path"], scratch)
         except BaseException:
@@ -842,17 +768,13 @@ def _fork_child(root, job, threads, limits, proto_fd):
 
 
 def _init(run, go):
-    """PID 1 of the run's namespace: reap the orphans there, and end as
-    the run ended (the kernel then kills whatever is left). The run is
-    not PID 1 itself: the kernel ignores default-action signals an init
-    gets from its own processes, and a program checking ``getppid() ==
-    1`` (a Jupyter kernel) would think its parent gone.
-
-    Init holds none of the run's limits, so the run must not be able to
-    change it: not dumpable (no ptrace, no /proc/1/mem, and the run has
-    no capability in init's user namespace), and every signal the run
-    could send it ignored or left to the kernel, which drops them. Only
-    then (``go`` closed) does the run go on."""
+    """PID 1 of the run's namespace: reap orphans, end as the run ended
+    (the kernel then kills the rest). Not the run itself: an init ignores
+    default-action signals from its namespace, and a Jupyter kernel
+    checking ``getppid() == 1`` would think its parent gone. Init holds
+    none of the run's limits, so it makes itself untouchable (not
+    dumpable, signals left to the kernel, which drops them) before the
+    run goes on (``go`` closed)."""
     _prctl(PR_SET_DUMPABLE, 0)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(sig, signal.SIG_DFL)
@@ -867,11 +789,9 @@ def _init(run, go):
 
 
 def _relay_exit(pid, drain, out):
-    """Copy the run's record of reads from ``drain`` into ``out`` until
-    every writer has closed it, then wait for the run's init (PID 1 of
-    its namespace) and end as it ended. The run can write that pipe
-    itself, and this relay holds none of its limits: past
-    :data:`MAX_READS` bytes (300 MiB filled /tmp and the build's memory),
+    """Copy the run's record of reads from ``drain`` to ``out`` until
+    every writer closed it, then end as the run's init ended. The run can
+    write that pipe itself (300 MiB filled /tmp): past :data:`MAX_READS`
     the rest is drained unrecorded and the run is not cached."""
     kept = 0
     while data := os.read(drain, 1 << 16):
@@ -905,8 +825,7 @@ def _redirect(job):
 
 
 def _setup_child(root, job, threads):
-    # Fresh streams, encoded as a standalone run with its output
-    # redirected would encode them (this process started the same way).
+    # Fresh streams, encoded as a standalone run's redirected ones.
     encoding, errors = sys.stdout.encoding, sys.stdout.errors
 
     def stream(fd, mode, **options):
@@ -936,30 +855,24 @@ def _setup_child(root, job, threads):
     faulthandler.enable(file=sys.stderr)
     faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     gc.enable()  # as in a standalone run (the server turned it off)
-    torch = sys.modules.get("torch")  # preloaded for every snippet but
-    if torch is not None:  # those that import only the standard library
+    torch = sys.modules.get("torch")  # absent: the standard library alone
+    if torch is not None:
         torch.set_num_threads(threads)
-        # A random seed for the CPU generator (torch.seed() also visits
-        # every accelerator module: 2.8 ms per child; the server never
-        # starts one).
+        # The CPU generator's alone: torch.seed() visits every accelerator
+        # module (2.8 ms per child).
         torch.default_generator.seed()
-    # Python reseeds `random` after a fork; numpy's global state is not
-    # reseeded, so every child would share the server's numbers.
+    # Python reseeds `random` after a fork; numpy is not reseeded.
     np_random = sys.modules.get("numpy.random")
     if np_random is not None:
         np_random.seed()
 
 
 class _ExitWork:
-    """The exit work of the run's own code, and only that.
-
-    The server's imports registered exit handlers (torch's take ~40 ms
-    after a fork, and tearing down an interpreter that holds torch takes
-    tenths of a second): a run ends with ``os._exit`` after doing, in a
-    standalone exit's order, what its own code registered through the
-    public functions, replaced in the child: ``atexit`` handlers (last
-    first), live ``weakref.finalize`` objects, and logging's shutdown.
-    """
+    """The exit work of the run's own code, and only that: torch's exit
+    handlers take ~40 ms after a fork, and tearing down torch tenths of a
+    second. A run ends with ``os._exit`` after what its code registered
+    through the public functions (replaced here), in a standalone exit's
+    order: ``atexit`` (last first), ``weakref.finalize``, logging."""
 
     handlers = []
     finalizers = []
@@ -1003,9 +916,8 @@ class _ExitWork:
 
 
 def _package_folders():
-    """Where the interpreter finds packages (sys.path) and where
-    ``mha_ref`` is (an editable install is not on sys.path): what a run
-    imports from there is in the cache key (cache.base_key), not data."""
+    """Where the interpreter finds packages and ``mha_ref`` (an editable
+    install is not on sys.path): in the cache key (cache.base_key)."""
     folders = [p for p in sys.path[1:] if p and os.path.isdir(p)]
     try:
         spec = importlib.util.find_spec("mha_ref")
@@ -1029,18 +941,16 @@ def _world_readable(path: str) -> bool:
 
 
 def _record_reads(root, fd, own, scratch):
-    """Note, as it happens, every file the snippet opens (audit hook),
-    one line each the first time, appended to ``fd``: ``R path`` under
-    ``root`` (the cache key; the snippet itself, ``own``, is in it
-    already); ``O path`` outside the root, its scratch and the system's
-    folders (an error: a build elsewhere would not have it); ``X why``
-    for a program started or C called (the run is not cached)."""
+    """An audit hook appending to ``fd`` a line per file the snippet
+    first opens: ``R path`` under ``root`` (the cache key; ``own`` is in
+    it already); ``O path`` outside the root, its scratch and the
+    system's folders (an error: a build elsewhere would not have it);
+    ``X why`` for a program started or C called (the run is not cached)."""
     prefix = os.path.join(os.path.realpath(root), "")
     own = os.path.abspath(own)
-    allowed = [os.path.join(os.path.realpath(scratch), "")]
-    for p in _interpreter_folders():  # what the sandbox shows of them
-        allowed.append(os.path.join(os.path.realpath(p), ""))
-    allowed = tuple(allowed) + SYSTEM_FOLDERS
+    folders = [scratch, *_interpreter_folders()]  # what the sandbox shows
+    allowed = tuple(os.path.join(os.path.realpath(p), "") for p in folders)
+    allowed += SYSTEM_FOLDERS
     seen, paths = set(), set()
 
     def note(line):
@@ -1082,27 +992,19 @@ def _record_reads(root, fd, own, scratch):
 
 
 def _source_of(path, prefix):
-    """A module's compiled copy (``__pycache__/NAME.TAG.pyc``) as its
-    source file, when the copy is the source's: the copy's header holds
-    the source's modification time, so its hash differed between two
-    checkouts of the same files, and a run made in one (``make
-    site-diff``'s worktree) was run again in the other, every time. Only
-    a copy Python checks against its source (a timestamp one whose time
-    and size are the source's now, or a checked hash-based one) stands
-    for it, and only a source under ``prefix``; any other keeps its own
-    bytes in the key. (An edit of the same size within the same second
-    runs the old copy, in Python as here.)"""
+    """A compiled copy (``__pycache__/NAME.TAG.pyc``) as its source file
+    under ``prefix``, if Python would take it for the source (its stamp
+    is the source's time and size, or it is checked by hash): its header
+    holds an mtime, so its hash differed between two checkouts and ``make
+    site-diff``'s worktree ran every snippet again. Else the copy."""
     folder = os.path.basename(os.path.dirname(path))
     if folder != "__pycache__" or not path.endswith(".pyc"):
         return path
     try:
         source = importlib.util.source_from_cache(path)
         real, st = os.path.realpath(source), os.stat(source)
-        fd = os.open(path, os.O_RDONLY)  # (the hook has seen this path)
-        try:
-            head = os.read(fd, 16)
-        finally:
-            os.close(fd)
+        with open(path, "rb") as f:  # (the hook has seen this path)
+            head = f.read(16)
     except (ValueError, OSError):
         return path
     if not real.startswith(prefix) or len(head) < 16:

@@ -1,15 +1,12 @@
 """A published figure is a picture, never a program: SVG through a
 strict allow-list.
 
-``publish_figure`` hands the build an SVG string a snippet made; the
-site serves it as ``figures/<id>.svg``, which a browser opened directly
-would run scripts in. ``sanitise`` keeps only drawing elements and
-attributes (what matplotlib writes), drops every event handler, every
-link that is not to the same document (``#id``) and every embedded
-image that is not PNG or JPEG data, every processing instruction, and
-refuses entity declarations (an entity bomb). An SVG it had nothing
-to remove from is returned byte for byte, so a clean figure's bytes do
-not depend on this module.
+The site serves a snippet's SVG as ``figures/<id>.svg``, where a browser
+opening it would run scripts. ``sanitise`` keeps drawing elements and
+attributes (what matplotlib writes) and drops event handlers, links but
+to ``#id``, images but PNG or JPEG data and processing instructions; it
+refuses entity declarations (an entity bomb). An SVG with nothing to
+remove comes back byte for byte.
 """
 
 from __future__ import annotations
