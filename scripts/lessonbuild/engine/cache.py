@@ -1,14 +1,12 @@
 """The run cache: a snippet's result, keyed by everything it depends on.
 
-The key hashes the snippet file and its path, every file of ``mha_ref``,
-every data file of the repository (what a run may read from C, unseen:
-``data_files``), the Python version, every installed package's version,
-today's date (UTC: a run may read the clock) and the engine code that
-runs and judges it (which fixes a run's environment too). A record names
-every file under the root the run opened, with its hash, and carries a
-checksum; a run that started a program or called C through ctypes is
-never cached. Checking the cache reads files only: it never imports
-torch.
+The key hashes the snippet and its path, ``mha_ref``, the repository's
+data files (``data_files``), the Python version, every installed
+package, today's date (UTC: a run may read the clock) and the engine
+code that runs and judges it. A record names every file under the root
+the run opened, with its hash, and carries a checksum; a run that
+started a program or called C is never cached. Checking the cache reads
+files only: it never imports torch.
 """
 
 from __future__ import annotations
@@ -36,13 +34,9 @@ _RUNNER_FILES = ("server.py", "runner.py", "judge.py", "lint.py", "tables.py")
 
 
 def find_package(name: str, snippets_dir: Path) -> Path | None:
-    """The folder of package ``name`` as a snippet would import it.
-
-    Looked up as ``python snippets/X.py`` would: the snippet's folder
-    first, then this interpreter's path and finders (the editable
-    install). Finding a package does not import it, and ``sys.path`` is
-    not touched (``mkdocs serve`` builds in a thread).
-    """
+    """The folder of package ``name`` as ``python snippets/X.py`` would
+    import it (the snippet's folder first, then this interpreter's path
+    and finders), found without importing it or touching ``sys.path``."""
     search = [str(snippets_dir), *sys.path[1:]]
     for finder in sys.meta_path:
         find = getattr(finder, "find_spec", None)
@@ -81,9 +75,7 @@ def base_key(snippets_dir: Path) -> str:
     torch = find_package("torch", snippets_dir)
     if torch is not None and (torch / "version.py").is_file():
         _digest_files(h, torch, [torch / "version.py"])
-    # Data a run may read from C (torch.from_file, a C library's own
-    # fopen), where the audit hook sees no "open": every such file of the
-    # repository is in every key (see data_files).
+    # Data a run may read from C, unseen by the audit hook (data_files).
     root = snippets_dir.parent
     h.update(b"data\0")
     _digest_files(h, root, [root / rel for rel in data_files(root)])
@@ -101,27 +93,18 @@ def base_key(snippets_dir: Path) -> str:
     return h.hexdigest()
 
 
-#: Not data a run reads from C: the pages, the site's assets and theme (docs/,
-#: keyed page by page by the build), the tests, the build's own code
-#: (scripts/; its engine part is in the key already), and what git keeps.
-_NOT_DATA_FOLDERS = (
-    "docs",
-    "overrides",
-    "tests",
-    "scripts",
-    ".git",
-    ".github",
-)
-#: Sources: Python reads them with ``open`` (seen by the audit hook),
-#: Markdown is a page's text.
+#: Not data a run reads from C: the pages and theme (keyed page by page),
+#: the tests, the build's code (its engine part is in the key), git's.
+_NOT_DATA_FOLDERS = "docs overrides tests scripts .git .github".split()
+#: Python reads sources with ``open`` (the audit hook sees it); Markdown
+#: is a page's text.
 _NOT_DATA_SUFFIXES = (".py", ".md")
 
 
 def data_files(root: Path) -> list[str]:
-    """The repository's files a snippet may read without ``open`` being
-    seen: every file the whole-tree guard watches (git's list, or the
-    walk outside a work tree), but the pages, sources and folders above.
-    Editing one of them re-runs every snippet: the price of a key that
+    """The repository's files a snippet may read from C (``open`` unseen):
+    every file the guard watches but pages, sources and the folders
+    above. Editing one re-runs every snippet: the price of a key that
     never lies (issue 31)."""
     return [
         rel
@@ -156,11 +139,9 @@ def snippet_key(base: str, rel: str, data: bytes) -> str:
 
 
 def file_hashes(root: Path, rels, seen: dict | None = None) -> dict[str, str]:
-    """sha256 of each file (relative to ``root``); "" when unreadable
-    or not a regular file (a device, a pipe: never read to the end).
-    ``seen`` ((root, rel) -> hash) is kept by one pass over many records,
-    which read the same files (the lesson's 38 records name 637 files, 71
-    distinct)."""
+    """sha256 of each file (relative to ``root``); "" when unreadable or
+    not a regular file. ``seen`` ((root, rel) -> hash) is shared by one
+    pass over many records (the lesson's 38 name 637 files, 71 distinct)."""
     out, inside = {}, Path(root).resolve()
     seen = {} if seen is None else seen
     for rel in sorted(set(rels)):
@@ -184,13 +165,9 @@ def checksum(record: dict) -> str:
 
 
 class Cache:
-    """JSON records under ``directory``, one file per key.
-
-    A record is trusted only if it has the right key and checksum (an
-    edited or damaged record is run again, never published) and every
-    file the snippet read still hashes as it did. Anything unreadable is
-    a miss, never a crash.
-    """
+    """JSON records under ``directory``, one file per key, trusted only
+    with the right key and checksum (an edited record runs again, never
+    published) and every file it read unchanged; unreadable is a miss."""
 
     def __init__(self, directory: Path | None):
         self.directory = directory
@@ -216,8 +193,7 @@ class Cache:
         return record
 
     def put(self, key: str, record: dict) -> None:
-        """Best effort: without a cache this time, the result is still
-        right."""
+        """Best effort: without a cache, the result is still right."""
         if self.directory is None:
             return
         record = {**record, "key": key}
@@ -225,8 +201,7 @@ class Cache:
         target = self.directory / f"{key}.json"
         try:
             tag = self.directory / CACHEDIR_TAG
-            if not tag.is_file():  # a product wherever it is: the guard,
-                # the data part of the key and backup tools skip it
+            if not tag.is_file():  # the guard and backup tools skip it
                 self.directory.mkdir(parents=True, exist_ok=True)
                 write_atomic(tag, _TAG_TEXT)
             if target.is_dir() and not target.is_symlink():

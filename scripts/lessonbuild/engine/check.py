@@ -1,10 +1,9 @@
 """Check a deck against its snippets: run them, compare, collect tables.
 
-``check`` takes the ``Deck`` (read once by ``lessonbuild.deck``), runs
-every snippet a page includes (through the cache), compares each Output
-block with the snippet's stdout, collects the published tables and
-checks the ``table()`` calls. Every problem is collected, none stops the
-others. ``update`` does the same, then rewrites the drifted blocks.
+``check`` runs every snippet the ``Deck``'s pages include (through the
+cache), compares each Output block with its stdout and collects the
+published tables, collecting every problem; ``update`` then rewrites
+the drifted blocks.
 """
 
 from __future__ import annotations
@@ -34,8 +33,8 @@ from .tables import (
 ACCEPT = "make update-outputs"
 #: (lines, bytes) one Output block may hold, unless configured.
 OUTPUT_LIMITS = Settings().output_limits()
-#: torch threads per run while the first runs share every core, and so
-#: for the second runs too (a different number can change a float sum).
+#: torch threads per first run (they share every core), and so per second
+#: run too (another number can change a float sum).
 FIRST_RUN_THREADS = 1
 # `--8<-- "x"` after `ruff format`: `--8 < --"x"`.
 _MANGLED = re.compile(r"""^\s*-+\s*8\s*<\s*-+\s*["']""")
@@ -65,21 +64,18 @@ class Result:
     drifts: list[Drift] = field(default_factory=list, repr=False)
     # The second runs left running: their {rel: problem} once done.
     second: Callable | None = field(default=None, repr=False)
-    # The base key the snippets ran under (cache.base_key): the homework
-    # runs under it too. Computed again later, a file saved mid-build
-    # changed it and the pool, restarting, cancelled the second runs.
+    # The base key the snippets ran under, for the homework too (computed
+    # again, a file saved mid-build changed it: the second runs stopped).
     key: str = ""
 
     def finish(self) -> list[Problem]:
         """Wait for the second runs ``check(defer_second=True)`` left
-        running and judge each pair: the problems found (a snippet whose
-        two runs differ), also added to ``problems``."""
+        and judge each pair: the problems found, also in ``problems``."""
         second, self.second = self.second, None
         if second is None:
             return []
         found = second()
-        # What its first run printed stands for nothing now: no output,
-        # no drift (as when both runs are judged at once).
+        # Its first run's output stands for nothing now: no drift either.
         stale = {id(d.problem) for d in self.drifts if d.snippet in found}
         self.drifts = [d for d in self.drifts if d.snippet not in found]
         self.problems = [p for p in self.problems if id(p) not in stale]
@@ -135,16 +131,13 @@ def check(
 ) -> Result:
     """Run every snippet the deck uses and compare every Output block.
 
-    ``cache_dir``: the run cache's folder, or None for no cache.
-    ``pool``: fork servers to reuse (``runner.Pool``, kept by the plugin
-    for a build or across ``mkdocs serve`` rebuilds), or None to start
-    and stop some. ``warm`` (serve): then have the servers import what
-    every snippet needs, ready for the next edit. ``defer_second`` (a
-    build, with a ``pool``): return once every snippet has run once; the
-    second runs go on in the background while the pages render, and
-    ``Result.finish`` judges the pairs (nothing is cached before both
-    agree). ``output_limits``: (lines, bytes) one Output block may hold,
-    printed or typed.
+    ``cache_dir``: the run cache's folder, or None. ``pool``: fork
+    servers to reuse (``runner.Pool``), or None to start and stop some.
+    ``warm`` (serve): leave the servers importing what every snippet
+    needs. ``defer_second`` (with a ``pool``): return after the first
+    runs, the second going on while the pages render, until
+    ``Result.finish`` judges the pairs. ``output_limits``: (lines,
+    bytes) one Output block may hold, printed or typed.
     """
     start = time.monotonic()
     result = Result(pages=len(deck.pages))
@@ -253,8 +246,6 @@ def plan(deck: Deck, problems: list[Problem]):
     for path in sorted((root / "snippets").rglob("*")):
         rel = path.relative_to(root).as_posix()
         cached = "__pycache__" in path.parts
-        # (Nothing the build makes puts compiled code there: the runs see
-        # snippets/ read-only.)
         if path.name == "__pycache__" or (
             path.suffix in COMPILED and not cached
         ):
@@ -340,11 +331,9 @@ def _check_page(root, page, used, pairs, problems):
 
 
 def included_text_problems(root: Path, rel: str) -> list[Problem]:
-    """An included file is published as it is: it must be UTF-8 (a byte
-    that is not is named at its line), and no line of it may be one
-    pymdownx.snippets would replace (an include inside an included file,
-    hidden in a docstring: code the engine never ran, beside its
-    output)."""
+    """An included file is published as it is: it must be UTF-8, and no
+    line of it may be one pymdownx.snippets would replace (an include
+    hidden in a docstring showed code the engine never ran)."""
     try:
         data = (root / rel).read_bytes()
     except OSError:
@@ -456,14 +445,9 @@ def _pair_output(root, page, fence, pairs, problems):
 
 
 def prestart(root: Path, cache_dir: Path | None, pool) -> bool:
-    """Have the seed-0 server start importing torch now, if a file under
-    ``snippets/`` has no valid cached run; True if it did.
-
-    A build spends its first seconds loading MkDocs' plugins on one core
-    while the other waits: the server's import of torch, the longest
-    wait of a cold build, can use it. A build whose every result is
-    cached starts no server.
-    """
+    """Have the seed-0 server start importing torch now (on the core
+    idle while MkDocs loads its plugins), if a file under ``snippets/``
+    has no valid cached run; True if it did."""
     snippets = root / "snippets"
     if not snippets.is_dir():
         return False
@@ -485,14 +469,9 @@ def _run_snippets(
     root, used, timeout, jobs, pool, cache_dir, warm, defer, base
 ):
     """({rel: verdict}, {rel: set-order problems}, the second runs or
-    None): each snippet cached, refused from its code, or run twice in
-    forked processes (the second runs left running with ``defer``).
-
-    A set printed unsorted is certain to be caught from the syntax tree,
-    only likely to be caught by two runs: such a snippet is not run. A
-    cached record was linted when it was made (the lint code is in its
-    key), so only a miss is linted.
-    """
+    None): each snippet cached, refused for printing set order (lint.py,
+    in the key: only a miss is linted), or run twice (the second runs
+    left running with ``defer``)."""
     out, unstable, second = {}, {}, None
     if not used:
         return out, unstable, second
@@ -512,8 +491,7 @@ def _run_snippets(
     preload = preload_plan([sources[rel] for rel in todo])
 
     def judged(rel, a, b) -> dict:
-        """The verdict on a snippet's two runs, whose record is cached
-        if they agree and it may be."""
+        """The verdict on two runs, cached if they agree and may be."""
         verdict = judge(root, rel, a, b, timeout)
         if verdict["ok"] and verdict["cacheable"]:
             record = {
@@ -528,9 +506,8 @@ def _run_snippets(
 
     paths = [root / rel for rel in todo]
     if todo and defer and pool is not None:
-        # The first runs use every core; the seed-1 server imports
-        # meanwhile, in the background (clean builds, 5 alternating
-        # pairs: 10.5-11.8 s -> 9.8-11.4 s).
+        # The first runs use every core, the seed-1 server imports in the
+        # background (clean builds, 5 pairs: 10.5-11.8 s -> 9.8-11.4 s).
         pool.warm(preload, key=base)
         pool.background(1)
         options = dict(timeout=timeout, threads=FIRST_RUN_THREADS, key=base)
@@ -550,8 +527,7 @@ def _run_snippets(
             )
 
             def second() -> dict[str, Problem]:
-                """{rel: problem} for each pair that disagrees (waiting
-                for the second runs); the pairs that agree are cached."""
+                """{rel: problem} per pair that disagrees, once done."""
                 found = {}
                 runs = zip(firsts.items(), started.wait(), strict=True)
                 for (rel, a), b in runs:

@@ -1,14 +1,12 @@
 """Run snippets in processes forked from preloaded servers (server.py).
 
-A server pays for the interpreter and ``import torch`` (preload.py) once; every
-snippet still gets its own process. A ``Pool`` holds one server per
-batch (a snippet's first and second run), so the two imports overlap on
-two cores and the two runs of a snippet come from different interpreters
-(hash seeds, addresses): a sharper nondeterminism check at no wall-clock
-cost. The lesson plugin keeps one pool for a whole ``mkdocs serve`` (an
-edited snippet runs at once in a fork of a server already up) and one
-for a build, whose second runs and homework go on in the background
-(``Pool.start``) while the pages render.
+A server pays for ``import torch`` once; every snippet still gets its
+own process. A ``Pool`` holds one server per batch (a snippet's first
+and second run): the imports overlap on two cores, and a snippet's two
+runs come from different interpreters (hash seeds, addresses), a
+sharper nondeterminism check for free. ``mkdocs serve`` keeps one pool
+(an edited snippet runs at once); a build's second runs and homework go
+on in the background (``Pool.start``) while the pages render.
 """
 
 from __future__ import annotations
@@ -43,13 +41,10 @@ BACKGROUND_NICE = 10
 
 @dataclass(frozen=True)
 class Limits:
-    """What one run may use (server.py enforces them with setrlimit,
-    and for all of a run's processes together with cgroups where it
-    can), each set by an environment variable (``ENV``): memory beyond
-    what the server's imports mapped (torch maps far more than it
-    touches), processes and threads (counted in the run's own user
-    namespace), and the size of any file it writes, stdout and stderr
-    included (a run printing without end stops there)."""
+    """What one run may use, each set by an environment variable
+    (``ENV``): memory beyond what the server's imports mapped (torch maps
+    far more than it touches), processes and threads, and the size of
+    any file it writes, stdout included. server.py enforces them."""
 
     memory_mb: int = 4096
     processes: int = 256
@@ -87,29 +82,23 @@ class Limits:
     def message(self, run: Run) -> str:
         """Which limit a failed run probably hit, and its setting; ""."""
         err = run.stderr
+        memory = ("MemoryError", "can't allocate memory")
+        threads = (
+            "Resource temporarily unavailable",
+            "can't start new thread",
+        )
         if run.file_full or "File too large" in err:
-            return (
-                f"it wrote a file (or its output) past {self.file_mb} MiB, "
-                f"the limit ({self.ENV['file_mb']})"
-            )
-        if (
-            run.memory_full
-            or "MemoryError" in err
-            or "can't allocate memory" in err
-        ):
-            return (
-                f"it asked for more than {self.memory_mb} MiB of memory, "
-                f"the limit ({self.ENV['memory_mb']})"
-            )
-        if (
-            "Resource temporarily unavailable" in err
-            or "can't start new thread" in err
-        ):
-            return (
-                f"it started more than {self.processes} processes or "
-                f"threads, the limit ({self.ENV['processes']})"
-            )
-        return ""
+            name = "file_mb"
+            what = f"wrote a file (or its output) past {self.file_mb} MiB"
+        elif run.memory_full or any(m in err for m in memory):
+            name = "memory_mb"
+            what = f"asked for more than {self.memory_mb} MiB of memory"
+        elif any(t in err for t in threads):
+            name = "processes"
+            what = f"started more than {self.processes} processes or threads"
+        else:
+            return ""
+        return f"it {what}, the limit ({self.ENV[name]})"
 
 
 @dataclass
@@ -135,9 +124,8 @@ class Run:
 
 @dataclass(frozen=True)
 class Module:
-    """A job that is ``python -m NAME ARGS...`` instead of a snippet: the
-    build's own code, run in a fork to inherit the server's imports (the
-    homework notebook's kernel, notebooks.py)."""
+    """A job ``python -m NAME ARGS...``: the build's own code, forked to
+    inherit the server's imports (the homework's kernel, notebooks.py)."""
 
     name: str
     args: tuple[str, ...] = ()
@@ -176,13 +164,11 @@ class _Server:
 class Pool:
     """Fork servers, one per batch index (hash seed), kept between runs.
 
-    A server starts when a batch first needs it, so a check whose every
-    result is cached starts none. ``key`` names what the servers
-    preloaded from the repository (the cache's base key): when it
-    changes, they are replaced, as is a server that died or was stopped
-    mid-batch. Servers die with the thread that started them
-    (PR_SET_PDEATHSIG): a pool kept across ``mkdocs serve`` rebuilds is
-    used from long-lived threads only.
+    A server starts when a batch first needs it (a check whose results
+    are all cached starts none), and is replaced when it died, stopped
+    mid-batch or ``key`` (the cache's base key) changed. Servers die with
+    the thread that started them (PR_SET_PDEATHSIG): use a pool kept
+    across ``mkdocs serve`` rebuilds from long-lived threads only.
     """
 
     def __init__(self, root: Path, limits: Limits | None = None):
@@ -203,12 +189,10 @@ class Pool:
         preload: list[str] | tuple[str, ...] = ("torch",),
         key: str | None = None,
     ) -> list[list[Run]]:
-        """Run each batch on its server; one ``Run`` per path, in order.
-        Never raises for a snippet's or a server's failure: those are in
-        the Runs. ``threads``: torch's threads per run; by default the
-        cores shared by every run going on at once. ``preload``: what
-        the servers import first (preload.py's plan; none for snippets
-        of the standard library alone)."""
+        """Run each batch on its server; one ``Run`` per path, in order,
+        holding any failure (never raised). ``threads``: torch's per run
+        (default: the cores shared by all runs at once); ``preload``:
+        what the servers import first (preload.py)."""
         self._prepare(key)
         restore = _exit_on_sigterm()
         active: list[_Server] = []
@@ -238,9 +222,8 @@ class Pool:
         key: str | None = None,
         count: int = len(HASH_SEEDS),
     ) -> None:
-        """Start ``count`` servers and their preload now, without waiting
-        (an empty batch, whose answer the next ``run`` reads first): they
-        import while the site builds and the author edits."""
+        """Start ``count`` servers importing ``preload`` now, without
+        waiting (an empty batch the next ``run`` collects first)."""
         self._prepare(key)
         for i in range(count):
             server = self._server(i, wait=False)
@@ -249,11 +232,9 @@ class Pool:
                 server.started_job = Started(self, server, 0.0)
 
     def background(self, index: int) -> None:
-        """Add ``BACKGROUND_NICE`` to the niceness of server ``index``
-        (started) and what it forks from now on: for the seed-1 server of
-        a build, whose import and second runs are needed only at its end.
-        A core nothing else wants still runs it at full speed, and every
-        result is the same."""
+        """Lower the priority of server ``index`` (started) and what it
+        forks: a build's seed-1 server, needed only at its end (an idle
+        core still runs it at full speed)."""
         pid = self.servers[index].proc.pid
         with suppress(OSError):  # it has just died: the next run replaces it
             now = os.getpriority(os.PRIO_PROCESS, pid)
@@ -271,10 +252,10 @@ class Pool:
         key: str | None = None,
         index: int = 0,
     ) -> Started:
-        """Run ``jobs`` on server ``index``, one at a time, without waiting for
-        them (a build's second runs and homework, while its pages render);
-        ``Started.wait`` collects their Runs, until when the server serves
-        nothing else. ``threads``: torch's per run (default: torch's)."""
+        """Run ``jobs`` on server ``index``, one at a time, without waiting
+        (a build's second runs and homework while its pages render);
+        ``Started.wait`` collects their Runs, and until then the server
+        serves nothing else. ``threads``: torch's per run (its default)."""
         self._prepare(key)
         server = self._server(index)
         if threads is None:
@@ -292,8 +273,7 @@ class Pool:
             self.tmp = Path(
                 tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")
             )
-            # A pool whose build never came (MkDocs stopped at another
-            # plugin's settings) is closed on the way out all the same.
+            # Closed on exit even if its build never came.
             atexit.register(self.close)
 
     def _server(self, i: int, wait: bool = True) -> _Server:
@@ -364,11 +344,10 @@ class Started:
 
 
 def _exit_on_sigterm():
-    """SIGTERM unwinds (so ``finally`` stops the servers and removes the
-    temporary folder) instead of killing outright; returns the undo.
-    Only in the main thread (Python allows a handler nowhere else):
-    elsewhere, and after SIGKILL, the next pool removes the folder
-    (``_remove_stale_folders``)."""
+    """SIGTERM unwinds (``finally`` stops the servers, removes the
+    temporary folder); returns the undo. Main thread only (Python allows
+    no handler elsewhere): there, and after SIGKILL, the next pool
+    removes the folder (``_remove_stale_folders``)."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
@@ -402,9 +381,8 @@ def _runs(root: Path, server: _Server) -> list[Run]:
 
 
 def _lost(root: Path, server: _Server, j: int) -> Run:
-    """The Run of a job the server never answered. A server dies with
-    the snippets it was running (one killing its parent, a crash): they
-    are named as the cause, the jobs not started yet as collateral."""
+    """The Run of a job the server never answered: the jobs it was
+    running when it died are the cause, the others collateral."""
     if j in server.started:
         return Run(
             failure="the snippet runner died while this snippet ran "
@@ -430,21 +408,10 @@ def _lost(root: Path, server: _Server, j: int) -> Run:
     )
 
 
-#: What a fork server keeps of the build's environment (and the
-#: ``LESSONBUILD_`` switches): a run could read the rest in
-#: /proc/self/environ, which its new os.environ does not replace, and a
-#: CI job's environment may hold tokens.
-SERVER_ENV = (
-    "PATH",
-    "LANG",
-    "LC_ALL",
-    "PYTHONPATH",
-    "PYTHONDONTWRITEBYTECODE",
-)
-
-
-def _kept(name: str) -> bool:
-    return name in SERVER_ENV or name.startswith("LESSONBUILD_")
+#: What a fork server keeps of the build's environment, with the
+#: ``LESSONBUILD_`` switches: a run could read the rest (a CI job's
+#: tokens) in /proc/self/environ, which its new os.environ leaves.
+SERVER_ENV = "PATH LANG LC_ALL PYTHONPATH PYTHONDONTWRITEBYTECODE".split()
 
 
 def _start(root: Path, index: int, tmp: Path, limits: Limits) -> _Server:
@@ -453,7 +420,11 @@ def _start(root: Path, index: int, tmp: Path, limits: Limits) -> _Server:
     # Fixed and distinct per server: the same tree gives the same verdict
     # every time, and a snippet's two runs see two hash orders.
     seed = str(HASH_SEEDS[index % len(HASH_SEEDS)])
-    env = {k: v for k, v in os.environ.items() if _kept(k)}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k in SERVER_ENV or k.startswith("LESSONBUILD_")
+    }
     env["PYTHONHASHSEED"] = seed
     with open(folder / "server.log", "wb") as log:
         proc = subprocess.Popen(
@@ -595,17 +566,16 @@ def _size(path: Path) -> int:
 
 
 def _reads(path: Path, prefix: str, job: Path | Module):
-    """What the job's audit hook noted (server.py ``_record_reads``):
-    the files under the root (``prefix``) it opened, with the snippet
-    itself, which the child leaves out; the files outside the root it
-    read; why it may not be cached ("" if it may)."""
+    """(files under the root it opened, the snippet itself too; files
+    outside it read; why it may not be cached, or ""), from its record
+    (server.py ``_record_reads``)."""
     reads, outside, uncached = set(), set(), ""
     # The server keeps 1 MiB of it (MAX_READS there) and its last line.
     for line in _text(path, 2 << 20).splitlines():
         kind, _, value = line.partition(" ")
         if kind == "R":
-            # The run can write this file too: only a path inside the
-            # root is taken (never /dev/zero for the build to hash).
+            # The run can write this file: only a path inside the root
+            # (never /dev/zero for the build to hash).
             if (
                 value
                 and not os.path.isabs(value)
@@ -624,9 +594,8 @@ def _reads(path: Path, prefix: str, job: Path | Module):
 
 
 def _stop(server: _Server) -> None:
-    """Tell the server to exit (EOF) and remove its folder, without
-    waiting: tearing down a process holding torch takes tenths of a
-    second, so a daemon thread reaps it (or init, if we exit first)."""
+    """Tell the server to exit (EOF), remove its folder, and leave the
+    reaping to a daemon thread: tearing torch down takes tenths of a s."""
     proc = server.proc
     with suppress(OSError):
         proc.stdin.close()

@@ -900,16 +900,10 @@ class _ExitWork:
     def run(cls):
         while cls.handlers:
             func, args, kwargs = cls.handlers.pop()
-            try:
-                func(*args, **kwargs)
-            except BaseException:
-                traceback.print_exc()
+            _call(func, *args, **kwargs)
         for f in reversed(cls.finalizers):
-            try:
-                if f.alive and f.atexit:
-                    f()
-            except BaseException:
-                traceback.print_exc()
+            if f.alive and f.atexit:
+                _call(f)
         logging = sys.modules.get("logging")
         if logging is not None:
             logging.shutdown()
@@ -1039,16 +1033,21 @@ def _run_snippet(job):
             tb = tb.tb_next
         traceback.print_exception(type(exc), exc, tb)
         code = 1
-    try:
-        _ExitWork.run()
-    except BaseException:
-        traceback.print_exc()
+    _call(_ExitWork.run)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except BaseException:
             code = code or 120
     return code
+
+
+def _call(func, *args, **kwargs):
+    """Call ``func``, printing what it raises as Python's exit would."""
+    try:
+        func(*args, **kwargs)
+    except BaseException:
+        traceback.print_exc()
 
 
 def _exit_code(exc):
