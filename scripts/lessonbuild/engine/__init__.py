@@ -1,12 +1,10 @@
 """The snippet engine: run snippets, check Output blocks, collect tables.
 
-It consumes the ``Deck`` that ``lessonbuild.deck`` read and parses
-nothing itself; importing it never imports torch (only a run that is not
-cached starts the fork servers that do). ``check`` (check.py) plans,
-refuses printed set order (lint.py), runs (runner.py, server.py: the
-sandbox, fixed hash seeds 0 and 1) through the cache (cache.py), judges
-(judge.py), compares (outputs.py) and collects tables and values
-(tables.py); ``update`` then rewrites the drifted Output blocks.
+It reads no slide (it takes ``lessonbuild.deck``'s ``Deck``) and never
+imports torch (the fork servers of an uncached run do). ``check``
+(check.py) plans, lints (lint.py), runs (runner.py, server.py) through
+the cache (cache.py), judges (judge.py), compares (outputs.py) and
+collects tables (tables.py); ``update`` rewrites the drifted blocks.
 """
 
 from .check import ACCEPT, Result, check, prestart, update, used_snippets

@@ -36,14 +36,14 @@ def set_order_problems(rel: str, source: str) -> list[Problem]:
     names = _set_names(tree)
     found: dict[int, str] = {}  # line -> what was found there first
     for node in ast.walk(tree):
-        if _is_print(node):
+        if _called(node) == "print":
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 if (where := _unordered_set(arg, names)) is not None:
                     what = "prints a set without sorting it"
                     found.setdefault(where.lineno, what)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             if _is_set(node.iter, names) and any(
-                _is_print(n) for n in ast.walk(node)
+                _called(n) == "print" for n in ast.walk(node)
             ):
                 what = "prints while iterating over a set"
                 found.setdefault(node.lineno, what)
@@ -53,12 +53,12 @@ def set_order_problems(rel: str, source: str) -> list[Problem]:
     ]
 
 
-def _is_print(node) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "print"
-    )
+def _called(node) -> str | None:
+    """The name ``node`` calls (``print`` of ``print(x)``), or None."""
+    match node:
+        case ast.Call(func=ast.Name(id=name)):
+            return name
+    return None
 
 
 def _set_names(tree) -> set[str]:
@@ -97,23 +97,19 @@ def _assigned_sets(tree, functions) -> set[str]:
 
 
 def _is_set(node, names) -> bool:
-    if isinstance(node, (ast.Set, ast.SetComp)):
-        return True
-    if isinstance(node, ast.Name):
-        return node.id in names
-    if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Name) and (
-            func.id in _SET_CALLS or f"{func.id}()" in names
-        ):
+    match node:
+        case ast.Set() | ast.SetComp():
             return True
-        if isinstance(func, ast.Attribute) and func.attr in _SET_METHODS:
-            return _is_set(func.value, names)
-        return False
-    if isinstance(node, ast.BinOp) and isinstance(
-        node.op, (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)
-    ):
-        return _is_set(node.left, names) or _is_set(node.right, names)
+        case ast.Name(id=name):
+            return name in names
+        case ast.Call(func=ast.Name(id=name)):
+            return name in _SET_CALLS or f"{name}()" in names
+        case ast.Call(func=ast.Attribute(attr=method, value=value)):
+            return method in _SET_METHODS and _is_set(value, names)
+        case ast.BinOp(
+            op=ast.BitOr() | ast.BitAnd() | ast.Sub() | ast.BitXor()
+        ):
+            return _is_set(node.left, names) or _is_set(node.right, names)
     return False
 
 
@@ -121,14 +117,8 @@ def _unordered_set(node, names):
     """The first set in ``node`` whose order can reach the output."""
     if _is_set(node, names):
         return node
-    if isinstance(node, ast.Compare):
-        return None  # `a == b`, `x in s`: a bool, no order
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in ORDER_FREE
-    ):
-        return None
+    if isinstance(node, ast.Compare) or _called(node) in ORDER_FREE:
+        return None  # `x in s`: a bool; `sorted(s)`: no order
     for child in ast.iter_child_nodes(node):
         found = _unordered_set(child, names)
         if found is not None:
