@@ -31,7 +31,7 @@ from . import (
     searchtext,
 )
 from .atomic import BuildLock, SiteSwap
-from .deck import Deck, read_deck
+from .deck import AFTER_ANSWER, Deck, read_deck
 from .engine import markup, prose
 from .engine.guard import fingerprint, tampering
 from .live import Verified
@@ -52,6 +52,20 @@ _TAG = re.compile(r"<[^>]+>")
 #: mkdocs-jupyter's hidden copy of a code cell, which its copy button copies.
 _COPY_TEXT = re.compile(r'<div(?=[^>]*\bclass="clipboard-copy-txt")')
 _PACKAGE_IMPORT = re.compile(r"^\s*(?:from|import)\s+mha_ref\b", re.M)
+_FOLD_TAG = re.compile(r"<(/?)(details|section)\b([^>]*)>")
+
+
+def _folded_at(html: str, pos: int) -> bool:
+    """Whether ``pos`` is in a fold or an after-answer section, which a
+    reader sees only later (slide 47's first import sat in an answer's
+    fold, its note with it, above the block a student copied first)."""
+    stack = []
+    for tag in _FOLD_TAG.finditer(html, 0, pos):
+        if tag[1]:
+            stack = stack[:-1]
+        else:
+            stack.append(tag[2] == "details" or AFTER_ANSWER in tag[3])
+    return any(stack)
 
 
 def _address_free(addr) -> None:
@@ -370,26 +384,31 @@ class Build:
 
     def _notebook_links(self, page, html: str) -> str:
         """A slide that runs code offers the lesson notebook, and
-        ``mha_ref.zip`` right above the first block that imports it
-        (copied alone, it raised ModuleNotFoundError)."""
+        ``mha_ref.zip`` above the first block that imports it, outside
+        folds where one is (copied alone, it raised ModuleNotFoundError)."""
         slide = self._slide(page)
         if slide is None or slide.number is None:
             return html
         if not any(i.path.startswith("snippets/") for i in slide.includes):
             return html
         up = "../" * page.file.src_uri.count("/")
-        for block in _CODE_BLOCK.finditer(html):
-            if _PACKAGE_IMPORT.search(unescape(_TAG.sub("", block[1]))):
-                package = (
-                    '<p class="notebook-download" data-search-exclude>'
-                    "Copied on its own, the block below and every one "
-                    f'here that imports <code>mha_ref</code> need <a href="'
-                    f'{up}{notebooks.PACKAGE_ZIP}" download>'
-                    f"{notebooks.PACKAGE_ZIP}</a> unzipped in the folder "
-                    "you save them in.</p>"
-                )
-                html = html[: block.start()] + package + html[block.start() :]
-                break
+        importing = [
+            block
+            for block in _CODE_BLOCK.finditer(html)
+            if _PACKAGE_IMPORT.search(unescape(_TAG.sub("", block[1])))
+        ]
+        seen = [b for b in importing if not _folded_at(html, b.start())]
+        if importing:
+            at = (seen or importing)[0].start()
+            package = (
+                '<p class="notebook-download" data-search-exclude>'
+                "Copied on its own, the block below and every one "
+                f'here that imports <code>mha_ref</code> need <a href="'
+                f'{up}{notebooks.PACKAGE_ZIP}" download>'
+                f"{notebooks.PACKAGE_ZIP}</a> unzipped in the folder "
+                "you save them in.</p>"
+            )
+            html = html[:at] + package + html[at:]
         return html + (
             f'\n<p class="notebook-download" data-search-exclude><a '
             f'href="{up}{notebooks.DECK_NOTEBOOK}" download>Run this code '
