@@ -172,6 +172,20 @@ def test_check_with_mouse(pages):
     # After a try the answer is there to open, but closed.
     expect(key).to_be_visible()
     expect(key).not_to_have_attribute("open", "")
+    # It looks like an answer, not a pass: Material's "success" look (a
+    # green tick) under "Not quite" read as one (a student's report).
+    border, tick, icon, success = key.evaluate(
+        """k => {
+            const mark = getComputedStyle(k.querySelector("summary"), "::before");
+            const root = getComputedStyle(document.documentElement);
+            return [getComputedStyle(k).borderLeftColor, mark.backgroundColor,
+                    mark.maskImage || mark.webkitMaskImage,
+                    root.getPropertyValue("--md-admonition-icon--success")];
+        }"""
+    )
+    assert "rgb(0, 200, 83)" not in (border, tick)  # Material's success
+    assert icon.startswith("url(") and success.strip()
+    assert success.strip() not in icon
     ex.locator('.ex-option[data-ex-option="A"] label').click()
     # Changing the pick clears the old verdict and marks.
     expect(feedback).to_be_hidden()
