@@ -176,7 +176,8 @@ def test_check_with_mouse(pages):
     # green tick) under "Not quite" read as one (a student's report).
     border, tick, icon, success = key.evaluate(
         """k => {
-            const mark = getComputedStyle(k.querySelector("summary"), "::before");
+            const summary = k.querySelector("summary");
+            const mark = getComputedStyle(summary, "::before");
             const root = getComputedStyle(document.documentElement);
             return [getComputedStyle(k).borderLeftColor, mark.backgroundColor,
                     mark.maskImage || mark.webkitMaskImage,

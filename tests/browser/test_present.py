@@ -1823,12 +1823,14 @@ def screens(page) -> list:
     return page.evaluate(SCREENS_JS)
 
 
-def test_every_screen_and_step_fits_the_stage(browser, built_site):
+def test_every_screen_and_step_fits_the_stage(full_chromium, built_site):
     """Every screen at its tallest (every step shown, every fold open),
     then again after each exercise's first Check or Commit: nothing
     outside the 1280x720 stage, cut off, scrolling, under the arrows or
-    below its stage size."""
-    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    below its stage size, in the Chromium an instructor presents with."""
+    context = full_chromium.new_context(
+        viewport={"width": WIDTH, "height": HEIGHT}
+    )
     try:
         page = context.new_page()
         page.goto(built_site.as_uri() + "/present.html#/1")
