@@ -34,7 +34,6 @@ import importlib.util
 import inspect
 import io
 import os
-import signal
 import struct
 import sys
 import threading
@@ -151,81 +150,6 @@ def _hook_thread_starts() -> None:
             "through neither _start_joinable_thread nor _start_new_thread; "
             "the grader cannot watch them (mha_ref/_sandbox.py)"
         )
-
-
-#: Signals whose default action leaves a process running.
-_HARMLESS = {0, signal.SIGCHLD, signal.SIGURG, signal.SIGWINCH, signal.SIGCONT}
-
-
-class EndsItsProcess(RuntimeError):
-    """A signal the file sent its own process, which would end it."""
-
-
-def _guard_self_signals() -> None:
-    """As PID 1 of its namespace (``_isolate``) the file's process ignores
-    a signal it sends itself, unless it handles it, SIGKILL included: a
-    module that killed itself on every call passed every milestone, and
-    ended its program run alone (an attacker's audit). Such a signal
-    raises instead: ``os.kill`` and ``signal.pthread_kill`` through an
-    audit hook, ``signal.raise_signal`` and ``os.abort`` (not audited)
-    replaced."""
-    if os.getpid() != 1:
-        return
-
-    def refuse(sig: int, call: str) -> None:
-        handled = signal.getsignal(sig) not in (signal.SIG_DFL, None)
-        if sig in _HARMLESS or (handled and sig != signal.SIGKILL):
-            return
-        name = (
-            signal.Signals(sig).name if sig in signal.valid_signals() else sig
-        )
-        raise EndsItsProcess(
-            f"{call} sends {name} to this process, which ends a program "
-            f"run alone (the grader's sandbox ignores it): a module must "
-            f"not end the process that uses it"
-        )
-
-    def hook(event: str, args: tuple) -> None:
-        if event == "os.kill" and args[0] == 1:
-            refuse(args[1], "os.kill(os.getpid(), ...)")
-        elif event == "signal.pthread_kill":
-            refuse(args[1], "signal.pthread_kill")
-
-    raise_signal, alarm, setitimer = (
-        signal.raise_signal,
-        signal.alarm,
-        signal.setitimer,
-    )
-
-    def guarded_raise(sig):
-        refuse(int(sig), "signal.raise_signal")
-        raise_signal(sig)
-
-    def guarded_abort():
-        refuse(signal.SIGABRT, "os.abort()")
-
-    # A timer's signal is one the process sends itself, later: signal.alarm
-    # and setitimer passed 7 of 7 the same way (a second attacker's audit).
-    def guarded_alarm(seconds):
-        if seconds:
-            refuse(signal.SIGALRM, "signal.alarm")
-        return alarm(seconds)
-
-    timers = {
-        signal.ITIMER_REAL: signal.SIGALRM,
-        signal.ITIMER_VIRTUAL: signal.SIGVTALRM,
-        signal.ITIMER_PROF: signal.SIGPROF,
-    }
-
-    def guarded_setitimer(which, seconds, interval=0.0):
-        if seconds and which in timers:
-            refuse(timers[which], "signal.setitimer")
-        return setitimer(which, seconds, interval)
-
-    sys.addaudithook(hook)
-    signal.raise_signal, signal.alarm = guarded_raise, guarded_alarm
-    signal.setitimer = guarded_setitimer
-    os.abort = guarded_abort
 
 
 #: What turns the hook off (a file that called ``sys.setprofile(None)``
@@ -889,7 +813,6 @@ def main(argv: list[str]) -> None:
     # the file turning it off (a thread pool over the heads failed 7 of
     # 7: an expert's audit).
     _hook_thread_starts()
-    _guard_self_signals()
     faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
     opaque: set[str] = set()  # a graph made on import is used later
     try:
