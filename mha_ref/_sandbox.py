@@ -34,6 +34,7 @@ import importlib.util
 import inspect
 import io
 import os
+import signal
 import struct
 import sys
 import threading
@@ -150,6 +151,45 @@ def _hook_thread_starts() -> None:
             "through neither _start_joinable_thread nor _start_new_thread; "
             "the grader cannot watch them (mha_ref/_sandbox.py)"
         )
+
+
+class EndsItsProcess(RuntimeError):
+    """A timer the file set, whose signal would end its process later."""
+
+
+def _guard_timers() -> None:
+    """A timer's signal ends the process later, when the grader may be
+    done with it: ``signal.alarm(1)`` on each call (each putting off the
+    last) passed 7 of 7, and ended a program run alone a second after its
+    last call (an attacker's audit). A timer whose signal the process
+    does not handle raises instead. (A signal sent at once ends the
+    process, which the grader sees: ``_isolate._reap``.)"""
+    alarm, setitimer = signal.alarm, signal.setitimer
+    timers = {
+        signal.ITIMER_REAL: signal.SIGALRM,
+        signal.ITIMER_VIRTUAL: signal.SIGVTALRM,
+        signal.ITIMER_PROF: signal.SIGPROF,
+    }
+
+    def refuse(sig: int, call: str) -> None:
+        if signal.getsignal(sig) in (signal.SIG_DFL, None):
+            raise EndsItsProcess(
+                f"{call} sends {signal.Signals(sig).name} to this process "
+                f"later, which ends a program run alone: a module must not "
+                f"end the process that uses it"
+            )
+
+    def guarded_alarm(seconds):
+        if seconds:
+            refuse(signal.SIGALRM, "signal.alarm")
+        return alarm(seconds)
+
+    def guarded_setitimer(which, seconds, interval=0.0):
+        if seconds and which in timers:
+            refuse(timers[which], "signal.setitimer")
+        return setitimer(which, seconds, interval)
+
+    signal.alarm, signal.setitimer = guarded_alarm, guarded_setitimer
 
 
 #: What turns the hook off (a file that called ``sys.setprofile(None)``
@@ -813,6 +853,7 @@ def main(argv: list[str]) -> None:
     # the file turning it off (a thread pool over the heads failed 7 of
     # 7: an expert's audit).
     _hook_thread_starts()
+    _guard_timers()
     faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
     opaque: set[str] = set()  # a graph made on import is used later
     try:

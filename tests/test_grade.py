@@ -2865,9 +2865,10 @@ def test_a_long_message_is_cut_before_it_is_shown_or_read(tmp_path, capsys):
         ),
         ("import signal; signal.raise_signal(signal.SIGTERM)", "SIGTERM", ""),
         ("import os; os.abort()", "SIGABRT", "SIGSEGV"),
-        # A timer's signal, sent by the process to itself later (one that
-        # does not ring while the grader runs is not seen: signal.alarm(1)
-        # on each call, put off by the next).
+        # A timer's signal, sent by the process to itself later: one put
+        # off by each call never rang while the grader ran (and ended a
+        # program run alone a second after its last call).
+        ("import signal; signal.alarm(1)", "signal.alarm sends SIGALRM", ""),
         (
             "import signal; signal.setitimer(signal.ITIMER_REAL, 0.001)",
             "SIGALRM",
@@ -2882,6 +2883,7 @@ def test_a_long_message_is_cut_before_it_is_shown_or_read(tmp_path, capsys):
         "ctypes-raise",
         "raise-signal",
         "abort",
+        "alarm",
         "setitimer",
     ],
 )
