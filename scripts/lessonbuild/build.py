@@ -397,9 +397,9 @@ class Build:
             for block in _CODE_BLOCK.finditer(html)
             if _PACKAGE_IMPORT.search(unescape(_TAG.sub("", block[1])))
         ]
-        seen = [b for b in importing if not _folded_at(html, b.start())]
         if importing:
-            at = (seen or importing)[0].start()
+            seen = (b for b in importing if not _folded_at(html, b.start()))
+            at = next(seen, importing[0]).start()
             package = (
                 '<p class="notebook-download" data-search-exclude>'
                 "Copied on its own, the block below and every one "
