@@ -83,6 +83,11 @@ def test_a_number_derived_by_arithmetic_on_the_line_is_not_a_copy():
     )
     # Arithmetic that gives something else does not excuse a copy.
     assert len(_found("# T\n\nHere \\(4 \\cdot 256^2 = 1{,}048{,}576\\).\n"))
+    # Nor does a part of it that happens to give the copy: 1024^2 is
+    # 1,048,576, 3 * 1024^2 is not (read as a reader reads it), on
+    # either side of the copy.
+    assert len(_found("# T\n\nHere \\(3 \\cdot 1024^2 = 1{,}048{,}576\\).\n"))
+    assert len(_found("# T\n\nHere \\(1{,}048{,}576 = 1024^2 \\cdot 3\\).\n"))
 
 
 def test_code_outputs_and_macros_are_not_prose_but_exercises_and_notes_are():

@@ -195,14 +195,26 @@ def _derived(line: str, match, text: str) -> bool:
         side = _plain(before[:-1].split("=")[-1])
         tail = re.search(_ARITHMETIC + "$", side)[0]
         sides += [tail[i:] for i in range(len(tail))]
+    before_count = len(sides)
     if after.startswith("="):
         head = re.match(_ARITHMETIC, _plain(after[1:].split("=")[0]))[0]
         sides += [head[:i] for i in range(len(head), 0, -1)]
+    # Each side is the longest arithmetic that reads, as a reader reads
+    # it: not any part of it (512^2 of '7 \cdot 512^2 = 262{,}144').
     return any(
-        (value := _evaluate(expr)) is not None
-        and abs(value - target) <= 1e-9 * max(1.0, abs(target))
-        for expr in sides
+        abs(value - target) <= 1e-9 * max(1.0, abs(target))
+        for value in _longest(sides[:before_count])
+        + _longest(sides[before_count:])
     )
+
+
+def _longest(candidates: list[str]) -> list[float]:
+    """The value of the first (longest) candidate that is arithmetic,
+    as a list of none or one."""
+    for expr in candidates:
+        if (value := _evaluate(expr)) is not None:
+            return [value]
+    return []
 
 
 _OPS = {
