@@ -310,3 +310,23 @@ def test_the_lesson_deck_is_whole():
     assert numbers == list(range(1, len(numbers) + 1))
     in_parts = [s.number for p in deck.parts for s in p.slides]
     assert in_parts == numbers
+
+
+def test_a_gap_left_by_a_file_whose_front_matter_failed_names_it(tmp_path):
+    """Invalid YAML in slide 2's front matter also left 'no slide
+    numbered 2' at docs/slides:1, which read as a missing file (a
+    contributor's unclosed quote): the gap names the file and its
+    problem."""
+    slides = tmp_path / "docs" / "slides"
+    write_slide(slides, "01-a.md", kind="Title")
+    path = write_slide(slides, "02-b.md")
+    path.write_text(path.read_text().replace("title: 'T'", 'title: "T'))
+    write_slide(slides, "03-c.md")
+    text = "\n".join(problems_of(tmp_path))
+    assert "docs/slides/02-b.md:" in text
+    assert "front matter is not valid YAML" in text
+    assert (
+        "no slide numbered 2; expected slides numbered 1 to 3 with no gap "
+        "(docs/slides/02-b.md is named for it but gave no number: fix the "
+        "problem reported there)" in text
+    ), text

@@ -503,6 +503,23 @@ def _check_numbering(deck: Deck) -> None:
             + ", ".join(str(n) for n in missing)
             + f"; expected slides numbered 1 to {max(seen)} with no gap"
         )
+        # A file named for a missing number whose front matter gave none
+        # (invalid YAML, no or another `slide:`) has its own problem: say
+        # so, or the gap reads as a file that is not there.
+        unread = [
+            page.path
+            for page in deck.pages
+            if page.number is None
+            and (match := FILE_NAME.match(page.path.rsplit("/", 1)[-1]))
+            and int(match.group(1)) in missing
+            and page.path.startswith(_rel(deck.docs / "slides", deck.root))
+        ]
+        if unread:
+            message += (
+                f" ({', '.join(unread)} "
+                f"{'is' if len(unread) == 1 else 'are'} named for it but "
+                "gave no number: fix the problem reported there)"
+            )
         where = _rel(deck.docs / "slides", deck.root)
         deck.problems.append(Problem(where, 1, message))
 
