@@ -150,3 +150,19 @@ def test_a_number_typed_into_a_table_row_is_told_the_snippets_table():
         if p.line - FRONT.count("\n") == 5
     ]
     assert '{{ value("23_params.total") }}' in row.message
+
+
+def test_a_copy_on_a_slide_without_the_snippets_code_may_be_another_quantity():
+    """A new count of 128 flagged slide 17's T = 128 (a contributor's
+    pull request), and the message only said to refer to the count: on a
+    slide that shows none of the snippet's code, it says the number may
+    be another quantity and what to do then; beside the code, it does
+    not."""
+    body = "# T\n\nEvery row prints 1,048,576 here.\n"
+    ((_, alone),) = _found(body)
+    assert "this slide shows no code of snippets/23_params.py" in alone
+    assert "another quantity that shares the digits" in alone
+    shown = '\n```python\n--8<-- "snippets/23_params.py"\n```\n'
+    ((_, beside),) = _found(body + shown)
+    assert '{{ value("23_params.total") }}' in beside
+    assert "another quantity" not in beside

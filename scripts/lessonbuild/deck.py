@@ -503,6 +503,7 @@ def _check_numbering(deck: Deck) -> None:
             + ", ".join(str(n) for n in missing)
             + f"; expected slides numbered 1 to {max(seen)} with no gap"
         )
+        where = _rel(deck.docs / "slides", deck.root)
         # A file named for a missing number whose front matter gave none
         # (invalid YAML, no or another `slide:`) has its own problem: say
         # so, or the gap reads as a file that is not there.
@@ -512,7 +513,7 @@ def _check_numbering(deck: Deck) -> None:
             if page.number is None
             and (match := FILE_NAME.match(page.path.rsplit("/", 1)[-1]))
             and int(match.group(1)) in missing
-            and page.path.startswith(_rel(deck.docs / "slides", deck.root))
+            and page.path.startswith(where)
         ]
         if unread:
             message += (
@@ -520,7 +521,6 @@ def _check_numbering(deck: Deck) -> None:
                 f"{'is' if len(unread) == 1 else 'are'} named for it but "
                 "gave no number: fix the problem reported there)"
             )
-        where = _rel(deck.docs / "slides", deck.root)
         deck.problems.append(Problem(where, 1, message))
 
 

@@ -55,20 +55,24 @@ def hand_typed(
     ]
     found: Counter[tuple] = Counter()  # (path, line, typed, id, ...)
     for slide in slides:
+        shows = {
+            include.path.rsplit("/", 1)[-1][:-3] for include in slide.includes
+        }
         for number, line in prose_lines(slide):
             for value_id, text, pattern in patterns:
                 for match in pattern.finditer(line):
                     if not _derived(line, match, text):
                         row = line.lstrip().startswith("|")
                         typed = match[0].strip()
+                        shown = value_id.split(".")[0] in shows
                         key = (slide.path, number, typed, value_id, text, row)
-                        found[key] += 1
+                        found[key + (shown,)] += 1
     return [
         _problem(*key, times, sorted(tables)) for key, times in found.items()
     ]
 
 
-def _problem(path, number, typed, value_id, text, row, times, tables):
+def _problem(path, number, typed, value_id, text, row, shown, times, tables):
     stem = value_id.split(".")[0]
     # Arithmetic beside it can derive one number, not a list or a shape.
     derive = (
@@ -87,11 +91,21 @@ def _problem(path, number, typed, value_id, text, row, times, tables):
         else f'write {{{{ value("{value_id}") }}}} so the page shows what '
         f"the run computed{derive}"
     )
+    # A slide showing none of the snippet's code may mean another
+    # quantity with the same digits (a count of 128 beside a T = 128).
+    other = (
+        ""
+        if shown
+        else f"; this slide shows no code of snippets/{stem}.py: if its "
+        f"{typed!r} is another quantity that shares the digits, publish it "
+        "from the snippet that computes it and refer to that instead "
+        '(CONTRIBUTING, "Numbers in prose")'
+    )
     return Problem(
         path,
         number,
         f"{typed!r} is typed by hand{where}, but snippets/{stem}.py "
-        f"publishes it as {value_id!r}; {write}",
+        f"publishes it as {value_id!r}; {write}{other}",
         kind="table",
     )
 
@@ -190,31 +204,28 @@ def _derived(line: str, match, text: str) -> bool:
     target = float(numbers[0])
     before = line[: match.start()].rstrip()
     after = line[match.end() :].lstrip(" \\()")
-    sides = []  # each expression that may give the copy
+    # Each side is the longest arithmetic beside the copy that reads, as
+    # a reader reads it: not a part of it (512^2 of '7 \\cdot 512^2 =
+    # 262{,}144').
+    sides = []
     if before.endswith("="):
         side = _plain(before[:-1].split("=")[-1])
         tail = re.search(_ARITHMETIC + "$", side)[0]
-        sides += [tail[i:] for i in range(len(tail))]
-    before_count = len(sides)
+        sides.append(_first_value(tail[i:] for i in range(len(tail))))
     if after.startswith("="):
         head = re.match(_ARITHMETIC, _plain(after[1:].split("=")[0]))[0]
-        sides += [head[:i] for i in range(len(head), 0, -1)]
-    # Each side is the longest arithmetic that reads, as a reader reads
-    # it: not any part of it (512^2 of '7 \cdot 512^2 = 262{,}144').
+        sides.append(_first_value(head[:i] for i in range(len(head), 0, -1)))
     return any(
-        abs(value - target) <= 1e-9 * max(1.0, abs(target))
-        for value in _longest(sides[:before_count])
-        + _longest(sides[before_count:])
+        value is not None
+        and abs(value - target) <= 1e-9 * max(1.0, abs(target))
+        for value in sides
     )
 
 
-def _longest(candidates: list[str]) -> list[float]:
-    """The value of the first (longest) candidate that is arithmetic,
-    as a list of none or one."""
-    for expr in candidates:
-        if (value := _evaluate(expr)) is not None:
-            return [value]
-    return []
+def _first_value(expressions) -> float | None:
+    """The value of the first of ``expressions`` that is arithmetic."""
+    values = (_evaluate(expr) for expr in expressions)
+    return next((v for v in values if v is not None), None)
 
 
 _OPS = {
