@@ -305,6 +305,19 @@ def test_each_problem_is_reported_at_its_line(body, tables, expected):
         assert message in found, found
 
 
+def test_mistakes_in_one_exercise_are_reported_together():
+    """Two options marked correct and a formula that disagrees with the
+    engine: both in one build (the formula's came only once the rest was
+    fixed: a contributor's three mistakes took three builds)."""
+    body = CHECK.replace(
+        "formula: (B, h, T, d_k)\n",
+        "formula: (B, h, T, d_k)\n    correct: true\n",
+    ).replace("(B, h, T, T)\n    correct", "(B, T, h, T)\n    correct")
+    found = "\n".join(problems(body, TABLES))
+    assert "2 options (A, B) marked 'correct: true'" in found, found
+    assert "s.md:16: option B (weights), variant B=2, T=5" in found, found
+
+
 def test_an_eliminate_with_two_survivors_in_a_variant_is_a_problem():
     """h = 4: 4 d_model^2 / h is d_model^2, so A and B are one number and
     striking three leaves a wrong one or two right ones."""

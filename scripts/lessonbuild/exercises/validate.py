@@ -463,7 +463,10 @@ def _choice_variants(c, data, raws, options, table, table_id, cls):
     for what, text, line0 in texts:
         if isinstance(text, str):
             _placeholders(c, text, line0, what, table, table_id)
-    if table is None or c.problems:
+    # Each option's formula is checked whatever else is wrong (an option
+    # with no valid column has none): a contributor's three mistakes in
+    # one exercise came one build at a time.
+    if table is None:
         return []
     variants = _variants(table, {o.column for o in options if o.column})
     rows, symbols, _ = variants
