@@ -322,8 +322,8 @@
   // reason two different words, a discussion answer three; and an
   // eliminate's reasons must differ (one line pasted into every box rules
   // nothing out). Nor is the question pasted back (``echo``: it opened a
-  // discussion's model answer): five words or more, nine in ten of them
-  // the question's. (An answer reuses the question's words; "it mixes the
+  // discussion's model answer): a phrase of it, or five words or more,
+  // nine in ten of them the question's. (An answer reuses the question's words; "it mixes the
   // heads" is short, and counts.)
   function words(text, echo) {
     if (nonAnswer(text)) return 0;
@@ -331,6 +331,10 @@
     // Words only: an answer in the question's numbers and symbols
     // ("(1, 4, 8) and (1, 2, 4, 4)", "B=4, h=8") is no echo of it.
     const own = [...mine].filter((t) => !FILLER.has(t) && !/\d/.test(t) && !AXIS.test(t));
+    // Three words or more copied from the question in a row are none of
+    // the student's (a slide's linked title passed as a discussion's).
+    const said = plain(text);
+    if (echo && said.split(" ").length >= 3 && ` ${plain(echo)} `.includes(` ${said} `)) return 0;
     if (echo && own.length >= 5) {
       const asked = new Set(wordsOf(echo));
       if (own.filter((t) => !asked.has(t)).length < own.length / 10) return 0;
@@ -1180,11 +1184,10 @@
         // quantity it asks for ("d_k" in the d_k cell, right for every
         // variant without a thought): it says so, and nothing is graded
         // or unlocked.
-        // Nor, on new numbers drawn after a try (or any numbers after a
-        // reset), a formula: the key has shown it, and pasting it passed
-        // every set without a sum.
-        const later = w.state.seen || (w.state.triedVariant != null &&
-          w.state.triedVariant !== w.state.variant);
+        // Nor, once a try has shown the key (on these numbers or others;
+        // after a reset too), a formula: pasting it passed every set
+        // without a sum, and the same set "All right" (a student's).
+        const later = w.state.seen || w.state.triedVariant != null;
         const says = [];
         let formulas = 0;
         const bad = cells.filter((td, r) => {

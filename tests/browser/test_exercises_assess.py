@@ -186,8 +186,10 @@ def test_a_fill_in_cell_that_names_what_it_asks_is_no_attempt(lesson_pages):
     assert not any(locked_verify_folds(page))
 
 
-#: Stands for the exercise's own question, pasted back as the answer.
+#: Stand for the exercise's own question pasted back as the answer: all
+#: of it, and four of its words in a row (a slide's linked title passed).
 PROMPT = "<the prompt>"
+PHRASE = "<four words of the prompt>"
 
 #: What a student types to get the answer without thinking: for each
 #: free-text kind, the tokens tried (a letter, a symbol, one word where
@@ -195,8 +197,8 @@ PROMPT = "<the prompt>"
 TOKENS = {
     # "idk" and the rest opened the answer (a student's rehearsal).
     "predict": ["x", "?", "- -", "idk", "No idea", "dunno", "asdf", "x y",
-                "I don't know", "dunno really", "maybe", "hmm ok", "tbd",
-                "guess"],
+                PHRASE, "I don't know", "dunno really", "maybe", "hmm ok",
+                "tbd", "guess"],
     # A word said again, filler and "I do not know" in a sentence's
     # length opened the model answer (a second student's rehearsal).
     "discussion": ["x", "asdf", "no idea", "I really don't know",
@@ -205,7 +207,7 @@ TOKENS = {
                    "I do not know this one.", "heads heads heads heads",
                    # Placeholder words and the question pasted back (a
                    # third student's rehearsal).
-                   "foo bar baz", "lorem ipsum dolor", PROMPT,
+                   "foo bar baz", "lorem ipsum dolor", PROMPT, PHRASE,
                    "this is hard", "todo fill later", "your answer here",
                    "I forgot",
                    # Numbers alone, a don't-know at length (a fresh-eyes
@@ -220,6 +222,15 @@ TOKENS = {
                   ("wrong answer", "wrong option", "wrong choice"),
                   ("not this", "not that", "nope nah")],
 }  # fmt: skip
+
+
+def _phrase(shown: str, text: str) -> str:
+    """The first four words in a row of ``shown`` that ``text`` (with
+    its math's source) holds in a row too: prose, not math."""
+    said = re.sub(r"[\W_]+", " ", shown.lower()).split()
+    asked = " " + re.sub(r"[\W_]+", " ", text.lower()) + " "
+    windows = (" ".join(said[i : i + 4]) for i in range(len(said) - 3))
+    return next(w for w in windows if f" {w} " in asked)
 
 
 @pytest.mark.parametrize("kind", list(TOKENS))
@@ -244,8 +255,11 @@ def test_a_token_answer_is_no_attempt(lesson_pages, kind):
             for i, reason in enumerate(token):
                 boxes.nth(i).fill(reason)
         else:
-            if token == PROMPT:
-                token = section.locator(".ex-prompt").inner_text()
+            if token in (PROMPT, PHRASE):
+                prompt = section.locator(".ex-prompt")
+                token = prompt.inner_text()
+                if token == PHRASE:
+                    token = _phrase(token, prompt.text_content())
             section.locator("textarea").fill(token)
         button.click()
         expect(feedback).to_contain_text("Careful.")
@@ -480,15 +494,19 @@ def fill_and_check(section, texts: list[str]):
 def test_a_formula_on_new_numbers_is_no_attempt(lesson_pages, lesson_fill_ins):
     """After a try (here a wrong one: "0" everywhere) the key shows each
     cell's formula; pasted on the numbers "Try another" draws, it passed
-    every set without a sum (a student's study pass). On new numbers a
-    formula is refused, nothing graded or opened; the numbers are."""
+    every set without a sum (a student's study pass), and on the same
+    numbers read "All right for these numbers". Once the key has shown,
+    a formula is refused, nothing graded or opened; the numbers are."""
     for name, exercise in lesson_fill_ins.items():
         page = lesson_pages.open(name)
         section = page.locator("section.ex-fill-in")
         zeros = ["0"] * len(exercise.cells)
         expect(fill_and_check(section, zeros)).to_contain_text("right")
-        section.get_by_role("button", name="Try another").click()
         formulas = [cell.formula for cell in exercise.cells]
+        feedback = fill_and_check(section, formulas)
+        expect(feedback).to_contain_text("hold a formula")
+        expect(feedback).not_to_contain_text("right")
+        section.get_by_role("button", name="Try another").click()
         feedback = fill_and_check(section, formulas)
         expect(feedback).to_contain_text("hold a formula")
         assert all(hidden_keys(section)), f"{name}: the key opened"
