@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import textwrap
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -594,6 +595,34 @@ def test_storage_key_and_ids(fragments):
         fragments,
     )
     assert 'data-ex-key="lesson81:slides/37-x.html:steps"' in html
+
+
+def test_an_order_is_shuffled_far_from_its_answer(fragments):
+    """Four steps or more: none shown in its place and none right after
+    the step it follows (slide 33's six were two moves from the answer,
+    one of them '4 of 6 in place': a student's study pass), whatever the
+    prompt seeds."""
+    for prompt in ("p", "q", "order these", "another prompt"):
+        for n in (4, 5, 6, 7):
+            steps = ", ".join(f"s{i}" for i in range(n))
+            html, _ = render_one(
+                f"""
+                ```exercise
+                kind: order
+                prompt: {prompt}
+                steps: [{steps}]
+                why: w
+                ```
+                """,
+                fragments,
+            )
+            # The shown number of each step, in the right order.
+            at = [
+                int(k) for k in re.findall(r'<li data-ex-step="(\d)">', html)
+            ]
+            assert len(at) == n
+            assert all(shown != i for i, shown in enumerate(at)), (prompt, at)
+            assert all(b != a + 1 for a, b in pairwise(at)), (prompt, at)
 
 
 def test_order_and_buckets_are_shuffled_stably(fragments):

@@ -14,6 +14,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context
 from markupsafe import Markup
@@ -45,17 +46,30 @@ def plain_text(fragment_html: str) -> str:
 def _shown(items: list, seed: str) -> tuple[list, list]:
     """(number, item) as shown, in a stable shuffle that never keeps the
     given order, and in the key's order: numbered where shown (numbers in
-    the key's order gave the answer away in the page's markup)."""
+    the key's order gave the answer away in the page's markup).
+
+    Where the items allow (four or more), the shuffle leaves none in its
+    place and none right after the one it follows: slide 33's six steps
+    were two moves from the answer, one of them "4 of 6 in place"."""
     given = list(enumerate(items))
     shown = list(given)
     digest = hashlib.sha256(seed.encode()).hexdigest()
     rng = random.Random(int(digest[:16], 16))
-    while len(shown) > 1 and shown == given:
+    for _ in range(1000):
+        if shown != given and (len(shown) < 4 or _scrambled(shown)):
+            break
         rng.shuffle(shown)
     at = {n: i for i, (n, _) in enumerate(shown)}
     return (
         [(i, item) for i, (_, item) in enumerate(shown)],
         [(at[n], item) for n, item in given],
+    )
+
+
+def _scrambled(shown: list) -> bool:
+    """No item in its place, none right after its predecessor."""
+    return all(n != i for i, (n, _) in enumerate(shown)) and all(
+        b != a + 1 for (a, _), (b, _) in pairwise(shown)
     )
 
 
