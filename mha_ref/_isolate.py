@@ -85,6 +85,10 @@ PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
 #: The most one file it writes may hold, and the memory it may map
 #: beyond what it has (a tensor of 8 GiB fails with a MemoryError).
 FILE_SIZE, MORE_MEMORY = 64 << 20, 8 << 30
+#: The descriptors it may hold: each socket of a stream pair keeps what
+#: was written to it and not read (about 200 KB at the default buffer
+#: size) outside every mapping.
+FILES = 1024
 #: Processes and threads it may have at once, counted in its own user
 #: namespace (Linux 5.14+), so not its user's others: a fork bomb stops
 #: there. The kernel does not hold uid 0 of the machine to it.
@@ -360,12 +364,17 @@ _ALLOW, _ERRNO, _KILL = 0x7FFF0000, 0x00050000, 0x80000000
 #: By machine (a 64-bit interpreter's): AUDIT_ARCH, the numbers of
 #: socket, socketpair and prctl, and of add_key, request_key and keyctl.
 #: io_uring_setup is 425 on both.
-#: (arch, socket, socketpair, prctl, the keyrings' three calls, and
-#: memfd_create, memfd_secret and shmget).
+#: (arch, socket, socketpair, prctl, the keyrings' three calls,
+#: memfd_create, memfd_secret and shmget, and setsockopt).
 SYSCALLS = {
-    "x86_64": (0xC000003E, 41, 53, 157, (248, 249, 250), (319, 447, 29)),
-    "aarch64": (0xC00000B7, 198, 199, 167, (217, 218, 219), (279, 447, 194)),
-}
+    "x86_64": (0xC000003E, 41, 53, 157, (248, 249, 250), (319, 447, 29), 54),
+    "aarch64": (
+        0xC00000B7, 198, 199, 167, (217, 218, 219), (279, 447, 194), 208
+    ),
+}  # fmt: skip
+#: setsockopt(2) at SOL_SOCKET: the options that grow a socket's buffers
+#: (SO_SNDBUF, SO_RCVBUF and their FORCE forms).
+SOL_SOCKET, SOCKET_BUFFERS = 1, (7, 8, 32, 33)
 IO_URING_SETUP, X32_SYSCALL_BIT = 425, 0x40000000
 AF_UNIX, AF_VSOCK, SOCK_STREAM, SOCK_SEQPACKET = 1, 40, 1, 5
 
@@ -397,7 +406,14 @@ def confine() -> bool:
       a System V segment filled and detached, is counted by neither the
       address-space limit nor the watcher's sum of what the process maps:
       a file held 2 GB in 32 such files and passed every milestone, and
-      the open-file limit allowed a terabyte (an attacker's audit).
+      the open-file limit allowed a terabyte (an attacker's audit);
+    - ``setsockopt`` of a socket's buffer sizes (EACCES): data written
+      into a stream socketpair and never read sits in the kernel, seen
+      by no limit either; with ``SO_SNDBUF`` at the machine's
+      ``wmem_max`` 540 pairs held 7.7 GiB, none of it counted, and
+      passed every milestone (an attacker's audit). At the default
+      size, and with :data:`FILES` descriptors, a file holds a few
+      hundred MB at most.
 
     Everything else is allowed: the grader's pipes, torch, a snippet's
     ``multiprocessing`` Pipe, Pool and Queue of plain objects (a stream
@@ -452,6 +468,7 @@ def _filter(
     prctl: int,
     keys: tuple,
     unmapped: tuple,
+    setsockopt: int,
 ) -> list:
     """:func:`confine`'s classic BPF program, as (code, jt, jf, k) rows.
     It reads ``struct seccomp_data``: nr at 0, arch at 4, args[i] at
@@ -469,6 +486,7 @@ def _filter(
         *((jeq, "deny", 0, key) for key in keys),
         (jeq, "socket", 0, socket),
         (jeq, "pair", 0, socketpair),
+        (jeq, "sockopt", 0, setsockopt),
         (jeq, 0, "allow", prctl),
         (ld, 0, 0, 16),  # its option
         (jeq, 0, "allow", PR_SET_PDEATHSIG),
@@ -485,6 +503,12 @@ def _filter(
         (and_, 0, 0, 0xF),
         (jeq, "allow", 0, SOCK_STREAM),
         (jeq, "allow", "deny", SOCK_SEQPACKET),
+        "sockopt",
+        (ld, 0, 0, 24),  # the level
+        (jeq, 0, "allow", SOL_SOCKET),
+        (ld, 0, 0, 32),  # the option
+        *((jeq, "deny", 0, option) for option in SOCKET_BUFFERS),
+        (ret, 0, 0, _ALLOW),
         "allow",
         (ret, 0, 0, _ALLOW),
         "deny",
@@ -520,6 +544,7 @@ def _limit() -> None:
         (resource.RLIMIT_AS, mapped + MORE_MEMORY),
         (resource.RLIMIT_CORE, 0),
         (resource.RLIMIT_NPROC, TASKS),
+        (resource.RLIMIT_NOFILE, FILES),
     ):
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(which, (most, most))

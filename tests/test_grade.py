@@ -3899,6 +3899,39 @@ def test_a_graded_file_holds_no_memory_outside_its_mappings():
     assert _in_a_child(confined) == f"{errno.ENOSYS} {errno.ENOSYS}"
 
 
+@pytest.mark.skipif(
+    sys.platform != "linux" or os.uname().machine not in ADD_KEY,
+    reason="seccomp: Linux on x86_64 or aarch64",
+)
+def test_a_graded_file_holds_no_memory_in_socket_buffers():
+    """Data written into a stream socketpair and never read sits in the
+    kernel's socket buffers, in no mapping: with SO_SNDBUF raised to the
+    machine's wmem_max, 540 pairs held 7.7 GiB, none of it counted by the
+    watcher, and passed every milestone (an attacker's audit); the open-
+    file limit allowed 20 times that. A buffer may not be grown, and the
+    descriptors are bounded; the same process before isolate() may."""
+    import errno
+    import resource
+    import socket
+
+    def attempt() -> str:
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 22)
+            grown = "grown"
+        except OSError as error:
+            grown = str(error.errno)
+        files = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        return f"{grown} {files <= _isolate.FILES}"
+
+    def confined() -> str:
+        _isolate.isolate()
+        return attempt()
+
+    assert _in_a_child(attempt).startswith("grown ")
+    assert _in_a_child(confined) == f"{errno.EACCES} True"
+
+
 def _shmget(size: int) -> None:
     """A private System V segment of ``size`` bytes, then removed."""
     import ctypes
