@@ -365,11 +365,13 @@ _ALLOW, _ERRNO, _KILL = 0x7FFF0000, 0x00050000, 0x80000000
 #: socket, socketpair and prctl, and of add_key, request_key and keyctl.
 #: io_uring_setup is 425 on both.
 #: (arch, socket, socketpair, prctl, the keyrings' three calls,
-#: memfd_create, memfd_secret and shmget, and setsockopt).
+#: memfd_create, memfd_secret, shmget and msgget, and setsockopt).
 SYSCALLS = {
-    "x86_64": (0xC000003E, 41, 53, 157, (248, 249, 250), (319, 447, 29), 54),
+    "x86_64": (
+        0xC000003E, 41, 53, 157, (248, 249, 250), (319, 447, 29, 68), 54
+    ),
     "aarch64": (
-        0xC00000B7, 198, 199, 167, (217, 218, 219), (279, 447, 194), 208
+        0xC00000B7, 198, 199, 167, (217, 218, 219), (279, 447, 194, 186), 208
     ),
 }  # fmt: skip
 #: setsockopt(2) at SOL_SOCKET: the options that grow a socket's buffers
@@ -403,10 +405,11 @@ def confine() -> bool:
       whose numbers differ: the process is killed);
     - memory no mapping holds (ENOSYS): a file in memory
       (``memfd_create``, ``memfd_secret``) written with ``os.write``, or
-      a System V segment filled and detached, is counted by neither the
-      address-space limit nor the watcher's sum of what the process maps:
-      a file held 2 GB in 32 such files and passed every milestone, and
-      the open-file limit allowed a terabyte (an attacker's audit);
+      a System V segment filled and detached, or a System V message
+      queue filled (``msgget``), is counted by neither the address-space
+      limit nor the watcher's sum of what the process maps: a file held
+      2 GB in 32 such files and passed every milestone, and the open-file
+      limit allowed a terabyte (an attacker's audit);
     - ``setsockopt`` of a socket's buffer sizes (EACCES): data written
       into a stream socketpair and never read sits in the kernel, seen
       by no limit either; with ``SO_SNDBUF`` at the machine's

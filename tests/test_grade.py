@@ -3874,8 +3874,9 @@ def test_a_graded_file_holds_no_memory_outside_its_mappings():
     """A file in memory written with os.write, or a System V segment
     filled and detached, is memory no limit counts: a graded file held
     2 GB in 32 such files and passed every milestone (an attacker's
-    audit). memfd_create and shmget are not there for it (ENOSYS); the
-    same process before isolate() makes both."""
+    audit); so is a System V message queue, filled (another's: about
+    500 MB). memfd_create, shmget and msgget are not there for it
+    (ENOSYS); the same process before isolate() makes all three."""
     import errno
 
     def attempt() -> str:
@@ -3883,6 +3884,7 @@ def test_a_graded_file_holds_no_memory_outside_its_mappings():
         for make in (
             lambda: os.close(os.memfd_create("held")),
             lambda: _shmget(1 << 20),
+            _msgget,
         ):
             try:
                 make()
@@ -3895,8 +3897,8 @@ def test_a_graded_file_holds_no_memory_outside_its_mappings():
         _isolate.isolate()
         return attempt()
 
-    assert _in_a_child(attempt) == "made made"
-    assert _in_a_child(confined) == f"{errno.ENOSYS} {errno.ENOSYS}"
+    assert _in_a_child(attempt) == "made made made"
+    assert _in_a_child(confined) == " ".join([str(errno.ENOSYS)] * 3)
 
 
 @pytest.mark.skipif(
@@ -3944,6 +3946,18 @@ def _shmget(size: int) -> None:
     if segment < 0:
         raise OSError(ctypes.get_errno(), "shmget")
     libc.shmctl(segment, ipc_rmid, None)
+
+
+def _msgget() -> None:
+    """A private System V message queue, then removed."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    ipc_private, ipc_creat, ipc_rmid = 0, 0o1000, 0
+    queue = libc.msgget(ipc_private, ipc_creat | 0o600)
+    if queue < 0:
+        raise OSError(ctypes.get_errno(), "msgget")
+    libc.msgctl(queue, ipc_rmid, None)
 
 
 def test_a_restart_past_the_whole_gradings_limit_ends_at_once(tmp_path):
