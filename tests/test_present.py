@@ -465,6 +465,20 @@ def test_reading_only_content_is_on_the_reading_page_not_the_deck(
     assert checked >= 20, f"only {checked} reading blocks found on the pages"
 
 
+def test_an_exercises_variant_code_is_not_a_step_on_stage(deck_doc):
+    """The code that computed a fill-in's or check's variants is the
+    build's, for a reader who wants to verify the key: on every slide but
+    one it was reading-only. Slide 47's came up as its own step after the
+    answer, a screen of generator code over the exercise (an
+    instructor's rehearsal at a clicker)."""
+    on_stage = [
+        section.find_parent("section", attrs={"data-slide": True})["data-slide"]
+        for section in deck_doc.select(".reveal .slides details.deck-fold")
+        if (section.summary and "every variant" in section.summary.get_text())
+    ]
+    assert not on_stage, f"variant-generator code on stage on slides {on_stage}"
+
+
 def test_each_options_note_names_the_option_it_explains(deck_doc):
     """On stage an answer's panel lies over the options it explains
     (slides 36-41: the class saw "Why A tempts people" with A hidden):
