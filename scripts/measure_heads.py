@@ -131,7 +131,11 @@ def markdown(record: dict) -> str:
             f"| {row['h']} | {row['d_k']} | {row['ratio']:.2f} "
             f"| {row['median_ms']:.1f} |"
         )
+    # How it was measured is for a reader checking it: reading-only (a
+    # three-line caption on a projector: an instructor's rehearsal).
     lines += [
+        "",
+        '<div class="reading" markdown>',
         "",
         f"*Measured on {record['machine']} ({record['device']}, PyTorch "
         f"{record['pytorch']}, {record['pytorch_build']} build, "
@@ -141,6 +145,8 @@ def markdown(record: dict) -> str:
         f"before, {after} after on {record['cores']} cores: compare the "
         "ratios, not the ms. By the course repository's `make "
         "measure-heads`; not checked by the build.*",
+        "",
+        "</div>",
     ]
     return "\n".join(lines) + "\n"
 

@@ -561,11 +561,15 @@ def test_fill_in_with_mouse(pages):
     expect(cell.locator(".ex-mark")).to_have_text("")
     expect(cell.locator(".ex-cell__why")).to_be_hidden()
     expect(ex.locator(".ex-feedback")).to_be_hidden()
+    # The key has shown the formula: only a number counts now.
+    ex.get_by_role("button", name="Check", exact=True).click()
+    expect(ex.locator(".ex-feedback")).to_contain_text("hold a formula")
+    d_model = int(ex.locator('[data-ex-var="d_model"]').inner_text())
+    cell.locator("input").fill(f"{4 * d_model**2:,}")
     ex.get_by_role("button", name="Check", exact=True).click()
     expect(ex.locator(".ex-feedback")).to_contain_text(
         "Right for these numbers"
     )
-    d_model = int(ex.locator('[data-ex-var="d_model"]').inner_text())
     ex.get_by_role("button", name="Try another").click()
     fresh = int(ex.locator('[data-ex-var="d_model"]').inner_text())
     assert fresh != d_model

@@ -362,7 +362,8 @@ def test_a_run_in_a_fold_fits_the_stage(served, browser):
     run without Edit, the output hung off the stage below 490 px of code;
     after Edit, it got 156 px over 270 px left empty (a tester, on slide
     47's variants code, since reading-only). Code and output share the
-    panel, which reaches the stage's foot: slide 17's figure code."""
+    panel, which reaches the stage's foot: slide 17's figure code, whose
+    table the class reads on stage."""
     page = browser.new_page(viewport={"width": 1280, "height": 720})
     try:
         page.goto(served + "present.html#/17/3")
@@ -373,7 +374,13 @@ def test_a_run_in_a_fold_fits_the_stage(served, browser):
         name = page.locator(".filename", has_text="snippets/17_cost_figure.py")
         fold = page.locator("details.deck-fold", has=name).first
         step = fold.get_attribute("data-fragment-index")
-        page.evaluate(f"Reveal.slide(Reveal.getIndices().h, Reveal.getIndices().v, {step})")
+        page.evaluate(
+            "([h, v, f]) => Reveal.slide(h, v, f)",
+            [
+                *(page.evaluate("Reveal.getIndices()")[k] for k in "hv"),
+                int(step),
+            ],
+        )
         expect(fold).to_have_attribute("open", "")
         block = fold.locator(".highlight[data-live]").first
         stage = page.locator(".reveal .slides").bounding_box()
