@@ -157,6 +157,11 @@ class EndsItsProcess(RuntimeError):
     """A timer the file set, whose signal would end its process later."""
 
 
+#: faulthandler's watchdog, as the grader arms it: the name the file
+#: sees is guarded (:func:`_guard_timers`).
+_DUMP_LATER = faulthandler.dump_traceback_later
+
+
 def _guard_timers() -> None:
     """A timer's signal ends the process later, when the grader may be
     done with it: ``signal.alarm(1)`` on each call (each putting off the
@@ -189,7 +194,22 @@ def _guard_timers() -> None:
             refuse(timers[which], "signal.setitimer")
         return setitimer(which, seconds, interval)
 
+    def guarded_dump_later(timeout, repeat=False, file=None, exit=False):
+        # Its exit ends the process as a timer's signal does (an
+        # attacker's: each call cancelled the grader's own, and a
+        # program run alone ended 2 s after its last call).
+        if exit:
+            raise EndsItsProcess(
+                "faulthandler.dump_traceback_later(exit=True) ends this "
+                "process later, which ends a program run alone: a module "
+                "must not end the process that uses it"
+            )
+        return _DUMP_LATER(
+            timeout, repeat, sys.stderr if file is None else file
+        )
+
     signal.alarm, signal.setitimer = guarded_alarm, guarded_setitimer
+    faulthandler.dump_traceback_later = guarded_dump_later
 
 
 #: What turns the hook off (a file that called ``sys.setprofile(None)``
@@ -749,16 +769,24 @@ def _arm_watchdog(timeout: float, file) -> None:
     requests ("unable to start watchdog thread"), a FAIL blaming an
     exit() the file never called: while the file's threads end, try
     again for up to a second; then go on without it (the grader keeps
-    each request's time limit itself, with or without a stack)."""
-    deadline = time.monotonic() + 1.0
+    each request's time limit itself, with or without a stack). Given
+    up once, it is tried once a request: a fork bomb that kept the
+    process table full made each request wait its second (7 of 7 in
+    3 min 37 s: an attacker's audit)."""
+    deadline = time.monotonic() + (0.0 if _NO_ROOM else 1.0)
     while True:
         try:
-            faulthandler.dump_traceback_later(timeout, exit=True, file=file)
+            _DUMP_LATER(timeout, exit=True, file=file)
             return
         except RuntimeError:
             if time.monotonic() > deadline:
+                _NO_ROOM.append(timeout)
                 return
             time.sleep(0.01)
+
+
+#: Set once the watchdog was given up (:func:`_arm_watchdog`).
+_NO_ROOM: list[float] = []
 
 
 def _items(result) -> list | str:
@@ -854,7 +882,7 @@ def main(argv: list[str]) -> None:
     # 7: an expert's audit).
     _hook_thread_starts()
     _guard_timers()
-    faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
+    _DUMP_LATER(timeout, exit=True, file=sys.__stderr__)
     opaque: set[str] = set()  # a graph made on import is used later
     try:
         with _watching(set(), path, opaque=opaque):

@@ -51,6 +51,12 @@ could tell a hand-copied reference from the student's own). Each
 request's time limit is kept here as well as by the child's watchdog,
 and the child gets only the environment Python and torch read.
 
+What the file prints, and the messages of the errors it raises, are in
+the grader's output: the file can read what the grading user can (it is
+walled off from writing, the network and other processes, not from
+reading). Grading files of several people, grade each as a user, or in
+a container, that can read that one submission alone.
+
 A broken module never crashes the grader: a syntax error, an exception
 or a forward that never returns is reported with the student's file and
 line. The exit status is 0 only if every milestone passes.
@@ -2612,6 +2618,7 @@ def check_causal(s: Session) -> str:
             is_causal=True,
         )  # fmt: skip
         try:
+            _finite_fill(got, causal(T, T), where)
             compare(
                 module, (x, x, x), got, twin(module, x, x, x, causal(T, T)),
                 where, suspects=_causal_suspects(T, T),
@@ -2650,6 +2657,7 @@ def check_causal(s: Session) -> str:
                 f"{' and '.join(differ)} {where}: the mask alone is "
                 f"already wrong; fix milestone masks first"
             )
+    _finite_fill(got, both, where)
     compare(
         module, (x, x, x), got, twin(module, x, x, x, both), where,
         suspects=[
@@ -2682,6 +2690,8 @@ def check_causal(s: Session) -> str:
     both = rows & causal(5, 5)
     where = "with a mask (B, 1, T, T) that allows later keys and is_causal"
     got = s.forward(module, (x, x, x), where=where, mask=rows, is_causal=True)
+    # (A finite fill's sliver of weight, named: it read as precision.)
+    _finite_fill(got, both, where)
     compare(
         module, (x, x, x), got, twin(module, x, x, x, both), where,
         suspects=[
@@ -3043,7 +3053,7 @@ def _kill(pid: int) -> None:
 #: one FAIL line in a terminal and read as PASS lines to a program.
 _CONTROL = re.compile(
     r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e"
-    r"\u2066-\u2069]"
+    r"\u2066-\u2069\u200e\u200f\u061c]"
 )
 
 

@@ -850,6 +850,23 @@ def test_a_finite_fill_is_named_not_blamed_on_precision(tmp_path, capsys):
     assert "lower precision" not in detail, detail
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_finite_fill_under_is_causal_is_named_too(tmp_path, capsys, seed):
+    """The same fill for the causal rule as for the mask: milestone
+    causal blamed lower precision on its (B, 1, T, T) mask call (an
+    attacker's audit); each call under is_causal names the fill."""
+    source = CORRECT.replace('float("-inf")', "-10.0")
+    assert source.count("-10.0") >= 2
+    (tmp_path / "my_mha.py").write_text(source)
+    status = grade.main([str(tmp_path / "my_mha.py"), "--seed", str(seed)])
+    lines = _parse(capsys.readouterr().out)
+    assert status == 1
+    state, detail = lines["causal"]
+    assert state == "FAIL", detail
+    assert "lower precision" not in detail, detail
+    assert "not a finite number" in detail or "fix milestone masks" in detail
+
+
 def test_a_students_file_saved_in_the_package_is_still_theirs(tmp_path):
     """A file saved inside the unzipped mha_ref/ folder is the student's
     code, not the reference's: only the package's own files count."""
@@ -2750,17 +2767,23 @@ def test_no_room_for_the_watchdog_is_no_failure_of_the_file(monkeypatch):
         if len(calls) <= 2:
             raise RuntimeError("unable to start watchdog thread")
 
-    monkeypatch.setattr(
-        _sandbox.faulthandler, "dump_traceback_later", refuse_twice
-    )
+    monkeypatch.setattr(_sandbox, "_DUMP_LATER", refuse_twice)
+    monkeypatch.setattr(_sandbox, "_NO_ROOM", [])
     _sandbox._arm_watchdog(5.0, sys.stderr)
     assert len(calls) == 3  # armed on the third try
 
     def refuse(*args, **kwargs):
+        calls.append(args)
         raise RuntimeError("unable to start watchdog thread")
 
-    monkeypatch.setattr(_sandbox.faulthandler, "dump_traceback_later", refuse)
+    monkeypatch.setattr(_sandbox, "_DUMP_LATER", refuse)
     _sandbox._arm_watchdog(5.0, sys.stderr)  # gives up, raises nothing
+    # Given up once, it is tried once a request: a fork bomb that kept
+    # the process table full made every request wait its second (7 of
+    # 7 in 3 min 37 s: an attacker's audit).
+    calls.clear()
+    _sandbox._arm_watchdog(5.0, sys.stderr)
+    assert len(calls) == 1
 
 
 def test_c1_and_bidirectional_controls_are_shown_not_obeyed():
@@ -2768,6 +2791,9 @@ def test_c1_and_bidirectional_controls_are_shown_not_obeyed():
     a new line), and U+202E reverses the rest of a line."""
     shown = grade._visible("a\x85b\x9d0;t\x07c\u202eSSAP\td")
     assert shown == "a\\x85b\\x9d0;t\\x07c\\u202eSSAP\td"
+    # The bidirectional marks too (an attacker's audit).
+    shown = grade._visible("\u200eL\u200fR\u061cA")
+    assert shown == "\\u200eL\\u200fR\\u061cA"
 
 
 def test_a_message_of_line_separators_reads_as_one_failing_line(
@@ -2874,6 +2900,14 @@ def test_a_long_message_is_cut_before_it_is_shown_or_read(tmp_path, capsys):
             "SIGALRM",
             "",
         ),
+        # faulthandler's exit, as late (each call cancelled the grader's
+        # own watchdog, so it never rang while the grader ran).
+        (
+            "import faulthandler; "
+            "faulthandler.dump_traceback_later(2, exit=True)",
+            "dump_traceback_later(exit=True) ends this process later",
+            "",
+        ),
     ],
     ids=[
         "exit",
@@ -2885,6 +2919,7 @@ def test_a_long_message_is_cut_before_it_is_shown_or_read(tmp_path, capsys):
         "abort",
         "alarm",
         "setitimer",
+        "faulthandler",
     ],
 )
 def test_a_forward_that_ends_its_process_is_told_how(
