@@ -813,3 +813,73 @@ def test_a_changed_variant_of_an_exercise_is_shown_as_a_table(tmp_path):
     assert "variants of exercise 1" in summary
     assert "| − | 640 | 10 |" in summary and "| + | 480 | 10 |" in summary
     assert "**Exercise 1**" not in summary  # its words did not change
+
+
+def test_a_wrong_answers_explanation_is_the_exercises_words(tmp_path):
+    """A fill-in's explanation of a wrong answer waits in a <template>
+    (which BeautifulSoup leaves out of a tag's text): a contributor's
+    new one showed only as the deck's exercise JSON, word by word."""
+    import json
+
+    from lessonbuild.sitediff import compare, to_markdown
+
+    def page(whys):
+        templates = "".join(f"<template><p>{w}</p></template>" for w in whys)
+        spec = json.dumps({"cells": [{"wrong": len(whys)}]})
+        return (
+            f'<section class="exercise"><p>How many?</p>{templates}'
+            f'<script type="application/json" class="ex-spec">{spec}'
+            "</script></section>"
+        )
+
+    def deck(body):
+        return (
+            '<div class="reveal"><div class="slides"><section data-reading='
+            f'"slides/01-x.html"><h2>S</h2>{body}</section></div></div>'
+            '<script id="deck-config"></script>'
+        )
+
+    before, after = (
+        ["That multiplies by h."],
+        ["That multiplies by h.", "Only the weights split."],
+    )
+    old, new = _sites(
+        tmp_path,
+        {"slides/01-x.html": page(before), "present.html": deck(page(before))},
+        {"slides/01-x.html": page(after), "present.html": deck(page(after))},
+    )
+    changes, total = compare(old, new)
+    summary = to_markdown(changes, total)
+    assert "**Exercise 1**" in summary, summary
+    assert "<ins>Only the weights split.</ins>" in summary, summary
+    assert "what present.html shows" not in summary, summary
+    assert '"cells"' not in summary, summary
+
+
+def test_a_table_whose_header_changed_is_one_table_before_and_after(
+    tmp_path,
+):
+    """Its label is its header: "params (d=512)" made "(d=256)" read as
+    one table removed and another added (a contributor's review)."""
+    from lessonbuild.sitediff import compare, to_markdown
+
+    def table(d, count):
+        return (
+            "<p>Counts.</p><table><tr><th>h</th><th>x</th></tr>"
+            "<tr><td>1</td><td>0</td></tr></table>"
+            f"<table><tr><th>h</th><th>params (d={d})</th></tr>"
+            f"<tr><td>8</td><td>{count}</td></tr></table>"
+        )
+
+    old, new = _sites(
+        tmp_path,
+        {"slides/01-x.html": table(512, "1,048,576")},
+        {"slides/01-x.html": table(256, "262,144")},
+    )
+    changes, total = compare(old, new)
+    (change,) = changes
+    assert len(change.tables) == 1, change.tables
+    summary = to_markdown(changes, total)
+    assert "**Before**" in summary and "**After**" in summary, summary
+    assert "| + | 8 | 262,144 |" in summary, summary
+    assert "removed" not in summary, summary

@@ -35,7 +35,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, NavigableString
+from bs4.element import TemplateString
 
 from .notebooks import OUT_DIR as NOTEBOOKS_DIR
 
@@ -63,6 +64,7 @@ _HEADINGS = ["h1", "h2", "h3", "h4"]
 _COPY_TARGET = re.compile(r' (for|id)="cell-\d+"')
 #: What a view derives from the other slides, which show the change
 #: themselves: the "N / 55" counter and the deck's pacing line.
+_SCRIPT = re.compile(r"<script\b.*?</script>", re.S)
 _DERIVED = re.compile(
     r'<p class="deck-pacing">.*?</p>'
     r'|<span class="(?:deck|slide)-number"[^>]*>[^<]*</span>'
@@ -216,7 +218,10 @@ def read_page(html: str) -> Page:
             if rows := _variant_rows(spec.get_text()):
                 tables[f"variants of exercise {n}"] = rows
             spec.extract()
-        texts[f"exercise {n}"] = " ".join(section.get_text(" ").split())
+        # With its templates' words: a wrong answer's explanation waits
+        # in one (a contributor's new one showed only as the deck's JSON).
+        words = section.get_text(" ", types=(NavigableString, TemplateString))
+        texts[f"exercise {n}"] = " ".join(words.split())
         section.extract()
     for notes in _found(main, "details", class_="instructor"):
         if notes.summary:
@@ -431,7 +436,7 @@ def _change(path: str, status: str, a: dict, b: dict, views) -> Change:
         pa, pb = read_page(a.get(PAGE, "")), read_page(b.get(PAGE, ""))
         ch = Change(path, pb.title or pa.title, status, others)
         ch.outputs = _changed(pa.outputs, pb.outputs)
-        ch.tables = _changed(pa.tables, pb.tables)
+        ch.tables = _changed(pa.tables, _renamed(pa.tables, pb.tables))
         ch.code = _changed(pa.code, pb.code)
         for name, x, y in _changed(pa.figures, pb.figures):
             ch.figures.append((name, _figure_change(x, y)))
@@ -444,13 +449,29 @@ def _change(path: str, status: str, a: dict, b: dict, views) -> Change:
     return ch
 
 
+def _renamed(old: dict, new: dict) -> dict:
+    """``new`` with a table whose header changed under its old name, when
+    it stands where the old one stood (a header's "d=512" made "d=256"
+    read as one table removed and another added: a contributor's)."""
+    at = {i: label for i, label in enumerate(old) if label not in new}
+    names = {
+        label: at.get(i, label) if label not in old else label
+        for i, label in enumerate(new)
+    }
+    return {names[label]: rows for label, rows in new.items()}
+
+
 def _view_texts(a: dict, b: dict, views: list[str]) -> list[tuple]:
     """The words of each other view that changed, where the page shows no
     change (a paragraph made reading-only leaves the deck)."""
     found = []
     for view in views:
-        # Each tag a space: a tag's words apart from its neighbours'.
-        old, new = (_text(_TAG.sub(" ", s.get(view, ""))) for s in (a, b))
+        # Each tag a space: a tag's words apart from its neighbours';
+        # no script's (an exercise's JSON read as words).
+        old, new = (
+            _text(_TAG.sub(" ", _SCRIPT.sub(" ", s.get(view, ""))))
+            for s in (a, b)
+        )
         if old != new:
             found.append((f"what {view} shows", word_diff(old, new)))
     return found
