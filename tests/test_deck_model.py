@@ -323,8 +323,12 @@ def test_a_gap_left_by_a_file_whose_front_matter_failed_names_it(tmp_path):
     path.write_text(path.read_text().replace("title: 'T'", 'title: "T'))
     write_slide(slides, "03-c.md")
     text = "\n".join(problems_of(tmp_path))
-    assert "docs/slides/02-b.md:" in text
-    assert "front matter is not valid YAML" in text
+    # At the quote, saying so (it was at the line YAML stopped on, three
+    # below, "did not find expected key").
+    assert (
+        "docs/slides/02-b.md:2: front matter is not valid YAML: this line "
+        'opens a " quote it does not close' in text
+    ), text
     assert (
         "no slide numbered 2; expected slides numbered 1 to 3 with no gap "
         "(docs/slides/02-b.md is named for it but gave no number: fix the "

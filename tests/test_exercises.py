@@ -303,6 +303,13 @@ CASES = [
         "once it reads",
     ),
     (
+        # An unclosed quote runs on; YAML stopped three lines below with
+        # "did not find expected key", and the hint said to line keys up.
+        'kind: predict\nprompt: "p\nanswer: a\nwhy: w\nid: x-y\n',
+        ':2: invalid YAML: this line opens a " quote it does not close '
+        "(YAML read on and stopped",
+    ),
+    (
         "- kind: predict\n",
         ":1: the exercise body is not a YAML mapping",
     ),

@@ -8,6 +8,8 @@ anything is built (an alias bomb). libyaml parses where PyYAML has it:
 
 from __future__ import annotations
 
+import re
+
 import yaml
 
 _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -126,7 +128,46 @@ def load_yaml(
             row = (text.splitlines()[line : line + 1] or [""])[0]
             char = row[mark.column : mark.column + 1]
             what = f"found character {char!r} that cannot start any token"
+        # An unclosed quote runs on into the lines below, and YAML stops
+        # lines later ("did not find expected key" under an unclosed
+        # title: a contributor): point at the quote.
+        if quote := _unclosed_quote(text.splitlines(), line - 1):
+            opened, mark = quote
+            below = line - opened
+            what = (
+                f"this line opens a {mark} quote it does not close (YAML "
+                f"read on and stopped {below} line{'s' * (below != 1)} "
+                f"below: {what}); close it on this line"
+            )
+            line = opened
         raise YamlProblem(line, what) from None
     except yaml.YAMLError as exc:
         raise YamlProblem(0, str(exc)) from None
     return value, loader.duplicates
+
+
+_QUOTED = {
+    '"': re.compile(r'"(?:[^"\\]|\\.)*"\s*(?:#.*)?'),
+    "'": re.compile(r"'(?:[^']|'')*'\s*(?:#.*)?"),
+}
+
+
+def _unclosed_quote(lines: list[str], upto: int) -> tuple[int, str] | None:
+    """(0-based line, quote) of the last line at or above ``upto`` whose
+    ``key: value`` opens a quote that neither it nor a line below it (to
+    ``upto``) closes, or None. (A quoted value may span lines: one that
+    a later line closes, an odd count of its quote there, is no fault.)"""
+    for i in range(min(upto, len(lines) - 1), -1, -1):
+        key, colon, value = lines[i].strip().removeprefix("- ").partition(":")
+        value = value.strip()
+        if colon and value[:1] in _QUOTED:
+            mark = value[0]
+            if _QUOTED[mark].fullmatch(value):
+                continue
+            below = lines[i + 1 : upto + 1]
+            if any(
+                line.replace(mark * 2, "").count(mark) % 2 for line in below
+            ):
+                return None
+            return i, mark
+    return None

@@ -50,6 +50,8 @@ def _yaml_hint(exc: YamlProblem, body: str) -> str:
     were told "expected a YAML mapping such as 'kind: check'" for each)."""
     lines = body.splitlines()
     here = lines[exc.line] if 0 <= exc.line < len(lines) else ""
+    if "quote it does not close" in exc.message:  # said by load_yaml
+        return ""
     if "mapping values are not allowed" in exc.message:
         # A 'key: value' indented deeper than the key above reads as more
         # of that line's value: quoting it changes nothing.
