@@ -160,7 +160,10 @@ def isolate(parent: int | None = None) -> None:
         # Without a network and IPC of its own where the kernel has none
         # to give (a container may refuse them), rather than not at all.
         apart = CLONE_NEWPID | CLONE_NEWNS
-        if not _unshare(libc, apart | CLONE_NEWNET | CLONE_NEWIPC, uid, gid):
+        own_network = _unshare(
+            libc, apart | CLONE_NEWNET | CLONE_NEWIPC, uid, gid
+        )
+        if not own_network:
             if not _unshare(libc, apart, uid, gid):
                 # No namespace (a container's seccomp profile, a kernel
                 # that restricts them): the filter needs none, and such a
@@ -180,7 +183,7 @@ def isolate(parent: int | None = None) -> None:
     if pid:
         os.close(watcher)
         os.close(report)
-        status = watch(pid, MORE_MEMORY, proc)
+        status = watch(pid, MORE_MEMORY, proc, own_network)
         _end_as(_reported(ended, status))
     os.close(proc)
     os.close(lives)
@@ -378,7 +381,8 @@ SYSCALLS = {
 #: (SO_SNDBUF, SO_RCVBUF and their FORCE forms).
 SOL_SOCKET, SOCKET_BUFFERS = 1, (7, 8, 32, 33)
 IO_URING_SETUP, X32_SYSCALL_BIT = 425, 0x40000000
-AF_UNIX, AF_VSOCK, SOCK_STREAM, SOCK_SEQPACKET = 1, 40, 1, 5
+AF_UNIX, AF_NETLINK, AF_VSOCK = 1, 16, 40
+SOCK_STREAM, SOCK_SEQPACKET = 1, 5
 
 
 def confine() -> bool:
@@ -399,6 +403,11 @@ def confine() -> bool:
       no namespace scopes the caller's session keyring, and a graded
       file left a key there that the next file graded from the same
       shell read (a channel between submissions; the user's key quota);
+    - ``socket()`` of ``AF_NETLINK`` (EACCES): one netlink socket may
+      send to another, and what each received and nobody read sits in
+      its buffer, about 200 KB a descriptor in no mapping, which the
+      watcher does not count as it counts Unix sockets' (an attacker's
+      audit);
     - ``prctl(PR_SET_PDEATHSIG)`` to other than SIGKILL: PID 1 of the
       grader's child would outlive its watcher (:func:`isolate`);
     - a system call of another ABI (x32: ENOSYS; i386's ``int 0x80``,
@@ -415,8 +424,9 @@ def confine() -> bool:
       by no limit either; with ``SO_SNDBUF`` at the machine's
       ``wmem_max`` 540 pairs held 7.7 GiB, none of it counted, and
       passed every milestone (an attacker's audit). At the default
-      size, and with :data:`FILES` descriptors, a file holds a few
-      hundred MB at most.
+      size a process with :data:`FILES` descriptors holds about 230 MB;
+      what they hold together counts in the watcher's budget
+      (:func:`socket_bytes`).
 
     Everything else is allowed: the grader's pipes, torch, a snippet's
     ``multiprocessing`` Pipe, Pool and Queue of plain objects (a stream
@@ -498,6 +508,7 @@ def _filter(
         "socket",
         (ld, 0, 0, 16),  # the family
         (jeq, "deny", 0, AF_UNIX),
+        (jeq, "deny", 0, AF_NETLINK),
         (jeq, "deny", "allow", AF_VSOCK),
         "pair",
         (ld, 0, 0, 16),
@@ -557,7 +568,7 @@ def _limit() -> None:
 WATCH_S = 0.05
 
 
-def watch(pid: int, budget: int, proc: int) -> int:
+def watch(pid: int, budget: int, proc: int, sockets: bool = False) -> int:
     """Wait for ``pid`` (the file's first process) and return its status;
     kill it and every process under it once together they hold more
     than ``budget`` bytes. ``RLIMIT_AS`` bounds each process alone:
@@ -566,13 +577,16 @@ def watch(pid: int, budget: int, proc: int) -> int:
     review). Proportional set sizes,
     so that the torch pages a fork shares count once. ``proc``: a
     descriptor of a /proc that shows them (the file mounts its own over
-    the one this process sees by name)."""
+    the one this process sees by name). ``sockets``: the network
+    namespace is the file's own, and what its Unix sockets hold counts
+    too (:func:`socket_bytes`)."""
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return status
         tree = _tree(pid, proc)
-        if _memory(tree, proc) > budget:
+        held = _memory(tree, proc) + (socket_bytes() if sockets else 0)
+        if held > budget:
             os.write(
                 2,
                 (
@@ -618,6 +632,65 @@ def _memory(pids: list[int], proc: int) -> int:
                 if line.startswith("Pss:"):
                     total += int(line.split()[1]) << 10
                     break
+    return total
+
+
+#: sock_diag(7): the request for every Unix socket of this network
+#: namespace with its memory (UDIAG_SHOW_MEMINFO), and where that is.
+_NETLINK_SOCK_DIAG, _SOCK_DIAG_BY_FAMILY, _NLM_DUMP_REQUEST = 4, 20, 0x301
+_UDIAG_SHOW_MEMINFO, _UNIX_DIAG_MEMINFO = 0x20, 5
+_NLMSG_ERROR, _NLMSG_DONE = 2, 3
+
+
+def socket_bytes() -> int:
+    """Bytes that the Unix sockets of this network namespace hold in the
+    kernel: data written and not read sits there, in no process's
+    mapping. The file's namespace holds its sockets alone; each of its
+    processes may have FILES descriptors, and 12 forks held 2.7 GiB in
+    socketpairs at the default buffer size, the TASKS of them about
+    14 GiB, none of it counted (an attacker's audit). 0 if the kernel
+    does not say (no sock_diag for Unix sockets)."""
+    import socket
+    import struct
+
+    request = struct.pack(
+        "=BBHIIIII", socket.AF_UNIX, 0, 0, 0xFFFFFFFF, 0,
+        _UDIAG_SHOW_MEMINFO, 0xFFFFFFFF, 0xFFFFFFFF,
+    )  # fmt: skip
+    header = struct.pack(
+        "=IHHII", 16 + len(request), _SOCK_DIAG_BY_FAMILY,
+        _NLM_DUMP_REQUEST, 1, 0,
+    )  # fmt: skip
+    total = 0
+    try:
+        with socket.socket(
+            socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG
+        ) as diag:
+            diag.send(header + request)
+            while data := diag.recv(1 << 16):
+                at = 0
+                while at + 16 <= len(data):
+                    length, kind = struct.unpack_from("=IH", data, at)
+                    if kind in (_NLMSG_DONE, _NLMSG_ERROR) or length < 16:
+                        return total
+                    # Its attributes, after the header and unix_diag_msg.
+                    attribute, end = at + 32, at + length
+                    while attribute + 4 <= end:
+                        size, name = struct.unpack_from("=HH", data, attribute)
+                        if size < 4:
+                            break
+                        if name == _UNIX_DIAG_MEMINFO and size >= 4 + 4 * 9:
+                            # sk_meminfo: rmem_alloc, rcvbuf, wmem_alloc,
+                            # sndbuf, fwd_alloc, wmem_queued, optmem,
+                            # backlog, drops
+                            info = struct.unpack_from(
+                                "=9I", data, attribute + 4
+                            )
+                            total += info[0] + info[2] + info[5] + info[7]
+                        attribute += (size + 3) & ~3
+                    at += (length + 3) & ~3
+    except OSError:
+        pass
     return total
 
 

@@ -3969,6 +3969,71 @@ def test_a_graded_file_holds_no_memory_in_socket_buffers():
     assert _in_a_child(confined) == f"{errno.EACCES} True"
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="namespaces: Linux")
+def test_the_watcher_counts_what_unix_sockets_hold():
+    """Each process of the file has FILES descriptors: socketpairs filled
+    at the default buffer size held about 230 MB a fork, 2.7 GiB in 12
+    forks (the TASKS of them about 14 GiB), in no mapping, and passed
+    every milestone (an attacker's audit). In a network namespace of its
+    own, the watcher adds what the Unix sockets there hold: a process of
+    a few hundred KB, beside sockets holding 8 MiB, is over a budget of
+    4 MiB and is killed."""
+    import contextlib
+    import ctypes
+    import signal
+
+    def attempt() -> str:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if not _isolate._unshare(
+            libc, _isolate.CLONE_NEWNET, os.getuid(), os.getgid()
+        ):
+            return "no namespace"
+        held = []
+        while _isolate.socket_bytes() < 8 << 20 and len(held) < 200:
+            a, b = socket.socketpair()
+            a.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                while True:
+                    a.send(b"x" * 65536)
+            held.append((a, b))
+        sleeper = subprocess.Popen(["sleep", "30"])
+        proc = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
+        status = _isolate.watch(sleeper.pid, 4 << 20, proc, sockets=True)
+        return str(os.WIFSIGNALED(status) and os.WTERMSIG(status))
+
+    said = _in_a_child(attempt)
+    if said == "no namespace":
+        pytest.skip("this kernel gives no network namespace")
+    assert said == str(int(signal.SIGKILL))
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or os.uname().machine not in ADD_KEY,
+    reason="seccomp: Linux on x86_64 or aarch64",
+)
+def test_a_graded_file_gets_no_netlink_socket():
+    """One netlink socket may send to another: what each received and
+    nobody read, about 200 KB a descriptor, sits in no mapping, and the
+    watcher counts only Unix sockets' (an attacker's audit). The file
+    may open none (EACCES); the same process before isolate() may."""
+    import errno
+    import socket
+
+    def attempt() -> str:
+        try:
+            socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close()
+            return "opened"
+        except OSError as error:
+            return str(error.errno)
+
+    def confined() -> str:
+        _isolate.isolate()
+        return attempt()
+
+    assert _in_a_child(attempt) == "opened"
+    assert _in_a_child(confined) == str(errno.EACCES)
+
+
 def _shmget(size: int) -> None:
     """A private System V segment of ``size`` bytes, then removed."""
     import ctypes
