@@ -163,41 +163,12 @@ _DUMP_LATER = faulthandler.dump_traceback_later
 
 
 def _guard_timers() -> None:
-    """A timer's signal ends the process later, when the grader may be
-    done with it: ``signal.alarm(1)`` on each call (each putting off the
-    last) passed 7 of 7, and ended a program run alone a second after its
-    last call (an attacker's audit). A timer whose signal the process
-    does not handle raises instead. (A signal sent at once ends the
-    process, which the grader sees: ``_isolate._reap``.)"""
-    alarm, setitimer = signal.alarm, signal.setitimer
-    timers = {
-        signal.ITIMER_REAL: signal.SIGALRM,
-        signal.ITIMER_VIRTUAL: signal.SIGVTALRM,
-        signal.ITIMER_PROF: signal.SIGPROF,
-    }
-
-    def refuse(sig: int, call: str) -> None:
-        if signal.getsignal(sig) in (signal.SIG_DFL, None):
-            raise EndsItsProcess(
-                f"{call} sends {signal.Signals(sig).name} to this process "
-                f"later, which ends a program run alone: a module must not "
-                f"end the process that uses it"
-            )
-
-    def guarded_alarm(seconds):
-        if seconds:
-            refuse(signal.SIGALRM, "signal.alarm")
-        return alarm(seconds)
-
-    def guarded_setitimer(which, seconds, interval=0.0):
-        if seconds and which in timers:
-            refuse(timers[which], "signal.setitimer")
-        return setitimer(which, seconds, interval)
+    """``faulthandler.dump_traceback_later(exit=True)`` ends the process
+    later, as a timer's signal does (:func:`_no_timer_left`), and each
+    call of the grader's own watchdog cancelled it unseen: a program run
+    alone ended 2 s after its last call (an attacker's audit). Refused."""
 
     def guarded_dump_later(timeout, repeat=False, file=None, exit=False):
-        # Its exit ends the process as a timer's signal does (an
-        # attacker's: each call cancelled the grader's own, and a
-        # program run alone ended 2 s after its last call).
         if exit:
             raise EndsItsProcess(
                 "faulthandler.dump_traceback_later(exit=True) ends this "
@@ -208,8 +179,40 @@ def _guard_timers() -> None:
             timeout, repeat, sys.stderr if file is None else file
         )
 
-    signal.alarm, signal.setitimer = guarded_alarm, guarded_setitimer
     faulthandler.dump_traceback_later = guarded_dump_later
+
+
+#: The interval timers and the signal each sends.
+_TIMERS = {
+    signal.ITIMER_REAL: signal.SIGALRM,
+    signal.ITIMER_VIRTUAL: signal.SIGVTALRM,
+    signal.ITIMER_PROF: signal.SIGPROF,
+}
+
+
+def _no_timer_left() -> None:
+    """A timer's signal ends the process later, when the grader may be
+    done with it: ``signal.alarm(1)`` on each call (each putting off the
+    last) passed 7 of 7 and ended a program run alone a second after its
+    last call, and the C library's ``alarm`` through ctypes got past a
+    guard on Python's functions (attackers' audits). So, after the
+    import and each call, however it was set: a timer left armed whose
+    signal the process does not handle is refused (and disarmed). (A
+    signal sent at once ends the process, which the grader sees:
+    ``_isolate._reap``.)"""
+    for which, sig in _TIMERS.items():
+        if signal.getitimer(which)[0] and signal.getsignal(sig) in (
+            signal.SIG_DFL,
+            None,
+        ):
+            signal.setitimer(which, 0)
+            raise EndsItsProcess(
+                f"your code left a timer set (signal.alarm, "
+                f"signal.setitimer or the C library's) that sends "
+                f"{signal.Signals(sig).name} to this process later, which "
+                f"ends a program run alone: a module must not end the "
+                f"process that uses it"
+            )
 
 
 #: What turns the hook off (a file that called ``sys.setprofile(None)``
@@ -679,6 +682,7 @@ class _Runner:
             try:
                 with _watching(seen, self.path, torch_mha, hidden, opaque):
                     reply = getattr(self, op)(**request)
+                _no_timer_left()
                 if seen:
                     reply["reference"] = sorted(seen)
                 if torch_mha:
@@ -887,6 +891,7 @@ def main(argv: list[str]) -> None:
     try:
         with _watching(set(), path, opaque=opaque):
             reply = runner.load()
+        _no_timer_left()
         if opaque:
             reply["opaque"] = _named(opaque)
     except BaseException as error:  # noqa: BLE001 - the student's import

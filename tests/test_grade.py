@@ -2894,7 +2894,13 @@ def test_a_long_message_is_cut_before_it_is_shown_or_read(tmp_path, capsys):
         # A timer's signal, sent by the process to itself later: one put
         # off by each call never rang while the grader ran (and ended a
         # program run alone a second after its last call).
-        ("import signal; signal.alarm(1)", "signal.alarm sends SIGALRM", ""),
+        ("import signal; signal.alarm(1)", "sends SIGALRM to this", ""),
+        # The C library's, which a guard on Python's functions missed.
+        (
+            "import ctypes; ctypes.CDLL(None).alarm(3)",
+            "left a timer set (signal.alarm, signal.setitimer or the C",
+            "",
+        ),
         (
             "import signal; signal.setitimer(signal.ITIMER_REAL, 0.001)",
             "SIGALRM",
@@ -2918,6 +2924,7 @@ def test_a_long_message_is_cut_before_it_is_shown_or_read(tmp_path, capsys):
         "raise-signal",
         "abort",
         "alarm",
+        "ctypes-alarm",
         "setitimer",
         "faulthandler",
     ],
