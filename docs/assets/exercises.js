@@ -55,10 +55,16 @@
       window[AREA].setItem(key, JSON.stringify(value));
     } catch (_e) { /* not persisted */ }
   }
-  function forget(key) {
+  // Has a try shown this exercise's key?
+  const keyShown = (s) => s && (s.seen || s.triedVariant != null);
+  // Forgotten, but a key once shown stays seen: after a reset, pasting
+  // its formulas passed every cell without a sum.
+  function reset(key) {
+    const was = keyShown(load(key));
     try {
       window[AREA].removeItem(key);
     } catch (_e) { /* nothing stored */ }
+    if (was) store(key, { seen: true });
   }
 
   // What a screen reader would say for an element: skip aria-hidden parts
@@ -117,7 +123,10 @@
     this.panel = one(el, ".ex-feedback");
     this.state = load(this.key) || {};
   }
+  // A key shown in another tab stays shown here (its formulas, pasted in
+  // a tab opened before, passed).
   Widget.prototype.save = function () {
+    if (keyShown(load(this.key))) this.state.seen = true;
     store(this.key, this.state);
   };
   Widget.prototype.announce = function (text) {
@@ -321,9 +330,9 @@
   // prediction needs a digit or a word ("x" or "?" opens nothing), a
   // reason two different words, a discussion answer three; and an
   // eliminate's reasons must differ (one line pasted into every box rules
-  // nothing out). Nor is the question pasted back (``echo``: it opened a
-  // discussion's model answer): a phrase of it, or five words or more,
-  // nine in ten of them the question's. (An answer reuses the question's words; "it mixes the
+  // nothing out). Nor is the question pasted back (``echo``, as a screen
+  // reader says it: it opened a discussion's model answer): a phrase of
+  // it, or five words or more, nine in ten of them the question's. (An answer reuses the question's words; "it mixes the
   // heads" is short, and counts.)
   function words(text, echo) {
     if (nonAnswer(text)) return 0;
@@ -331,10 +340,13 @@
     // Words only: an answer in the question's numbers and symbols
     // ("(1, 4, 8) and (1, 2, 4, 4)", "B=4, h=8") is no echo of it.
     const own = [...mine].filter((t) => !FILLER.has(t) && !/\d/.test(t) && !AXIS.test(t));
-    // Three words or more copied from the question in a row are none of
-    // the student's (a slide's linked title passed as a discussion's).
-    const said = plain(text);
-    if (echo && said.split(" ").length >= 3 && ` ${plain(echo)} `.includes(` ${said} `)) return 0;
+    // Four words or more copied from the question in a row, filler and
+    // symbols aside, are none of the student's (a slide's linked title
+    // passed as a discussion's; "it always holds", one of a question's
+    // two choices, is an answer).
+    const run = (t) => ` ${wordsOf(t).filter((w) => w[1] && !FILLER.has(w)).join(" ")} `;
+    const said = run(text);
+    if (echo && said.split(" ").length > 5 && run(echo).includes(said)) return 0;
     if (echo && own.length >= 5) {
       const asked = new Set(wordsOf(echo));
       if (own.filter((t) => !asked.has(t)).length < own.length / 10) return 0;
@@ -420,6 +432,7 @@
   // --- kinds -----------------------------------------------------------------
 
   const KINDS = {};
+  const AGAIN = " Move the ones marked wrong and check again, or open the answer below.";
 
   KINDS.predict = (w) => {
     const box = one(w.el, ".ex-predict");
@@ -432,7 +445,7 @@
     // committed: an empty commit is not a try.
     w.keyAfterTry(!!w.state.committed);
     function commit(quiet) {
-      const asked = one(w.el, ".ex-prompt")?.textContent;
+      const asked = speech(one(w.el, ".ex-prompt"));
       if (!saysSomething(input.value, asked)) {
         w.announce(w.feedback("warn", input.value.trim()
           ? "Say what you expect (a shape, a number, a word or two), then commit it" +
@@ -823,8 +836,7 @@
         ? w.feedback("right", "All " + right + " items are in the right bucket. " +
           "Each bucket's explanation is shown under it.")
         : w.feedback("wrong", right + " of " + items.length + (right === 1 ? " items is" : " items are") +
-          " in the right bucket. Move the ones marked wrong and check again, or " +
-          "open the answer below.");
+          " in the right bucket." + AGAIN);
       if (!quiet) w.announce(message);
     }
     items.forEach((item) => {
@@ -924,8 +936,7 @@
         ? w.feedback("right", "All " + n + " steps are in order. The order " +
           "and the why are shown below.")
         : w.feedback("wrong", right + " of " + n + (right === 1 ? " steps is" : " steps are") +
-          " in the right place. Move the ones marked wrong and check again, or open the " +
-          "answer below.");
+          " in the right place." + AGAIN);
       if (!quiet) {
         w.announce(right === n
           ? `${message} ${speech(one(key, ".ex-key__why"))}` : message);
@@ -1187,7 +1198,8 @@
         // Nor, once a try has shown the key (on these numbers or others;
         // after a reset too), a formula: pasting it passed every set
         // without a sum, and the same set "All right" (a student's).
-        const later = w.state.seen || w.state.triedVariant != null;
+        w.save();
+        const later = keyShown(w.state);
         const says = [];
         let formulas = 0;
         const bad = cells.filter((td, r) => {
@@ -1291,7 +1303,7 @@
     });
     w.on("commit", () => {
       // Three words, one of them of letters ("1 2 3" opened a model answer).
-      if (words(notes.value, one(w.el, ".ex-prompt")?.textContent) < 3 ||
+      if (words(notes.value, speech(one(w.el, ".ex-prompt"))) < 3 ||
         !wordsOf(notes.value).some((t) => /\p{L}{2}/u.test(t) && !FILLER.has(t))) {
         w.announce(w.feedback("warn", (notes.value.trim()
           ? "Say a little more, in your own words (a sentence), "
@@ -1364,10 +1376,9 @@
           note = document.createElement("p");
           note.className = notes ? "ex-locked ex-locked--notes" : "ex-locked";
           note.textContent = `${lockedWhat(fold)} here once you have ` +
-            (notes
-              ? "answered this page's exercises (the deck's speaker view, " +
-                "S, always shows them)."
-              : "answered the exercise above.");
+            // (Not where else they show: the deck's speaker view told a
+            // student how to read the answers in them.)
+            (notes ? "answered this page's exercises." : "answered the exercise above.");
           fold.parentNode.insertBefore(note, fold);
         }
       }
@@ -1399,11 +1410,7 @@
       if (!b || !el.contains(b) || b.disabled) return;
       const action = b.getAttribute("data-ex-action");
       if (action === "reset") {
-        // A key once shown stays seen: after a reset, pasting its
-        // formulas passed every cell without a sum.
-        const seen = w.state.seen || w.state.triedVariant != null;
-        forget(w.key);
-        if (seen) store(w.key, { seen: true });
+        reset(w.key);
         const fresh = pristine.cloneNode(true);
         el.replaceWith(fresh);
         const renewed = init(fresh);
@@ -1465,7 +1472,7 @@
         // One tap, near where a thumb scrolls, erased every answer.
         if (!window.confirm("Clear every answer saved in this browser?")) return;
         rows.forEach((row) => {
-          JSON.parse(row.getAttribute("data-ex-keys")).forEach(forget);
+          JSON.parse(row.getAttribute("data-ex-keys")).forEach(reset);
         });
         showProgress();
         one(actions, '[role="status"]').textContent =

@@ -224,13 +224,39 @@ TOKENS = {
 }  # fmt: skip
 
 
+#: Words the widgets take as filler (exercises.js), left out of PHRASE.
+COMMON = {"question", "answer", "whatever", "really", "maybe", "your",
+          "here", "this", "that", "just", "okay", "later"}  # fmt: skip
+
+
+def test_a_choice_the_question_offers_is_an_answer(lesson_pages):
+    """ "it always holds", one of the two things slide 6's question asks
+    for, in its own words: refused as the question's words by a rule
+    that took any three of them in a row (a student's honest answers)."""
+    page = lesson_pages.open(
+        "slides/06-break-it-if-you-can-single-head-attention-s.html"
+    )
+    section = page.locator("section.exercise").first
+    assert "it always holds" in section.locator(".ex-prompt").inner_text()
+    section.locator("textarea").fill("it always holds")
+    section.get_by_role("button", name=re.compile("^Compare with")).click()
+    expect(section.locator(".ex-feedback")).not_to_contain_text("Careful.")
+    assert not all(hidden_keys(section)), "the model answer stayed shut"
+
+
 def _phrase(shown: str, text: str) -> str:
-    """The first four words in a row of ``shown`` that ``text`` (with
-    its math's source) holds in a row too: prose, not math."""
+    """Four words in a row of ``shown``, each of four letters or more and
+    no filler, that ``text`` (with its math's source) holds in a row too:
+    a phrase of the prose, not of the math."""
     said = re.sub(r"[\W_]+", " ", shown.lower()).split()
     asked = " " + re.sub(r"[\W_]+", " ", text.lower()) + " "
-    windows = (" ".join(said[i : i + 4]) for i in range(len(said) - 3))
-    return next(w for w in windows if f" {w} " in asked)
+    windows = (said[i : i + 4] for i in range(len(said) - 3))
+    return next(
+        " ".join(w)
+        for w in windows
+        if f" {' '.join(w)} " in asked
+        and all(len(t) >= 4 and t not in COMMON for t in w)
+    )
 
 
 @pytest.mark.parametrize("kind", list(TOKENS))
@@ -447,9 +473,14 @@ GRADE = """async (section, [row, typed]) => {
 }"""
 
 
-def grade(section, row: int, typed: str) -> tuple[str, str]:
+def grade(section, row: int, typed: str, fresh=False) -> tuple[str, str]:
     """Fill every blank (this one with ``typed``), Check; the blank's
-    mark and explanation."""
+    mark and explanation. ``fresh``: first as a new student, nothing
+    stored and the exercise reset (once a try has shown the key, a
+    formula is no answer)."""
+    if fresh:
+        section.page.evaluate("localStorage.clear()")
+        section.locator('[data-ex-action="reset"]').click()
     mark, why = section.evaluate(GRADE, [row, typed])
     return mark, why
 
@@ -523,6 +554,41 @@ def test_a_formula_on_new_numbers_is_no_attempt(lesson_pages, lesson_fill_ins):
         feedback = fill_and_check(section, formulas)
         expect(feedback).to_contain_text("hold a formula")
         assert all(hidden_keys(section)), f"{name}: the key opened"
+
+
+def test_a_key_shown_in_another_tab_or_before_a_full_reset_is_seen(
+    lesson_pages, lesson_fill_ins
+):
+    """The formula rule reads what is stored, not only what the page
+    loaded: a second tab opened before the first one's try pasted the
+    key's formulas on new numbers and read "All 4 right", and so did the
+    home page's "Reset my progress", which forgot that the key had been
+    shown (a student's study pass)."""
+    name, exercise = next(iter(lesson_fill_ins.items()))
+    formulas = [cell.formula for cell in exercise.cells]
+    first = lesson_pages.open(name)
+    second = first.context.new_page()
+    second.goto(first.url)
+    wait_for_widgets(second)
+    zeros = ["0"] * len(exercise.cells)
+    section = first.locator("section.ex-fill-in")
+    expect(fill_and_check(section, zeros)).to_contain_text("right")
+    other = second.locator("section.ex-fill-in")
+    other.get_by_role("button", name="Try another").click()
+    feedback = fill_and_check(other, formulas)
+    expect(feedback).to_contain_text("hold a formula")
+    assert all(hidden_keys(other)), "the second tab's key opened"
+    home = first.context.new_page()
+    home.goto(first.url.split("/slides/")[0] + "/index.html")
+    home.on("dialog", lambda dialog: dialog.accept())
+    home.locator("[data-lesson-reset]").click()
+    expect(home.get_by_role("status")).to_contain_text("progress is reset")
+    again = first.context.new_page()
+    again.goto(first.url)
+    wait_for_widgets(again)
+    fresh = again.locator("section.ex-fill-in")
+    expect(fill_and_check(fresh, formulas)).to_contain_text("hold a formula")
+    assert all(hidden_keys(fresh)), "the key opened after a full reset"
 
 
 def test_self_attentions_weights_take_t_q_and_t_k(
@@ -668,14 +734,16 @@ def test_each_fill_in_takes_equivalent_forms_and_explains_wrong_ones(
         section = page.locator("section.ex-fill-in")
         row = shown_variant(section, exercise)
         for r, cell in enumerate(exercise.cells):
-            for typed in [
-                *right_forms(row[cell.column], cell.shape),
-                cell.formula,
-            ]:
-                mark, why = grade(section, r, typed)
+            # (Fresh first: the last cell's wrong forms are formulas.)
+            for i, typed in enumerate(
+                right_forms(row[cell.column], cell.shape)
+            ):
+                mark, why = grade(section, r, typed, fresh=i == 0)
                 assert "right" in mark and not why, (name, typed, mark)
+            mark, why = grade(section, r, cell.formula, fresh=True)
+            assert "right" in mark and not why, (name, cell.formula, mark)
             for wrong in cell.wrong:
-                mark, why = grade(section, r, wrong.form)
+                mark, why = grade(section, r, wrong.form, fresh=True)
                 if "right" in mark:
                     continue  # equal to the answer here ("no bias" at 0)
                 assert "wrong" in mark, (name, wrong.form)
