@@ -578,7 +578,16 @@ class Child:
         status = self.process.returncode
         if "Timeout (" in self.stderr_text:
             return TimedOut(self._stuck(during))
-        if status is not None and status < 0:
+        held = re.search(r"held more than \d+ MiB together", self.stderr_text)
+        if held and status is not None and status < 0:
+            # The memory watcher's SIGKILL: not "your code sent it" (an
+            # attacker's audit).
+            self.gone = (
+                f"the processes your file started {held[0]}, and were "
+                f"stopped in {during}: free what it holds (a tensor, a "
+                f"buffer or a pipe kept full)"
+            )
+        elif status is not None and status < 0:
             # A signal, not an exit: "do not call exit()" blamed a call
             # the file never made (an attacker's audit: os.kill, SIGKILL).
             try:

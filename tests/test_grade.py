@@ -4113,3 +4113,23 @@ def test_a_reply_that_inflates_is_refused_before_it_is_loaded(tmp_path):
         "        out.writestr(name, plain.read(name))\n"
         "data = packed.getvalue()\n",
     )
+
+
+def test_the_memory_watchers_stop_is_named_not_blamed_on_the_file():
+    """A file stopped by the watcher for holding too much memory read
+    "your code or something it started sent it (os.kill, a killed
+    process group)" (an attacker's audit): the line says why."""
+    from types import SimpleNamespace
+
+    child = grade.Child(Path("my_mha.py"), 5.0)
+    child.process = SimpleNamespace(returncode=-9)
+    child.stderr_text = (
+        "\nthe processes your file started held more than 8192 MiB "
+        "together: all of them stopped\n"
+    )
+    said = str(child._ended("the import of your file"))
+    assert "held more than 8192 MiB together" in said, said
+    assert "os.kill" not in said, said
+    child.gone, child.stderr_text = None, ""
+    said = str(child._ended("the import of your file"))
+    assert "stopped by SIGKILL" in said and "os.kill" in said, said
