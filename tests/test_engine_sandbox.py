@@ -267,17 +267,17 @@ def test_a_run_cannot_undo_its_isolation(tmp_path, user):
 
 @pytest.mark.parametrize("user", USERS)
 def test_a_run_shares_no_ipc_and_no_network(tmp_path, user):
-    """A System V queue of the machine's and a port listening on its
-    loopback are out of reach, and what a run leaves in IPC is gone with
-    it (a later run, or the machine, never sees it). A System V segment
-    it may not make at all: filled and detached, its memory is counted
-    by no limit (mha_ref/_isolate.confine)."""
+    """A System V semaphore set of the machine's and a port listening on
+    its loopback are out of reach, and what a run leaves in IPC is gone
+    with it (a later run, or the machine, never sees it). A System V
+    segment or message queue it may not make at all: filled, its memory
+    is counted by no limit (mha_ref/_isolate.confine)."""
     import socket
 
     libc = ctypes.CDLL(None, use_errno=True)
     key = 0x4C420000 + os.getpid() % 0xFFFF
-    queue = libc.msgget(key, 0o1600)  # IPC_CREAT | 0600
-    assert queue >= 0, os.strerror(ctypes.get_errno())
+    semaphores = libc.semget(key, 1, 0o1600)  # IPC_CREAT | 0600
+    assert semaphores >= 0, os.strerror(ctypes.get_errno())
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
     probe = (
@@ -285,8 +285,9 @@ def test_a_run_shares_no_ipc_and_no_network(tmp_path, user):
         "libc = ctypes.CDLL(None, use_errno=True)\n"
         "def said(got):\n"
         "    return errno.errorcode.get(ctypes.get_errno()) if got < 0 else 'made'\n"
-        f"print('machine-queue', said(libc.msgget({key}, 0)))\n"
-        f"print('own-queue', said(libc.msgget({key + 1}, 0o1600)))\n"
+        f"print('machine-sem', said(libc.semget({key}, 1, 0)))\n"
+        f"print('own-sem', said(libc.semget({key + 1}, 1, 0o1600)))\n"
+        f"print('own-queue', said(libc.msgget({key + 3}, 0o1600)))\n"
         f"print('own-shm', said(libc.shmget({key + 2}, 4096, 0o1600)))\n"
         "try:\n"
         f"    socket.create_connection(('127.0.0.1', {port}), timeout=5)\n"
@@ -298,15 +299,16 @@ def test_a_run_shares_no_ipc_and_no_network(tmp_path, user):
         [run] = _run_as(user, _site(tmp_path), {"ipc.py": probe})
     finally:
         listener.close()
-        libc.msgctl(queue, 0, None)  # IPC_RMID
+        libc.semctl(semaphores, 0, 0)  # IPC_RMID
     got = dict(line.split(" ", 1) for line in run["stdout"].splitlines())
     assert got == {
-        "machine-queue": "ENOENT",
-        "own-queue": "made",
+        "machine-sem": "ENOENT",
+        "own-sem": "made",
+        "own-queue": "ENOSYS",
         "own-shm": "ENOSYS",
         "loopback": "ENETUNREACH",
     }, run["stdout"] + run["stderr"]
-    assert libc.msgget(key + 1, 0) < 0, "a run's IPC outlived it"
+    assert libc.semget(key + 1, 1, 0) < 0, "a run's IPC outlived it"
 
 
 def test_the_servers_import_nothing_of_the_lessons(tmp_path):

@@ -361,7 +361,10 @@ def test_the_notes_wait_for_every_exercise_on_the_reading_page(deck, lesson):
         assert len(sections) == len(lesson.slides[number - 1].exercises)
         for section in sections:
             expect(notes).to_be_hidden()
-            expect(line).to_contain_text("speaker view")
+            # (Not where else they show: "the deck's speaker view, S,
+            # always shows them" told a student how to read answers.)
+            expect(line).to_contain_text("answered this page's exercises")
+            expect(line).not_to_contain_text("speaker view")
             assert phrase not in article.inner_text(), number
             kind = section.get_attribute("data-ex-kind")
             attempt_nothing_then_something(page, section, kind)
