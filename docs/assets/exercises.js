@@ -331,8 +331,9 @@
   // reason two different words, a discussion answer three; and an
   // eliminate's reasons must differ (one line pasted into every box rules
   // nothing out). Nor is the question pasted back (``echo``, as a screen
-  // reader says it: it opened a discussion's model answer): a phrase of
-  // it, or five words or more, nine in ten of them the question's. (An answer reuses the question's words; "it mixes the
+  // reader says it: it opened a discussion's model answer): four of its
+  // words in a row, or five words or more, nine in ten of them the
+  // question's. (An answer reuses the question's words; "it mixes the
   // heads" is short, and counts.)
   function words(text, echo) {
     if (nonAnswer(text)) return 0;
