@@ -468,6 +468,21 @@
     if (data?.namespace === "lesson-deck" && data.type === "key") deckKey(data);
     else if (data?.namespace === "reveal-notes" && data.type === "connected") connecting.delete(from);
     else if (data?.method === "setState" && connecting.has(from)) event.stopImmediatePropagation();
+    else if (data?.namespace === "reveal-notes" && data.type === "heartbeat" && !speaker) speaker = from;
+    else if (data?.namespace === "reveal-notes" && data.type === "call") answer(event, data);
+  }
+  // The speaker view's calls (its pacing timer's, each second) are
+  // answered here, to the window that called: reveal.js answers the view
+  // it opened last, whoever called (a call from the view S replaced threw
+  // in the new one: "pendingCalls[data.callId] is not a function"), and
+  // from file:// none once the deck reloaded (its same-origin check
+  // fails there). Only what the view reads, and only the view, is answered.
+  const ANSWERED = new Set(["getSlidesAttributes", "getConfig", "getSlidePastCount"]);
+  function answer(event, { methodName, callId }) {
+    event.stopImmediatePropagation();
+    if (event.source !== speaker || !ANSWERED.has(methodName)) return;
+    const result = window.Reveal[methodName]();
+    speaker.postMessage(JSON.stringify({ namespace: "reveal-notes", type: "return", result, callId }), "*");
   }
 
   // --- an exercise's key: a step -------------------------------------------

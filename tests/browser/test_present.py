@@ -2527,6 +2527,13 @@ def test_the_speaker_view_drives_the_deck_after_the_deck_reloads(deck):
     page.wait_for_function(
         f"JSON.stringify(Reveal.getIndices()) !== {after!r}"
     )
+    # Its calls (the pacing timer's, each second) are answered again.
+    speaker.evaluate(
+        """() => { window.answers = 0; addEventListener("message", (e) => {
+            if (String(e.data).includes('"type":"return"')) window.answers++;
+        }); }"""
+    )
+    speaker.wait_for_function("window.answers > 0")
     speaker.close()
 
 
@@ -2588,6 +2595,54 @@ def test_s_opens_the_speaker_view_again_after_it_was_reloaded(deck):
     third, frame = _open_speaker_view(deck, page)
     frame.wait_for_selector("html[data-deck-ready]", state="attached")
     third.close()
+
+
+def test_the_speaker_view_gets_no_answer_to_another_windows_call(deck):
+    """reveal.js's notes plugin answers each call in the speaker view it
+    opened last, whoever made it: a call the view S replaced sent (before
+    a reload, answered after it) reached the new view, which threw
+    "pendingCalls[data.callId] is not a function" (or took another
+    call's answer). The deck answers its own speaker view only."""
+    page = deck.open("present.html#/4")
+    wait_ready(page)
+    speaker, frame = _open_speaker_view(deck, page)
+    frame.wait_for_selector("html[data-deck-ready]", state="attached")
+    speaker.evaluate(
+        """() => { window.states = 0; addEventListener("message", (e) => {
+            if (String(e.data).includes('"type":"state"')) window.states++;
+        }); }"""
+    )
+    # A window of the deck's origin that is not the speaker view (a frame
+    # of one of its files) calls the deck's API; its marker comes after.
+    page.evaluate(
+        """() => new Promise((loaded) => {
+            const other = document.createElement("iframe");
+            other.id = "lesson-test-other";
+            other.onload = loaded;
+            other.src = "assets/present.min.css";
+            document.body.append(other);
+        })"""
+    )
+    marked = page.evaluate_handle(  # an object: not waited for here
+        """() => ({ seen: new Promise((done) => addEventListener("message",
+            (e) => e.data === "lesson-test-marker" && done())) })"""
+    )
+    other = page.locator("#lesson-test-other").element_handle()
+    other = other.content_frame()
+    other.evaluate(
+        """() => { parent.postMessage(JSON.stringify({
+            namespace: "reveal-notes", type: "call", callId: 1,
+            methodName: "getSlidePastCount", arguments: []}), "*");
+          parent.postMessage("lesson-test-marker", "*"); }"""
+    )
+    page.evaluate("(marked) => marked.seen", marked)
+    # Any answer went out before this step's state (one sender, in order).
+    page.evaluate("Reveal.next()")
+    speaker.wait_for_function("window.states > 0")
+    assert deck.errors == []
+    # The view's own calls are still answered: its pacing (from calls).
+    pacing = speaker.locator(".speaker-controls-time .pacing")
+    expect(pacing).to_have_text(re.compile(r"\d+:\d\d"), timeout=90_000)
 
 
 #: Each option letter of the current screen's notes: [(in the notes,
