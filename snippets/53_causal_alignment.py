@@ -4,7 +4,9 @@
 Causal masks are top-left aligned: query i sees keys 0..i, whatever
 T_k is. mha_ref combines a mask with is_causal=True (both must allow a
 key); F.scaled_dot_product_attention documents an error for that pair,
-so its caller combines the masks (mask & causal) and passes one.
+so its caller combines the masks (mask & causal) and passes one: given
+both anyway, torch 2.13.0's default CPU path runs and its math backend
+raises, so whether the pair fails depends on the backend.
 nn.MultiheadAttention treats is_causal as a hint and needs attn_mask.
 """
 
@@ -12,6 +14,7 @@ nn.MultiheadAttention treats is_causal as a hint and needs attn_mask.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from mha_ref import causal_mask, scaled_dot_product_attention
 
@@ -38,6 +41,14 @@ real = torch.tensor([[True, True, True, True, False]])  # key 4: padding
 theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=top_left & real)
 ours, _ = scaled_dot_product_attention(q, k, v, mask=real, is_causal=True)
 print("mha_ref mask + is_causal     :", torch.allclose(ours, theirs))
+both = {"attn_mask": real, "is_causal": True}  # passed anyway
+F.scaled_dot_product_attention(q, k, v, **both)  # CPU default path: runs
+print("F.sdpa both, default path    : runs")
+try:
+    with sdpa_kernel(SDPBackend.MATH):  # the backend dropout_p > 0 takes
+        F.scaled_dot_product_attention(q, k, v, **both)
+except RuntimeError as err:
+    print("F.sdpa both, math backend    :", str(err).split(": ")[-1])
 
 mha = nn.MultiheadAttention(8, 2, batch_first=True)
 x = torch.randn(1, 4, 8)  # (B, T, d_model)

@@ -267,6 +267,34 @@ def test_is_causal_behaves_as_the_slides_say():
         mha(x, x, x, is_causal=True)
 
 
+def test_slide_53_says_which_backend_refuses_attn_mask_with_is_causal():
+    """Slide 53 said F.scaled_dot_product_attention refuses attn_mask with
+    is_causal=True "with dropout_p > 0 or on a GPU". The refusal lives in
+    the math backend (dropout_p > 0 takes it on the CPU); the default CPU
+    path accepts the pair, and on CUDA the fused backends are reported to
+    accept it too (pytorch/pytorch#187801): no build here checks a GPU,
+    so the slide names the backend, not a device."""
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q = torch.randn(1, 1, 3, 4)  # (B, h, T_q, d_k)
+    k, v = torch.randn(2, 1, 1, 5, 4)  # (B, h, T_k, d_k) each
+    both = {"attn_mask": torch.ones(3, 5, dtype=torch.bool), "is_causal": True}
+    F.scaled_dot_product_attention(q, k, v, **both)  # the default path
+    with pytest.raises(RuntimeError, match="attn_mask should not be set"):
+        F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, **both)
+    with (
+        pytest.raises(RuntimeError, match="attn_mask should not be set"),
+        sdpa_kernel(SDPBackend.MATH),
+    ):
+        F.scaled_dot_product_attention(q, k, v, **both)
+    (slide,) = (ROOT / "docs" / "slides").glob("53-*.md")
+    text = re.sub(r"\s+", " ", slide.read_text())
+    assert "on a GPU" not in text, "slide 53 claims a GPU's behaviour"
+    assert "math backend" in text and "default path accepts" in text
+
+
 TRACE = ROOT / "snippets" / "15_trace.py"
 #: The slides that walk the trace's toy layer by its numbers (titles,
 #: prompts, answers, notes).
