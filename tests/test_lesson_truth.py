@@ -295,6 +295,34 @@ def test_slide_53_says_which_backend_refuses_attn_mask_with_is_causal():
     assert "math backend" in text and "default path accepts" in text
 
 
+def test_slide_53_gives_nn_multiheadattention_masks_in_its_shapes():
+    """Slide 53 told the reader to pass nn.MultiheadAttention `~mask`,
+    next to a (B, 1, 1, T_k) padding mask, which it refuses (4-D): the
+    slide names its shapes, (B, T_k) for key_padding_mask and (T_q, T_k)
+    or (B*h, T_q, T_k), batch-major, for attn_mask, as checked here."""
+    import torch
+
+    from mha_ref import MultiHeadAttention, padding_mask, to_torch_mha
+
+    torch.manual_seed(0)
+    B, h, T = 2, 2, 4
+    ours = MultiHeadAttention(8, h)
+    theirs = to_torch_mha(ours)
+    x = torch.randn(B, T, 8)  # (B, T, d_model)
+    for name in ("key_padding_mask", "attn_mask"):
+        with pytest.raises(AssertionError, match="4-D"):
+            theirs(x, x, x, **{name: ~padding_mask([4, 2], T)})
+    allowed = torch.rand(B, h, T, T) > 0.3  # (B, h, T_q, T_k)
+    allowed[..., 0] = True  # no row without a key
+    out, _ = ours(x, x, x, mask=allowed)
+    blocked = ~allowed.reshape(B * h, T, T)  # sequence b, head i: b*h + i
+    torch.testing.assert_close(theirs(x, x, x, attn_mask=blocked)[0], out)
+    (slide,) = (ROOT / "docs" / "slides").glob("53-*.md")
+    text = re.sub(r"\s+", " ", slide.read_text())
+    assert "refuses 4-D masks" in text
+    assert "~mask.reshape(B * h, T_q, T_k)" in text
+
+
 TRACE = ROOT / "snippets" / "15_trace.py"
 #: The slides that walk the trace's toy layer by its numbers (titles,
 #: prompts, answers, notes).
