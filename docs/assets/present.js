@@ -706,6 +706,21 @@
     window.addEventListener("resize", fit);
     document.addEventListener("load", fit, true); // the notes' math stylesheet
     fit();
+    // reveal.js starts the timer at 0 when the window opens: opened (or
+    // reopened: closed, or blank after a reload) at slide 41, the pacing
+    // line counted every earlier slide's minutes as still to come,
+    // "1:32:49 to finish current slide" (a rehearsal). Once the view has
+    // read the timings (the pacing line shows), the timer starts where
+    // the plan puts this screen: reveal.js's own reset, a click on it.
+    const clocks = document.querySelector(".speaker-controls-time");
+    const pacing = clocks?.querySelector(".pacing");
+    const sync = new MutationObserver(() => {
+      if (pacing.style.display === "none") return;
+      sync.disconnect();
+      clocks.click();
+    });
+    if (pacing) sync.observe(pacing, { attributes: true, attributeFilter: ["style"] });
+    if (pacing && pacing.style.display !== "none") clocks.click();
     // A key here reaches the preview as a bare key code: Shift + an
     // arrow or Space moved one step forward (the deck's own went to the
     // first or last slide, or back), so those go to the deck from here.

@@ -2645,6 +2645,47 @@ def test_the_speaker_view_gets_no_answer_to_another_windows_call(deck):
     expect(pacing).to_have_text(re.compile(r"\d+:\d\d"), timeout=90_000)
 
 
+def test_a_speaker_view_opened_mid_lecture_keeps_the_plans_time(deck):
+    """reveal.js starts the speaker view's timer at 0 whenever the
+    window opens: opened (or reopened, after it was closed or reloaded)
+    at slide 41, the timer read 0:00:11 and the pacing line counted
+    every earlier slide's minutes as still to come, "1:32:49 to finish
+    current slide" (a rehearsal). It starts where the plan puts the
+    screen, so the pacing line is this screen's own time."""
+    page = deck.open("present.html#/41")
+    wait_ready(page)
+    # The minutes the plan gives every screen before this one.
+    before = page.evaluate(
+        """() => {
+            const past = Reveal.getSlidePastCount();
+            return Reveal.getSlidesAttributes().slice(0, past)
+                .reduce((s, a) => s + Number(a["data-timing"] || 0), 0);
+        }"""
+    )
+    assert before > 60 * 60, before  # slide 41 is past the first hour
+    speaker, _frame = _open_speaker_view(deck, page)
+    seconds = """(el) => {
+        const [h, m, s] = el.textContent.replace(/[^0-9:]/g, '').split(':');
+        return 3600 * h + 60 * m + Number(s);
+    }"""
+    timer = speaker.locator(".speaker-controls-time .timer")
+    pacing = speaker.locator(".speaker-controls-time .pacing")
+    expect(pacing).to_be_visible(timeout=90_000)
+    speaker.wait_for_function(
+        f"(want) => ({seconds})(document.querySelector("
+        "'.speaker-controls-time .timer')) >= want",
+        arg=before,
+        timeout=10_000,
+    )
+    assert timer.evaluate(seconds) < before + 60
+    # Left for this screen: its share of the slide's minutes, no more.
+    share = page.evaluate(
+        "Number(Reveal.getCurrentSlide().getAttribute('data-timing'))"
+    )
+    assert 0 < pacing.evaluate(seconds) <= share
+    speaker.close()
+
+
 #: Each option letter of the current screen's notes: [(in the notes,
 #: on its option now, its author's)].
 NOTE_LETTERS_JS = """() => [...Reveal.getCurrentSlide()
