@@ -542,3 +542,22 @@ def test_a_notes_field_on_stage_says_its_tab_keeps_it():
     said = screen.select_one(".ex-field-hint")
     assert "browser" in hint and said.get_text() == "(kept in this tab)"
     assert "data-deck-text" not in str(said)
+
+
+def test_a_table_the_notes_name_is_on_the_slides_stage(deck_doc, lesson):
+    """A note that says "the table" is read beside its slide's stage: a
+    rehearsal found slide 31's ("before showing the table") and slide
+    50's ("as the table of Milestone 3") naming tables the deck leaves
+    to the reading page, with nothing on stage to show."""
+    names = re.compile(r"\b(the|this) table\b|\btable of\b", re.I)
+    missing = []
+    for slide, stack, notes in zip(
+        lesson.slides,
+        deck_doc.select(".reveal .slides > section"),
+        _notes(deck_doc),
+        strict=True,
+    ):
+        said = " ".join(notes.get_text().split())
+        if names.search(said) and not stack.select(".deck-body table"):
+            missing.append(f"slide {slide.number}: {names.search(said)[0]!r}")
+    assert not missing, missing
