@@ -334,7 +334,8 @@
   // reader says it: it opened a discussion's model answer): four of its
   // words in a row, or five words or more, nine in ten of them the
   // question's. (An answer reuses the question's words; "it mixes the
-  // heads" is short, and counts.)
+  // heads" is short, and counts.) ``echo``: the texts not to paste
+  // back, the question first (echoOf).
   function words(text, echo) {
     if (nonAnswer(text)) return 0;
     const mine = new Set(wordsOf(text));
@@ -344,14 +345,15 @@
     // Four words or more copied from the question in a row, filler and
     // symbols aside, are none of the student's (a slide's linked title
     // passed as a discussion's; "it always holds", one of a question's
-    // two choices, is an answer).
+    // two choices, is an answer). Nor the hint or the slide's title,
+    // each a line from the box (pasted, each opened a model answer).
     const run = (t) => ` ${wordsOf(t).filter((w) => w[1] && !FILLER.has(w)).join(" ")} `;
     const said = run(text);
-    if (echo && said.split(" ").length > 5 && run(echo).includes(said)) return 0;
-    if (echo && own.length >= 5) {
-      const asked = new Set(wordsOf(echo));
-      if (own.filter((t) => !asked.has(t)).length < own.length / 10) return 0;
-    }
+    if (echo && said.split(" ").length > 5 && run(echo.join(" ")).includes(said)) return 0;
+    if (echo && own.length >= 5 && echo.some((e) => {
+      const asked = new Set(wordsOf(e));
+      return own.filter((t) => !asked.has(t)).length < own.length / 10;
+    })) return 0;
     return mine.size;
   }
   // Words in any script, lower case: Chinese or Thai, written without
@@ -365,6 +367,11 @@
     if (!SEGMENTER) return said.match(/[\p{L}\p{N}_.']+/gu) || [];
     return [...SEGMENTER.segment(said)].filter((w) => w.isWordLike).map((w) => w.segment);
   }
+  // The question as said, its hint and the slide's title: what words()
+  // takes as an echo.
+  const prompt = (w) => speech(one(w.el, ".ex-prompt"));
+  const echoOf = (w) => [prompt(w), speech(one(w.el, ".ex-key__hint")),
+    speech(one(document, "h1"))];
   function saysSomething(text, echo) {
     if (!words(text, echo)) return false;
     return /\p{N}/u.test(text) || (String(text).match(/\p{L}/gu) || []).length > 1;
@@ -446,8 +453,7 @@
     // committed: an empty commit is not a try.
     w.keyAfterTry(!!w.state.committed);
     function commit(quiet) {
-      const asked = speech(one(w.el, ".ex-prompt"));
-      if (!saysSomething(input.value, asked)) {
+      if (!saysSomething(input.value, echoOf(w))) {
         w.announce(w.feedback("warn", input.value.trim()
           ? "Say what you expect (a shape, a number, a word or two), then commit it" +
             (nonAnswer(input.value)
@@ -577,7 +583,7 @@
         });
         keyAfterTry();
         w.save();
-        w.announce(`New numbers: ${speech(one(w.el, ".ex-prompt"))}`);
+        w.announce(`New numbers: ${prompt(w)}`);
         focusOn(one(w.el, "input.ex-radio")); // the first shown
       });
     }
@@ -743,7 +749,7 @@
         });
         keyAfterTry();
         w.save();
-        w.announce(`New numbers: ${speech(one(w.el, ".ex-prompt"))}`);
+        w.announce(`New numbers: ${prompt(w)}`);
         focusOn(one(w.el, '[data-ex-action="strike"]')); // the first shown
       });
       w.save(); // the variant drawn stays through reloads
@@ -1252,7 +1258,7 @@
       clearWhy();
       showVariant();
       w.save();
-      w.announce(`New numbers: ${speech(one(w.el, ".ex-prompt"))}`);
+      w.announce(`New numbers: ${prompt(w)}`);
       focusOn(input(cells[0]));
     }
     cells.forEach((td) => {
@@ -1304,7 +1310,7 @@
     });
     w.on("commit", () => {
       // Three words, one of them of letters ("1 2 3" opened a model answer).
-      if (words(notes.value, speech(one(w.el, ".ex-prompt"))) < 3 ||
+      if (words(notes.value, echoOf(w)) < 3 ||
         !wordsOf(notes.value).some((t) => /\p{L}{2}/u.test(t) && !FILLER.has(t))) {
         w.announce(w.feedback("warn", (notes.value.trim()
           ? "Say a little more, in your own words (a sentence), "

@@ -244,6 +244,74 @@ def test_a_choice_the_question_offers_is_an_answer(lesson_pages):
     assert not all(hidden_keys(section)), "the model answer stayed shut"
 
 
+FREE_TEXT = {
+    "discussion": "Compare with the model answer",
+    "predict": "Commit prediction",
+}
+
+
+#: What a student's copy of an element puts on the clipboard: its text
+#: as selected (KaTeX's visible letters and its MathML, a line each).
+COPIED = """el => {
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  const selection = getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+  return selection.toString();
+}"""
+
+
+def test_the_hint_or_the_title_pasted_back_is_no_answer(lesson_pages):
+    """Every discussion and prediction of the lesson: its own hint, and
+    the slide's title, pasted into the box opened the model answer (a
+    lazy student's copy of the text right above the box; the echo rule
+    compared the question only). Each is refused, nothing opens; a
+    sentence that uses the hint's words is still an answer."""
+    slides = sorted((ROOT / "docs" / "slides").glob("*.md"))
+    tried = 0
+    opened = []
+    for source in slides:
+        text = source.read_text(encoding="utf-8")
+        if not re.search(r"^kind: (discussion|predict)$", text, re.M):
+            continue
+        page = lesson_pages.open(f"slides/{source.stem}.html")
+        title = page.locator("h1").first.inner_text().strip()
+        for kind, action in FREE_TEXT.items():
+            for section in page.locator(f"section.ex-{kind}").all():
+                hint = section.locator(".ex-key__hint")
+                # A title of four words or fewer, filler aside, may be
+                # an answer ("The full program": no echo rule for it).
+                long = len(re.findall(r"[A-Za-z]{2,}", title)) > 5
+                pastes = [title] if long else []
+                if hint.count():
+                    section.locator(".ex-key--hint summary").click()
+                    pastes.append(hint.evaluate(COPIED))
+                    assert pastes[-1].strip(), source.name
+                button = section.get_by_role("button", name=action, exact=True)
+                for pasted in pastes:
+                    section.locator("textarea").fill(pasted)
+                    button.click()
+                    feedback = section.locator(".ex-feedback")
+                    expect(feedback).not_to_be_hidden()
+                    if "Careful." not in feedback.inner_text() or not all(
+                        hidden_keys(section)
+                    ):
+                        opened.append(f"{source.name}: {pasted!r}")
+                    tried += 1
+        page.context.close()
+    assert opened == []
+    assert tried >= 20, tried
+    page = lesson_pages.open(KIND_SLIDES["discussion"])
+    section = page.locator("section.ex-discussion")
+    # Slide 3's hint: "One sentence for the idea, one for the skill."
+    section.locator("textarea").fill(
+        "The idea: one sentence for the softmax lookup; the skill: masks."
+    )
+    section.get_by_role("button", name=FREE_TEXT["discussion"]).click()
+    expect(section.locator(".ex-feedback")).not_to_contain_text("Careful.")
+
+
 def _phrase(shown: str, text: str) -> str:
     """Four words in a row of ``shown``, each of four letters or more and
     no filler, that ``text`` (with its math's source) holds in a row too:
