@@ -371,7 +371,7 @@
   // takes as an echo.
   const prompt = (w) => speech(one(w.el, ".ex-prompt"));
   const echoOf = (w) => [prompt(w), speech(one(w.el, ".ex-key__hint")),
-    speech(one(document, "h1"))];
+    speech(one(w.el.closest("[data-slide]") || document, "h1"))];
   function saysSomething(text, echo) {
     if (!words(text, echo)) return false;
     return /\p{N}/u.test(text) || (String(text).match(/\p{L}/gu) || []).length > 1;
