@@ -154,6 +154,37 @@ def test_deck_notebook_outputs_equal_the_slides_output_blocks(built_site):
     ), locked
 
 
+def test_deck_notebook_says_answer_first_before_every_locked_fold(
+    built_site,
+):
+    """Code a slide keeps in a Verify fold, locked until its exercise is
+    tried, is said to be the answer in the notebook too: the variants'
+    code (it prints nothing) sat there with its shape comments, the
+    answers of slides 39's and 48's fill-ins, under no warning."""
+    from bs4 import BeautifulSoup
+
+    folded = {}
+    for page in sorted((built_site / "slides").glob("*.html")):
+        html = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for fold in html.select("details.verify"):
+            for name in fold.select(".filename"):
+                if name.get_text().startswith("snippets/"):
+                    folded[name.get_text()] = page.name
+    assert any("_variants.py" in rel for rel in folded), folded
+    nb = nbformat.read(built_site / "notebooks/lesson-81.ipynb", as_version=4)
+    unsaid = [
+        rel
+        for before, cell in zip(nb.cells, nb.cells[1:], strict=False)
+        if (rel := cell.get("metadata", {}).get("snippet")) in folded
+        and not (
+            cell.metadata.get("after_exercise")
+            and cell.outputs == []
+            and "first" in before.source
+        )
+    ]
+    assert not unsaid, unsaid
+
+
 def _published_outputs(site) -> dict[str, str]:
     """Each snippet's output, as the built deck notebook holds it (a run
     kept for after its exercise holds none: any text stands for it)."""

@@ -347,14 +347,15 @@ def deck_notebook(deck, outputs: dict[str, str]):
             text = outputs[rel]
             out = {"output_type": "stream", "name": "stdout", "text": text}
             metadata = {"snippet": rel}
-            # A run the page locks until its exercise is tried keeps no
-            # output here: the answer takes a run.
-            locked = bool(text) and _locked(slide, rel)
+            # Code the page locks until its exercise is tried keeps no
+            # output here and says so first: its run shows the answer, or
+            # its code computes it (a variants table, which prints none).
+            locked = _locked(slide, rel)
             if locked:
                 metadata["after_exercise"] = True
                 first = (
                     f"*Answer slide {slide.number}'s exercise first: this "
-                    f"run shows its answer.*"
+                    f"cell shows its answer, in its code or its run.*"
                     if slide.exercises
                     # A reference kept for after the project (slide 51)
                     else f"*Try it yourself first: this cell is slide "
