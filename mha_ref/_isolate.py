@@ -368,13 +368,16 @@ _ALLOW, _ERRNO, _KILL = 0x7FFF0000, 0x00050000, 0x80000000
 #: socket, socketpair and prctl, and of add_key, request_key and keyctl.
 #: io_uring_setup is 425 on both.
 #: (arch, socket, socketpair, prctl, the keyrings' three calls,
-#: memfd_create, memfd_secret, shmget and msgget, and setsockopt).
+#: memfd_create, memfd_secret, shmget, msgget, vmsplice and splice, and
+#: setsockopt).
 SYSCALLS = {
     "x86_64": (
-        0xC000003E, 41, 53, 157, (248, 249, 250), (319, 447, 29, 68), 54
+        0xC000003E, 41, 53, 157, (248, 249, 250),
+        (319, 447, 29, 68, 278, 275), 54,
     ),
     "aarch64": (
-        0xC00000B7, 198, 199, 167, (217, 218, 219), (279, 447, 194, 186), 208
+        0xC00000B7, 198, 199, 167, (217, 218, 219),
+        (279, 447, 194, 186, 75, 76), 208,
     ),
 }  # fmt: skip
 #: setsockopt(2) at SOL_SOCKET: the options that grow a socket's buffers
@@ -418,7 +421,13 @@ def confine() -> bool:
       queue filled (``msgget``), is counted by neither the address-space
       limit nor the watcher's sum of what the process maps: a file held
       2 GB in 32 such files and passed every milestone, and the open-file
-      limit allowed a terabyte (an attacker's audit);
+      limit allowed a terabyte (an attacker's audit); nor pages handed to
+      a pipe by reference (``vmsplice``, ``splice``): a pipe keeps each
+      page it was given, and one 4 KB page of a transparent huge page
+      keeps all 2 MB of it, after munmap: 32 pipes held 1 GB beside a
+      module that passed 7 of 7, 16 GB a process at the open-file limit
+      (an attacker's audit; what ``write`` puts in a pipe is bounded by
+      the kernel's per-user pipe pages);
     - ``setsockopt`` of a socket's buffer sizes (EACCES): data written
       into a stream socketpair and never read sits in the kernel, seen
       by no limit either; with ``SO_SNDBUF`` at the machine's

@@ -3947,6 +3947,48 @@ def test_a_graded_file_holds_no_memory_outside_its_mappings():
     sys.platform != "linux" or os.uname().machine not in ADD_KEY,
     reason="seccomp: Linux on x86_64 or aarch64",
 )
+def test_a_graded_file_hands_no_pages_to_a_pipe():
+    """vmsplice puts the file's own pages into a pipe by reference: one
+    4 KB page of each transparent huge page kept the whole 2 MB alive
+    after munmap, in no mapping; 32 pipes held 1 GB beside a correct
+    module that passed 7 of 7, and the descriptors allow 16 GB a
+    process (an attacker's audit). splice does the same with a file's
+    pages. Neither is there for the file (ENOSYS); the same process
+    before isolate() calls both."""
+    import ctypes
+    import errno
+
+    def attempt() -> str:
+        libc = ctypes.CDLL(None, use_errno=True)
+
+        class Iovec(ctypes.Structure):
+            _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+        page = ctypes.create_string_buffer(4096)
+        read, write = os.pipe()
+        iov = Iovec(ctypes.addressof(page), 4096)
+        got = libc.vmsplice(write, ctypes.byref(iov), ctypes.c_ulong(1), 0)
+        said = ["spliced" if got == 4096 else str(ctypes.get_errno())]
+        other_read, other_write = os.pipe()
+        try:
+            os.splice(read, other_write, 4096)
+            said.append("spliced")
+        except OSError as error:
+            said.append(str(error.errno))
+        return " ".join(said)
+
+    def confined() -> str:
+        _isolate.isolate()
+        return attempt()
+
+    assert _in_a_child(attempt) == "spliced spliced"
+    assert _in_a_child(confined) == f"{errno.ENOSYS} {errno.ENOSYS}"
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or os.uname().machine not in ADD_KEY,
+    reason="seccomp: Linux on x86_64 or aarch64",
+)
 def test_a_graded_file_holds_no_memory_in_socket_buffers():
     """Data written into a stream socketpair and never read sits in the
     kernel's socket buffers, in no mapping: with SO_SNDBUF raised to the
