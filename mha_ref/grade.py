@@ -2757,27 +2757,37 @@ def _on_another_device(s: Session, module: Module, x, **kwargs) -> str:
     refusal of a mask with ``is_causal`` (its CPU kernel combines them;
     a GPU's raises, as ``meta`` does: an attacker's module passed
     silently): ``meta`` tensors hold no numbers, so code that reads one
-    (``.item()``) may raise there and still run on a GPU."""
+    (``.item()``) may raise there and still run on a GPU.
+
+    Each path once: without a mask, ``is_causal`` alone, then
+    ``kwargs`` (a mask and ``is_causal``): a default mask of all True
+    made on the CPU when none is given raised in every call without
+    one, and the one call with both passed (an attacker's audit)."""
     where = "on another device ('meta', standing in for a GPU)"
-    try:
-        s.child.request(
-            "elsewhere", f"forward {where}", id=module.id,
-            args=[x, x, x], kwargs=kwargs,
-        )  # fmt: skip
-    except StudentError as error:
-        text = str(error)
-        if "cpu" in text and "meta" in text and "device" in text:
-            return (
-                f" (but on a GPU it would raise: {text}; make the mask on "
-                f"the scores' device, torch.ones(T_q, T_k, dtype=torch.bool"
-                f", device=scores.device))"
-            )
-        if "attn_mask" in text and "is_causal" in text:
-            return (
-                f" (but on a GPU it would raise: {text}; give "
-                f"scaled_dot_product_attention the mask with the causal rule "
-                f"in it, or is_causal alone)"
-            )
+    calls = [({}, " without a mask")]
+    if "is_causal" in kwargs:
+        calls.append(({"is_causal": True}, " with is_causal alone"))
+    calls.append((kwargs, ""))
+    for call, which in calls:
+        try:
+            s.child.request(
+                "elsewhere", f"forward {where}{which}", id=module.id,
+                args=[x, x, x], kwargs=call,
+            )  # fmt: skip
+        except StudentError as error:
+            text = str(error)
+            if "cpu" in text and "meta" in text and "device" in text:
+                return (
+                    f" (but on a GPU it would raise: {text}; make the mask "
+                    f"on the scores' device, torch.ones(T_q, T_k, dtype="
+                    f"torch.bool, device=scores.device))"
+                )
+            if "attn_mask" in text and "is_causal" in text:
+                return (
+                    f" (but on a GPU it would raise: {text}; give "
+                    f"scaled_dot_product_attention the mask with the causal "
+                    f"rule in it, or is_causal alone)"
+                )
     return ""
 
 

@@ -933,6 +933,32 @@ def test_a_mask_with_is_causal_given_to_sdpa_passes_with_a_note(
     assert "the causal rule in it, or is_causal alone" in lines["causal"][1]
 
 
+def test_a_tensor_made_on_the_cpu_only_without_a_mask_gets_the_note(
+    tmp_path, capsys
+):
+    """The device note tries each path forward takes: a default mask of
+    all True made without device= when no mask is given (the causal one
+    then made on its device) raises on a GPU in every call without a
+    mask, and passed 7 of 7 with no word: the one call on 'meta' passed
+    a mask and is_causal (an attacker's audit)."""
+    source = _bug(
+        "        if mask is not None:\n"
+        '            scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "        if mask is None:\n"
+        "            mask = torch.ones(scores.shape[-2:], dtype=torch.bool)\n"
+        '        scores = scores.masked_fill(~mask, float("-inf"))\n',
+        "allowed = torch.ones(t_q, t_k, dtype=torch.bool).tril()",
+        "allowed = torch.ones(\n"
+        "                t_q, t_k, dtype=torch.bool, device=mask.device\n"
+        "            ).tril()",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 0, stdout
+    assert lines["causal"][0] == "PASS"
+    assert "on a GPU it would raise" in lines["causal"][1], stdout
+    assert "without a mask" in lines["causal"][1], stdout
+
+
 # (edits for _bug, milestones that fail, words the first failure must hold)
 BUGS = {
     # The output squeezed: told to fix its merge, which was right (a
