@@ -652,14 +652,18 @@ class _Runner:
             } | {name: _plain(leaf.grad) for name, leaf in leaves.items()}
         return reply
 
-    def elsewhere(self, id, args, kwargs) -> dict:
+    def elsewhere(self, id, args, kwargs, dtype=None) -> dict:
         """A copy of the module called on the ``meta`` device, as on a GPU:
         a tensor forward makes on the CPU (a mask without ``device=``)
-        then meets the others on two devices, and raises."""
-        module = copy.deepcopy(self.modules[id]).to("meta")
-        args = [a.to("meta") for a in args]
+        then meets the others on two devices, and raises. With a
+        ``dtype`` (a name: "float64"), on the CPU in that dtype instead,
+        as after ``model.double()``: a dtype typed into forward raises."""
+        device = "meta" if dtype is None else "cpu"
+        dtype = None if dtype is None else getattr(torch, dtype)
+        module = copy.deepcopy(self.modules[id]).to(device, dtype)
+        args = [a.to(device, dtype) for a in args]
         kwargs = {
-            k: v.to("meta") if torch.is_tensor(v) else v
+            k: v.to(device) if torch.is_tensor(v) else v
             for k, v in kwargs.items()
         }
         with torch.no_grad():

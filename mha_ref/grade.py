@@ -1822,7 +1822,7 @@ def check_many_heads(s: Session) -> str:
     return (
         "outputs and per-head weights equal nn.MultiheadAttention, h=1 to "
         f"8, B=1 to 6, T=1 to {LONG_T}, large inputs too; eval repeats; "
-        "gradients match" + loop
+        "gradients match" + loop + _in_float64(s, module, x)
     )
 
 
@@ -2788,6 +2788,32 @@ def _on_another_device(s: Session, module: Module, x, **kwargs) -> str:
                     f"scaled_dot_product_attention the mask with the causal "
                     f"rule in it, or is_causal alone)"
                 )
+    return ""
+
+
+def _in_float64(s: Session, module: Module, x) -> str:
+    """A note for the pass line if forward raises once the model and its
+    input are float64 (``model.double()``): a dtype typed into forward
+    (``torch.softmax(scores, dim=-1, dtype=torch.float32)``, a tensor
+    made with ``dtype=torch.float32``) is right in float32, where this
+    grader runs, and passed 7 of 7 with no word (an attacker's audit).
+    A note, as for another device: only an error that names the dtype."""
+    try:
+        s.child.request(
+            "elsewhere", "forward in float64 (model.double())", id=module.id,
+            args=[x, x, x], kwargs={}, dtype="float64",
+        )  # fmt: skip
+    except StudentError as error:
+        # (Not the float32 run's hint, "no .double()": here the grader
+        # made it float64.)
+        text = str(error).removesuffix(_lesson_hint(error.said))
+        # (Its own words: the request's name above says float64 too.)
+        if re.search(r"double|float64", error.said, re.IGNORECASE):
+            return (
+                f" (but in float64 (model.double()) it would raise: {text}; "
+                f"compute in the input's dtype: no dtype= in forward, and "
+                f"tensors made there take dtype=scores.dtype)"
+            )
     return ""
 
 

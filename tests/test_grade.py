@@ -398,6 +398,7 @@ def test_correct_modules_pass(tmp_path, source, capsys):
     assert list(lines) == MILESTONES
     assert set(_statuses(lines).values()) == {"PASS"}, stdout
     assert stdout.splitlines()[-1] == "7 of 7 milestones pass"
+    assert "float64" not in stdout, stdout  # each follows its input's dtype
 
 
 def test_a_loop_over_heads_passes_and_is_named(tmp_path, capsys):
@@ -957,6 +958,27 @@ def test_a_tensor_made_on_the_cpu_only_without_a_mask_gets_the_note(
     assert lines["causal"][0] == "PASS"
     assert "on a GPU it would raise" in lines["causal"][1], stdout
     assert "without a mask" in lines["causal"][1], stdout
+
+
+def test_a_module_that_raises_in_float64_passes_with_a_note(tmp_path, capsys):
+    """A softmax told its dtype (torch.softmax(..., dtype=torch.float32),
+    the upcast idiom with the type typed in) is right in float32, where
+    the grader runs, and raises once the model is .double(): it passed 7
+    of 7 with no word (an attacker's audit). The h>1 line passes and
+    says so; a module that follows its input's dtype gets no note."""
+    note = "in float64 (model.double()) it would raise"
+    source = _bug(
+        "torch.softmax(scores, dim=-1)",
+        "torch.softmax(scores, dim=-1, dtype=torch.float32)",
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 0, stdout
+    assert lines["h>1"][0] == "PASS"
+    assert note in lines["h>1"][1], stdout
+    assert "no .double()" not in lines["h>1"][1], stdout  # the grader's
+    status, lines, stdout = _grade_here(tmp_path, CORRECT, capsys)
+    assert status == 0, stdout
+    assert note not in stdout, stdout
 
 
 # (edits for _bug, milestones that fail, words the first failure must hold)
