@@ -2729,9 +2729,10 @@ def _nan_rows(s: Session, module: Module) -> str:
     """A note for the pass line where a query with every key blocked (a
     left-padded batch under is_causal) gets NaN: the comparisons take
     NaN for the 0 mha_ref gives such a row (nn.MultiheadAttention gives
-    NaN too), but a loss over that batch gets NaN gradients in W_V and
-    W_O, and one optimizer step ruins the model (an attacker's audit of
-    a plain masked_fill and softmax, which passed 7 of 7 silently)."""
+    NaN too with need_weights=True, zeros without), but a loss over that
+    batch gets NaN gradients in W_V and W_O, and one optimizer step
+    ruins the model (an attacker's audit of a plain masked_fill and
+    softmax, which passed 7 of 7 silently)."""
     x = s.inputs(2, 5)
     pad = padding([2, 4], 5).flip(-1)  # (B, 1, 1, T_k): first keys blocked
     got = s.forward(

@@ -58,9 +58,9 @@ def split_heads_direct_view(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """The direct view ``view(B, h, T, d_k)``: the right shape, wrong data.
 
     ``view`` only re-reads memory in row-major order, so head ``i`` gets
-    the ``i``-th block of ``T * d_k`` consecutive values: whole positions
-    cut into ``d_k``-wide pieces that pose as positions (see
-    :func:`direct_view_origins`).
+    the ``i``-th block of ``T * d_k`` consecutive values: positions cut
+    into ``d_k``-wide pieces that pose as positions, whole positions only
+    when ``h`` divides ``T`` (see :func:`direct_view_origins`).
     """
     _check_split_input(x, num_heads)
     B, T, d_model = x.shape
