@@ -3873,15 +3873,18 @@ def test_no_process_of_a_grading_outlives_its_grader(tmp_path, how, sig):
                 os.kill(pid, signal.SIGKILL)
 
 
-def _in_a_child(attempt) -> str:
-    """What ``attempt()`` returns, run in a forked child (isolate() there
-    leaves this process as it was)."""
+def _in_a_child(attempt, confined: bool = False) -> str:
+    """What ``attempt()`` returns, run in a forked child, after
+    ``isolate()`` if ``confined`` (there it leaves this process as it
+    was): the same call before and after says what the sandbox takes."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
             os.close(read)
+            if confined:
+                _isolate.isolate()
             os.write(write, attempt().encode())
             code = 0
         finally:
@@ -3924,8 +3927,6 @@ def _add_key_in_a_child(confined: bool) -> str:
     import ctypes
 
     def attempt() -> str:
-        if confined:
-            _isolate.isolate()
         libc = ctypes.CDLL(None, use_errno=True)
         got = libc.syscall(
             ADD_KEY[os.uname().machine],
@@ -3937,7 +3938,7 @@ def _add_key_in_a_child(confined: bool) -> str:
         )
         return "added" if got >= 0 else str(ctypes.get_errno())
 
-    return _in_a_child(attempt)
+    return _in_a_child(attempt, confined)
 
 
 @pytest.mark.skipif(
@@ -3983,12 +3984,10 @@ def test_a_graded_file_holds_no_memory_outside_its_mappings():
                 made.append(str(error.errno))
         return " ".join(made)
 
-    def confined() -> str:
-        _isolate.isolate()
-        return attempt()
-
     assert _in_a_child(attempt) == "made made made"
-    assert _in_a_child(confined) == " ".join([str(errno.ENOSYS)] * 3)
+    assert _in_a_child(attempt, confined=True) == " ".join(
+        [str(errno.ENOSYS)] * 3
+    )
 
 
 @pytest.mark.skipif(
@@ -4025,12 +4024,10 @@ def test_a_graded_file_hands_no_pages_to_a_pipe():
             said.append(str(error.errno))
         return " ".join(said)
 
-    def confined() -> str:
-        _isolate.isolate()
-        return attempt()
-
     assert _in_a_child(attempt) == "spliced spliced"
-    assert _in_a_child(confined) == f"{errno.ENOSYS} {errno.ENOSYS}"
+    assert (
+        _in_a_child(attempt, confined=True) == f"{errno.ENOSYS} {errno.ENOSYS}"
+    )
 
 
 @pytest.mark.skipif(
@@ -4058,12 +4055,8 @@ def test_a_graded_file_holds_no_memory_in_socket_buffers():
         files = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
         return f"{grown} {files <= _isolate.FILES}"
 
-    def confined() -> str:
-        _isolate.isolate()
-        return attempt()
-
     assert _in_a_child(attempt).startswith("grown ")
-    assert _in_a_child(confined) == f"{errno.EACCES} True"
+    assert _in_a_child(attempt, confined=True) == f"{errno.EACCES} True"
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="namespaces: Linux")
@@ -4123,12 +4116,8 @@ def test_a_graded_file_gets_no_netlink_socket():
         except OSError as error:
             return str(error.errno)
 
-    def confined() -> str:
-        _isolate.isolate()
-        return attempt()
-
     assert _in_a_child(attempt) == "opened"
-    assert _in_a_child(confined) == str(errno.EACCES)
+    assert _in_a_child(attempt, confined=True) == str(errno.EACCES)
 
 
 def _shmget(size: int) -> None:
