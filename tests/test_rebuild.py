@@ -133,6 +133,37 @@ def test_an_edit_renders_its_pages_and_leaves_a_clean_builds_site(
     assert not (site / "extra.html").exists()
 
 
+def test_a_save_while_pages_render_waits_for_the_next_rebuild(
+    serve, monkeypatch
+):
+    """A slide saved after MkDocs read the pages and before it renders
+    them (an editor's second save, a git checkout): MkDocs asks the file
+    again, finds it newer than its kept page and renders a page it never
+    read (a TypeError in the search plugin, and every page rendered
+    again). The rebuild keeps the last render; the next renders the edit."""
+    import os
+    import time
+
+    from lessonbuild.build import Build
+
+    path = serve.root / "docs" / EDITED
+    env, saved = Build.env, []
+
+    def env_then_save(self, *args, **kwargs):
+        env(self, *args, **kwargs)  # every page read, none rendered yet
+        if not saved:
+            saved.append(path)
+            edit(path, "what was the main idea", "the main idea")
+            later = time.time() + 5  # newer than any page written now
+            os.utime(path, (later, later))
+
+    monkeypatch.setattr(Build, "env", env_then_save)
+    assert serve() == set()  # raised a TypeError
+    assert saved
+    assert serve() == {EDITED}
+    assert "the main idea" in (serve.site / page_of(EDITED)).read_text()
+
+
 @pytest.mark.parametrize("serve", [True], indirect=True)
 def test_homework_run_by_the_first_build_is_not_rendered_again(serve):
     """The first build ran the homework: its notebooks were written after
