@@ -203,6 +203,9 @@ def test_every_broken_reference_is_reported_at_its_line():
     )
     assert "ref('42-nope') names no slide and no exercise" in text
     assert "expected ids as quoted strings" in text
+    # The likeliest cause first: a slide's file renamed (the closest name
+    # left may be another slide's; a contributor pointed a link there).
+    assert "if a slide's file was renamed, rename it back" in text
 
 
 def test_a_typed_slide_number_or_option_letter_names_the_call_to_write():

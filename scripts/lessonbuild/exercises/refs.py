@@ -19,6 +19,14 @@ from ..engine.prose import prose_lines
 from ..problems import Problem, did_you_mean
 from ..yamltext import Mapping, YamlProblem, load_yaml
 
+#: A reference that names no slide after a slide's file was renamed: the
+#: closest name left may be another slide's (a contributor who took the
+#: suggestion pointed slide 2's link at slide 6).
+RENAMED = (
+    "if a slide's file was renamed, rename it back (its file name is its "
+    "address and the name references use; a title changes without it)"
+)
+
 _CALL = re.compile(r"\{\{-?\s*ref\((?P<args>[^{}]*?)\)\s*-?\}\}")
 #: A place named in Python: the page's address and an optional anchor.
 _ADDRESS = re.compile(
@@ -147,7 +155,8 @@ class RefIndex:
         hint = did_you_mean(target, [*self.names, *self.exercises])
         raise RefError(
             f"ref({target!r}) names no slide and no exercise{hint}; "
-            "expected a slide's file stem without its number (e.g. "
+            f"{RENAMED}; expected a slide's file stem without its number "
+            "(e.g. "
             f"'{next(iter(self.names), 'title')}') or an exercise's id "
             f"({', '.join(sorted(self.exercises)) or 'none has one'})"
         )
@@ -330,8 +339,8 @@ class RefIndex:
         if stem not in self.slides:
             return (
                 f"slides/{stem}.html names no slide"
-                f"{did_you_mean(stem, self.slides)}; expected the "
-                "address of a page of docs/slides/"
+                f"{did_you_mean(stem, self.slides)}; {RENAMED}; expected "
+                "the address of a page of docs/slides/"
             )
         if anchor is None or any(  # its YAML's error is the problem
             anchor == f"ex-{name}" or anchor.startswith(f"ex-{name}-")
