@@ -1919,7 +1919,11 @@ def figure_labels(page, site: Path) -> list[str]:
     ):
         least = smallest_label(site, src, width)
         if least < 20:
-            found.append(f"{src}: labels at {least:.1f}px (at least 20)")
+            found.append(
+                f"{src}: labels at {least:.1f}px (at least 20), drawn "
+                f"{width}px wide: what else is on its screen leaves it "
+                "too little room"
+            )
     return found
 
 
