@@ -367,35 +367,47 @@ _ALLOW, _ERRNO, _KILL = 0x7FFF0000, 0x00050000, 0x80000000
 #: By machine (a 64-bit interpreter's): AUDIT_ARCH, the numbers of
 #: socket, socketpair and prctl, and of add_key, request_key and keyctl.
 #: io_uring_setup is 425 on both.
-#: (arch, socket, socketpair, prctl, the keyrings' three calls,
-#: memfd_create, memfd_secret, shmget, msgget, vmsplice and splice, and
-#: setsockopt).
+#: (arch, socket, socketpair, prctl, the keyrings' three calls and
+#: seccomp, memfd_create, memfd_secret, shmget, msgget, vmsplice and
+#: splice, and setsockopt).
 SYSCALLS = {
     "x86_64": (
-        0xC000003E, 41, 53, 157, (248, 249, 250),
+        0xC000003E, 41, 53, 157, (248, 249, 250, 317),
         (319, 447, 29, 68, 278, 275), 54,
     ),
     "aarch64": (
-        0xC00000B7, 198, 199, 167, (217, 218, 219),
+        0xC00000B7, 198, 199, 167, (217, 218, 219, 277),
         (279, 447, 194, 186, 75, 76), 208,
     ),
 }  # fmt: skip
 #: setsockopt(2) at SOL_SOCKET: the options that grow a socket's buffers
-#: (SO_SNDBUF, SO_RCVBUF and their FORCE forms).
-SOL_SOCKET, SOCKET_BUFFERS = 1, (7, 8, 32, 33)
+#: (SO_SNDBUF, SO_RCVBUF and their FORCE forms), and those that attach a
+#: BPF program to it (SO_ATTACH_FILTER, SO_ATTACH_BPF and the two
+#: SO_ATTACH_REUSEPORT_ forms).
+SOL_SOCKET, SOCKET_BUFFERS = 1, (7, 8, 32, 33, 26, 50, 51, 52)
+#: prctl(2): a seccomp filter of the file's own (PR_SET_SECCOMP).
+PR_SET_SECCOMP_OPTION = 22
 IO_URING_SETUP, X32_SYSCALL_BIT = 425, 0x40000000
-AF_UNIX, AF_NETLINK, AF_VSOCK = 1, 16, 40
+AF_UNIX = 1
 SOCK_STREAM, SOCK_SEQPACKET = 1, 5
 
 
 def confine() -> bool:
     """A seccomp filter on this process and all it starts (execs too):
-    ``socket()`` of ``AF_UNIX`` fails with EACCES. The network namespace
+    ``socket()`` of any family fails with EACCES. The network namespace
     scopes TCP and abstract Unix sockets, not a socket file, and one on
     a read-only mount still connects: a file sent /etc/shadow to a
     listener outside (docker.sock, an ssh-agent, X11 on a real machine).
     ``AF_VSOCK`` too (a VM's channel to its host, which no network
-    namespace scopes either). Also refused, each a way around that:
+    namespace scopes either). And a socket of a family that reaches
+    nothing there (``AF_INET`` with its loopback down) still holds what
+    the kernel keeps for it: up to ``optmem_max`` (128 KB) of option
+    memory each, in no mapping (TCP_MD5SIG keys, IP options): 300
+    sockets in each of two forks held 110 MB of the kernel's
+    unreclaimable memory, none of it counted, beside a module that
+    passed 7 of 7, about 190 MB a process at :data:`FILES` descriptors
+    and 12 GB in the :data:`TASKS` of them (an attacker's audit). Also
+    refused, each a way around that:
 
     - ``socketpair()`` of ``AF_UNIX`` but a connected stream or
       seqpacket pair (those reach only each other; a datagram one may
@@ -413,6 +425,13 @@ def confine() -> bool:
       audit);
     - ``prctl(PR_SET_PDEATHSIG)`` to other than SIGKILL: PID 1 of the
       grader's child would outlive its watcher (:func:`isolate`);
+    - a BPF program of the file's own (EACCES): one attached to a
+      socket of the pair it may make (``SO_ATTACH_FILTER`` and the
+      like) is copied, converted and compiled by the kernel, up to about
+      300 KB a socket in no mapping (1,000 sockets took 293 MB of the
+      machine's available memory), and so is each seccomp filter it
+      stacks on its own (``seccomp``, ``prctl(PR_SET_SECCOMP)``), about
+      25 MB a process (an attacker's audit);
     - a system call of another ABI (x32: ENOSYS; i386's ``int 0x80``,
       whose numbers differ: the process is killed);
     - memory no mapping holds (ENOSYS): a file in memory
@@ -511,14 +530,12 @@ def _filter(
         (jeq, "sockopt", 0, setsockopt),
         (jeq, 0, "allow", prctl),
         (ld, 0, 0, 16),  # its option
+        (jeq, "deny", 0, PR_SET_SECCOMP_OPTION),
         (jeq, 0, "allow", PR_SET_PDEATHSIG),
         (ld, 0, 0, 24),  # the signal
         (jeq, "allow", "deny", signal.SIGKILL),
-        "socket",
-        (ld, 0, 0, 16),  # the family
-        (jeq, "deny", 0, AF_UNIX),
-        (jeq, "deny", 0, AF_NETLINK),
-        (jeq, "deny", "allow", AF_VSOCK),
+        "socket",  # of any family (AF_UNIX, AF_NETLINK, AF_VSOCK, AF_INET...)
+        (ret, 0, 0, deny),
         "pair",
         (ld, 0, 0, 16),
         (jeq, 0, "allow", AF_UNIX),

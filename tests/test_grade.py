@@ -4120,6 +4120,95 @@ def test_a_graded_file_gets_no_netlink_socket():
     assert _in_a_child(attempt, confined=True) == str(errno.EACCES)
 
 
+@pytest.mark.skipif(
+    sys.platform != "linux" or os.uname().machine not in ADD_KEY,
+    reason="seccomp: Linux on x86_64 or aarch64",
+)
+def test_a_graded_file_opens_no_socket_of_any_family():
+    """A TCP socket reaches nothing in the file's network namespace, yet
+    holds up to optmem_max (128 KB) of option memory in the kernel, in
+    no mapping: TCP_MD5SIG keys on 600 sockets in two forks of a module
+    that passed 7 of 7 held 110 MB of unreclaimable memory, none of it
+    counted, 12 GB at the limits on descriptors and tasks (an
+    attacker's audit). No socket() of any family is there (EACCES); the
+    same process before isolate() opens them."""
+    import errno
+    import socket
+
+    def attempt() -> str:
+        said = []
+        for family, kind in (
+            (socket.AF_INET, socket.SOCK_STREAM),
+            (socket.AF_INET, socket.SOCK_DGRAM),
+            (socket.AF_INET6, socket.SOCK_STREAM),
+        ):
+            try:
+                socket.socket(family, kind).close()
+                said.append("opened")
+            except OSError as error:
+                said.append(str(error.errno))
+        return " ".join(said)
+
+    def confined() -> str:
+        _isolate.isolate()
+        return attempt()
+
+    assert _in_a_child(attempt) == "opened opened opened"
+    assert _in_a_child(confined) == " ".join([str(errno.EACCES)] * 3)
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or os.uname().machine not in ADD_KEY,
+    reason="seccomp: Linux on x86_64 or aarch64",
+)
+def test_a_graded_file_loads_no_bpf_program():
+    """The kernel copies, converts and compiles a BPF program attached
+    to a socket (about 300 KB for one of 1,100 instructions) or stacked
+    as a seccomp filter, in no mapping: a thousand sockets of the
+    socketpairs the file may make hold 300 MB, none of it counted (an
+    attacker's audit). SO_ATTACH_FILTER, seccomp() and
+    prctl(PR_SET_SECCOMP) are refused (EACCES); the same process before
+    isolate() may."""
+    import ctypes
+    import errno
+    import socket
+    import struct
+
+    def attempt() -> str:
+        libc = ctypes.CDLL(None, use_errno=True)
+        code = ctypes.create_string_buffer(
+            struct.pack("HBBI", 0x06, 0, 0, 0x7FFF0000)  # ret ALLOW
+        )
+        program = ctypes.create_string_buffer(
+            struct.pack("HxxxxxxQ", 1, ctypes.addressof(code))
+        )
+        said = []
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        attach_filter = 26  # SO_ATTACH_FILTER
+        try:
+            a.setsockopt(socket.SOL_SOCKET, attach_filter, program.raw[:16])
+            said.append("attached")
+        except OSError as error:
+            said.append(str(error.errno))
+        libc.prctl(_isolate.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        got = libc.prctl(
+            _isolate.PR_SET_SECCOMP,
+            _isolate.SECCOMP_MODE_FILTER,
+            ctypes.c_void_p(ctypes.addressof(program)),
+            0,
+            0,
+        )
+        said.append("stacked" if got == 0 else str(ctypes.get_errno()))
+        return " ".join(said)
+
+    def confined() -> str:
+        _isolate.isolate()
+        return attempt()
+
+    assert _in_a_child(attempt) == "attached stacked"
+    assert _in_a_child(confined) == f"{errno.EACCES} {errno.EACCES}"
+
+
 def _shmget(size: int) -> None:
     """A private System V segment of ``size`` bytes, then removed."""
     import ctypes
