@@ -993,8 +993,10 @@
   // first (the author's: the numbers the prose around it, the slide
   // before and its "Verify it" run use); "Try another" draws the others.
   // Returns null for an exercise without variants.
+  // (Its script.ex-spec, read as the exercise's one script: Material's
+  // instant navigation copies a page's scripts without their attributes.)
   function drawVariant(w) {
-    const script = one(w.el, "script.ex-spec");
+    const script = one(w.el, "script");
     const spec = script && JSON.parse(script.textContent);
     if (!spec?.vars) return null;
     const n = spec.vars.length;
@@ -1096,7 +1098,7 @@
   // cell must hold an answer before Check counts as a try; each wrong
   // cell says why, from the author's explanation of that wrong form.
   KINDS["fill-in"] = (w) => {
-    const spec = JSON.parse(one(w.el, "script.ex-spec").textContent);
+    const spec = JSON.parse(one(w.el, "script").textContent);
     const cells = all(w.el, ".ex-blank");
     const variants = drawVariant(w);
     all(w.el, ".ex-blank__nojs").forEach((s) => {

@@ -1305,3 +1305,47 @@ def test_a_t_where_queries_and_keys_differ_is_told_which(lesson_pages):
     expect(cross).to_contain_text("T has two lengths here: T_q")
     one = feedback_to(KIND_SLIDES["fill-in"], "(B, h, T, T) ?")
     expect(one).not_to_contain_text("two lengths")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "slides/47-milestone-2-complete-forward-pass.html",
+        "slides/37-check-yourself-parameter-count.html",
+    ],
+)
+def test_a_link_to_the_same_page_leaves_its_answers_locked(lesson_pages, name):
+    """Material's instant navigation fetches a page again on a click on
+    one of its own links (the title's pilcrow, the table of contents; on
+    the published site, every link between slides) and copies each of its
+    scripts without their attributes: the numbers of the variants
+    (script.ex-spec) were lost, a fill-in threw, and its key, the Verify
+    and reference folds and a discussion's model answer were on the page
+    before any try (a student's one click on slide 47's contents)."""
+    page = lesson_pages.open(name)
+    page.evaluate(
+        "() => { window.firstArticle = document.querySelector('article'); }"
+    )
+    page.locator("article h1 a.headerlink").click()
+    page.wait_for_function(
+        "() => document.querySelector('article') !== window.firstArticle"
+    )
+    wait_for_widgets(page)
+    section = page.locator("section.exercise").first
+    assert all(hidden_keys(section)), hidden_keys(section)
+    assert all(locked_verify_folds(page))
+    folds = page.locator("details.reference, details.instructor")
+    for i in range(folds.count()):
+        expect(folds.nth(i)).to_be_hidden()
+    # The variants are still drawn: Try another changes the numbers.
+    before = section.locator("[data-ex-var]").first.inner_text()
+    for _ in range(4):
+        section.get_by_role("button", name="Try another").click()
+        if section.locator("[data-ex-var]").first.inner_text() != before:
+            break
+    assert section.locator("[data-ex-var]").first.inner_text() != before
+    # Material runs the copied JSON as a script: its SyntaxError is
+    # Material's (reported, nothing stops), not the widget's.
+    lesson_pages.errors[:] = [
+        e for e in lesson_pages.errors if "Unexpected token ':'" not in e
+    ]
