@@ -185,6 +185,22 @@ def test_deck_notebook_says_answer_first_before_every_locked_fold(
     assert not unsaid, unsaid
 
 
+def test_deck_notebook_leads_hold_no_macro_call(built_site):
+    """A slide's lead paragraph in the notebook is text a reader reads:
+    slide 45's showed its raw ``{{ value("45_skeleton.d_model") }}``
+    calls. A lead ends at the last sentence before a macro's line."""
+    nb = nbformat.read(built_site / "notebooks/lesson-81.ipynb", as_version=4)
+    raw = [
+        c.id
+        for c in nb.cells
+        if c.cell_type == "markdown" and ("{{" in c.source or "{%" in c.source)
+    ]
+    assert not raw, raw
+    lead = next(c.source for c in nb.cells if c.id == "slide-45")
+    assert lead.rstrip().endswith((".", "!", "?")), lead
+    assert "Task." in lead, lead
+
+
 def _published_outputs(site) -> dict[str, str]:
     """Each snippet's output, as the built deck notebook holds it (a run
     kept for after its exercise holds none: any text stands for it)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import json
 import os
 import re
@@ -417,13 +418,27 @@ def lead_paragraph(slide) -> str:
         in_display = display and "\\]" not in line
         skip = display or i in fenced or line.startswith(not_prose)
         if skip or not line.strip():
-            if paragraph:
+            if paragraph and (text := _before_macros(paragraph)):
                 break
+            paragraph = []
             continue
         paragraph.append(line)
+    else:
+        text = _before_macros(paragraph)
     # Jupyter reads math between dollars, the site between \( and \).
-    text = "\n".join(paragraph)
     return text.replace("\\(", "$").replace("\\)", "$")
+
+
+def _before_macros(paragraph: list[str]) -> str:
+    """The paragraph up to the last full sentence before a line with a
+    macro call, whose text is the site's (slide 45's lead showed its
+    raw ``{{ value(...) }}`` calls); "" when none is left."""
+    kept = list(itertools.takewhile(lambda line: "{{" not in line, paragraph))
+    text = "\n".join(kept)
+    if len(kept) < len(paragraph):
+        ends = [m.end() for m in re.finditer(r"[.!?](?=\s|$)", text)]
+        text = text[: ends[-1]] if ends else ""
+    return text
 
 
 def write_deck_notebook(deck, outputs: dict[str, str]) -> Path:
