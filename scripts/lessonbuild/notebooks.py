@@ -320,8 +320,9 @@ def deck_notebook(deck, outputs: dict[str, str]):
             "lesson",
             f"# {deck.slides[0].title}\n\n"
             "Every code cell is one of the lesson's snippets, in slide "
-            "order, with the output the site verified (except the runs "
-            "that show an exercise's answer: run those once you have "
+            "order, with the output the site verified (except the cells "
+            "that show an exercise's answer, in their code or their run: "
+            "each says so first, read and run those once you have "
             "answered). The first cell "
             "unpacks the copy of `mha_ref` this notebook carries, so it "
             "runs wherever torch and Jupyter do; change a cell and run "
