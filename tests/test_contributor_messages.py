@@ -8,6 +8,7 @@ fastcheck` says in one line that all is well.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -258,11 +259,14 @@ def _lint_copy(tmp_path, files: dict[str, str]):
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
-    # -o: the linked-in environment and packages are taken as made.
+    # -o: the linked-in environment and packages are taken as made; run
+    # as a contributor runs it, not as `make test`'s child (whose make
+    # variables print "Entering directory" lines).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
     return subprocess.run(
         ["make", "-o", ".venv/.installed", "-o", "node_modules/.bin/biome",
          "lint"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip
 
 

@@ -949,7 +949,7 @@ def test_free_text_tells_a_try_from_no_try():
         "const [q, answers] = JSON.parse(process.argv[3]);\n"
         "console.log(JSON.stringify([texts.map(f.nonAnswer), "
         "f.words('没有掩码的时候会怎样'), "
-        "answers.map((a) => f.words(a, q))]));"
+        "answers.map((a) => f.words(a, [q]))]));"
     )
     result = subprocess.run(
         [
