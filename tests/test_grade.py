@@ -3873,6 +3873,18 @@ def test_no_process_of_a_grading_outlives_its_grader(tmp_path, how, sig):
                 os.kill(pid, signal.SIGKILL)
 
 
+def _tried(*calls) -> str:
+    """Each call's outcome, in order: "made", or the errno it raised."""
+    said = []
+    for call in calls:
+        try:
+            call()
+            said.append("made")
+        except OSError as error:
+            said.append(str(error.errno))
+    return " ".join(said)
+
+
 def _in_a_child(attempt, confined: bool = False) -> str:
     """What ``attempt()`` returns, run in a forked child, after
     ``isolate()`` if ``confined`` (there it leaves this process as it
@@ -3971,18 +3983,11 @@ def test_a_graded_file_holds_no_memory_outside_its_mappings():
     import errno
 
     def attempt() -> str:
-        made = []
-        for make in (
+        return _tried(
             lambda: os.close(os.memfd_create("held")),
             lambda: _shmget(1 << 20),
             _msgget,
-        ):
-            try:
-                make()
-                made.append("made")
-            except OSError as error:
-                made.append(str(error.errno))
-        return " ".join(made)
+        )
 
     assert _in_a_child(attempt) == "made made made"
     assert _in_a_child(attempt, confined=True) == " ".join(
@@ -4136,20 +4141,13 @@ def test_a_graded_file_opens_no_socket_of_any_family():
     import socket
 
     def attempt() -> str:
-        said = []
-        for family, kind in (
-            (socket.AF_INET, socket.SOCK_STREAM),
-            (socket.AF_INET, socket.SOCK_DGRAM),
-            (socket.AF_INET6, socket.SOCK_STREAM),
-        ):
-            try:
-                socket.socket(family, kind).close()
-                said.append("opened")
-            except OSError as error:
-                said.append(str(error.errno))
-        return " ".join(said)
+        return _tried(
+            lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close(),
+            lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close(),
+            lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM).close(),
+        )
 
-    assert _in_a_child(attempt) == "opened opened opened"
+    assert _in_a_child(attempt) == "made made made"
     assert _in_a_child(attempt, confined=True) == " ".join(
         [str(errno.EACCES)] * 3
     )
