@@ -140,21 +140,16 @@ build: $(STAMP) bytecode node
 # Every linter runs whatever an earlier one found (a contributor met
 # ruff's findings, then format's, then Biome's, a run each); each one's
 # output shows only when it fails, and the last line names the failures.
-LINTERS := zizmor actionlint ruff-check ruff-format biome
 lint: $(STAMP) $(BIOME)
 	@failed=""; \
-	for check in $(LINTERS); do \
-	  case $$check in \
-	    zizmor) set -- $(ZIZMOR) ;; \
-	    actionlint) set -- $(ACTIONLINT) ;; \
-	    ruff-check) set -- $(BIN)/ruff check . ;; \
-	    ruff-format) set -- $(BIN)/ruff format --check . ;; \
-	    biome) set -- $(BIOME) lint --error-on-warnings ;; \
-	  esac; \
-	  out=$$("$$@" 2>&1) || { printf '%s\n' "$$out"; failed="$$failed $$check"; }; \
-	done; \
+	run() { name=$$1; shift; out=$$("$$@" 2>&1) || { printf '%s\n' "$$out"; failed="$$failed $$name"; }; }; \
+	run zizmor $(ZIZMOR); \
+	run actionlint $(ACTIONLINT); \
+	run ruff-check $(BIN)/ruff check .; \
+	run ruff-format $(BIN)/ruff format --check .; \
+	run biome $(BIOME) lint --error-on-warnings; \
 	if [ -n "$$failed" ]; then echo "make lint: failed:$$failed (above)"; exit 1; fi; \
-	echo "make lint: all clean ($(LINTERS))"
+	echo "make lint: all clean"
 
 # The GitHub workflows: zizmor (security: permissions, pins, injection)
 # and actionlint (syntax, expressions, untrusted input in run: steps),
