@@ -350,8 +350,7 @@ def test_the_page_shows_the_first_variant_and_no_answer(fragments):
     for name, value in (("B", "2"), ("T", "5"), ("weights", "(2, 2, 5, 5)")):
         assert f'data-ex-var="{name}">{value}</span>' in html
     spec = json.loads(
-        re.search(r'<script type="application/json" class="ex-spec">'
-                  r"(.*?)</script>", html, re.S)[1]
+        re.search(r"data-ex-spec='(.*?)'", html)[1]
     )  # fmt: skip
     # Every variant's values, and nothing that says which option is right.
     assert spec == {"vars": [
@@ -372,8 +371,7 @@ def test_the_eliminate_page_shows_the_first_variant_and_no_survivor(
     for name, value in (("d_model", "8"), ("h", "2"), ("total", "256")):
         assert f'data-ex-var="{name}">{value}</span>' in html
     spec = json.loads(
-        re.search(r'<script type="application/json" class="ex-spec">'
-                  r"(.*?)</script>", html, re.S)[1]
+        re.search(r"data-ex-spec='(.*?)'", html)[1]
     )  # fmt: skip
     assert spec == {"vars": [
         dict(zip(COUNTS["36_variants.counts"]["columns"], row, strict=True))

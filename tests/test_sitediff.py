@@ -797,9 +797,8 @@ def test_a_changed_variant_of_an_exercise_is_shown_as_a_table(tmp_path):
     def page(second):
         spec = {"vars": [{"d_model": "512", "h": "16"}, second]}
         return (
-            '<section class="exercise"><p>How many parameters?</p>'
-            '<script type="application/json" class="ex-spec">'
-            f"{json.dumps(spec)}</script></section>"
+            f"<section class='exercise' data-ex-spec='{json.dumps(spec)}'>"
+            "<p>How many parameters?</p></section>"
         )
 
     old, new = _sites(
@@ -827,9 +826,8 @@ def test_a_wrong_answers_explanation_is_the_exercises_words(tmp_path):
         templates = "".join(f"<template><p>{w}</p></template>" for w in whys)
         spec = json.dumps({"cells": [{"wrong": len(whys)}]})
         return (
-            f'<section class="exercise"><p>How many?</p>{templates}'
-            f'<script type="application/json" class="ex-spec">{spec}'
-            "</script></section>"
+            f"<section class='exercise' data-ex-spec='{spec}'>"
+            f"<p>How many?</p>{templates}</section>"
         )
 
     def deck(body):

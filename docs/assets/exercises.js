@@ -987,17 +987,21 @@
     if (w.state.order && wasChecked) w.notChecked();
   };
 
+  // An exercise's data (variants' numbers, a fill-in's answers): JSON in
+  // its section's data-ex-spec, or null.
+  const specOf = (w) => {
+    const raw = w.el.getAttribute("data-ex-spec");
+    return raw && JSON.parse(raw);
+  };
+
   // The variants of an exercise whose numbers the snippet engine
   // computed (its data-ex-spec): one is shown at a time, remembered in
   // state.variant. A first visit, on the page as in the deck, shows the
   // first (the author's: the numbers the prose around it, the slide
   // before and its "Verify it" run use); "Try another" draws the others.
   // Returns null for an exercise without variants.
-  // (Its script.ex-spec, read as the exercise's one script: Material's
-  // instant navigation copies a page's scripts without their attributes.)
   function drawVariant(w) {
-    const script = one(w.el, "script");
-    const spec = script && JSON.parse(script.textContent);
+    const spec = specOf(w);
     if (!spec?.vars) return null;
     const n = spec.vars.length;
     if (!(w.state.variant >= 0 && w.state.variant < n)) {
@@ -1098,7 +1102,7 @@
   // cell must hold an answer before Check counts as a try; each wrong
   // cell says why, from the author's explanation of that wrong form.
   KINDS["fill-in"] = (w) => {
-    const spec = JSON.parse(one(w.el, "script").textContent);
+    const spec = specOf(w);
     const cells = all(w.el, ".ex-blank");
     const variants = drawVariant(w);
     all(w.el, ".ex-blank__nojs").forEach((s) => {

@@ -214,10 +214,8 @@ def read_page(html: str) -> Page:
         _found(main, "section", class_="exercise"), start=1
     ):
         # The numbers each variant draws (in the spec, not the text).
-        for spec in _found(section, "script", class_="ex-spec"):
-            if rows := _variant_rows(spec.get_text()):
-                tables[f"variants of exercise {n}"] = rows
-            spec.extract()
+        if rows := _variant_rows(section.get("data-ex-spec", "")):
+            tables[f"variants of exercise {n}"] = rows
         # With its templates' words: a wrong answer's explanation waits
         # in one (a contributor's new one showed only as the deck's JSON).
         words = section.get_text(" ", types=(NavigableString, TemplateString))

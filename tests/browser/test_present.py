@@ -953,10 +953,9 @@ def test_the_deck_starts_each_exercise_on_its_first_numbers(deck):
     wait_ready(page)
     shown = page.evaluate(
         """() => [...document.querySelectorAll('.reveal .exercise')]
-        .filter((ex) => ex.querySelector('script.ex-spec'))
+        .filter((ex) => ex.hasAttribute('data-ex-spec'))
         .map((ex) => {
-          const vars = JSON.parse(
-            ex.querySelector('script.ex-spec').textContent).vars;
+          const vars = JSON.parse(ex.getAttribute('data-ex-spec')).vars;
           const spans = [...ex.querySelectorAll('[data-ex-var]')];
           return [ex.id, vars.findIndex((v) => spans.every((s) =>
             s.textContent === v[s.getAttribute('data-ex-var')]))];
