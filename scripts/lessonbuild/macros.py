@@ -27,8 +27,9 @@ from lessonbuild.problems import Problem
 from lessonbuild.settings import PLUGIN_NAME
 
 
-def define_env(env):
-    """The macros a slide may call (mkdocs-macros' ``define_env``)."""
+def _macros(env) -> dict:
+    """The macros a slide may call, by name; ``env`` is the ``Templates``
+    (its ``conf`` and the ``page`` being rendered)."""
 
     def lesson():
         plugin = env.conf.plugins.get(PLUGIN_NAME)
@@ -58,7 +59,6 @@ def define_env(env):
             raise refuse(item_id, message)
         return found[item_id]
 
-    @env.macro
     def table(table_id, hide=None, indent=0):
         """A published table as Markdown, ``indent`` for a fold."""
         data = published("table", table_id)
@@ -68,12 +68,10 @@ def define_env(env):
             raise refuse(table_id, str(exc)) from None
         return markdown.replace("\n", "\n" + " " * indent)
 
-    @env.macro
     def value(value_id):
         """A figure a snippet published (``publish_value``), escaped."""
         return escape(str(published("value", value_id)))
 
-    @env.macro
     def figure(figure_id):
         """A published figure, linked relatively (the page works from
         disk), with its narrow layout for a phone where it has one."""
@@ -91,12 +89,10 @@ def define_env(env):
             "</picture></figure>"
         )
 
-    @env.macro
     def class_period():
         """ "120 min + homework": the notes' "Time: N min", added up."""
         return present.class_period(lesson().deck)
 
-    @env.macro
     def ref(target, option=None, to=None, cap=False):
         """``slide N`` (linked), ``slides N–M``, or an option's letter."""
         refs, uri = lesson().refs, env.page.file.src_uri
@@ -105,7 +101,6 @@ def define_env(env):
         except ValueError as exc:
             raise refuse(target, str(exc)) from None
 
-    @env.macro
     def part_contents():
         """A Section slide's contents: its part's other slides, linked."""
         deck = lesson().deck
@@ -123,7 +118,6 @@ def define_env(env):
             for i, s in enumerate((s for s in others if s is not here), 1)
         )
 
-    @env.macro
     def lesson_parts():
         """The home page's parts: slides, minutes and progress."""
         from lessonbuild.exercises.progress import parts_overview
@@ -131,6 +125,9 @@ def define_env(env):
         build = lesson()
         prefix, uri = build.settings.storage_prefix, env.page.file.src_uri
         return parts_overview(build.deck, prefix, page_uri=uri)
+
+    found = (table, value, figure, class_period, ref, part_contents)
+    return {f.__name__: f for f in (*found, lesson_parts)}
 
 
 class TemplateProblem(ValueError):
@@ -145,16 +142,10 @@ class Templates:
     """The one template environment of a build (plugin: ``render``)."""
 
     def __init__(self, conf=None):
-        self.conf, self.page, self.macros = conf, None, {}
-        define_env(self)
+        self.conf, self.page, self.macros = conf, None, _macros(self)
         # Not Jinja's own globals (range, cycler, joiner, lipsum...).
         self.jinja = SandboxedEnvironment(undefined=StrictUndefined)
         self.jinja.globals = dict(self.macros)
-
-    def macro(self, function):
-        """``@env.macro``, as mkdocs-macros spells it."""
-        self.macros[function.__name__] = function
-        return function
 
     def render(self, markdown: str, page, path: str, lines: list[str]):
         """The page's Markdown with its macro calls replaced; ``path`` and
@@ -251,11 +242,11 @@ def check_calls(source: str, path: str, lines: list[str], names: set[str]):
     try:
         tree = SandboxedEnvironment().parse(source)
     except TemplateSyntaxError as exc:
-        line = (exc.lineno or 1) + offset
-        message = f"template syntax error: {exc.message}; only {allowed} "
-        return [
-            Problem(path, line, f"{message}may appear on a page {literal}")
-        ]
+        message = (
+            f"template syntax error: {exc.message}; only {allowed} may "
+            f"appear on a page {literal}"
+        )
+        return [Problem(path, (exc.lineno or 1) + offset, message)]
     problems = []
     source_lines = source.split("\n")
 
@@ -269,9 +260,8 @@ def check_calls(source: str, path: str, lines: list[str], names: set[str]):
 
     for node in tree.body:
         if not isinstance(node, nodes.Output):
-            refuse(
-                node, f"the statement {{% {type(node).__name__.lower()} %}}"
-            )
+            statement = type(node).__name__.lower()
+            refuse(node, f"the statement {{% {statement} %}}")
             continue
         for item in node.nodes:
             if isinstance(item, nodes.TemplateData):
@@ -284,11 +274,8 @@ def check_calls(source: str, path: str, lines: list[str], names: set[str]):
                 refuse(item, f"the expression {_describe(item)}")
                 continue
             arguments = [*item.args, *(k.value for k in item.kwargs)]
-            if (
-                item.dyn_args
-                or item.dyn_kwargs
-                or not all(isinstance(a, nodes.Const) for a in arguments)
-            ):
+            constant = all(isinstance(a, nodes.Const) for a in arguments)
+            if item.dyn_args or item.dyn_kwargs or not constant:
                 what = "an argument computed at build time"
                 refuse(item, f"{item.node.name}() with {what}")
     return problems

@@ -10,13 +10,23 @@ torch does. The solutions run twice, as a job of the snippet engine
 from __future__ import annotations
 
 import ast
+import base64
+import ctypes
 import functools
+import hashlib
+import html
+import io
 import itertools
 import json
 import os
 import re
+import runpy
+import shutil
 import signal
 import sys
+import tempfile
+import traceback
+import zipfile
 from pathlib import Path
 
 from .atomic import write_atomic
@@ -59,6 +69,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _NOQA = re.compile(r"\s*# noqa(?::[ \w,]*)?$")
 # `# --8<-- [start:show]`: where a slide's include begins, noise in a cell.
 _SECTION_MARK = re.compile(r"^\s*#\s*-+8<-+\s*\[(?:start|end):[^\]]*\]\s*$")
+#: A comment line that goes with the statement below it (not a marker).
+_COMMENT = re.compile(r"(?!" + _SECTION_MARK.pattern + r")\s*#")
 
 
 # --- notebooks from their sources --------------------------------------------
@@ -105,9 +117,6 @@ def download_line(uri: str, figures: bool = True) -> str:
 def package_zip(package: Path) -> bytes:
     """``package``'s ``.py`` files as a zip of ``<name>/<file>.py``, the
     same bytes for the same files (fixed dates, sorted names)."""
-    import io
-    import zipfile
-
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for file in sorted(package.glob("*.py")):
@@ -121,9 +130,6 @@ def setup_cell(package: Path, figures: bool = True) -> dict:
     """Every offered notebook's first cell, hidden in Jupyter: it unpacks
     the ``package_zip`` it carries (base64) first on ``sys.path`` and,
     with ``figures``, installs matplotlib where it is missing."""
-    import base64
-    import hashlib
-
     zipped = package_zip(package)
     data = base64.encodebytes(zipped).decode("ascii").rstrip("\n")
     digest = hashlib.sha256(zipped).hexdigest()[:12]
@@ -204,11 +210,8 @@ def student_code(source: str) -> str:
             text = indent + ast.unparse(node) if node.names else None
             edits.append((*span, text))
     for start, end, text in sorted(edits, reverse=True):
-        if text is None:  # the comment just above goes with it
-            while start > 0 and lines[start - 1].lstrip().startswith("#"):
-                if _SECTION_MARK.match(lines[start - 1]):
-                    break
-                start -= 1
+        while text is None and start > 0 and _COMMENT.match(lines[start - 1]):
+            start -= 1  # the comment just above goes with it
         lines[start:end] = [] if text is None else text.splitlines()
     kept = [
         _NOQA.sub("", line) for line in lines if not _SECTION_MARK.match(line)
@@ -248,7 +251,7 @@ class NotebookExecutionError(RuntimeError):
         self.path, self.line, self.message = str(path), line, message
 
 
-def execute(nb, timeout: int, *, source=None, allow_errors=False, km=None):
+def execute(nb, timeout: int, *, source, allow_errors=False, km=None):
     """Run every cell of ``nb`` in place and return it. A fresh kernel
     (unless ``km`` is one already started) runs in the folder of
     ``source``, the ``.py`` an error is reported in; the first error
@@ -256,7 +259,6 @@ def execute(nb, timeout: int, *, source=None, allow_errors=False, km=None):
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
-    cwd = Path(source).parent if source is not None else Path.cwd()
     client = NotebookClient(
         nb,
         km=km,
@@ -269,7 +271,7 @@ def execute(nb, timeout: int, *, source=None, allow_errors=False, km=None):
         # and cell (where the kernel's flushes fall depends on timing).
         record_timing=False,
         coalesce_streams=True,
-        resources={"metadata": {"path": str(cwd)}},
+        resources={"metadata": {"path": str(Path(source).parent)}},
     )
     try:
         client.execute()
@@ -281,30 +283,37 @@ def execute(nb, timeout: int, *, source=None, allow_errors=False, km=None):
 def _failure(nb, error, source) -> NotebookExecutionError:
     """The first cell that raised, at the line of ``source`` of the
     failing statement (or of the cell's start)."""
-    where = source or "notebook"
-    raised = [
+    raised = (
         (index, cell, out)
         for index, cell in enumerate(nb.cells)
         for out in cell.get("outputs", [])
         if out.get("output_type") == "error"
-    ]
-    if not raised:
-        return NotebookExecutionError(where, None, str(error))
-    index, cell, out = raised[0]
+    )
+    if not (found := next(raised, None)):
+        return NotebookExecutionError(source, None, str(error))
+    index, cell, out = found
     message = f"cell {index} raised {out['ename']}: {out['evalue']}"
-    text = Path(source).read_text(encoding="utf-8") if source else ""
-    start = text.find(cell.source) if source else -1
-    if start < 0:
-        return NotebookExecutionError(where, None, message)
-    traceback = _ANSI.sub("", "\n".join(out.get("traceback", [])))
+    text = Path(source).read_text(encoding="utf-8")
+    if (start := text.find(cell.source)) < 0:
+        return NotebookExecutionError(source, None, message)
+    trace = _ANSI.sub("", "\n".join(out.get("traceback", [])))
     # IPython names the cell's own frame "Cell In[<count>], line <n>".
     count = cell.get("execution_count")
-    match = re.search(rf"Cell In\[{count}\], line (\d+)", traceback)
+    match = re.search(rf"Cell In\[{count}\], line (\d+)", trace)
     line = text.count("\n", 0, start) + (int(match[1]) if match else 1)
-    return NotebookExecutionError(where, line, message)
+    return NotebookExecutionError(source, line, message)
 
 
 # --- the deck as a notebook --------------------------------------------------
+
+_DECK_INTRO = (
+    "Every code cell is one of the lesson's snippets, in slide order, with "
+    "the output the site verified (except the cells that show an exercise's "
+    "answer, in their code or their run: each says so first, read and run "
+    "those once you have answered). The first cell unpacks the copy of "
+    "`mha_ref` this notebook carries, so it runs wherever torch and Jupyter "
+    "do; change a cell and run it again to see what changes.\n\n"
+)
 
 
 def deck_notebook(deck, outputs: dict[str, str]):
@@ -315,19 +324,9 @@ def deck_notebook(deck, outputs: dict[str, str]):
 
     # Ids name the slide, not positions: a cell added or removed leaves
     # the other slides' cells as they were (``make site-diff`` too).
+    intro = f"# {deck.slides[0].title}\n\n{_DECK_INTRO}"
     cells = [
-        _markdown_cell(
-            "lesson",
-            f"# {deck.slides[0].title}\n\n"
-            "Every code cell is one of the lesson's snippets, in slide "
-            "order, with the output the site verified (except the cells "
-            "that show an exercise's answer, in their code or their run: "
-            "each says so first, read and run those once you have "
-            "answered). The first cell "
-            "unpacks the copy of `mha_ref` this notebook carries, so it "
-            "runs wherever torch and Jupyter do; change a cell and run "
-            "it again to see what changes.\n\n" + download_line(DECK_NOTEBOOK),
-        ),
+        _markdown_cell("lesson", intro + download_line(DECK_NOTEBOOK)),
         setup_cell(deck.root / "mha_ref") | {"id": "setup"},
     ]
     seen = set()
@@ -345,15 +344,14 @@ def deck_notebook(deck, outputs: dict[str, str]):
         text = f"{title}\n\n{lead}" if lead else title
         cells.append(_markdown_cell(cell_id, text))
         for k, rel in enumerate(snippets, 1):
-            source = (deck.root / rel).read_text(encoding="utf-8")
-            text = outputs[rel]
+            own_id, text = f"{cell_id}-{k}", outputs[rel]
             out = {"output_type": "stream", "name": "stdout", "text": text}
-            metadata = {"snippet": rel}
+            outs, metadata = [out] if text else [], {"snippet": rel}
             # Code the page locks until its exercise is tried keeps no
             # output here and says so first: its run shows the answer, or
             # its code computes it (a variants table, which prints none).
-            locked = _locked(slide, rel)
-            if locked:
+            if _locked(slide, rel):
+                outs = []
                 metadata["after_exercise"] = True
                 first = (
                     f"*Answer slide {slide.number}'s exercise first: this "
@@ -364,9 +362,8 @@ def deck_notebook(deck, outputs: dict[str, str]):
                     f"{slide.number}'s reference, and its run shows the "
                     f"answer.*"
                 )
-                cells.append(_markdown_cell(f"{cell_id}-{k}-first", first))
-            outs = [out] if text and not locked else []
-            code, own_id = student_code(source), f"{cell_id}-{k}"
+                cells.append(_markdown_cell(f"{own_id}-first", first))
+            code = student_code((deck.root / rel).read_text(encoding="utf-8"))
             cells.append(_code_cell(code, outs, id=own_id, metadata=metadata))
     # Validated once, whole: the cell constructors would validate each.
     metadata = {"kernelspec": dict(KERNELSPEC)}
@@ -477,18 +474,14 @@ def mark_math(page_html: str) -> str:
             depth += -1 if tag.group(1) else 1
             if depth == 0:
                 inner = page_html[cell.end() : tag.start()]
-                marked = _mark_cell(inner)
-                if marked != inner:
-                    parts += [page_html[done : cell.end()], marked]
-                    done = tag.start()
+                parts += [page_html[done : cell.end()], _mark_cell(inner)]
+                done = tag.start()
                 break
     return "".join(parts) + page_html[done:]
 
 
 def _mark_cell(inner: str) -> str:
     """One Markdown cell's HTML with its prose math wrapped."""
-    import html
-
     from bs4 import BeautifulSoup
 
     if "$" not in inner:
@@ -532,8 +525,6 @@ class Homework:
     """
 
     def __init__(self, root: Path, cache_key: str, pool):
-        import hashlib
-
         from .engine.preload import preload_plan
         from .engine.runner import Module
 
@@ -649,8 +640,6 @@ def _forked_kernel():
     ``AsyncKernelManager`` whose provisioner's process is the fork, also
     ``km.lesson_kernel`` (jupyter_client forgets it on cleanup).
     """
-    import tempfile
-
     from jupyter_client.connect import write_connection_file
     from jupyter_client.manager import AsyncKernelManager
     from jupyter_client.provisioning import LocalProvisioner
@@ -687,9 +676,6 @@ def _forked_kernel():
 
 def _run_kernel(connection_file: str) -> None:
     """The forked child: become the kernel, then exit."""
-    import ctypes
-    import runpy
-
     code = 1
     try:
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -707,8 +693,6 @@ def _run_kernel(connection_file: str) -> None:
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:
-        import traceback
-
         traceback.print_exc()
     finally:
         os._exit(code)
@@ -731,8 +715,6 @@ class _Forked:
         return self.returncode
 
     def kill(self) -> None:
-        import shutil
-
         if self.poll() is None:
             os.kill(self.pid, signal.SIGKILL)
             status = os.waitpid(self.pid, 0)[1]

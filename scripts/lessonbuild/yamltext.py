@@ -16,13 +16,11 @@ _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class Mapping(dict):
-    """A YAML mapping that remembers the 0-based line of each key."""
+    """A YAML mapping that remembers the 0-based line of each key (only
+    ``_construct_mapping`` makes one)."""
 
     line: int = 0
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.key_lines: dict = {}
+    key_lines: dict
 
     def line_of(self, key) -> int:
         return self.key_lines.get(key, self.line)
@@ -35,9 +33,8 @@ class Sequence(list):
     item_lines: list
 
     def line_of(self, index: int) -> int:
-        if 0 <= index < len(self.item_lines):
-            return self.item_lines[index]
-        return self.line
+        inside = 0 <= index < len(self.item_lines)
+        return self.item_lines[index] if inside else self.line
 
 
 class YamlProblem(Exception):
@@ -51,7 +48,7 @@ class YamlProblem(Exception):
 class _Loader(_BASE):
     def __init__(self, stream):
         super().__init__(stream)
-        self.duplicates: list[tuple[int, str]] = []
+        self.duplicates: list[tuple[int, str]] = []  # (0-based line, key)
 
 
 class _TextNumbers(_Loader):
@@ -62,7 +59,7 @@ class _TextNumbers(_Loader):
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Mapping:
     loader.flatten_mapping(node)
     result = Mapping()
-    result.line = node.start_mark.line
+    result.line, result.key_lines = node.start_mark.line, {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
         if isinstance(key, dict):  # `answer: {{ value("x") }}`
@@ -158,16 +155,13 @@ def _unclosed_quote(lines: list[str], upto: int) -> tuple[int, str] | None:
     ``upto``) closes, or None. (A quoted value may span lines: one that
     a later line closes, an odd count of its quote there, is no fault.)"""
     for i in range(min(upto, len(lines) - 1), -1, -1):
-        key, colon, value = lines[i].strip().removeprefix("- ").partition(":")
+        _, colon, value = lines[i].strip().removeprefix("- ").partition(":")
         value = value.strip()
         if colon and value[:1] in _QUOTED:
             mark = value[0]
             if _QUOTED[mark].fullmatch(value):
                 continue
             below = lines[i + 1 : upto + 1]
-            if any(
-                line.replace(mark * 2, "").count(mark) % 2 for line in below
-            ):
-                return None
-            return i, mark
+            odd = any(b.replace(mark * 2, "").count(mark) % 2 for b in below)
+            return None if odd else (i, mark)
     return None
