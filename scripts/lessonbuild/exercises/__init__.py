@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from functools import partial
 
 from ..deck import Slide
 from ..engine.prose import expand_values
@@ -77,14 +78,13 @@ def render_page(
     nonce = hashlib.sha256(slide.text.encode()).hexdigest()[:12]
     page = url[: -len(".html")] + ".md"
 
-    def markup(to_html):  # Markdown -> HTML, references resolved
-        def convert(text: str) -> str:
-            if refs is not None:
-                text = refs.expand(text, page=page)
-            return mark_letters(to_html(text))
+    def markup(to_html, text: str) -> str:  # references resolved
+        if refs is not None:
+            text = refs.expand(text, page=page)
+        return mark_letters(to_html(text))
 
-        return convert
-
+    block = partial(markup, fragments.block)
+    inline = partial(markup, fragments.inline)
     ids: dict[str, int] = {}  # exercise id -> its number on the page
     replaced: list[tuple[int, int, str]] = []  # (first, last line, token)
     for n, fence in enumerate(slide.exercises, start=1):
@@ -99,15 +99,12 @@ def render_page(
             values=values,
         )
         if exercise is not None and exercise.id in ids:
-            problems.append(
-                Problem(
-                    slide.path,
-                    fence.line,
-                    f"id '{exercise.id}' is also used by exercise "
-                    f"{ids[exercise.id]} on this page; expected ids "
-                    "unique per page",
-                )
+            message = (
+                f"id '{exercise.id}' is also used by exercise "
+                f"{ids[exercise.id]} on this page; expected ids unique per "
+                "page"
             )
+            problems.append(Problem(slide.path, fence.line, message))
             exercise = None
         result.problems.extend(problems)
         if exercise is None:
@@ -117,10 +114,9 @@ def render_page(
         result.exercises.append(exercise)
         key = f"{key_prefix}:{url}:{exercise.id or n}"
         token = f"xexercisex{nonce}x{n}x"
-        ctx = RenderContext(
-            n, key, markup(fragments.block), markup(fragments.inline)
+        result.html[token] = render(
+            exercise, RenderContext(n, key, block, inline)
         )
-        result.html[token] = render(exercise, ctx)
         replaced.append((fence.start, fence.end, fence.indent + token))
     for start, end, placeholder in reversed(replaced):
         newline = "\r\n" if lines[start].endswith("\r\n") else "\n"

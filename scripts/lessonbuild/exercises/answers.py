@@ -87,8 +87,7 @@ def split(text: str, shape: bool) -> list[str] | None:
     at ``×``, else at spaces) or one for a number (without thousands
     separators), in ASCII; None when there is nothing to read."""
     s = _common(text)
-    m = _TORCH_SIZE.match(s)
-    if m:
+    if m := _TORCH_SIZE.match(s):
         s = m[1].strip()
     if shape:
         s = _unwrap(s)
@@ -116,20 +115,15 @@ def _compiled(side: str):
     if any(canonical_symbol(n) is None for n in names):
         return None
     from sympy import Symbol, lambdify
-    from sympy.parsing.sympy_parser import (
-        convert_xor,
-        implicit_multiplication,
-        parse_expr,
-        standard_transformations,
-    )
+    from sympy.parsing import sympy_parser as sp
 
     local = {n: Symbol(canonical_symbol(n)) for n in names}
     try:
-        expr = parse_expr(
+        expr = sp.parse_expr(
             side,
             local_dict=local,
-            transformations=standard_transformations
-            + (implicit_multiplication, convert_xor),
+            transformations=sp.standard_transformations
+            + (sp.implicit_multiplication, sp.convert_xor),
         )
     except Exception:  # noqa: BLE001 - any parse failure: not an answer
         return None
@@ -138,8 +132,7 @@ def _compiled(side: str):
 
 
 def _evaluate(side: str, scope: dict[str, float]) -> float | None:
-    compiled = _compiled(side)
-    if compiled is None:
+    if (compiled := _compiled(side)) is None:
         return None
     names, function = compiled
     if any(n not in scope for n in names):
@@ -159,8 +152,7 @@ def close(a: float, b: float) -> bool:
 
 def _rounded(part: str) -> tuple[float, float, float] | None:
     """``1M`` -> (1e6 value, half a unit of its last digit, 2^20 value)."""
-    m = _ROUNDED.match(part)
-    if not m:
+    if not (m := _ROUNDED.match(part)):
         return None
     power = "kmg".index(m[2]) + 1
     digits = len(m[1].partition(".")[2])
@@ -176,8 +168,7 @@ def values(part: str, scope: dict[str, float]) -> float | tuple | None:
     """One part's value in ``scope``: a float, a rounded number (``1M``)
     as (value, tolerance, binary value), or None when it cannot be read or
     the sides of a chain ``4*8^2 = 256`` disagree."""
-    rounded = _rounded(part)
-    if rounded is not None:
+    if (rounded := _rounded(part)) is not None:
         return rounded
     sides = [_evaluate(side.strip(), scope) for side in part.split("=")]
     if None in sides or not all(close(v, sides[0]) for v in sides):

@@ -27,11 +27,12 @@ def exercise_keys(deck, slide, prefix: str) -> list[str]:
     return keys
 
 
-def _minutes(times: list[float], what: str) -> str:
+def _minutes(times: list[float], noun: str = "") -> str:
     """E.g. "42 min (+ 2 untimed slides)", for slides with no Time line."""
-    untimed = times.count(0)
-    more = f" (+ {untimed} untimed{what})" if untimed else ""
-    return f"{sum(times):g} min{more}"
+    if untimed := times.count(0):
+        plural = "s" if noun and untimed > 1 else ""
+        return f"{sum(times):g} min (+ {untimed} untimed{noun}{plural})"
+    return f"{sum(times):g} min"
 
 
 def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
@@ -41,9 +42,6 @@ def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
     for part in deck.parts:
         times = [slide_minutes(slide) for slide in part.slides]
         every += times
-        minutes = _minutes(
-            times, " slides" if times.count(0) != 1 else " slide"
-        )
         keys = [
             k
             for slide in part.slides
@@ -60,10 +58,10 @@ def parts_overview(deck, prefix: str, page_uri: str = "index.md") -> str:
             f'<th scope="row"><a href="{html.escape(link)}">'
             f"{html.escape(part.name)}</a></th>"
             f"<td>{first.number}–{part.slides[-1].number}</td>"
-            f"<td>{html.escape(minutes)}</td>"
+            f"<td>{html.escape(_minutes(times, ' slide'))}</td>"
             f'<td class="lesson-parts__done">{len(keys)}</td></tr>'
         )
-    total = _minutes(every, "")
+    total = _minutes(every)
     return (
         '<div class="lesson-parts" markdown="0">'
         # (The sidebar's list again: not for search, whose index each

@@ -109,33 +109,27 @@ class RefIndex:
         except YamlProblem:  # the exercise's own validation reports it
             self.unparsed.update(_ID_LINE.findall(fence.body))
             return
-        if not isinstance(data, Mapping) or not isinstance(
-            data.get("id"), str
-        ):
+        ex_id = data.get("id") if isinstance(data, Mapping) else None
+        if not isinstance(ex_id, str):
             return
-        ex_id = data["id"]
         if ex_id in self.exercises:
             first = self.exercises[ex_id]
-            self.problems.append(
-                Problem(
-                    page.path,
-                    fence.line,
-                    f"exercise id '{ex_id}' is also the id of the exercise "
-                    f"at {first.path}:{first.line}; expected ids unique "
-                    "in the deck, so a reference names one exercise",
-                )
+            message = (
+                f"exercise id '{ex_id}' is also the id of the exercise at "
+                f"{first.path}:{first.line}; expected ids unique in the "
+                "deck, so a reference names one exercise"
             )
+            self.problems.append(Problem(page.path, fence.line, message))
             return
-        ex = _Exercise(stem, src_uri, f"ex-{ex_id}", fence.line, page.path)
         options = data.get("options")
-        for i, option in enumerate(
-            options if isinstance(options, list) else []
-        ):
-            if isinstance(option, Mapping) and isinstance(
-                option.get("id"), str
-            ):
-                ex.options[option["id"]] = chr(ord("A") + i)
-        self.exercises[ex_id] = ex
+        letters = {
+            o["id"]: chr(ord("A") + i)
+            for i, o in enumerate(options if isinstance(options, list) else [])
+            if isinstance(o, Mapping) and isinstance(o.get("id"), str)
+        }
+        self.exercises[ex_id] = _Exercise(
+            stem, src_uri, f"ex-{ex_id}", fence.line, page.path, letters
+        )
 
     def _slide(self, target: str) -> tuple[int, str, str]:
         """(number, src_uri, anchor) of a slide stem or an exercise id."""
@@ -194,9 +188,7 @@ class RefIndex:
         """A linked "slide N", a range, or an option's letter, on the page
         ``page`` (a src_uri); ``html`` links to the built page (exercise
         text, which MkDocs does not rewrite)."""
-        if not isinstance(target, str) or (
-            option is not None and not isinstance(option, str)
-        ):
+        if not isinstance(target, str) or not isinstance(option, str | None):
             raise RefError(
                 "ref() takes ids as strings; expected "
                 'ref("slide-stem"), ref("exercise-id", "option-id")'
@@ -238,15 +230,11 @@ class RefIndex:
 
     def fingerprint(self) -> str:
         """What a page's rendered references depend on (serve's cache)."""
-        return repr(
-            (
-                sorted(self.slides.items()),
-                sorted(
-                    (k, v.src_uri, sorted(v.options.items()))
-                    for k, v in self.exercises.items()
-                ),
-            )
+        exercises = sorted(
+            (k, v.src_uri, sorted(v.options.items()))
+            for k, v in self.exercises.items()
         )
+        return repr((sorted(self.slides.items()), exercises))
 
     def check(self, deck) -> list[Problem]:
         """Every reference of the deck's pages and of the Python under

@@ -75,11 +75,7 @@ def _scrambled(shown: list) -> bool:
 
 def _buckets_view(ex: Buckets, ctx: RenderContext) -> dict:
     """``flat``: (number, (bucket, text)) in the key's order."""
-    flat = [
-        (b, item)
-        for b, bucket in enumerate(ex.buckets)
-        for item in bucket.items
-    ]
+    flat = [(b, t) for b, bk in enumerate(ex.buckets) for t in bk.items]
     shuffled, flat = _shown(flat, "buckets\0" + ex.prompt)
     names = [Markup(ctx.inline(b.name)) for b in ex.buckets]
     return {"flat": flat, "shuffled": shuffled, "names": names}
@@ -125,13 +121,8 @@ def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
 
     # Random sizes, but a variant's flags (bias) as the variant has them:
     # "4 d_model^2" is right for a bias-free layer.
-    points = [
-        [
-            {**p, **{k: v for k, v in sc.items() if k == "bias"}}
-            for p in ex.points
-        ]
-        for sc in ex.scopes
-    ]
+    flags = [{k: v for k, v in sc.items() if k == "bias"} for sc in ex.scopes]
+    points = [[{**p, **f} for p in ex.points] for f in flags]
 
     def at_points(text, shape):
         return [[at(text, shape, p) for p in pts] for pts in points]

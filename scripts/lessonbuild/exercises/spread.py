@@ -24,16 +24,13 @@ def check_spread(found: list[tuple[str, Exercise]]) -> list[Problem]:
         key = frozenset(" ".join(o.text.lower().split()) for o in ex.options)
         if key in seen:
             first_path, first = seen[key]
-            problems.append(
-                Problem(
-                    path,
-                    ex.line,
-                    f"this {ex.kind} offers the same options as the "
-                    f"{first.kind} at {first_path}:{first.line}, so one "
-                    "answers the other; expected a different question "
-                    "with its own options (or one merged exercise)",
-                )
+            message = (
+                f"this {ex.kind} offers the same options as the {first.kind} "
+                f"at {first_path}:{first.line}, so one answers the other; "
+                "expected a different question with its own options (or one "
+                "merged exercise)"
             )
+            problems.append(Problem(path, ex.line, message))
         else:
             seen[key] = (path, ex)
     if len(choices) < MIN_FOR_SPREAD:
@@ -43,18 +40,12 @@ def check_spread(found: list[tuple[str, Exercise]]) -> list[Problem]:
         for path, ex in choices
     ]
     letter, count = Counter(r for _, _, r in right).most_common(1)[0]
-    if count * 2 > len(choices):
-        where = ", ".join(
-            f"{p}:{ex.line}" for p, ex, r in right if r == letter
-        )
-        problems.append(
-            Problem(
-                choices[0][0],
-                choices[0][1].line,
-                f"{count} of the {len(choices)} check/eliminate "
-                f"exercises have their correct option at {letter} "
-                f"({where}); expected at most half in one position: "
-                "reorder some exercises' options",
-            )
-        )
-    return problems
+    if count * 2 <= len(choices):
+        return problems
+    where = ", ".join(f"{p}:{ex.line}" for p, ex, r in right if r == letter)
+    message = (
+        f"{count} of the {len(choices)} check/eliminate exercises have "
+        f"their correct option at {letter} ({where}); expected at most half "
+        "in one position: reorder some exercises' options"
+    )
+    return [*problems, Problem(choices[0][0], choices[0][1].line, message)]

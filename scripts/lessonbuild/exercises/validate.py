@@ -15,18 +15,8 @@ from typing import Any
 
 from ..problems import Problem, did_you_mean
 from ..yamltext import Mapping, Sequence, YamlProblem, load_yaml
-from . import answers
-from .model import (
-    KINDS,
-    PLACEHOLDER,
-    Bucket,
-    Buckets,
-    Cell,
-    Exercise,
-    Option,
-    Table,
-    WrongForm,
-)
+from . import answers, model
+from .model import PLACEHOLDER, Table
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _MATH = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
@@ -48,17 +38,17 @@ TableSource = Callable[[], Any] | dict | None
 def _yaml_hint(exc: YamlProblem, body: str) -> str:
     """What to do about a YAML error, by its likely cause (contributors
     were told "expected a YAML mapping such as 'kind: check'" for each)."""
-    lines = body.splitlines()
+    lines, msg = body.splitlines(), exc.message
     here = lines[exc.line] if 0 <= exc.line < len(lines) else ""
-    if "quote it does not close" in exc.message:  # said by load_yaml
+    if "quote it does not close" in msg:  # said by load_yaml
         return ""
-    if "mapping values are not allowed" in exc.message:
+    if "mapping values are not allowed" in msg:
         # A 'key: value' indented deeper than the key above reads as more
         # of that line's value: quoting it changes nothing.
         above = next((t for t in reversed(lines[: exc.line]) if t.strip()), "")
         top = len(above) - len(above.lstrip(" -"))
         deeper = len(here) - len(here.lstrip()) > top
-        if exc.line > 0 and ": " in here and ": " in above and deeper:
+        if ": " in here and ": " in above and deeper:
             return (
                 "; this line is indented deeper than the one above, so it "
                 "reads as part of that line's value: line its key up with "
@@ -68,9 +58,9 @@ def _yaml_hint(exc: YamlProblem, body: str) -> str:
             "; a ': ' inside an unquoted value starts a new key; quote the "
             "value ('…') or write it as a block scalar (|)"
         )
-    if start := _CANNOT_START.search(exc.message):
+    if start := _CANNOT_START.search(msg):
         return f"; an unquoted value may not start with '{start[1]}': {_QUOTE}"
-    if "tab character" in exc.message:
+    if "tab character" in msg:
         return "; indent with spaces: YAML does not take tabs"
     value = here.strip().removeprefix("- ").partition(": ")[2].lstrip()
     if value[:1] in ("{", "["):  # `text: {w_o} rows`
@@ -78,13 +68,13 @@ def _yaml_hint(exc: YamlProblem, body: str) -> str:
             f"; an unquoted value may not start with '{value[0]}' (YAML "
             f"reads it as its own syntax): {_QUOTE}"
         )
-    if re.search(r"did not find expected (key|'-')", exc.message):
+    if re.search(r"did not find expected (key|'-')", msg):
         return (
             "; this line is not lined up with the keys around it: the keys "
             "of one mapping (the exercise's, one option's) start in the "
             "same column"
         )
-    if "alias" in exc.message or "block scalar" in exc.message:
+    if "alias" in msg or "block scalar" in msg:
         return ""
     return (
         "; expected a YAML mapping such as 'kind: check' followed by that "
@@ -242,7 +232,7 @@ def validate(
     first_line: int,
     tables: TableSource = None,
     values: dict[str, str] | None = None,
-) -> tuple[Exercise | None, list[Problem]]:
+) -> tuple[model.Exercise | None, list[Problem]]:
     """Validate the YAML `body` of a fence that opens at `first_line`.
 
     `tables` is a mapping of table id -> {"columns", "rows"}, or a
@@ -272,19 +262,19 @@ def validate(
             "followed by that kind's keys",
         )
         return None, c.problems
-    names = ", ".join(KINDS)
-    kind = data.get("kind")
+    kinds, kind = model.KINDS, data.get("kind")
+    names = ", ".join(kinds)
     if kind is None:
         c.add(data.line, f"exercise has no 'kind'; expected one of: {names}")
         return None, c.problems
-    if not isinstance(kind, str) or kind not in KINDS:
+    if not isinstance(kind, str) or kind not in kinds:
         c.add(
             data.line_of("kind"),
             f"unknown exercise kind '{kind}'"
-            f"{did_you_mean(str(kind), KINDS)}; expected one of: {names}",
+            f"{did_you_mean(str(kind), kinds)}; expected one of: {names}",
         )
         return None, c.problems
-    cls = KINDS[kind]
+    cls = kinds[kind]
     c.keys(data, ("kind", *cls.keys), ("title", "id", *cls.optional), kind)
     common: dict[str, Any] = {"line": first_line}
     if "title" in data:
@@ -299,7 +289,7 @@ def validate(
                 "letters, digits and '-' (it names the answer saved in the "
                 "browser)",
             )
-    fields = _BUILD[kind](c, data, cls, common.get("id"))
+    fields = _BUILD.get(kind, _texts)(c, data, cls, common.get("id"))
     if c.problems:  # a builder need not check what it reported
         return None, c.problems
     return cls(**common, **fields), []
@@ -308,9 +298,6 @@ def validate(
 def _texts(c, data, cls, _id):
     """Predict and discussion: every key is Markdown text."""
     return c.texts(data, cls.keys)
-
-
-# --- check and eliminate -----------------------------------------------------
 
 
 def _choices(c, data, cls, _id):
@@ -331,7 +318,7 @@ def _choices(c, data, cls, _id):
             "expected at most 26 (they are lettered A–Z)",
         )
         return None
-    result: list[Option] = []
+    result: list[model.Option] = []
     texts: dict[str, str] = {}  # text -> letter
     ids: dict[str, str] = {}  # option id -> letter
     for i, raw, what in c.mappings(
@@ -400,17 +387,15 @@ def _choices(c, data, cls, _id):
             )
         value = _option_value(c, raw, what, table)
         result.append(
-            Option(letter, text or "", correct, note, option_id, *value)
+            model.Option(letter, text or "", correct, note, option_id, *value)
         )
     right = [o.letter for o in result if o.correct]
     if len(right) != 1:
-        got = "no option"
-        if right:
-            got = f"{len(right)} options ({', '.join(right)})"
+        got = f"{len(right)} options ({', '.join(right)})" if right else ""
         c.add(
             data.line_of("options"),
-            f"{kind} has {got} marked 'correct: true'; expected exactly "
-            f"one {noun}",
+            f"{kind} has {got or 'no option'} marked 'correct: true'; "
+            f"expected exactly one {noun}",
         )
     rows = []
     if len(result) == len(options) and not c.no_tables:
@@ -422,9 +407,9 @@ def _option_value(c, raw, what, table):
     """An option's (column, formula, formula line): the engine's number
     for it in each variant, and what that number must equal."""
     given = [k for k in ("column", "formula") if k in raw]
-    if c.no_tables or not given:
-        pass
-    elif table is None:
+    if not given or c.no_tables:
+        return None, None, None
+    if table is None:
         c.add(
             raw.line_of(given[0]),
             f"{what} has '{given[0]}' but the exercise has no 'variants' "
@@ -509,15 +494,12 @@ def _choice_variants(c, data, raws, options, table, table_id, cls):
     return rows
 
 
-# --- buckets and order -------------------------------------------------------
-
-
 def _buckets(c, data, cls, _id):
     fields = c.texts(data, ("prompt",))
     buckets = c.items(data, "buckets", "buckets", 2)
     if buckets is None:
         return None
-    result: list[Bucket] = []
+    result: list[model.Bucket] = []
     names: dict[str, int] = {}  # name -> bucket number
     items_seen: dict[str, str] = {}  # item -> which bucket
     for i, raw, what in c.mappings(
@@ -558,7 +540,7 @@ def _buckets(c, data, cls, _id):
                     )
                 elif text is not None:
                     items.append(text)
-        result.append(Bucket(name or "", items, explanation or ""))
+        result.append(model.Bucket(name or "", items, explanation or ""))
     if not c.problems:
         _buckets_match_table(c, data, result)
     return dict(fields, buckets=result)
@@ -568,7 +550,7 @@ def _buckets_match_table(c, data, buckets):
     """With ``table``, ``group_by`` and ``item_column`` the buckets are
     that table's rows grouped by one column: when a snippet's output
     changes, the build fails here instead of the slide going stale."""
-    keys = Buckets.optional
+    keys = model.Buckets.optional
     given = [k for k in keys if k in data]
     if not given:
         return
@@ -634,9 +616,6 @@ def _order(c, data, cls, _id):
                 f"step {i} repeats step {before}; expected distinct steps",
             )
     return dict(fields, steps=list(first))
-
-
-# --- fill-in -----------------------------------------------------------------
 
 
 def _fill_in(c, data, cls, ex_id):
@@ -799,15 +778,12 @@ def _fill_in_cell(c, raw, what, table, variants, points):
                 "variant"
             )
         else:
-            wrong.append(WrongForm(form, why))
+            wrong.append(model.WrongForm(form, why))
             continue
         c.add(raw_wrong.line_of(k), f"wrong form {form!r} {problem}")
-    return Cell(
+    return model.Cell(
         label, column, formula, shape, wrong, otherwise, c.base + where
     )
-
-
-# --- variants: tables, placeholders, formulas --------------------------------
 
 
 def _table(c, data, table_id, kind, key):
@@ -835,10 +811,8 @@ def _table(c, data, table_id, kind, key):
             f"snippet publishes (<snippet stem>.<name>): {listing}",
         )
         return None
-    columns, rows = known[table_id]["columns"], known[table_id]["rows"]
-    return Table(
-        [str(col) for col in columns], [[str(x) for x in row] for row in rows]
-    )
+    rows = [[str(x) for x in row] for row in known[table_id]["rows"]]
+    return Table([str(col) for col in known[table_id]["columns"]], rows)
 
 
 def _variants_table(c, data, kind):
@@ -928,7 +902,7 @@ def _agrees(c, what, column, formula, where, variants) -> None:
     for row, scope in zip(rows, scopes, strict=True):
         engine = answers.split(row[column], shape)
         want = _at(parts, [scope])
-        got = _at(engine, [{}]) if engine else None
+        got = _at(engine, [{}])
         if want is None:
             c.add(
                 where,
@@ -975,11 +949,10 @@ def _show(values: list[float]) -> str:
     return f"({', '.join(text)})" if len(text) > 1 else text[0]
 
 
-#: Each kind's builder: (checker, data, class, id) -> its fields besides
-#: the common ones, or None; used only when no problem was added.
+#: Each kind's builder but _texts': (checker, data, class, id) -> its
+#: fields besides the common ones, or None; used only when no problem was
+#: added.
 _BUILD = {
-    "predict": _texts,
-    "discussion": _texts,
     "check": _choices,
     "eliminate": _choices,
     "buckets": _buckets,
