@@ -129,10 +129,8 @@ def render_page(
 def fill_placeholders(
     page_html: str, stash: dict[str, str]
 ) -> tuple[str, list[str]]:
-    """Put each exercise's HTML where its placeholder paragraph ended up.
-
-    Returns the new HTML and the placeholders that were not found.
-    """
+    """Put each exercise's HTML where its placeholder paragraph ended up:
+    the new HTML, and the placeholders that were not found."""
     missing = []
     for token, section in stash.items():
         pattern = re.compile(rf"(?:<p>\s*)?{token}(?:\s*</p>)?")

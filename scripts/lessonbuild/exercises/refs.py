@@ -294,11 +294,10 @@ class RefIndex:
         """What to write instead of a typed "slide 40" or "option C"."""
         typed = m[0]
         if m["slide"]:
-            number = int(m["number"])
             named = [
                 _NUMBER.sub("", s)
                 for s, (n, _) in self.slides.items()
-                if n == number
+                if n == int(m["number"])
             ]
             call = f'{{{{ ref("{named[0] if named else "slide-stem"}") }}}}'
             return (
