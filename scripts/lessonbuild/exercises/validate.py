@@ -16,7 +16,7 @@ from typing import Any
 from ..problems import Problem, did_you_mean
 from ..yamltext import Mapping, Sequence, YamlProblem, load_yaml
 from . import answers, model
-from .model import PLACEHOLDER, Table
+from .model import KINDS, PLACEHOLDER, Table
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _MATH = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
@@ -38,11 +38,11 @@ TableSource = Callable[[], Any] | dict | None
 def _yaml_hint(exc: YamlProblem, body: str) -> str:
     """What to do about a YAML error, by its likely cause (contributors
     were told "expected a YAML mapping such as 'kind: check'" for each)."""
-    lines, msg = body.splitlines(), exc.message
+    lines = body.splitlines()
     here = lines[exc.line] if 0 <= exc.line < len(lines) else ""
-    if "quote it does not close" in msg:  # said by load_yaml
+    if "quote it does not close" in exc.message:  # said by load_yaml
         return ""
-    if "mapping values are not allowed" in msg:
+    if "mapping values are not allowed" in exc.message:
         # A 'key: value' indented deeper than the key above reads as more
         # of that line's value: quoting it changes nothing.
         above = next((t for t in reversed(lines[: exc.line]) if t.strip()), "")
@@ -58,9 +58,9 @@ def _yaml_hint(exc: YamlProblem, body: str) -> str:
             "; a ': ' inside an unquoted value starts a new key; quote the "
             "value ('…') or write it as a block scalar (|)"
         )
-    if start := _CANNOT_START.search(msg):
+    if start := _CANNOT_START.search(exc.message):
         return f"; an unquoted value may not start with '{start[1]}': {_QUOTE}"
-    if "tab character" in msg:
+    if "tab character" in exc.message:
         return "; indent with spaces: YAML does not take tabs"
     value = here.strip().removeprefix("- ").partition(": ")[2].lstrip()
     if value[:1] in ("{", "["):  # `text: {w_o} rows`
@@ -68,13 +68,13 @@ def _yaml_hint(exc: YamlProblem, body: str) -> str:
             f"; an unquoted value may not start with '{value[0]}' (YAML "
             f"reads it as its own syntax): {_QUOTE}"
         )
-    if re.search(r"did not find expected (key|'-')", msg):
+    if re.search(r"did not find expected (key|'-')", exc.message):
         return (
             "; this line is not lined up with the keys around it: the keys "
             "of one mapping (the exercise's, one option's) start in the "
             "same column"
         )
-    if "alias" in msg or "block scalar" in msg:
+    if "alias" in exc.message or "block scalar" in exc.message:
         return ""
     return (
         "; expected a YAML mapping such as 'kind: check' followed by that "
@@ -262,19 +262,19 @@ def validate(
             "followed by that kind's keys",
         )
         return None, c.problems
-    kinds, kind = model.KINDS, data.get("kind")
-    names = ", ".join(kinds)
+    names = ", ".join(KINDS)
+    kind = data.get("kind")
     if kind is None:
         c.add(data.line, f"exercise has no 'kind'; expected one of: {names}")
         return None, c.problems
-    if not isinstance(kind, str) or kind not in kinds:
+    if not isinstance(kind, str) or kind not in KINDS:
         c.add(
             data.line_of("kind"),
             f"unknown exercise kind '{kind}'"
-            f"{did_you_mean(str(kind), kinds)}; expected one of: {names}",
+            f"{did_you_mean(str(kind), KINDS)}; expected one of: {names}",
         )
         return None, c.problems
-    cls = kinds[kind]
+    cls = KINDS[kind]
     c.keys(data, ("kind", *cls.keys), ("title", "id", *cls.optional), kind)
     common: dict[str, Any] = {"line": first_line}
     if "title" in data:
@@ -652,15 +652,8 @@ def _fill_in(c, data, cls, ex_id):
     for i, scope in enumerate(scopes):
         typed = {shown.get(k, k): v for k, v in scope.items()}
         _variant_apart(c, data.line_of("variants"), i, typed, formulas)
-    return dict(
-        prompt=prompt,
-        variants=table_id,
-        symbols=symbols,
-        rows=rows,
-        scopes=scopes,
-        cells=cells,
-        points=points,
-    )
+    fields = dict(prompt=prompt, variants=table_id, symbols=symbols, rows=rows)
+    return dict(fields, scopes=scopes, cells=cells, points=points)
 
 
 def _variant_apart(c, line: int, i: int, scope: dict, formulas) -> None:
