@@ -73,15 +73,16 @@ class Fence:
     line = property(lambda self: self.start + 1)
     is_output = property(lambda self: self.title == "Output")
     body = property(lambda self: "\n".join(self.content))
-
-    @property
-    def lang(self) -> str:
-        return self.info.split(maxsplit=1)[0].lower() if self.info else ""
+    # The info string is stripped: its first word, if any, is the language.
+    lang = property(lambda self: "".join(self.info.split()[:1]).lower())
+    is_exercise = property(
+        lambda self: self.info.split()[:1] in (["exercise"], ["{.exercise}"])
+    )
 
     @property
     def title(self) -> str | None:
         m = _TITLE.search(self.info)
-        return m.group("title") if m else None
+        return m and m.group("title")
 
     @property
     def looks_like_output(self) -> bool:
@@ -89,10 +90,6 @@ class Fence:
         title = self.title
         cleaned = _INVISIBLE.sub("", title or "").strip().lower()
         return title != "Output" and cleaned == "output"
-
-    @property
-    def is_exercise(self) -> bool:
-        return self.info.split()[:1] in (["exercise"], ["{.exercise}"])
 
 
 @dataclass
@@ -382,8 +379,7 @@ def _read_front_matter(slide: Slide, lines: list[str], problem) -> None:
         return
     for line0, key in duplicates:
         problem(line0 + 2, f"'{key}:' appears twice; keep one")
-    if meta is None:
-        meta = Mapping()
+    meta = Mapping() if meta is None else meta
     if not isinstance(meta, Mapping):
         problem(
             2,
@@ -630,25 +626,21 @@ def _scan_calls(slide: Slide, bare: list[str]) -> None:
                 call = ast.parse(m.group(1).strip(), mode="eval").body
             except SyntaxError:
                 continue
-            if not (
-                isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
-            ):
-                continue
-            args = [_constant(a) for a in call.args]
-            if call.func.id == "figure" and len(args) == 1:
-                if isinstance(args[0], str):
-                    slide.figures.append(FigureCall(i, args[0]))
-            elif call.func.id == "table":
-                named = dict(zip(("table_id", "hide"), args, strict=False))
-                named |= {k.arg: _constant(k.value) for k in call.keywords}
-                table_id, hide = named.get("table_id"), named.get("hide")
-                if isinstance(table_id, str) and isinstance(hide, str | None):
-                    slide.tables.append(TableCall(i, table_id, hide))
-
-
-def _constant(node: ast.expr):
-    """A constant's value; any other expression stays a node."""
-    return node.value if isinstance(node, ast.Constant) else node
+            match call:
+                case ast.Call(ast.Name("figure"), [ast.Constant(str(name))]):
+                    slide.figures.append(FigureCall(i, name))
+                case ast.Call(ast.Name("table"), args, keywords):
+                    # A constant's value; any other expression stays a node.
+                    named = dict(zip(("table_id", "hide"), args, strict=False))
+                    named |= {k.arg: k.value for k in keywords}
+                    table_id, hide = (
+                        n.value if isinstance(n, ast.Constant) else n
+                        for n in (named.get("table_id"), named.get("hide"))
+                    )
+                    if isinstance(table_id, str) and isinstance(
+                        hide, str | None
+                    ):
+                        slide.tables.append(TableCall(i, table_id, hide))
 
 
 def _scan_notes(slide: Slide, bare: list[str]) -> None:
@@ -658,21 +650,17 @@ def _scan_notes(slide: Slide, bare: list[str]) -> None:
             continue
         width = len(m.group("indent")) + 4
         end = i + 1
+        # Blank, or indented (tabs at 4) by ``width`` or more.
         while end < len(bare) and (
-            not bare[end].strip() or _indent_of(bare[end]) >= width
+            not bare[end].strip() or bare[end].expandtabs(4)[:width].isspace()
         ):
             end += 1
         body = [x[width:] if x.strip() else "" for x in bare[i + 1 : end]]
         while body and not body[-1]:
             body.pop()
         text = "\n".join(body)
-        minutes = _MINUTES.search(text)
-        minutes = float(minutes.group(1)) if minutes else None
+        minutes = float(t[1]) if (t := _MINUTES.search(text)) else None
         slide.notes.append(Note(i + 1, i + 1 + len(body), text, minutes))
-
-
-def _indent_of(line: str) -> int:
-    return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
 
 
 def sections(lines: list[str]) -> dict[str, tuple[int, int]]:

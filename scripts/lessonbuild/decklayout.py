@@ -24,7 +24,7 @@ from bs4 import BeautifulSoup, Tag
 from .deck import AFTER_ANSWER, READING, SCREEN_BREAK, STEPS
 
 #: The author's reading blocks, and the plugin's notebook download link.
-READING_ONLY = (READING, "notebook-download")
+READING_ONLY = frozenset((READING, "notebook-download"))
 DECK_KEY = "deck/"
 #: Attributes that hold ids, separated by spaces.
 ID_REFS = (
@@ -40,7 +40,7 @@ SHORT_ITEM = 48
 class Layout:
     screens: tuple[str, ...]  # each screen's body HTML, in order
     notes: str  # the instructor notes' HTML ("" when none)
-    steps: int  # fragments over all screens
+    steps: int  # fragments over all screens (read by the tests)
 
 
 @functools.lru_cache(maxsize=256)
@@ -51,11 +51,9 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
     soup = BeautifulSoup(html, "html.parser")
     for link in _tags(soup, "a", "headerlink"):
         link.decompose()
-    walked = _walk_through(soup)  # before the line anchors go: it reads them
-    # Code lines' anchors: nothing cites a line of a screen.
-    for link in _tags(soup, "a"):
-        if link.get("id", "").startswith("__codelineno-"):
-            link.decompose()
+    _walk_through(soup)  # before the line anchors go: it reads them
+    for link in filter(_is_line_anchor, _tags(soup, "a")):
+        link.decompose()  # nothing cites a line of a screen
     # The stage is 1280x720 in any window: no phone layout of a figure.
     for picture in _tags(soup, "picture"):
         for source in _tags(picture, "source"):
@@ -68,19 +66,22 @@ def lay_out(html: str, *, number: int, page_url: str) -> Layout:
         _rebase_links(box, page_url)  # the speaker view is the deck's too
         notes.append(box.decode_contents())
         box.decompose()
-    reading = set(READING_ONLY)
-    for block in [b for b in _tags(soup) if reading & set(b.get("class", ()))]:
+    # Listed first: a decomposed block's descendants have no attributes.
+    for block in [b for b in _tags(soup) if READING_ONLY & set(_classes(b))]:
         block.decompose()
     for block in _tags(soup, None, AFTER_ANSWER):
         block.unwrap()  # the presenter shows it when the class has answered
-    steps = walked + _folds_to_steps(soup) + _mark_steps(soup)
+    _folds_to_steps(soup)
+    _mark_steps(soup)
     _unsection_exercises(soup)
     _unique_ids(soup, f"s{number}-")
     _rebase_links(soup, page_url)
-    screens = []
+    screens, steps = [], 0
     for screen in _cut_screens(soup):
-        steps -= _no_opening_gap(screen)
+        _no_opening_gap(screen)
         _keys_last(screen)
+        # A list item in two ``steps`` wrappers is marked, and counted, twice.
+        steps += sum(el["class"].count("fragment") for el in _steps(screen))
         screens.append(
             "".join(str(n) for n in screen if isinstance(n, Tag) or n.strip())
         )
@@ -96,46 +97,48 @@ def _tags(root: Tag, name: str | None = None, cls: str | None = None):
         for n in root.descendants
         if isinstance(n, Tag)
         and (name is None or n.name == name)
-        and (cls is None or cls in (n.get("class") or ()))
+        and (cls is None or cls in _classes(n))
     ]
 
 
+def _classes(el: Tag) -> list[str]:
+    return el.get("class") or []
+
+
 def _add_class(el: Tag, *names: str) -> None:
-    el["class"] = [*el.get("class", []), *names]
+    el["class"] = [*_classes(el), *names]
 
 
-def _folds_to_steps(soup: BeautifulSoup) -> int:
+def _is_line_anchor(node) -> bool:
+    """pymdownx's anchor that starts a code line (a string's name: None)."""
+    return node.name == "a" and node.get("id", "").startswith("__codelineno-")
+
+
+def _folds_to_steps(soup: BeautifulSoup) -> None:
     """Every fold a panel over the stage (``deck-fold``) and a step; in an
     exercise only its answer, why and hint (``ex-key``) are steps: shown
     when the class has answered, within a clicker's reach."""
-    steps = 0
     for fold in _tags(soup, "details"):
-        classes = fold.get("class") or []
         inside = fold.find_parent(class_="exercise") is not None
-        step = not inside or "ex-key" in classes
+        step = not inside or "ex-key" in _classes(fold)
         _add_class(fold, "deck-fold", *(["fragment"] if step else []))
         fold.attrs.pop("open", None)
-        steps += step
-    return steps
 
 
-def _walk_through(soup: BeautifulSoup) -> int:
+def _walk_through(soup: BeautifulSoup) -> None:
     """``steps`` wrappers: each list item a step, each statement of a code
     block a highlight step; the wrapper goes. No CSS selectors: soupsieve's
     first ``select`` costs 0.15-0.3 s of every build."""
-    steps = 0
     for wrapper in _tags(soup, "div", STEPS):
         for item in _tags(wrapper, "li"):
             if item.parent.name in ("ul", "ol"):
                 _add_class(item, "fragment")
-                steps += 1
         for code in _tags(wrapper, "code"):
             if code.parent.name == "pre" and code.find_parent(
                 "div", class_="highlight"
             ):
-                steps += _code_steps(soup, code)
+                _code_steps(soup, code)
         wrapper.unwrap()
-    return steps
 
 
 def _statements(body: list, spans: list[tuple[int, int]]) -> None:
@@ -161,21 +164,17 @@ def _statements(body: list, spans: list[tuple[int, int]]) -> None:
             spans.append((stmt.lineno, stmt.end_lineno))
 
 
-def _code_steps(soup: BeautifulSoup, code: Tag) -> int:
+def _code_steps(soup: BeautifulSoup, code: Tag) -> None:
     """Wrap each statement's lines of ``code`` (lines start at pymdownx's
     anchors) in a ``span.code-step`` step."""
     lines: list[list] = []  # the nodes of each line, in order
     for node in list(code.contents):
-        if (
-            isinstance(node, Tag)
-            and node.name == "a"
-            and node.get("id", "").startswith("__codelineno-")
-        ):
+        if _is_line_anchor(node):
             lines.append([])
         if lines:  # nodes before the first anchor stay
             lines[-1].append(node.extract())
     if not lines:
-        return 0
+        return
     text = "".join(
         n.get_text() if isinstance(n, Tag) else str(n)
         for line in lines
@@ -190,20 +189,19 @@ def _code_steps(soup: BeautifulSoup, code: Tag) -> int:
     done = 0  # the lines put back
     for start, end in spans:
         code.extend(chain(*lines[done : start - 1]))
-        step = soup.new_tag("span", attrs={"class": "fragment code-step"})
+        step = soup.new_tag("span", attrs={"class": ["fragment", "code-step"]})
         step.extend(chain(*lines[start - 1 : end]))
         code.append(step)
         done = end
     code.extend(chain(*lines[done:]))
-    return len(spans)
 
 
-def _mark_steps(soup: BeautifulSoup) -> int:
+def _mark_steps(soup: BeautifulSoup) -> None:
     """Top-level Output blocks and tables right after code, and a trap's
     "The fix" box: each a step, with the prose after it."""
-    marked, after_code = 0, False
+    after_code = False
     for el in soup.find_all(recursive=False):
-        classes = el.get("class") or []
+        classes = _classes(el)
         if el.name == "div" and "highlight" in classes:
             name = el.find("span", class_="filename")
             name = name.get_text(strip=True) if name else ""
@@ -220,47 +218,49 @@ def _mark_steps(soup: BeautifulSoup) -> int:
             after_code = False
         if step:
             _add_class(el, "fragment")
-            marked += _prose_after(soup, el)
-            marked += 1
-    return marked
+            _prose_after(soup, el)
 
 
 def _is_prose(el: Tag) -> bool:
-    return el.name in _PROSE or "arithmatex" in (el.get("class") or ())
+    return el.name in ("p", "ul", "ol", "blockquote") or (
+        "arithmatex" in _classes(el)
+    )
 
 
-_PROSE = {"p", "ul", "ol", "blockquote"}
-
-
-def _prose_after(soup: BeautifulSoup, step: Tag) -> int:
+def _prose_after(soup: BeautifulSoup, step: Tag) -> None:
     """The run of prose after a step is one step of its own: its
     conclusion stood on stage over the blank the Output would fill."""
-    run = list(takewhile(_is_prose, step.find_next_siblings()))
-    if not run:
-        return 0
-    box = run[0].wrap(soup.new_tag("div"))
-    box["class"] = ["deck-prose", "fragment"]
-    for el in run[1:]:
-        box.append(el.extract())
-    return 1
+    if run := list(takewhile(_is_prose, step.find_next_siblings())):
+        box = run[0].wrap(soup.new_tag("div"))
+        box["class"] = ["deck-prose", "fragment"]
+        box.extend(el.extract() for el in run[1:])
 
 
-def _no_opening_gap(screen: list) -> int:
+def _no_opening_gap(screen: list) -> None:
     """A screen never opens on a blank gap: a step that would be its first
-    block after the heading is shown from the start, with its prose.
-    Returns how many steps that removed."""
+    block after the heading is shown from the start, with its prose."""
     blocks = [n for n in screen if isinstance(n, Tag)]
     while blocks and blocks[0].name in ("h1", "h2", "h3", "h4"):
         blocks.pop(0)
-    classes = (blocks[0].get("class") or []) if blocks else []
+    classes = _classes(blocks[0]) if blocks else []
     if "fragment" not in classes or "deck-fold" in classes:
-        return 0
+        return
     shown = blocks[:1]
-    if len(blocks) > 1 and "deck-prose" in (blocks[1].get("class") or ()):
+    if len(blocks) > 1 and "deck-prose" in _classes(blocks[1]):
         shown.append(blocks[1])
     for el in shown:
         el["class"] = [c for c in el["class"] if c != "fragment"]
-    return len(shown)
+
+
+def _steps(screen: list) -> list[Tag]:
+    """The screen's steps (``fragment``), in document order."""
+    return [
+        el
+        for node in screen
+        if isinstance(node, Tag)
+        for el in [node, *_tags(node)]
+        if "fragment" in _classes(el)
+    ]
 
 
 #: Folds that work an answer out: steps after it.
@@ -271,13 +271,7 @@ def _keys_last(screen: list) -> None:
     """An exercise's answer and why come after a screen's other steps (a
     hint after the answer is no hint), and only folds that work the answer
     out after them: ``data-fragment-index`` on every step."""
-    steps = [
-        el
-        for node in screen
-        if isinstance(node, Tag)
-        for el in [node, *_tags(node)]
-        if "fragment" in (el.get("class") or ())
-    ]
+    steps = _steps(screen)
     keys = [
         el
         for el in steps
@@ -298,7 +292,7 @@ def _cut_screens(soup: BeautifulSoup) -> list[list]:
     """Top-level nodes, cut at each author-marked screen break."""
     screens: list[list] = [[]]
     for node in list(soup.children):
-        if isinstance(node, Tag) and SCREEN_BREAK in (node.get("class") or []):
+        if isinstance(node, Tag) and SCREEN_BREAK in _classes(node):
             screens.append([])
         else:
             screens[-1].append(node)
@@ -312,7 +306,7 @@ def _unsection_exercises(soup: BeautifulSoup) -> None:
     for ex in _tags(soup):
         if "data-deck-text" in ex.attrs:
             ex.string = ex.attrs.pop("data-deck-text")
-        if ex.name == "section" and "exercise" in (ex.get("class") or ()):
+        if ex.name == "section" and "exercise" in _classes(ex):
             ex.name = "div"
             ex["role"] = "region"
         if "data-ex-key" in ex.attrs:
@@ -352,10 +346,8 @@ def _rebase_links(soup: Tag, page_url: str) -> None:
     base = posixpath.dirname(page_url)
     for el in _tags(soup):
         attr = URL_ATTRS.get(el.name)
-        if attr in el.attrs:
-            url = el[attr]
-            if not url or re.match(r"^([a-z][a-z0-9+.-]*:|/|#|\?)", url, re.I):
-                continue
+        url = el.get(attr)  # no such attribute: None
+        if url and not re.match(r"([a-z][a-z0-9+.-]*:|/|#|\?)", url, re.I):
             path, sep, rest = url.partition("#")
             el[attr] = posixpath.normpath(posixpath.join(base, path)) + (
                 sep + rest

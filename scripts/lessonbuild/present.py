@@ -19,19 +19,13 @@ WIDTH, HEIGHT = 1280, 720
 #: Debian's Chromium, as ``make browser`` installs it.
 CHROMIUM = "/usr/bin/chromium"
 KATEX_CSS = "assets/vendor/katex/katex.min.css"
-CSS = (
-    "assets/vendor/reveal/reveal.css",
-    "assets/vendor/reveal/theme/white.css",
-    KATEX_CSS,
-    "assets/exercises.css",
-    "assets/present.css",
+CSS = tuple(
+    "assets/vendor/reveal/reveal.css assets/vendor/reveal/theme/white.css "
+    f"{KATEX_CSS} assets/exercises.css assets/present.css".split()
 )
-JS = (
-    "assets/onpage.js",
-    "assets/exercises.js",
-    "assets/vendor/reveal/reveal.js",
-    "assets/vendor/reveal/plugin/notes.js",
-    "assets/present.js",
+JS = tuple(
+    "assets/onpage.js assets/exercises.js assets/vendor/reveal/reveal.js "
+    "assets/vendor/reveal/plugin/notes.js assets/present.js".split()
 )
 #: The handout: the print view, and with each screen's notes after it.
 EDITIONS = {
@@ -71,12 +65,12 @@ def minified_assets(config) -> frozenset[str]:
     """The files the minify plugin renames to .min: from its settings, as
     its ``on_post_build`` may run after ours."""
     plugin = config["plugins"].get("minify")
-    names: set[str] = set()
-    if plugin is not None:
-        for kind in ("js", "css"):
-            if plugin.config.get(f"minify_{kind}"):
-                names.update(plugin.config.get(f"{kind}_files") or ())
-    return frozenset(names)
+    return frozenset(
+        name
+        for kind in ("js", "css")
+        if plugin is not None and plugin.config.get(f"minify_{kind}")
+        for name in plugin.config.get(f"{kind}_files") or ()
+    )
 
 
 def deck_html(

@@ -38,14 +38,12 @@ class Problem:
     def __str__(self) -> str:
         message = _cut(self.message, 1000, "... ")  # may quote stderr
         detail = _cut(self.detail, 4000, "\n... ")  # a diff or traceback
-        lines = [f"{self.path}:{self.line}: {message}"]
-        lines += ["    " + s if s else "" for s in detail.splitlines()]
-        return "\n".join(lines)
+        indented = ("    " + s if s else "" for s in detail.splitlines())
+        return "\n".join([f"{self.path}:{self.line}: {message}", *indented])
 
 
 def _cut(text: str, limit: int, joint: str) -> str:
-    more = len(text) - limit
-    if more <= 0:
+    if (more := len(text) - limit) <= 0:
         return text
     return f"{text[:limit]}{joint}({more} more characters not shown)"
 
@@ -55,7 +53,7 @@ def report(problems: list[Problem]) -> str:
     each block once (two references naming one missing exercise read
     the same), then their count."""
     ordered = sorted(problems, key=lambda p: (p.path, p.line))
-    lines = list(dict.fromkeys(str(p) for p in ordered))
+    lines = list(dict.fromkeys(map(str, ordered)))
     n = len(lines)
     return "\n".join([*lines, f"{n} problem{'' if n == 1 else 's'} found."])
 

@@ -34,7 +34,7 @@ class RenumberError(ValueError):
 
 
 def _tracked(root: Path, path: Path) -> bool:
-    ask = ["git", "-C", str(root), "ls-files", "--error-unmatch", str(path)]
+    ask = ["git", "-C", root, "ls-files", "--error-unmatch", path]
     return subprocess.run(ask, capture_output=True).returncode == 0
 
 
@@ -111,14 +111,12 @@ def apply(deck, moves: dict[str, Path]) -> list[str]:
     for rel in sorted(moves, reverse=True):  # never onto one still to move
         old, moved = root / rel, moves[rel]
         if _tracked(root, old):
-            git_mv = ["git", "-C", str(root), "mv", str(old), str(moved)]
-            subprocess.run(git_mv, check=True)
+            subprocess.run(["git", "-C", root, "mv", old, moved], check=True)
         else:
             old.rename(moved)
         done.append(f"{rel} -> {moved.name}")
     paths = [root / name for name in DOCUMENTS]
-    for folder in FOLDERS:
-        paths += sorted((root / folder).rglob("*"))
+    paths += [p for f in FOLDERS for p in sorted((root / f).rglob("*"))]
     for path in paths:
         # Never through a link into another tree (a test's copy of the
         # lesson links scripts/ to the project's).
