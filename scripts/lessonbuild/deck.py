@@ -228,8 +228,7 @@ def read_deck(
     pages = []
     for path in sorted(docs.rglob("*.md")):
         rel = _rel(path, root)
-        text = _read_text(path, rel, problems)
-        if text is not None:
+        if (text := _read_text(path, rel, problems)) is not None:
             numbered = path.parent == docs / "slides"
             pages.append(parse_slide(rel, text, problems, numbered, parts))
     deck = Deck(root, docs, pages, problems, list(parts or []))

@@ -16,6 +16,7 @@ import functools
 import posixpath
 import re
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import chain, takewhile
 
@@ -141,7 +142,7 @@ def _walk_through(soup: BeautifulSoup) -> None:
         wrapper.unwrap()
 
 
-def _statements(body: list, spans: list[tuple[int, int]]) -> None:
+def _statements(body: list) -> Iterator[tuple[int, int]]:
     """1-based line spans of ``body``'s steps: a compound statement's
     header, then each statement inside; no imports or docstrings."""
     for stmt in body:
@@ -155,13 +156,13 @@ def _statements(body: list, spans: list[tuple[int, int]]) -> None:
         if inner:
             decorators = getattr(stmt, "decorator_list", [])
             start = min([stmt.lineno] + [d.lineno for d in decorators])
-            spans.append((start, min(b[0].lineno for b in inner) - 1))
+            yield start, min(b[0].lineno for b in inner) - 1
             for block in inner:
-                _statements(block, spans)
+                yield from _statements(block)
         elif not (
             isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
         ):
-            spans.append((stmt.lineno, stmt.end_lineno))
+            yield stmt.lineno, stmt.end_lineno
 
 
 def _code_steps(soup: BeautifulSoup, code: Tag) -> None:
@@ -180,12 +181,10 @@ def _code_steps(soup: BeautifulSoup, code: Tag) -> None:
         for line in lines
         for n in line
     )
-    spans: list[tuple[int, int]] = []
     try:
-        _statements(ast.parse(textwrap.dedent(text)).body, spans)
+        spans = sorted(_statements(ast.parse(textwrap.dedent(text)).body))
     except SyntaxError:
-        pass
-    spans.sort()
+        spans = []
     done = 0  # the lines put back
     for start, end in spans:
         code.extend(chain(*lines[done : start - 1]))
