@@ -67,10 +67,8 @@ def run(site: Path, *cmd: str, **env):
     """``python cmd`` in the copy of the site: (seconds, the process)."""
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", **env)
     start = time.perf_counter()
-    cmd = (sys.executable, *cmd)
-    proc = subprocess.run(
-        cmd, cwd=site, env=env, capture_output=True, text=True
-    )
+    args = {"cwd": site, "env": env, "capture_output": True, "text": True}
+    proc = subprocess.run((sys.executable, *cmd), **args)
     return time.perf_counter() - start, proc
 
 

@@ -17,7 +17,7 @@ import gzip
 import http.server
 import threading
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -77,20 +77,6 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@contextmanager
-def _serve(site: Path):
-    """The site on a free local port: (its URL, what it sent)."""
-    handler = functools.partial(_Handler, directory=str(site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    sent = httpd.sent = []  # each request's handler adds to it
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/", sent
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 def _settle(sent: list[Sent], quiet=2.0, limit=20.0) -> list[Sent]:
     """What was sent, once nothing more was for ``quiet`` seconds: on a
     busy machine, scripts still fetch (the search index) after
@@ -117,7 +103,15 @@ def measure(
     thread), else in a Chromium of its own."""
     if not (Path(site) / first_page).is_file():
         raise FileNotFoundError(f"{site}/{first_page}: build the site first")
-    with _serve(site) as (base, sent), ExitStack() as stack:
+    handler = functools.partial(_Handler, directory=str(site))
+    with ExitStack() as stack:
+        # The site on a free local port (closed last, shut down first).
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        stack.enter_context(httpd)
+        sent = httpd.sent = []  # each request's handler adds to it
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        stack.callback(httpd.shutdown)
+        base = f"http://127.0.0.1:{httpd.server_address[1]}/"
         if browser is None:
             from playwright.sync_api import sync_playwright
 

@@ -91,10 +91,6 @@ _OWN_NUMBER = (
 )
 #: A page's own image file (not a data: URI): its content is hashed in.
 _IMG = re.compile(r'<img\b[^>]*?\bsrc="([^"#?:]+)"')
-#: Chrome around the content and widgets' controls: never compared.
-_CHROME = {"slide-number", "slide-present", "notebook-download"}
-_CHROME_TAGS = {"button", "select"}
-_PERMALINKS = {"headerlink", "anchor-link"}
 
 
 @dataclass
@@ -148,9 +144,12 @@ def _cell(cell) -> str:
 
 
 def _is_chrome(tag) -> bool:
+    """Chrome around the content, permalinks, widgets' controls."""
     classes = set(tag.get("class") or ())
-    permalink = tag.name == "a" and classes & _PERMALINKS
-    return bool(permalink or tag.name in _CHROME_TAGS or classes & _CHROME)
+    if tag.name == "a" and classes & {"headerlink", "anchor-link"}:
+        return True
+    chrome = {"slide-number", "slide-present", "notebook-download"}
+    return tag.name in ("button", "select") or bool(classes & chrome)
 
 
 def _found(root, *args, **kwargs) -> list:
@@ -210,9 +209,8 @@ def read_page(html: str) -> Page:
         if name := img.get("src", "").rsplit("/", 1)[-1]:
             key = (img.get("alt", ""), img.get("data-sha", ""))
             figures[_unique(figures, name)] = key
-    for n, section in enumerate(
-        _found(main, "section", class_="exercise"), start=1
-    ):
+    exercises = _found(main, "section", class_="exercise")
+    for n, section in enumerate(exercises, start=1):
         # The numbers each variant draws (in the spec, not the text).
         if rows := _variant_rows(section.get("data-ex-spec", "")):
             tables[f"variants of exercise {n}"] = rows
@@ -410,12 +408,12 @@ def compare(old_site, new_site) -> tuple[list[Change], int]:
         views = [v for v in sorted(set(a) | set(b)) if a.get(v) != b.get(v)]
         if path in moved:
             status = f"moved from `{before}`"
+        elif not views:
+            continue
         elif PAGE not in a or PAGE not in b:
             status = "added" if PAGE not in a else "removed"
         else:
             status = "changed"
-        if not views and path not in moved:
-            continue
         changes.append(_change(path, status, a, b, views))
     pages = sum(
         PAGE in old.get(moved.get(p, p), {}) | new.get(p, {}) for p in paths
@@ -584,13 +582,10 @@ def to_markdown(changes: list[Change], total: int) -> str:
     ]
     # A slide only renumbered (one inserted before it): one line, not a
     # row each; its links and saved answers moved with its address.
-    renumbered = [
-        ch
-        for ch in changes
-        if ch.status.startswith("moved") and not (ch.views or ch.shows())
-    ]
+    renumbered = []
     for ch in changes:
-        if ch in renumbered:
+        if ch.status.startswith("moved") and not (ch.views or ch.shows()):
+            renumbered.append(ch)
             continue
         title = ch.title.replace("|", "\\|")
         views = ", ".join(f"`{v}`" for v in ch.views) or "—"
