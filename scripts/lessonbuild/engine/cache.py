@@ -1,12 +1,8 @@
-"""The run cache: a snippet's result, keyed by everything it depends on.
-
-The key hashes the snippet and its path, ``mha_ref``, the repository's
-data files (``data_files``), the Python version, every installed
-package, today's date (UTC: a run may read the clock) and the engine
-code that runs and judges it. A record names every file under the root
-the run opened, with its hash, and carries a checksum; a run that
-started a program or called C is never cached. Checking the cache reads
-files only: it never imports torch.
+"""The run cache: a snippet's result, keyed by everything it depends on
+(``base_key``, ``snippet_key``; the date too: a run may read the clock).
+A record names every file under the root the run opened, with its hash,
+and carries a checksum; a run that started a program or called C is
+never cached. Checking the cache reads files only, never imports torch.
 """
 
 from __future__ import annotations
@@ -59,7 +55,9 @@ def _digest_files(h, base: Path, files) -> None:
 
 
 def base_key(snippets_dir: Path) -> str:
-    """Hash of what every snippet depends on besides its own file."""
+    """Hash of what every snippet depends on besides its own file: the
+    engine code that runs and judges it, Python and every installed
+    package, torch, the data files, ``mha_ref`` and today's date (UTC)."""
     h = hashlib.sha256()
     head = {
         "format": FORMAT,
@@ -79,8 +77,7 @@ def base_key(snippets_dir: Path) -> str:
     root = snippets_dir.parent
     h.update(b"data\0")
     _digest_files(h, root, [root / rel for rel in data_files(root)])
-    mha_ref = find_package("mha_ref", snippets_dir)
-    if mha_ref is not None:
+    if (mha_ref := find_package("mha_ref", snippets_dir)) is not None:
         files = [
             p
             for p in mha_ref.rglob("*")
@@ -181,12 +178,12 @@ class Cache:
                 record = json.load(f)
         except (OSError, ValueError):
             return None
-        if not isinstance(record, dict) or record.get("key") != key:
-            return None
-        if record.get("checksum") != checksum(record):
-            return None
-        reads = record.get("reads", {})
-        if not isinstance(reads, dict):
+        if (
+            not isinstance(record, dict)
+            or record.get("key") != key
+            or record.get("checksum") != checksum(record)
+            or not isinstance(reads := record.get("reads", {}), dict)
+        ):
             return None
         if root is not None and file_hashes(root, reads, self.hashes) != reads:
             return None

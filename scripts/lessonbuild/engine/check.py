@@ -1,10 +1,6 @@
-"""Check a deck against its snippets: run them, compare, collect tables.
-
-``check`` runs every snippet the ``Deck``'s pages include (through the
-cache), compares each Output block with its stdout and collects the
-published tables, collecting every problem; ``update`` then rewrites
-the drifted blocks.
-"""
+"""Check a deck against its snippets: ``check`` runs every snippet its
+pages include (through the cache), compares each Output block with its
+stdout and collects the published tables; ``update`` rewrites drift."""
 
 from __future__ import annotations
 
@@ -23,12 +19,7 @@ from .judge import judge
 from .lint import set_order_problems
 from .outputs import Drift, compare, remove_stale_temporaries, rewrite
 from .preload import preload_plan
-from .tables import (
-    check_table_calls,
-    check_value_calls,
-    collect_tables,
-    table_output_conflicts,
-)
+from .tables import check_calls, collect_tables, table_output_conflicts
 
 ACCEPT = "make update-outputs"
 #: (lines, bytes) one Output block may hold, unless configured.
@@ -131,13 +122,11 @@ def check(
 ) -> Result:
     """Run every snippet the deck uses and compare every Output block.
 
-    ``cache_dir``: the run cache's folder, or None. ``pool``: fork
-    servers to reuse (``runner.Pool``), or None to start and stop some.
-    ``warm`` (serve): leave the servers importing what every snippet
-    needs. ``defer_second`` (with a ``pool``): return after the first
-    runs, the second going on while the pages render, until
-    ``Result.finish`` judges the pairs. ``output_limits``: (lines,
-    bytes) one Output block may hold, printed or typed.
+    ``pool``: fork servers to reuse (``runner.Pool``), or None to start
+    and stop some. ``warm`` (serve): leave the servers importing what
+    every snippet needs. ``defer_second`` (with a ``pool``): return after
+    the first runs, the second going on while the pages render, until
+    ``Result.finish`` judges the pairs.
     """
     start = time.monotonic()
     result = Result(pages=len(deck.pages))
@@ -148,11 +137,10 @@ def check(
         deck.root, used, timeout, jobs, pool, cache_dir, warm, defer_second,
         result.key,
     )  # fmt: skip
-    result.ran = sum(1 for r in runs.values() if not r.get("cached"))
-    result.cached = sum(1 for r in runs.values() if r.get("cached"))
+    result.cached = sum(bool(r.get("cached")) for r in runs.values())
+    result.ran = len(runs) - result.cached
     for rel in sorted(used):
-        where = used[rel][0]
-        run = runs.get(rel)
+        where, run = used[rel][0], runs.get(rel)
         if rel in unstable:
             problems.extend(unstable[rel])
         elif not run["ok"]:
@@ -184,9 +172,7 @@ def check(
                 f"block after it and run {ACCEPT}"
             )
             problems.append(Problem(*used[rel][0], message, kind="no-output"))
-
-    check_table_calls(deck.pages, result)
-    check_value_calls(deck.pages, result)
+    check_calls(deck.pages, result)
     problems.sort(key=lambda p: (p.path, p.line))
     result.seconds = time.monotonic() - start
     return result
@@ -216,8 +202,7 @@ def update(deck: Deck, **options) -> Result:
     for drift in result.drifts:
         by_slide.setdefault(drift.slide.path, []).append(drift)
     for rel, drifts in sorted(by_slide.items()):
-        moved = rewrite(deck.root, drifts)
-        if moved:
+        if moved := rewrite(deck.root, drifts):
             result.problems.extend(moved)
             continue
         for drift in drifts:
@@ -413,28 +398,26 @@ def _pair_output(root, page, fence, pairs, problems):
         return
     above = page.block_above(fence)
     includes = page.includes_in(above) if above is not None else []
+    files = [inc.path for inc in includes if (root / inc.path).is_file()]
+    snippets = sorted({_snippet(root, path) for path in files} - {None})
     if above is None or above.is_output or not includes:
         message = (
             "Output block with no code block above it (an Output block "
             "must follow the code block that includes its snippet)"
         )
-        problems.append(Problem(*where, message, kind="orphan"))
-        return
-    files = [inc.path for inc in includes if (root / inc.path).is_file()]
-    snippets = sorted({_snippet(root, path) for path in files} - {None})
-    if len(snippets) == 1:
+    elif len(snippets) == 1:
         pairs.append((page, fence, snippets[0]))
         return
-    if snippets:
+    elif snippets:
         message = (
             f"Output block after a code block that includes several "
             f"snippets ({', '.join(snippets)}); give each its own code block"
         )
     elif len(files) == len(includes):
-        names = ", ".join(sorted(set(files)))
         message = (
-            f"Output block after a code block that is not run: {names} "
-            f"is not in snippets/ (remove the Output block)"
+            "Output block after a code block that is not run: "
+            f"{', '.join(sorted(set(files)))} is not in snippets/ (remove "
+            "the Output block)"
         )
     else:
         return
@@ -528,14 +511,13 @@ def _run_snippets(
 
             def second() -> dict[str, Problem]:
                 """{rel: problem} per pair that disagrees, once done."""
-                found = {}
                 runs = zip(firsts.items(), started.wait(), strict=True)
-                for (rel, a), b in runs:
-                    v = judged(rel, a, b)
-                    if not v["ok"]:
-                        where = used[rel][0]
-                        found[rel] = Problem(*where, v["message"], v["detail"])
-                return found
+                verdicts = {rel: judged(rel, a, b) for (rel, a), b in runs}
+                return {
+                    rel: Problem(*used[rel][0], v["message"], v["detail"])
+                    for rel, v in verdicts.items()
+                    if not v["ok"]
+                }
 
     elif todo:
         own = pool is None

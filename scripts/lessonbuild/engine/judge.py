@@ -1,8 +1,6 @@
-"""Judge the two runs of a snippet: failure, hang, nondeterminism, or ok.
-
-The two runs come from servers with different hash seeds and RNG state:
-a snippet whose runs print different output is reported, never cached.
-"""
+"""Judge the two runs of a snippet (servers with different hash seeds
+and RNG state): failure, hang, nondeterminism (reported, never cached),
+or ok."""
 
 from __future__ import annotations
 
@@ -23,14 +21,20 @@ def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
     ``{"ok": False, "message", "detail"}``."""
     # A run that caused its runner's death explains more than a run the
     # death merely cancelled.
-    failed = sorted(
+    if failed := sorted(
         [r for r in (a, b) if r.failure], key=lambda r: r.collateral
-    )
-    if failed:
+    ):
         reason, _, rest = clean(root, failed[0].failure).partition("\n")
         return _fail(f"could not run {rel}: {reason}", rest.strip())
     if hung := [r for r in (a, b) if r.timed_out]:
-        detail = tail(clean(root, _hang_dump(hung[0].stderr)))
+        # The faulthandler dump, without the frames of the runner itself.
+        dump = [
+            line
+            for line in hung[0].stderr.splitlines()
+            if "<frozen runpy>" not in line
+            and not line.strip().startswith(f'File "{_SERVER_FILE}"')
+        ]
+        detail = tail(clean(root, "\n".join(dump)))
         return _fail(
             f"{rel} did not finish within {timeout:g} s and was "
             f"killed (a hang? the timeout is set with --timeout, "
@@ -58,12 +62,10 @@ def judge(root: Path, rel: str, a, b, timeout: float) -> dict:
     elif table_records(a.tables) != table_records(b.tables):
         diff = "the published tables differ between the two runs"
     else:
-        return {
-            "ok": True,
-            "stdout": a.stdout,
-            "tables": a.tables,
-            "cacheable": not (a.uncached or b.uncached),
-        }
+        cacheable = not (a.uncached or b.uncached)
+        return dict(
+            ok=True, stdout=a.stdout, tables=a.tables, cacheable=cacheable
+        )
     return _fail(
         f"{rel} is nondeterministic: two runs printed different "
         f"output (seed torch with torch.manual_seed; do not print "
@@ -91,16 +93,6 @@ def _failed_run(root: Path, rel: str, run, other) -> dict:
     if last:
         message += f": {last[:300]}"
     return _fail(message, tail(err))
-
-
-def _hang_dump(stderr: str) -> str:
-    """The faulthandler dump, without the frames of the runner itself."""
-    ours = f'File "{_SERVER_FILE}"'
-    return "\n".join(
-        line
-        for line in stderr.splitlines()
-        if "<frozen runpy>" not in line and not line.strip().startswith(ours)
-    )
 
 
 def table_records(raw: str) -> list:

@@ -2,11 +2,8 @@
 
 Two hash seeds often give a small set the same order, so two runs catch
 a printed set only by chance; this makes the verdict certain. Reported:
-a ``print`` of a set (a display, comprehension, ``set()`` or
-``frozenset()`` call, set operation, a name only ever bound to one, or
-a call of a snippet's function whose every ``return`` gives one) not
-under ``sorted(...)`` or another order-free reduction, and a ``for``
-loop over a set that prints.
+a ``print`` of a set (``_is_set``) not under ``sorted(...)`` or another
+order-free reduction, and a ``for`` loop over a set that prints.
 """
 
 from __future__ import annotations
@@ -91,12 +88,14 @@ def _assigned_sets(tree, functions) -> set[str]:
             continue
         for target in targets:
             if isinstance(target, ast.Name):
-                is_set = _is_set(value, functions)
-                (sets if is_set else others).add(target.id)
+                (sets if _is_set(value, functions) else others).add(target.id)
     return sets - others
 
 
 def _is_set(node, names) -> bool:
+    """A display, comprehension, ``set()`` or ``frozenset()`` call, set
+    operation, a name only ever bound to one, or a call of a snippet's
+    function whose every ``return`` gives one."""
     match node:
         case ast.Set() | ast.SetComp():
             return True

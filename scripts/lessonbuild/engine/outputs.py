@@ -15,6 +15,9 @@ from ..deck import Fence, Slide
 from ..problems import Problem
 from .judge import unified_diff
 
+#: Marks our temporary files: .<slide>.md<TMP_MARK><random>.
+TMP_MARK = ".update-"
+
 
 @dataclass
 class Drift:
@@ -61,38 +64,31 @@ def rewrite(root: Path, drifts: list[Drift]) -> list[Problem]:
     """Write each drifted Output block of one slide; problems if it moved."""
     slide = drifts[0].slide
     path = root / slide.path
-    current = path.read_bytes().decode("utf-8")
-    if current != slide.text:
+    if path.read_bytes().decode("utf-8") != slide.text:
         message = "file changed while the snippets ran; run the update again"
         return [Problem(slide.path, 1, message)]
     lines = list(slide.lines)
     for drift in sorted(drifts, key=lambda d: -d.fence.start):
-        _replace_body(lines, drift.fence, drift.actual)
+        fence, actual = drift.fence, drift.actual
+        opening = lines[fence.start]
+        newline = opening[len(opening.rstrip("\r\n")) :] or "\n"
+        # A body line that looks like a closing fence would end the block
+        # early: lengthen the fences past the longest such run.
+        char = fence.marker[0]
+        longest = max(
+            (len(t) - len(t.lstrip(char)) for t in actual if t[:1] == char),
+            default=0,
+        )
+        if longest >= len(fence.marker):
+            for i in (fence.start, fence.end):
+                lines[i] = lines[i].replace(
+                    fence.marker, char * (longest + 1), 1
+                )
+        lines[fence.start + 1 : fence.end] = [
+            (fence.indent + text if text else "") + newline for text in actual
+        ]
     write_atomic(path, "".join(lines), prefix=TMP_MARK)
     return []
-
-
-def _replace_body(lines: list[str], fence: Fence, actual: list[str]) -> None:
-    """Replace the body of ``fence`` in ``lines`` (raw, with endings)."""
-    opening = lines[fence.start]
-    newline = opening[len(opening.rstrip("\r\n")) :] or "\n"
-    body = [(fence.indent + text if text else "") + newline for text in actual]
-    # A body line that looks like a closing fence would end the block
-    # early: lengthen the fences past the longest such run.
-    char = fence.marker[0]
-    longest = max(
-        (len(t) - len(t.lstrip(char)) for t in actual if t.startswith(char)),
-        default=0,
-    )
-    if longest >= len(fence.marker):
-        marker = char * (longest + 1)
-        for i in (fence.start, fence.end):
-            lines[i] = lines[i].replace(fence.marker, marker, 1)
-    lines[fence.start + 1 : fence.end] = body
-
-
-#: Marks our temporary files: .<slide>.md<TMP_MARK><random>.
-TMP_MARK = ".update-"
 
 
 def remove_stale_temporaries(folder: Path) -> None:

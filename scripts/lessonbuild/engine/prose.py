@@ -13,6 +13,7 @@ of arithmetic on its line (``4 \\cdot 512^2 = 1{,}048{,}576``) is derived.
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import re
 from collections import Counter
@@ -38,9 +39,7 @@ _SMALL = 100
 def expand_values(text: str, values: Mapping[str, str]) -> str:
     """``text`` with every known ``{{ value(id) }}`` replaced by its value
     (the engine reports an unknown one at its line)."""
-    return VALUE_CALL.sub(
-        lambda m: values.get(m.group("id"), m.group(0)), text
-    )
+    return VALUE_CALL.sub(lambda m: values.get(m["id"], m[0]), text)
 
 
 def hand_typed(
@@ -55,16 +54,14 @@ def hand_typed(
     ]
     found: Counter[tuple] = Counter()  # (path, line, typed, id, ...)
     for slide in slides:
-        shows = {
-            include.path.rsplit("/", 1)[-1][:-3] for include in slide.includes
-        }
+        shows = {inc.path.rsplit("/", 1)[-1][:-3] for inc in slide.includes}
         for number, line in prose_lines(slide):
+            row = line.lstrip().startswith("|")
             for value_id, text, pattern in patterns:
+                shown = value_id.split(".")[0] in shows
                 for match in pattern.finditer(line):
                     if not _derived(line, match, text):
-                        row = line.lstrip().startswith("|")
                         typed = match[0].strip()
-                        shown = value_id.split(".")[0] in shows
                         key = (slide.path, number, typed, value_id, text, row)
                         found[key + (shown,)] += 1
     return [
@@ -116,17 +113,13 @@ def prose_lines(slide):
     hidden = set()
     for fence in slide.fences:
         end = len(slide.lines) if fence.end is None else fence.end
-        if not fence.is_exercise:
-            hidden.update(range(fence.start, end + 1))
-            continue
-        # An exercise's names and formulas are no prose.
+        # An exercise's text is prose; its names and formulas are not.
         hidden.update(
-            (fence.start, end),
-            (
-                i
-                for i in range(fence.start + 1, end)
-                if _NOT_TEXT_KEY.match(slide.lines[i])
-            ),
+            i
+            for i in range(fence.start, end + 1)
+            if not fence.is_exercise
+            or i in (fence.start, end)
+            or _NOT_TEXT_KEY.match(slide.lines[i])
         )
     for i in range(slide.body_line - 1, len(slide.lines)):
         line = slide.lines[i]
@@ -211,21 +204,16 @@ def _derived(line: str, match, text: str) -> bool:
     if before.endswith("="):
         side = _plain(before[:-1].split("=")[-1])
         tail = re.search(_ARITHMETIC + "$", side)[0]
-        sides.append(_first_value(tail[i:] for i in range(len(tail))))
+        sides.append([tail[i:] for i in range(len(tail))])
     if after.startswith("="):
         head = re.match(_ARITHMETIC, _plain(after[1:].split("=")[0]))[0]
-        sides.append(_first_value(head[:i] for i in range(len(head), 0, -1)))
-    return any(
-        value is not None
-        and abs(value - target) <= 1e-9 * max(1.0, abs(target))
-        for value in sides
-    )
-
-
-def _first_value(expressions) -> float | None:
-    """The value of the first of ``expressions`` that is arithmetic."""
-    values = (_evaluate(expr) for expr in expressions)
-    return next((v for v in values if v is not None), None)
+        sides.append([head[:i] for i in range(len(head), 0, -1)])
+    close = 1e-9 * max(1.0, abs(target))
+    for expressions in sides:  # the first that is arithmetic
+        values = (v for v in map(_evaluate, expressions) if v is not None)
+        if abs(next(values, math.inf) - target) <= close:
+            return True
+    return False
 
 
 _OPS = {

@@ -1,9 +1,8 @@
 """Published tables: collected from runs, checked against calls, rendered.
 
 ``mha_ref.publish_table(name, ...)`` in a snippet publishes the table
-``<snippet stem>.<name>``, which ``{{ table(id) }}`` places. A cell is
-plain text (escaped, but `backticks` are code), a figure sanitised SVG,
-and both have a size limit.
+``<snippet stem>.<name>``, which ``{{ table(id) }}`` places (figures and
+values likewise). Both tables and figures have a size limit.
 """
 
 from __future__ import annotations
@@ -124,42 +123,33 @@ def _read_table(rel: str, record) -> tuple[dict | None, str]:
 def _read_figure(rel: str, record: dict) -> tuple[dict | None, str]:
     """A published figure, and its layout for a phone if it has one."""
     name, alt = record.get("name"), record.get("alt")
+    unreadable = f"{rel} wrote a figure record the engine cannot read"
     if not isinstance(name, str):
-        return None, f"{rel} wrote a figure record the engine cannot read"
+        return None, unreadable
     if not isinstance(alt, str) or not alt.strip():
         return None, (
             f"{rel}: figure {name!r} has no alt text; pass "
             "publish_figure(name, fig, alt='what the figure shows')"
         )
-    figure = {"alt": alt.strip()}
-    drawings = {"svg": record.get("svg")}
-    if "narrow" in record:
-        drawings["narrow"] = record["narrow"]
-    for key, drawing in drawings.items():
+    figure, most = {"alt": alt.strip()}, _limit(FIGURE_KB_ENV, 2048)
+    for key in ["svg", "narrow"] if "narrow" in record else ["svg"]:
+        svg = record.get(key)
         what = f"figure {name!r}" + (" (narrow)" if key == "narrow" else "")
-        figure[key], problem = _safe_svg(rel, what, drawing)
-        if problem:
-            return None, problem
+        if not isinstance(svg, str):
+            return None, unreadable
+        if not svg.lstrip().startswith(("<?xml", "<svg")):
+            return None, f"{rel}: {what} is not SVG"
+        if len(svg.encode()) > most << 10:
+            return None, (
+                f"{rel}: {what} is {len(svg.encode()) >> 10} KiB; a "
+                f"figure is at most {most} KiB (fewer points, a raster for "
+                f"dense data, or set {FIGURE_KB_ENV})"
+            )
+        try:
+            figure[key] = sanitise(svg)[0]
+        except UnsafeSvg as exc:
+            return None, f"{rel}: {what} cannot be published: {exc}"
     return figure, ""
-
-
-def _safe_svg(rel: str, what: str, svg) -> tuple[str, str]:
-    """(the SVG sanitised, "") or ("", why it cannot be published)."""
-    most = _limit(FIGURE_KB_ENV, 2048)
-    if not isinstance(svg, str):
-        return "", f"{rel} wrote a figure record the engine cannot read"
-    if not svg.lstrip().startswith(("<?xml", "<svg")):
-        return "", f"{rel}: {what} is not SVG"
-    if len(svg.encode()) > most << 10:
-        return "", (
-            f"{rel}: {what} is {len(svg.encode()) >> 10} KiB; a "
-            f"figure is at most {most} KiB (fewer points, a raster for "
-            f"dense data, or set {FIGURE_KB_ENV})"
-        )
-    try:
-        return sanitise(svg)[0], ""
-    except UnsafeSvg as exc:
-        return "", f"{rel}: {what} cannot be published: {exc}"
 
 
 def _read_value(rel: str, record: dict) -> tuple[str | None, str]:
@@ -172,58 +162,46 @@ def _read_value(rel: str, record: dict) -> tuple[str | None, str]:
 _READ = {"table": _read_table, "figure": _read_figure, "value": _read_value}
 
 
-def _reported(result):
-    """Whether an id's snippet failed or its record was refused: a call of
-    the id is no second problem."""
+def check_calls(slides, result) -> None:
+    """Every literal ``figure(id)``, ``table(id, hide=col)`` and
+    ``{{ value("id") }}`` call names what a snippet published; the id of
+    a failed snippet or a refused record is no second problem."""
     failed = {Path(rel).stem for rel in result.failed}
-    return lambda item_id: (
-        item_id in result.refused or item_id.split(".")[0] in failed
-    )
 
+    def unknown(kind: str, item_id: str, how: str = "") -> str:
+        published = getattr(result, kind + "s")
+        if (
+            item_id in published
+            or item_id in result.refused
+            or item_id.split(".")[0] in failed
+        ):
+            return ""
+        return unknown_message(kind, item_id, sorted(published), how)
 
-def check_table_calls(slides, result) -> None:
-    """Every literal ``table(id, hide=col)`` and ``figure(id)`` call names
-    what a snippet published."""
-    reported = _reported(result)
-    figures, tables = sorted(result.figures), sorted(result.tables)
+    how = " (mha_ref.tables.publish_value)"
     for slide in slides:
         found = [
-            (call.line, unknown_message("figure", call.figure_id, figures))
-            for call in slide.figures
-            if call.figure_id not in result.figures
-            and not reported(call.figure_id)
+            (c.line, unknown("figure", c.figure_id)) for c in slide.figures
         ]
         for call in slide.tables:
             table = result.tables.get(call.table_id)
-            if table is None and not reported(call.table_id):
-                message = unknown_message("table", call.table_id, tables)
-            elif table and call.hide not in [None, *table["columns"]]:
+            if table and call.hide not in [None, *table["columns"]]:
                 message = unknown_column_message(
                     call.table_id, call.hide, table["columns"]
                 )
             else:
-                continue
+                message = unknown("table", call.table_id)
             found.append((call.line, message))
+        found += [
+            (i, unknown("value", match.group("id"), how))
+            for i, line in enumerate(slide.lines, 1)
+            for match in VALUE_CALL.finditer(line)
+        ]
         result.problems += [
             Problem(slide.path, line, message, kind="table")
             for line, message in found
+            if message
         ]
-
-
-def check_value_calls(slides, result) -> None:
-    """Every literal ``{{ value("id") }}`` names a published value."""
-    reported = _reported(result)
-    known, how = sorted(result.values), " (mha_ref.tables.publish_value)"
-    for slide in slides:
-        for i, line in enumerate(slide.lines, 1):
-            for match in VALUE_CALL.finditer(line):
-                value_id = match.group("id")
-                if value_id in result.values or reported(value_id):
-                    continue
-                message = unknown_message("value", value_id, known, how)
-                result.problems.append(
-                    Problem(slide.path, i, message, kind="table")
-                )
 
 
 def unknown_message(kind: str, item_id: str, known, how: str = "") -> str:
