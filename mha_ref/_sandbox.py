@@ -622,6 +622,7 @@ class _Runner:
             reply["registered"] = registered
         if grads and (kept := _grown_with_graphs(held, _collections(module))):
             reply["kept_graph"] = kept
+        reply["held"] = _held(module)
         # What an earlier call returned, as the caller holds it: a forward
         # that fills a buffer kept on self returned the same tensor each
         # call, and each call rewrote what the caller had been given.
@@ -740,6 +741,34 @@ def _collections(module: nn.Module) -> dict[str, tuple[int, set[int]]]:
                 elif isinstance(item, dict):
                     stack.extend(item.values())
             found[path] = (count, graphs)
+    return found
+
+
+def _held(module: nn.Module) -> dict[str, int]:
+    """{attribute: numbers} of the tensors the module (and its
+    submodules) holds outside its parameters: each tensor attribute or
+    buffer, and each list, tuple or dict (its tensors' elements). The
+    grader calls forward twice the same way: one that holds more after
+    the second call keeps something of every call (attention maps
+    appended, detached, for plotting: no graph, and 7 of 7 passed)."""
+    found = {}
+    for prefix, sub in module.named_modules():
+        values = {**vars(sub), **sub._buffers}
+        for name, value in values.items():
+            if name in _MODULE_OWN:
+                continue
+            path = f"self.{prefix}.{name}" if prefix else f"self.{name}"
+            numbers, stack, seen = 0, [value], 0
+            while stack and seen < 10_000:
+                item, seen = stack.pop(), seen + 1
+                if torch.is_tensor(item):
+                    numbers += item.numel()
+                elif isinstance(item, list | tuple):
+                    stack.extend(item)
+                elif isinstance(item, dict):
+                    stack.extend(item.values())
+            if numbers:
+                found[path] = numbers
     return found
 
 

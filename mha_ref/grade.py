@@ -716,6 +716,7 @@ class Session:
         # (None: it raised), for :func:`_kept_from_before`.
         self.last: dict | None = None
         self.calls = 0  # Python and C calls the last forward made
+        self.held = None  # what the module held after it (_keeps_more)
 
     def start(self) -> None:
         """Start the child and import the student's file in it."""
@@ -831,6 +832,7 @@ class Session:
         reply = self.child.request("call", f"forward {where}", **request)
         items = reply["items"]
         self.calls = reply.get("calls", 0)
+        self.held = reply.get("held")
         # What forward did, named in its own words (no replay needed).
         if named := _named_in_reply(reply, where):
             self.last = None
@@ -1818,6 +1820,7 @@ def check_many_heads(s: Session) -> str:
         "or .detach() the weights when not training; the caller chooses "
         "(with torch.no_grad():)",
     )  # fmt: skip
+    _keeps_more(s, module, x)
     _sweep(s, SWEEP_HEADS)  # (always runs in h>1: the line names its sizes)
     return (
         "outputs and per-head weights equal nn.MultiheadAttention, h=1 to "
@@ -2003,6 +2006,38 @@ def _repeats(s: Session, module, inputs, got, where: str) -> None:
             f"two calls in eval mode {where} on the same input gave "
             f"different results: nothing random may run in eval mode "
             f"(dropout only when self.training)"
+        )
+
+
+def _numbers_held(held) -> dict[str, int]:
+    """The child's ``held`` (attribute -> numbers), as data: anything
+    but str -> int is left out (the reply is the child's)."""
+    if not isinstance(held, dict):
+        return {}
+    return {k: v for k, v in held.items() if type(v) is int}
+
+
+def _keeps_more(s: Session, module, x) -> None:
+    """The same call twice in eval mode: what the module holds outside
+    its parameters must not grow with the second (a cache made on the
+    first call of a shape is made once). Attention maps appended to a
+    list on self each call, detached, passed 7 of 7: a training run
+    keeps one (B, h, T, T) map a step, 256 MB a step at B=32, h=8,
+    T=512, until memory runs out."""
+    where = "at h=2, the same call twice"
+    s.forward(module, (x, x, x), where=where)
+    before = _numbers_held(s.held)
+    s.forward(module, (x, x, x), where=where)
+    after = _numbers_held(s.held)
+    grown = [k for k, n in after.items() if n > before.get(k, 0)]
+    if grown:
+        name = _names(grown)[0]
+        raise Failed(
+            f"{name} grew from {before.get(name, 0):,} to {after[name]:,} "
+            f"numbers {where}: forward keeps something of each call "
+            f"(attention maps appended for plotting?), so memory grows "
+            f"every training step until it runs out; keep the last call's "
+            f"alone (self.attn = weights), or nothing"
         )
 
 

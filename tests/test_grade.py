@@ -1238,6 +1238,16 @@ BUGS = {
         {"h>1"},
         ["keeps a tensor of the call's graph in self.maps"],
     ),
+    # Attention maps kept for plotting, detached: no graph, but one more
+    # (B, h, T, T) map each call, so a training run's memory grows every
+    # step (B=32, h=8, T=512: 256 MB a step). It passed 7 of 7.
+    "detached weights kept each call": (
+        "        weights = torch.softmax(scores, dim=-1)\n",
+        "        weights = torch.softmax(scores, dim=-1)\n"
+        "        self.maps = getattr(self, 'maps', []) + [weights.detach()]\n",
+        {"h>1"},
+        ["self.maps", "grew", "each call"],
+    ),
     # Sizes typed into forward: right for every call of the first shape
     # (B=2, d_model=8), so only a call of another shape shows them.
     "batch size typed in": (
