@@ -734,9 +734,19 @@ class Session:
             )
         _refuse_opaque(reply, f"{self.path.name}'s import")
         if not reply.get("class"):
+            # (nn.MultiheadAttention's spelling, a small h, was told only
+            # that the file defines no class.)
+            found = reply.get("classes") or []
+            also = (
+                f"; it defines {', '.join(_names(found))}: the grader "
+                f"looks for the name MultiHeadAttention exactly, a "
+                f"subclass of nn.Module"
+                if found
+                else ""
+            )
             raise Failed(
                 f"{self.path.name} defines no class "
-                f"MultiHeadAttention(nn.Module)"
+                f"MultiHeadAttention(nn.Module){also}"
             )
 
     def close(self) -> None:
@@ -1582,7 +1592,20 @@ def check_skeleton(s: Session) -> str:
     """Milestone 1: four bias-free float32 (d, d) Linears, 4·d²
     parameters, and a ``ValueError`` when h does not divide d_model."""
     d_model, h = SKELETON
-    info = s.new(d_model, h)
+    try:
+        info = s.new(d_model, h)
+    except StudentError as error:
+        if "ValueError" not in error.kinds:
+            raise
+        # (The student's own words, "32 does not divide 4", were of a
+        # call they never wrote: parameters in the order (num_heads,
+        # d_model).)
+        raise StudentError(
+            f"{error}: that is d_model={d_model}, num_heads={h}, which "
+            f"{h} divides, so it must build; the grader calls "
+            f"MultiHeadAttention(d_model, num_heads): check the order of "
+            f"__init__'s parameters, and the test that refuses a split"
+        ) from None
     problem = _projection_problem(info, d_model)
     if problem:
         raise Failed(problem)

@@ -2143,6 +2143,20 @@ def test_missing_class_is_named(tmp_path, capsys):
     assert "defines no class MultiHeadAttention" in lines["load"][1]
 
 
+def test_a_class_named_as_torchs_is_told_the_name(tmp_path, capsys):
+    """nn.MultiheadAttention's spelling (small h): "defines no class
+    MultiHeadAttention" was all a student was told, of a file that
+    defines one."""
+    source = _bug(
+        "class MultiHeadAttention(nn.Module):",
+        "class MultiheadAttention(nn.Module):",
+    )
+    status, lines, _ = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    assert "defines no class MultiHeadAttention" in lines["load"][1]
+    assert "it defines MultiheadAttention" in lines["load"][1]
+
+
 def test_exception_in_init_is_located(tmp_path, capsys):
     source = _bug("self.h = num_heads", "self.h = num_heads\n        1 / 0")
     status, lines, _ = _grade_here(tmp_path, source, capsys)
@@ -2318,8 +2332,26 @@ def test_a_call_that_stops_its_own_watchdog_still_times_out(tmp_path):
             "        self.scale = nn.Parameter(torch.ones(1))",
             ["4,097 parameters", "4,096 = 4*32^2"],
         ),
+        # (num_heads, d_model): the student's own message said "32 does
+        # not divide 4", of a call the student never wrote.
+        (
+            "def __init__(self, d_model, num_heads):",
+            "def __init__(self, num_heads, d_model):",
+            [
+                "MultiHeadAttention(32, 4) raised ValueError",
+                "d_model=32, num_heads=4",
+                "MultiHeadAttention(d_model, num_heads)",
+            ],
+        ),
     ],
-    ids=["bias", "narrow W_V", "accepts 10/4", "assert", "extra param"],
+    ids=[
+        "bias",
+        "narrow W_V",
+        "accepts 10/4",
+        "assert",
+        "extra param",
+        "arguments swapped",
+    ],
 )
 def test_skeleton_failures_are_named(tmp_path, old, new, words, capsys):
     status, lines, stdout = _grade_here(tmp_path, _bug(old, new), capsys)
