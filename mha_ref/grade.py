@@ -3096,6 +3096,18 @@ def _lesson_hint(error) -> str:
         )
     if 'missing the required "forward" function' in str(error):
         return f": {NO_FORWARD}"
+    # forward(query, key, value, mask, ...): a caller that needs no mask
+    # leaves it out, and Python's words located no line of the file.
+    missing = re.search(
+        r"missing \d+ required (?:positional |keyword-only )?arguments?: "
+        r"'(mask|is_causal)'",
+        str(error),
+    )
+    if missing:
+        return (
+            f": a caller that needs no {missing[1]} leaves it out: give "
+            f"{missing[1]} a default, {SIGNATURE}"
+        )
     return ""
 
 

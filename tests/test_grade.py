@@ -2410,6 +2410,19 @@ def test_forward_returning_one_tensor_is_named(tmp_path, capsys):
     )
 
 
+def test_a_mask_without_a_default_is_told_to_take_one(tmp_path, capsys):
+    """forward(query, key, value, mask, is_causal=False): the grader's
+    first call leaves the mask out, and the student read only Python's
+    "missing 1 required positional argument: 'mask'" and "no line of
+    your file on the stack"."""
+    source = _bug(FORWARD_LINE, FORWARD_LINE.replace("mask=None", "mask"))
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    assert lines["shapes"][0] == "FAIL", stdout
+    assert "give mask a default" in lines["shapes"][1]
+    assert "mask=None, is_causal=False" in lines["shapes"][1]
+
+
 def test_forward_without_mask_parameters_is_named(tmp_path, capsys):
     source = _bug(
         "def forward(self, query, key, value, mask=None, is_causal=False):",
