@@ -3096,6 +3096,17 @@ def _lesson_hint(error) -> str:
         )
     if 'missing the required "forward" function' in str(error):
         return f": {NO_FORWARD}"
+    # A demo at the file's end that saved a figure or the weights: the
+    # student's folder is writable to the student, not to the file here
+    # (mha_ref._isolate), and torch's words were "enforce fail".
+    if "Read-only file system" in str(error):
+        return (
+            ": the grader runs your file where it may write nothing (its "
+            "folder and your home are read-only there; tempfile's folder "
+            "alone is not, and is emptied): keep saving and plotting in a "
+            'demo under if __name__ == "__main__":, which the grader does '
+            "not run"
+        )
     # forward(query, key, value, mask, ...): a caller that needs no mask
     # leaves it out, and Python's words located no line of the file.
     missing = re.search(

@@ -2410,6 +2410,25 @@ def test_forward_returning_one_tensor_is_named(tmp_path, capsys):
     )
 
 
+def test_a_file_that_saves_at_its_top_level_is_told_why_it_cannot(
+    tmp_path, capsys
+):
+    """A demo left at the end of the file saved its attention weights:
+    "Read-only file system" (torch's words: "[enforce fail at
+    inline_container.cc]") of a folder the student can write to."""
+    source = CORRECT + (
+        "\n\nmha = MultiHeadAttention(8, 2)\n"
+        "x = torch.randn(1, 4, 8)\n"
+        "torch.save(mha(x, x, x)[1], 'weights.pt')\n"
+    )
+    status, lines, stdout = _grade_here(tmp_path, source, capsys)
+    assert status == 1
+    assert "Read-only file system" in lines["load"][1], stdout
+    assert "may write nothing" in lines["load"][1]
+    assert 'if __name__ == "__main__":' in lines["load"][1]
+    assert not (tmp_path / "weights.pt").exists()
+
+
 def test_a_mask_without_a_default_is_told_to_take_one(tmp_path, capsys):
     """forward(query, key, value, mask, is_causal=False): the grader's
     first call leaves the mask out, and the student read only Python's
