@@ -86,6 +86,57 @@ def test_setup_cell_unpacks_the_package_it_carries(tmp_path):
         assert (unpacked / file.name).read_bytes() == file.read_bytes()
 
 
+def test_setup_cell_never_imports_a_folder_someone_else_could_write(
+    tmp_path,
+):
+    """The cell reuses what an earlier run unpacked, found by a name
+    anyone can compute (the zip's digest) in the temporary folder, which
+    on a shared machine every user writes: a folder planted there by
+    another user (or one anybody may write into) was put first on
+    sys.path, and its mha_ref, torch.py or any module name ran as the
+    student who opened the notebook. Only a folder of the student's
+    own, which no one else may write, is reused."""
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    from lessonbuild.notebooks import package_zip, setup_cell
+
+    digest = hashlib.sha256(package_zip(ROOT / "mha_ref")).hexdigest()[:12]
+    planted = tmp_path / f"lesson81-mha_ref-{digest}"
+    (planted / "mha_ref").mkdir(parents=True)
+    (planted / "mha_ref" / "__init__.py").write_text("print('PLANTED')\n")
+    (planted / "mha_ref" / "attention.py").write_text("print('PLANTED')\n")
+    planted.chmod(0o777)  # anybody's to write into
+    owners = [None]
+    if os.getuid() == 0:  # as root, also a folder of another user's
+        owners.append(65534)
+    program = tmp_path / "setup.py"
+    program.write_text(
+        setup_cell(ROOT / "mha_ref", figures=False)["source"]
+        + "\nimport mha_ref.attention, pathlib\n"
+        + "print(pathlib.Path(mha_ref.__file__).parent)\n"
+    )
+    for owner in owners:
+        if owner is not None:
+            planted.chmod(0o755)
+            os.chown(planted, owner, owner)
+        result = subprocess.run(
+            [sys.executable, "-I", program],
+            cwd=tmp_path,
+            env={"TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert "PLANTED" not in result.stdout, (owner, result.stdout)
+        unpacked = Path(result.stdout.splitlines()[-1])
+        assert not unpacked.is_relative_to(planted)
+        for file in (ROOT / "mha_ref").glob("*.py"):
+            assert (unpacked / file.name).read_bytes() == file.read_bytes()
+
+
 def test_setup_cell_without_matplotlib_or_pip_still_runs(tmp_path):
     """A Jupyter without matplotlib and no way to install it (no network;
     here a virtual environment without pip): the setup cell says so and

@@ -137,13 +137,29 @@ def setup_cell(package: Path, figures: bool = True) -> dict:
     source = f"""# @title Setup: the lesson's mha_ref, carried by this notebook
 # Unpacked into a temporary folder and put first on sys.path, so this
 # notebook runs anywhere torch does: no clone, no download.
-import base64, io, pathlib, sys, tempfile, zipfile
+import base64, io, os, pathlib, stat, sys, tempfile, zipfile
 
 MHA_REF = \"\"\"
 {data}
 \"\"\"
 folder = pathlib.Path(tempfile.gettempdir()) / "lesson81-mha_ref-{digest}"
-if not (folder / "mha_ref" / "__init__.py").is_file():
+
+
+def _ours(path):
+    \"\"\"A folder of this user's that no one else may write into: the
+    temporary folder is every user's, and a folder planted there under
+    this name would come first on sys.path.\"\"\"
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if not hasattr(os, "getuid"):  # Windows: the temporary folder is yours
+        return stat.S_ISDIR(info.st_mode)
+    return (stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+            and not info.st_mode & 0o022)
+
+
+if not (_ours(folder) and (folder / "mha_ref" / "__init__.py").is_file()):
     unpacked = pathlib.Path(tempfile.mkdtemp(prefix="lesson81-"))
     archive = zipfile.ZipFile(io.BytesIO(base64.b64decode(MHA_REF)))
     archive.extractall(unpacked)
