@@ -2047,12 +2047,17 @@ def _keeps_more(s: Session, module, x) -> None:
     list on self each call, detached, passed 7 of 7: a training run
     keeps one (B, h, T, T) map a step, 256 MB a step at B=32, h=8,
     T=512, until memory runs out."""
-    where = "at h=2, the same call twice"
-    s.forward(module, (x, x, x), where=where)
-    before = _numbers_held(s.held)
-    s.forward(module, (x, x, x), where=where)
-    after = _numbers_held(s.held)
-    grown = [k for k, n in after.items() if n > before.get(k, 0)]
+    for train in (False, True):  # (kept in training only, as well)
+        where = "at h=2, the same call twice" + (
+            " in train mode" if train else ""
+        )
+        s.forward(module, (x, x, x), where=where, train=train)
+        before = _numbers_held(s.held)
+        s.forward(module, (x, x, x), where=where, train=train)
+        after = _numbers_held(s.held)
+        grown = [k for k, n in after.items() if n > before.get(k, 0)]
+        if grown:
+            break
     if grown:
         name = _names(grown)[0]
         raise Failed(

@@ -1248,6 +1248,15 @@ BUGS = {
         {"h>1"},
         ["self.maps", "grew", "each call"],
     ),
+    "detached weights kept in training only": (
+        "        weights = torch.softmax(scores, dim=-1)\n",
+        "        weights = torch.softmax(scores, dim=-1)\n"
+        "        if self.training:\n"
+        "            self.maps = getattr(self, 'maps', [])\n"
+        "            self.maps.append(weights.detach())\n",
+        {"h>1"},
+        ["self.maps", "grew", "in train mode"],
+    ),
     # Sizes typed into forward: right for every call of the first shape
     # (B=2, d_model=8), so only a call of another shape shows them.
     "batch size typed in": (
