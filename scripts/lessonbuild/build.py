@@ -277,10 +277,8 @@ class Build:
         for figure_id, data in figures.items():
             for key, suffix in (("svg", ".svg"), ("narrow", ".narrow.svg")):
                 if key in data:
-                    path = f"figures/{figure_id}{suffix}"
-                    files.append(
-                        File.generated(config, path, content=data[key])
-                    )
+                    path, content = f"figures/{figure_id}{suffix}", data[key]
+                    files.append(File.generated(config, path, content=content))
         if self.deck is None or not self.deck.slides:
             return files
         package = notebooks.package_zip(self.deck.root / "mha_ref")
@@ -361,10 +359,9 @@ class Build:
             html, missing = exercises.fill_placeholders(html, stash)
             # MkDocs took the anchors before the widgets were in: or each
             # link to an exercise is reported as broken.
-            if page.present_anchor_ids is not None:
-                for section in stash.values():
-                    page.present_anchor_ids.update(_ID.findall(section))
-            if missing and self.deck is not None:
+            for section in stash.values():
+                page.present_anchor_ids.update(_ID.findall(section))
+            if missing:
                 where = f"{Path(config.docs_dir).name}/{uri}"
                 message = (
                     "an exercise lost its place while the page rendered; "
@@ -377,9 +374,8 @@ class Build:
         if notebook:  # htmlmin keeps a `pre`-marked copy button's text
             html = _COPY_TEXT.sub("<div pre", html)
         # Typeset to check (and cache): TeX stays until search indexed it.
-        if self.math is not None:
-            path, text = self._source_of(page, config)
-            self.problems += self.math.render_html(html, path, text)[1]
+        path, text = self._source_of(page, config)
+        self.problems += self.math.render_html(html, path, text)[1]
         return html
 
     def _notebook_links(self, page, html: str) -> str:
@@ -432,12 +428,10 @@ class Build:
         """Every page is read: fail on what rendering found, restore the
         pages a rebuild skipped; the theme's compiled templates are kept
         (serve does not compile them again)."""
-        if self.config is not None:
-            folder = state_dir(_root(self.config)) / "templates"
-            folder.mkdir(parents=True, exist_ok=True)
-            env.bytecode_cache = FileSystemBytecodeCache(str(folder))
-        if self.math is not None:
-            self.math.close()  # every formula is cached by now
+        folder = state_dir(_root(self.config)) / "templates"
+        folder.mkdir(parents=True, exist_ok=True)
+        env.bytecode_cache = FileSystemBytecodeCache(str(folder))
+        self.math.close()  # every formula is cached by now
         if self.problems:
             problems, self.problems = self.problems, []
             self.fail(problems)
@@ -447,7 +441,7 @@ class Build:
     def page_context(self, page) -> None:
         # present.py takes TeX: a tenth the size of KaTeX's HTML.
         self.rendered[page.file.src_uri] = page.content
-        if self.math is not None and page.content:
+        if page.content:
             page.content, _ = self.math.render_html(page.content, "")
         if self.rebuild is not None:
             self.rebuild.record(page)
@@ -460,13 +454,12 @@ class Build:
         if not self.serving:
             self._stop("pool")
         if self.deck is not None and not self.failure:
-            math = self.math = self.math or MathRenderer(cache=self.formulas)
             present.write(
                 config.site_dir,
                 self.deck,
                 self.rendered,
                 config,
-                typeset=lambda html: math.render_html(html, "")[0],
+                typeset=lambda html: self.math.render_html(html, "")[0],
             )
         self._stop("math")
         if self.rebuild is not None:

@@ -198,9 +198,9 @@ def trimmed_traceback(record: dict, lines: Lines, source: str) -> str:
             frame = [f"  {lines.name(line)}{in_name}"]
             if 0 < line <= len(text) and text[line - 1].strip():
                 frame.append(f"    {text[line - 1].strip()}")
-            times = sum(1 for _ in same)
-            out += frame * min(times, REPEATS)
-            size += sum(map(len, frame)) * min(times, REPEATS)
+            times = len(list(same))
+            out += (repeated := frame * min(times, REPEATS))
+            size += sum(map(len, repeated))
             if (more := times - REPEATS) > 0:
                 out.append(f"  [Previous line repeated {more} more times]")
     shown, cut = _shown("\n".join(out))
@@ -272,9 +272,7 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
         run.tables, Path(lines.path).stem, result.tables if result else {}
     )
     out = {
-        "ok": False,
-        "status": "error",
-        "message": "",
+        **_failed("error", ""),
         "stdout": stdout,
         "stdout_cut": stdout_cut,
         "verified": known,
@@ -368,11 +366,10 @@ def answer(run, source, lines: Lines, filename, error, verified) -> dict:
 
 
 def _time_limit() -> float:
-    try:
-        value = float(os.environ.get(TIMEOUT_ENV, TIME_LIMIT))
-    except ValueError:
-        return TIME_LIMIT
-    return value if value > 0 else TIME_LIMIT
+    with contextlib.suppress(ValueError):
+        if (value := float(os.environ.get(TIMEOUT_ENV, TIME_LIMIT))) > 0:
+            return value
+    return TIME_LIMIT
 
 
 def _error_record(stderr: str) -> tuple[dict | None, str]:
@@ -380,48 +377,37 @@ def _error_record(stderr: str) -> tuple[dict | None, str]:
     without it; a record not of its shape (the program can write one)
     is no record."""
     head, mark, record = stderr.rpartition(ERROR_MARK)
-    if not mark:
-        return None, stderr
     record, _, rest = record.partition("\n")
-    try:
-        error = json.loads(record)
-    except (ValueError, RecursionError):
-        return None, stderr
-    return (error, head + rest) if _well_formed(error) else (None, stderr)
+    with contextlib.suppress(ValueError, RecursionError):
+        if mark and _well_formed(error := json.loads(record)):
+            return error, head + rest
+    return None, stderr
+
+
+def _shaped(value, *kinds: tuple) -> bool:
+    """Whether ``value`` is a list of one value of each of ``kinds``
+    (exact JSON types: ``True`` is no line number)."""
+    return (
+        type(value) is list
+        and len(value) == len(kinds)
+        and all(type(v) in kind for v, kind in zip(value, kinds, strict=True))
+    )
 
 
 def _well_formed(error) -> bool:
     """Whether ``error`` has live_child's shape: syntax [line, offset,
     message, class], frames [[line, name]], message, bool flags."""
-
-    def line(value) -> bool:
-        return value is None or type(value) is int
-
-    if not isinstance(error, dict):
+    if type(error) is not dict:
         return False
+    line, text = (int, type(None)), (str,)
     syntax, frames = error.get("syntax"), error.get("frames", [])
+    flags = [error.get(f, False) for f in ("sandbox", "output_limit")]
     return (
-        isinstance(error.get("message", ""), str)
-        and all(
-            isinstance(error.get(flag, False), bool)
-            for flag in ("sandbox", "output_limit")
-        )
-        and isinstance(frames, list)
-        and all(
-            isinstance(frame, list)
-            and len(frame) == 2
-            and type(frame[0]) is int
-            and isinstance(frame[1], str)
-            for frame in frames
-        )
-        and (
-            syntax is None
-            or isinstance(syntax, list)
-            and len(syntax) == 4
-            and line(syntax[0])
-            and line(syntax[1])
-            and all(isinstance(text, str) for text in syntax[2:])
-        )
+        type(error.get("message", "")) is str
+        and all(type(flag) is bool for flag in flags)
+        and type(frames) is list
+        and all(_shaped(frame, (int,), text) for frame in frames)
+        and (syntax is None or _shaped(syntax, line, line, text, text))
     )
 
 
@@ -479,9 +465,8 @@ class Live:
         """Stop the thread (after the run going on) and its pool."""
         stopped = "The server is stopping."
         with contextlib.suppress(queue.Empty):  # until none waits
-            while True:
-                if (job := self.jobs.get_nowait()) is not None:
-                    job[1].set_result(_failed("stopped", stopped))
+            while job := self.jobs.get_nowait():
+                job[1].set_result(_failed("stopped", stopped))
         self.jobs.put(None)
         self.thread.join(timeout=30)
         shutil.rmtree(self.tmp, ignore_errors=True)

@@ -83,7 +83,7 @@ class Rebuild:
                 # MkDocs asks twice, reading the pages and rendering them:
                 # a save in between would render a page it never read.
                 # Kept for this build; the watcher's next rebuild sees it.
-                file.is_modified = _kept
+                file.is_modified = lambda: False
             elif exists:
                 os.unlink(dest)  # no output: MkDocs renders it
         self.deferred = deferred
@@ -161,11 +161,6 @@ class Rebuild:
     def forget(self) -> None:
         """Render every page next time (a failed build, or an error)."""
         self.renders, self.deferred = {}, {}
-
-
-def _kept() -> bool:
-    """A kept page's ``File.is_modified`` for the rest of its build."""
-    return False
 
 
 def _shared_key(build, config, files) -> str:
