@@ -123,7 +123,6 @@ class Build:
         self.refs: exercises.RefIndex | None = None  # {{ ref(...) }}
 
     def _slide(self, page):
-        """The deck's page for this MkDocs page, or None."""
         return self.deck.page_at(page.file.src_uri) if self.deck else None
 
     def prestart(self, root: Path) -> None:
@@ -143,7 +142,6 @@ class Build:
         return self.pool
 
     def _stop(self, name: str, how: str = "close") -> None:
-        """Take what attribute ``name`` holds, if anything, and stop it."""
         running = getattr(self, name)
         setattr(self, name, None)
         if running is not None:

@@ -48,10 +48,7 @@ class LessonPlugin(BasePlugin):
         # mkdocs-macros uses pathspec's deprecated "gitwildmatch": two
         # tracebacks a build that no contributor can fix.
         warnings.filterwarnings(
-            "ignore",
-            message="GitWildMatchPattern",
-            category=DeprecationWarning,
-            module="pathspec",
+            "ignore", "GitWildMatchPattern", DeprecationWarning, "pathspec"
         )
         try:
             return self.build.start(config, self.settings)
