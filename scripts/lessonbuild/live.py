@@ -534,8 +534,6 @@ class Live:
 def wait_until(condition: Callable[[], bool], seconds: float) -> bool:
     """Poll ``condition`` until it holds or ``seconds`` pass."""
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if condition():
-            return True
+    while not (held := condition()) and time.monotonic() < end:
         time.sleep(0.05)
-    return condition()
+    return held
