@@ -3,9 +3,31 @@ and the setup cell that carries mha_ref."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _unpacked_by(program: Path, tmp_path: Path) -> Path:
+    """Where a program that runs the setup cell, then prints
+    ``mha_ref``'s folder, found the package (run as a fresh Python: only
+    TMPDIR and PATH set); asserted to be the repository's, byte for
+    byte."""
+    result = subprocess.run(
+        [sys.executable, "-I", program],
+        cwd=tmp_path,
+        env={"TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "PLANTED" not in result.stdout, result.stdout
+    unpacked = Path(result.stdout.splitlines()[-1])
+    for file in (ROOT / "mha_ref").glob("*.py"):
+        assert (unpacked / file.name).read_bytes() == file.read_bytes()
+    return unpacked
 
 
 def test_student_code_drops_the_builds_plumbing_only():
@@ -59,9 +81,6 @@ def test_setup_cell_unpacks_the_package_it_carries(tmp_path):
     """Run the setup cell in a fresh interpreter, away from the
     repository: the package it puts on sys.path is mha_ref, byte for
     byte."""
-    import subprocess
-    import sys
-
     from lessonbuild.notebooks import setup_cell
 
     cell = setup_cell(ROOT / "mha_ref")
@@ -72,18 +91,7 @@ def test_setup_cell_unpacks_the_package_it_carries(tmp_path):
         + "\nimport mha_ref, pathlib\n"
         + "print(pathlib.Path(mha_ref.__file__).parent)\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-I", program],
-        cwd=tmp_path,
-        env={"TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    unpacked = Path(result.stdout.splitlines()[-1])
-    assert unpacked.is_relative_to(tmp_path)
-    for file in (ROOT / "mha_ref").glob("*.py"):
-        assert (unpacked / file.name).read_bytes() == file.read_bytes()
+    assert _unpacked_by(program, tmp_path).is_relative_to(tmp_path)
 
 
 def test_setup_cell_never_imports_a_folder_someone_else_could_write(
@@ -98,8 +106,6 @@ def test_setup_cell_never_imports_a_folder_someone_else_could_write(
     own, which no one else may write, is reused."""
     import hashlib
     import os
-    import subprocess
-    import sys
 
     from lessonbuild.notebooks import package_zip, setup_cell
 
@@ -122,19 +128,7 @@ def test_setup_cell_never_imports_a_folder_someone_else_could_write(
         if owner is not None:
             planted.chmod(0o755)
             os.chown(planted, owner, owner)
-        result = subprocess.run(
-            [sys.executable, "-I", program],
-            cwd=tmp_path,
-            env={"TMPDIR": str(tmp_path), "PATH": "/usr/bin:/bin"},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        assert "PLANTED" not in result.stdout, (owner, result.stdout)
-        unpacked = Path(result.stdout.splitlines()[-1])
-        assert not unpacked.is_relative_to(planted)
-        for file in (ROOT / "mha_ref").glob("*.py"):
-            assert (unpacked / file.name).read_bytes() == file.read_bytes()
+        assert not _unpacked_by(program, tmp_path).is_relative_to(planted)
 
 
 def test_setup_cell_without_matplotlib_or_pip_still_runs(tmp_path):
@@ -143,8 +137,6 @@ def test_setup_cell_without_matplotlib_or_pip_still_runs(tmp_path):
     the notebook goes on, with mha_ref unpacked. It raised, and an
     executed notebook stopped at its first cell, though only the figure
     cells need matplotlib."""
-    import subprocess
-    import sys
     import venv
 
     from lessonbuild.notebooks import setup_cell
