@@ -27,9 +27,10 @@ from lessonbuild.problems import Problem
 from lessonbuild.settings import PLUGIN_NAME
 
 
-def _macros(env) -> dict:
-    """The macros a slide may call, by name; ``env`` is the ``Templates``
-    (its ``conf`` and the ``page`` being rendered)."""
+def define_env(env):
+    """The macros a slide may call: mkdocs-macros' entry point, which
+    the exercise fixture site (tests/exercise_fixtures/mkdocs.yml) loads
+    with that plugin, and the lesson's ``Templates`` calls itself."""
 
     def lesson():
         plugin = env.conf.plugins.get(PLUGIN_NAME)
@@ -59,6 +60,7 @@ def _macros(env) -> dict:
             raise refuse(item_id, message)
         return found[item_id]
 
+    @env.macro
     def table(table_id, hide=None, indent=0):
         """A published table as Markdown, ``indent`` for a fold."""
         data = published("table", table_id)
@@ -68,10 +70,12 @@ def _macros(env) -> dict:
             raise refuse(table_id, str(exc)) from None
         return markdown.replace("\n", "\n" + " " * indent)
 
+    @env.macro
     def value(value_id):
         """A figure a snippet published (``publish_value``), escaped."""
         return escape(str(published("value", value_id)))
 
+    @env.macro
     def figure(figure_id):
         """A published figure, linked relatively (the page works from
         disk), with its narrow layout for a phone where it has one."""
@@ -89,10 +93,12 @@ def _macros(env) -> dict:
             "</picture></figure>"
         )
 
+    @env.macro
     def class_period():
         """ "120 min + homework": the notes' "Time: N min", added up."""
         return present.class_period(lesson().deck)
 
+    @env.macro
     def ref(target, option=None, to=None, cap=False):
         """``slide N`` (linked), ``slides N–M``, or an option's letter."""
         refs, uri = lesson().refs, env.page.file.src_uri
@@ -101,6 +107,7 @@ def _macros(env) -> dict:
         except ValueError as exc:
             raise refuse(target, str(exc)) from None
 
+    @env.macro
     def part_contents():
         """A Section slide's contents: its part's other slides, linked."""
         deck = lesson().deck
@@ -118,6 +125,7 @@ def _macros(env) -> dict:
             for i, s in enumerate((s for s in others if s is not here), 1)
         )
 
+    @env.macro
     def lesson_parts():
         """The home page's parts: slides, minutes and progress."""
         from lessonbuild.exercises.progress import parts_overview
@@ -125,9 +133,6 @@ def _macros(env) -> dict:
         build = lesson()
         prefix, uri = build.settings.storage_prefix, env.page.file.src_uri
         return parts_overview(build.deck, prefix, page_uri=uri)
-
-    found = (table, value, figure, class_period, ref, part_contents)
-    return {f.__name__: f for f in (*found, lesson_parts)}
 
 
 class TemplateProblem(ValueError):
@@ -142,10 +147,16 @@ class Templates:
     """The one template environment of a build (plugin: ``render``)."""
 
     def __init__(self, conf=None):
-        self.conf, self.page, self.macros = conf, None, _macros(self)
+        self.conf, self.page, self.macros = conf, None, {}
+        define_env(self)
         # Not Jinja's own globals (range, cycler, joiner, lipsum...).
         self.jinja = SandboxedEnvironment(undefined=StrictUndefined)
         self.jinja.globals = dict(self.macros)
+
+    def macro(self, function):
+        """``@env.macro``, as mkdocs-macros spells it."""
+        self.macros[function.__name__] = function
+        return function
 
     def render(self, markdown: str, page, path: str, lines: list[str]):
         """The page's Markdown with its macro calls replaced; ``path`` and
@@ -242,11 +253,11 @@ def check_calls(source: str, path: str, lines: list[str], names: set[str]):
     try:
         tree = SandboxedEnvironment().parse(source)
     except TemplateSyntaxError as exc:
-        message = (
-            f"template syntax error: {exc.message}; only {allowed} may "
-            f"appear on a page {literal}"
-        )
-        return [Problem(path, (exc.lineno or 1) + offset, message)]
+        line = (exc.lineno or 1) + offset
+        message = f"template syntax error: {exc.message}; only {allowed} "
+        return [
+            Problem(path, line, f"{message}may appear on a page {literal}")
+        ]
     problems = []
     source_lines = source.split("\n")
 
@@ -260,8 +271,9 @@ def check_calls(source: str, path: str, lines: list[str], names: set[str]):
 
     for node in tree.body:
         if not isinstance(node, nodes.Output):
-            statement = type(node).__name__.lower()
-            refuse(node, f"the statement {{% {statement} %}}")
+            refuse(
+                node, f"the statement {{% {type(node).__name__.lower()} %}}"
+            )
             continue
         for item in node.nodes:
             if isinstance(item, nodes.TemplateData):
@@ -274,8 +286,11 @@ def check_calls(source: str, path: str, lines: list[str], names: set[str]):
                 refuse(item, f"the expression {_describe(item)}")
                 continue
             arguments = [*item.args, *(k.value for k in item.kwargs)]
-            constant = all(isinstance(a, nodes.Const) for a in arguments)
-            if item.dyn_args or item.dyn_kwargs or not constant:
+            if (
+                item.dyn_args
+                or item.dyn_kwargs
+                or not all(isinstance(a, nodes.Const) for a in arguments)
+            ):
                 what = "an argument computed at build time"
                 refuse(item, f"{item.node.name}() with {what}")
     return problems
