@@ -3991,6 +3991,16 @@ def _in_a_child(attempt, confined: bool = False) -> str:
     return seen
 
 
+def _made_then_refused(error: int, *calls) -> None:
+    """Each call works in a forked child before ``isolate()`` and raises
+    OSError ``error`` after it: the sandbox takes exactly these."""
+    assert _in_a_child(lambda: _tried(*calls)) == " ".join(
+        ["made"] * len(calls)
+    )
+    confined = _in_a_child(lambda: _tried(*calls), confined=True)
+    assert confined == " ".join([str(error)] * len(calls))
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="seccomp: Linux")
 def test_without_namespaces_the_file_still_gets_no_unix_socket():
     """Where the kernel refuses a user namespace (a container's seccomp
@@ -4065,16 +4075,11 @@ def test_a_graded_file_holds_no_memory_outside_its_mappings():
     (ENOSYS); the same process before isolate() makes all three."""
     import errno
 
-    def attempt() -> str:
-        return _tried(
-            lambda: os.close(os.memfd_create("held")),
-            lambda: _shmget(1 << 20),
-            _msgget,
-        )
-
-    assert _in_a_child(attempt) == "made made made"
-    assert _in_a_child(attempt, confined=True) == " ".join(
-        [str(errno.ENOSYS)] * 3
+    _made_then_refused(
+        errno.ENOSYS,
+        lambda: os.close(os.memfd_create("held")),
+        lambda: _shmget(1 << 20),
+        _msgget,
     )
 
 
@@ -4223,16 +4228,11 @@ def test_a_graded_file_opens_no_socket_of_any_family():
     import errno
     import socket
 
-    def attempt() -> str:
-        return _tried(
-            lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close(),
-            lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close(),
-            lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM).close(),
-        )
-
-    assert _in_a_child(attempt) == "made made made"
-    assert _in_a_child(attempt, confined=True) == " ".join(
-        [str(errno.EACCES)] * 3
+    _made_then_refused(
+        errno.EACCES,
+        lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close(),
+        lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close(),
+        lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM).close(),
     )
 
 
