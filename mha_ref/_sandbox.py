@@ -573,11 +573,13 @@ class _Runner:
         return out, named, leaves
 
     def call(
-        self, id, args, kwargs, train=False, grads=None, grad_on=False
-    ) -> dict:
+        self, id, args, kwargs, train=False, grads=None, grad_on=False,
+        held=False,
+    ) -> dict:  # fmt: skip
         """One forward; with ``grads`` one backward pass too. Without,
         under ``no_grad``, unless ``grad_on`` (model.eval() alone leaves
-        gradients on)."""
+        gradients on). ``held``: the reply says what the module holds
+        after it (:func:`_held`)."""
         module = self.modules[id]
         args, kwargs, leaves = self._inputs(args, kwargs, grads)
         # Only a change of mode, as a caller's model.eval() makes it once:
@@ -594,7 +596,7 @@ class _Runner:
         kept = {k: t.clone() for k, t in given.items() if torch.is_tensor(t)}
         before = {n: _weight(module, n) for n in PROJECTIONS}
         state = set(module.state_dict())
-        held = _collections(module) if grads else {}
+        collections = _collections(module) if grads else {}
         # In eval mode nothing random runs: a torch.manual_seed(0) in
         # forward reset every caller's random numbers (round 10).
         rng = None if train else torch.get_rng_state()
@@ -627,9 +629,12 @@ class _Runner:
         # model's checkpoint did not load into a fresh one).
         if registered := sorted(set(module.state_dict()) - state):
             reply["registered"] = registered
-        if grads and (kept := _grown_with_graphs(held, _collections(module))):
+        if grads and (
+            kept := _grown_with_graphs(collections, _collections(module))
+        ):
             reply["kept_graph"] = kept
-        reply["held"] = _held(module)
+        if held:
+            reply["held"] = _held(module)
         # What an earlier call returned, as the caller holds it: a forward
         # that fills a buffer kept on self returned the same tensor each
         # call, and each call rewrote what the caller had been given.
@@ -736,19 +741,25 @@ def _collections(module: nn.Module) -> dict[str, tuple[int, set[int]]]:
             ):
                 continue
             path = f"self.{prefix}.{name}" if prefix else f"self.{name}"
-            count, graphs, stack, seen = 0, set(), [value], 0
-            while stack and seen < 10_000:
-                item, seen = stack.pop(), seen + 1
-                if torch.is_tensor(item):
-                    count += 1
-                    if item.grad_fn is not None:
-                        graphs.add(id(item))
-                elif isinstance(item, list | tuple):
-                    stack.extend(item)
-                elif isinstance(item, dict):
-                    stack.extend(item.values())
-            found[path] = (count, graphs)
+            tensors = list(_tensors_in(value))
+            graphs = {id(t) for t in tensors if t.grad_fn is not None}
+            found[path] = (len(tensors), graphs)
     return found
+
+
+def _tensors_in(value):
+    """The tensors in ``value``: itself, or those in its lists, tuples
+    and dicts, at any depth (the first 10,000 items looked at: the
+    file's structure is bounded, not trusted)."""
+    stack, seen = [value], 0
+    while stack and seen < 10_000:
+        item, seen = stack.pop(), seen + 1
+        if torch.is_tensor(item):
+            yield item
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
 
 
 def _held(module: nn.Module) -> dict[str, int]:
@@ -765,16 +776,7 @@ def _held(module: nn.Module) -> dict[str, int]:
             if name in _MODULE_OWN:
                 continue
             path = f"self.{prefix}.{name}" if prefix else f"self.{name}"
-            numbers, stack, seen = 0, [value], 0
-            while stack and seen < 10_000:
-                item, seen = stack.pop(), seen + 1
-                if torch.is_tensor(item):
-                    numbers += item.numel()
-                elif isinstance(item, list | tuple):
-                    stack.extend(item)
-                elif isinstance(item, dict):
-                    stack.extend(item.values())
-            if numbers:
+            if numbers := sum(t.numel() for t in _tensors_in(value)):
                 found[path] = numbers
     return found
 

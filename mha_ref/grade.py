@@ -823,19 +823,20 @@ class Session:
 
     def forward(
         self, module: Module, args: tuple, *, where: str, train=False,
-        grads=None, grad_on=False, **kwargs,
+        grads=None, grad_on=False, held=False, **kwargs,
     ):  # fmt: skip
         """Call the student's forward; (output, weights) checked for
         structure, ``None`` and dtype before anything is compared, and
         shapes; with ``grads`` also the gradients of the four weights and
         of query, key and value. ``grad_on``: called with gradients on,
-        without a backward pass."""
+        without a backward pass. ``held``: :attr:`held` says what the
+        module holds after the call (None without)."""
         query, key = args[0], args[1]
         B, T_q, d_model = query.shape
         T_k = key.size(1)
         request = dict(
             id=module.id, args=list(args), kwargs=kwargs, train=train,
-            grads=grads, grad_on=grad_on,
+            grads=grads, grad_on=grad_on, held=held,
         )  # fmt: skip
         module.calls += 1
         self.last = {"module": module, "request": request, "items": None}
@@ -2041,32 +2042,31 @@ def _numbers_held(held) -> dict[str, int]:
 
 
 def _keeps_more(s: Session, module, x) -> None:
-    """The same call twice in eval mode: what the module holds outside
-    its parameters must not grow with the second (a cache made on the
-    first call of a shape is made once). Attention maps appended to a
-    list on self each call, detached, passed 7 of 7: a training run
-    keeps one (B, h, T, T) map a step, 256 MB a step at B=32, h=8,
-    T=512, until memory runs out."""
-    for train in (False, True):  # (kept in training only, as well)
+    """The same call twice, in eval mode, then in train mode (maps kept
+    in training only): what the module holds outside its parameters
+    must not grow with the second (a cache made on the first call of a
+    shape is made once). Attention maps appended to a list on self each
+    call, detached, passed 7 of 7: a training run keeps one (B, h, T, T)
+    map a step, 256 MB a step at B=32, h=8, T=512, until memory runs
+    out."""
+    for train in (False, True):
         where = "at h=2, the same call twice" + (
             " in train mode" if train else ""
         )
-        s.forward(module, (x, x, x), where=where, train=train)
+        call = dict(where=where, train=train, held=True)
+        s.forward(module, (x, x, x), **call)
         before = _numbers_held(s.held)
-        s.forward(module, (x, x, x), where=where, train=train)
+        s.forward(module, (x, x, x), **call)
         after = _numbers_held(s.held)
-        grown = [k for k, n in after.items() if n > before.get(k, 0)]
-        if grown:
-            break
-    if grown:
-        name = _names(grown)[0]
-        raise Failed(
-            f"{name} grew from {before.get(name, 0):,} to {after[name]:,} "
-            f"numbers {where}: forward keeps something of each call "
-            f"(attention maps appended for plotting?), so memory grows "
-            f"every training step until it runs out; keep the last call's "
-            f"alone (self.attn = weights), or nothing"
-        )
+        if grown := [k for k, n in after.items() if n > before.get(k, 0)]:
+            name = _names(grown)[0]
+            raise Failed(
+                f"{name} grew from {before.get(name, 0):,} to "
+                f"{after[name]:,} numbers {where}: forward keeps something "
+                f"of each call (attention maps appended for plotting?), so "
+                f"memory grows every training step until it runs out; keep "
+                f"the last call's alone (self.attn = weights), or nothing"
+            )
 
 
 def _fresh(s: Session, module, where: str, shape) -> None:
