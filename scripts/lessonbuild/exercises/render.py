@@ -20,7 +20,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, pass_context
 from markupsafe import Markup
 
 from . import answers
-from .model import PLACEHOLDER, Buckets, Exercise, FillIn, Order
+from .model import PLACEHOLDER, Buckets, Choices, Exercise, FillIn, Order
 
 
 @dataclass
@@ -151,10 +151,18 @@ def fill_in_view(ex: FillIn, ctx: RenderContext) -> dict:
     return {"spec": spec}
 
 
+def _choices_view(ex: Choices, ctx: RenderContext) -> dict:
+    """A check's or an eliminate's variants (the values each draws), as
+    its section's data-ex-spec; none without variants."""
+    return {"spec": {"vars": ex.rows} if ex.rows else None}
+
+
 _VIEWS = {
     "buckets": _buckets_view,
     "order": _order_view,
     "fill-in": fill_in_view,
+    "check": _choices_view,
+    "eliminate": _choices_view,
 }
 
 
@@ -198,6 +206,7 @@ def render(ex: Exercise, ctx: RenderContext) -> str:
         "key": ctx.key,
         "title": Markup(ctx.inline(ex.title)) if ex.title else ex.label,
         "ctx": ctx,  # for the Markdown filters
+        "spec": None,  # data the script reads (data-ex-spec), by kind
     }
     if ex.kind in _VIEWS:
         data.update(_VIEWS[ex.kind](ex, ctx))
