@@ -34,6 +34,7 @@ _NOT_TEXT_KEY = re.compile(
     r"|form|variants|correct)\s*:"
 )
 _SMALL = 100
+_DIGIT = re.compile(r"\d")
 
 
 def expand_values(text: str, values: Mapping[str, str]) -> str:
@@ -56,14 +57,16 @@ def hand_typed(
     for slide in slides:
         shows = {inc.path.rsplit("/", 1)[-1][:-3] for inc in slide.includes}
         for number, line in prose_lines(slide):
+            if not _DIGIT.search(line):  # every copy has one: 6x faster
+                continue
             row = line.lstrip().startswith("|")
             for value_id, text, pattern in patterns:
-                shown = value_id.split(".")[0] in shows
                 for match in pattern.finditer(line):
                     if not _derived(line, match, text):
-                        typed = match[0].strip()
-                        key = (slide.path, number, typed, value_id, text, row)
-                        found[key + (shown,)] += 1
+                        shown = value_id.split(".")[0] in shows
+                        key = (slide.path, number, match[0].strip())
+                        key += (value_id, text, row, shown)
+                        found[key] += 1
     return [
         _problem(*key, times, sorted(tables)) for key, times in found.items()
     ]
