@@ -57,7 +57,7 @@ def hand_typed(
     for slide in slides:
         shows = {inc.path.rsplit("/", 1)[-1][:-3] for inc in slide.includes}
         for number, line in prose_lines(slide):
-            if not _DIGIT.search(line):  # every copy has one (a sixth of the lines)
+            if not _DIGIT.search(line):  # every copy has one: a sixth left
                 continue
             row = line.lstrip().startswith("|")
             for value_id, text, pattern in patterns:
