@@ -11,7 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..deck import PYTHON_LANGS, Deck, Fence, Slide, section_exists
+from ..deck import (
+    MARKER_TEXT,
+    PYTHON_LANGS,
+    Deck,
+    Fence,
+    Slide,
+    section_exists,
+)
 from ..problems import Problem
 from ..settings import Settings
 from . import cache as cache_mod
@@ -336,6 +343,8 @@ def included_text_problems(root: Path, rel: str) -> list[Problem]:
 
     problems = []
     for n, line in enumerate(text.splitlines(), 1):
+        if MARKER_TEXT not in line:
+            continue
         m = SnippetPreprocessor.RE_SNIPPET_SECTION.match(line)
         if m and not m.group("escape") and not _MARKER.match(line):
             message = (
