@@ -147,13 +147,15 @@ def serve_rows(site: Path, tmp: Path) -> list[Figure]:
     cmd = ["-m", "lessonbuild.bench", "serve", tmp / "served", snippet]
     cmd += (deck.docs_rel(deck.slides[0]), deck.docs_rel(shows[0]))
     _, proc = run(site, *cmd, **_cache_env(tmp))
-    times = dict(line.split() for line in proc.stdout.splitlines())
+    lines = (line.split() for line in proc.stdout.splitlines())
+    times = {what: float(seconds) for what, seconds in lines}
     if proc.returncode or len(times) != 2:
         print((proc.stderr or proc.stdout)[-2000:], file=sys.stderr)
         return [Figure("edits under serve", value="FAILED", met=False)]
+    label = f"a {{}} edit shows (serve, median of {RUNS})"
     return [
-        within("a slide edit shows (serve)", float(times["slide"]), 0.5),
-        within("a snippet edit shows (serve)", float(times["snippet"]), 1.0),
+        within(label.format(what), times[what], most)
+        for what, most in (("slide", 0.5), ("snippet", 1.0))
     ]
 
 
@@ -410,9 +412,10 @@ def kernel_seconds(site: Path, used: list[str]) -> float:
 
 def serve_edits(site_dir: str, snippet: str, slide: str, showing: str):
     """As ``make serve`` runs (one process, the plugins kept): print the
-    seconds of a dirty rebuild after an edit of ``slide``, then of
-    ``snippet`` (shown by the slide ``showing``), each counted only if
-    the page shows the edit."""
+    median seconds of ``RUNS`` dirty rebuilds after an edit of ``slide``,
+    then of ``snippet`` (shown by the slide ``showing``), each counted
+    only if the page shows the edit. One edit alone read 0.53 s, then
+    0.61 s, for the same code."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
@@ -431,14 +434,20 @@ def serve_edits(site_dir: str, snippet: str, slide: str, showing: str):
 
     try:
         build(first, serve_url="", dirty=True)
-        path = Path(first.docs_dir, slide)
-        path.write_text(path.read_text() + "\nOne more line.\n")
-        print("slide", rebuild(slide, "One more line."))
-        code = Path(snippet).read_text()
-        mark = "[start:show]\n"  # a line the slide shows
-        at = code.find(mark) + len(mark) if mark in code else len(code)
-        Path(snippet).write_text(code[:at] + "# edited\n" + code[at:])
-        print("snippet", rebuild(showing, "# edited"))
+        path, times = Path(first.docs_dir, slide), []
+        for i in range(RUNS):
+            path.write_text(path.read_text() + f"\nOne more line {i}.\n")
+            times.append(rebuild(slide, f"One more line {i}."))
+        print("slide", median(times))
+        times = []
+        for i in range(RUNS):
+            code = Path(snippet).read_text()
+            mark = "[start:show]\n"  # a line the slide shows
+            at = code.find(mark) + len(mark) if mark in code else len(code)
+            edit = f"# edited {i}\n"
+            Path(snippet).write_text(code[:at] + edit + code[at:])
+            times.append(rebuild(showing, edit.strip()))
+        print("snippet", median(times))
     finally:
         first.plugins.on_shutdown()
 
