@@ -250,6 +250,16 @@ def test_parts_out_of_order_are_reported(tmp_path):
     assert "02-b.md:5: part: slide 2 is in 'Opening' but comes after" in text
 
 
+def test_empty_front_matter_is_reported_not_a_crash(tmp_path):
+    """'---' then '---' at once: each missing key a problem at line 1."""
+    slides = tmp_path / "docs" / "slides"
+    write_slide(slides, "01-a.md", kind="Title")
+    (slides / "02-b.md").write_text("---\n---\n# B\n")
+    text = "\n".join(problems_of(tmp_path))
+    for key in ("title", "slide", "kind", "part"):
+        assert f"docs/slides/02-b.md:1: front matter lacks '{key}:'" in text
+
+
 def test_duplicates_missing_front_matter_and_bad_names(tmp_path):
     """Two files claiming one number, no front matter, a bad file name."""
     slides = tmp_path / "docs" / "slides"

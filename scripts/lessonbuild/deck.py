@@ -290,10 +290,10 @@ def parse_slide(
     # Lines with their endings, split at "\n" only (as editors count).
     slide = Slide(rel, text, re.findall(r".*\n|.+", text))
     bare = [line.removesuffix("\n").removesuffix("\r") for line in slide.lines]
-    front_end = _front_matter_end(bare)
+    front_end, read = _front_matter_end(bare), False
     if front_end is not None:
         slide.body_line = front_end + 2
-        _read_front_matter(slide, bare[1:front_end], problem)
+        read = _read_front_matter(slide, bare[1:front_end], problem)
     elif numbered:
         problem(
             1,
@@ -301,7 +301,7 @@ def parse_slide(
             "slide, kind and part, then '---'",
         )
     if numbered:
-        _check_meta(slide, problem, parts)
+        _check_meta(slide, problem, parts, read)
     start = slide.body_line - 1  # after the front matter
     prepared = ["" if _BLOCK_OPENER.match(x) else x for x in bare[start:]]
     _scan_fences(slide.fences, prepared, start, "")
@@ -374,12 +374,14 @@ def _front_matter_end(bare: list[str]) -> int | None:
     return None
 
 
-def _read_front_matter(slide: Slide, lines: list[str], problem) -> None:
+def _read_front_matter(slide: Slide, lines: list[str], problem) -> bool:
+    """Whether the front matter was read as a mapping (an empty one too:
+    its missing keys are reported then, not its YAML)."""
     try:
         meta, duplicates = load_yaml("\n".join(lines), numbers_as_text=False)
     except YamlProblem as exc:  # lines here are 0-based from line 2
         problem(exc.line + 2, f"front matter is not valid YAML: {exc}")
-        return
+        return False
     for line0, key in duplicates:
         problem(line0 + 2, f"'{key}:' appears twice; keep one")
     meta = Mapping() if meta is None else meta
@@ -389,9 +391,10 @@ def _read_front_matter(slide: Slide, lines: list[str], problem) -> None:
             "front matter is not a mapping; expected 'key: value' lines "
             "(title, slide, kind, part)",
         )
-        return
+        return False
     slide.meta = dict(meta)
     slide.meta_lines = {k: v + 2 for k, v in meta.key_lines.items()}
+    return True
 
 
 def _type_name(value) -> str:
@@ -401,7 +404,7 @@ def _type_name(value) -> str:
     return "mapping" if isinstance(value, dict) else type(value).__name__
 
 
-def _check_meta(slide: Slide, problem, parts: list[str] | None) -> None:
+def _check_meta(slide: Slide, problem, parts: list[str] | None, read) -> None:
     meta = slide.meta
     match = FILE_NAME.match(slide.path.rsplit("/", 1)[-1])
     if not match:
@@ -410,7 +413,7 @@ def _check_meta(slide: Slide, problem, parts: list[str] | None) -> None:
             "file name should be NN-slug.md (a two-digit number, a "
             "lowercase slug)",
         )
-    if not meta:
+    if not read:  # no front matter, or unreadable: reported already
         return
     for key in ("title", "slide", "kind", "part"):
         if key not in meta:

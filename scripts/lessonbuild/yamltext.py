@@ -16,11 +16,14 @@ _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class Mapping(dict):
-    """A YAML mapping that remembers the 0-based line of each key (only
-    ``_construct_mapping`` makes one)."""
+    """A YAML mapping that remembers the 0-based line of each key (an
+    empty one stands for front matter with no keys)."""
 
     line: int = 0
-    key_lines: dict
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.key_lines: dict = {}
 
     def line_of(self, key) -> int:
         return self.key_lines.get(key, self.line)
@@ -59,7 +62,7 @@ class _TextNumbers(_Loader):
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Mapping:
     loader.flatten_mapping(node)
     result = Mapping()
-    result.line, result.key_lines = node.start_mark.line, {}
+    result.line = node.start_mark.line
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
         if isinstance(key, dict):  # `answer: {{ value("x") }}`
