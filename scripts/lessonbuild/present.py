@@ -19,13 +19,19 @@ WIDTH, HEIGHT = 1280, 720
 #: Debian's Chromium, as ``make browser`` installs it.
 CHROMIUM = "/usr/bin/chromium"
 KATEX_CSS = "assets/vendor/katex/katex.min.css"
-CSS = tuple(
-    "assets/vendor/reveal/reveal.css assets/vendor/reveal/theme/white.css "
-    f"{KATEX_CSS} assets/exercises.css assets/present.css".split()
+CSS = (
+    "assets/vendor/reveal/reveal.css",
+    "assets/vendor/reveal/theme/white.css",
+    KATEX_CSS,
+    "assets/exercises.css",
+    "assets/present.css",
 )
-JS = tuple(
-    "assets/onpage.js assets/exercises.js assets/vendor/reveal/reveal.js "
-    "assets/vendor/reveal/plugin/notes.js assets/present.js".split()
+JS = (
+    "assets/onpage.js",
+    "assets/exercises.js",
+    "assets/vendor/reveal/reveal.js",
+    "assets/vendor/reveal/plugin/notes.js",
+    "assets/present.js",
 )
 #: The handout: the print view, and with each screen's notes after it.
 EDITIONS = {

@@ -7,5 +7,12 @@ never imports torch (the fork servers of an uncached run do)."""
 from .check import ACCEPT, Result, check, prestart, update, used_snippets
 from .tables import render_table
 
-__all__ = ["ACCEPT", "Result", "check", "prestart", "render_table"]
-__all__ += ["update", "used_snippets"]
+__all__ = [
+    "ACCEPT",
+    "Result",
+    "check",
+    "prestart",
+    "render_table",
+    "update",
+    "used_snippets",
+]
